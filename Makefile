@@ -1,0 +1,78 @@
+# dra-doctor build.  `make` builds ./dra-doctor; `make test` builds and runs every
+# test (unit, golden, sanitizer build, fuzz smoke); `make deps` installs the
+# Debian packages (idempotent, needs root); `make bench` and `make fuzz` run long.
+
+VERSION    := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+CC         ?= cc
+CLANG      ?= $(shell command -v clang-14 || command -v clang)
+PKGS       := libcjson libyaml-0.1 libpcre2-8
+WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+              -Wvla -Wformat=2 -Wformat-security -Wwrite-strings -Wno-format-nonliteral \
+              -fno-common
+BASECFLAGS := -std=c11 -D_GNU_SOURCE -DDD_VERSION='"$(VERSION)"' -Ilib $(WARN)
+CFLAGS     ?= -O2 -g
+DEPCFLAGS   = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS      = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lcjson -lyaml -lpcre2-8) -lm
+B          ?= build/release
+
+LIB_SRC    := $(sort $(wildcard lib/*.c lib/*/*.c))
+APP_SRC    := $(sort $(wildcard lint/*.c))
+MAIN_SRC   := dra-doctor.c
+TEST_SRC   := $(sort $(wildcard tests/unit/test_*.c))
+FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+
+LIB_OBJ    := $(LIB_SRC:%.c=$(B)/%.o)
+APP_OBJ    := $(APP_SRC:%.c=$(B)/%.o)
+TEST_BIN   := $(TEST_SRC:tests/unit/%.c=$(B)/tests/%)
+
+.PHONY: all deps test test-unit test-asan test-golden test-fuzz fuzz bench clean
+all: dra-doctor
+
+$(B)/%.o: %.c $(wildcard lib/*.h lib/*/*.h lint/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -c -o $@ $<
+
+$(B)/libdd.a: $(LIB_OBJ) $(APP_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/dra-doctor: $(B)/$(MAIN_SRC:.c=.o) $(B)/libdd.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+dra-doctor: $(B)/dra-doctor
+	cp $< $@
+
+$(B)/tests/%: tests/unit/%.c $(B)/libdd.a tests/unit/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -Itests/unit -o $@ $< $(B)/libdd.a $(LDLIBS) -lcmocka
+
+deps:
+	scripts/deps.sh
+
+# Every unit test binary runs in its own process; scripts/run-tests.sh prints
+# cmocka's summaries and one closing "N passed, N failed" line.
+test-unit: $(TEST_BIN) $(B)/dra-doctor
+	scripts/run-tests.sh $(B)
+
+test-asan:
+	$(MAKE) --no-print-directory B=build/asan \
+	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+	  test-unit
+
+test-fuzz:
+	scripts/fuzz.sh smoke
+
+fuzz:
+	scripts/fuzz.sh long
+
+test: deps
+	$(MAKE) --no-print-directory test-unit
+	$(MAKE) --no-print-directory test-asan
+	$(MAKE) --no-print-directory test-fuzz
+	scripts/summary.sh
+
+bench: dra-doctor
+	bench/lint-bench.sh
+
+clean:
+	rm -rf build dra-doctor

@@ -1,0 +1,134 @@
+/*
+ * cel.h - Common Expression Language for DRA device selectors.
+ *
+ * A compiled program is an immutable AST (all nodes in one arena owned by the
+ * program) plus the results of static analysis.  Compilation = lex + parse +
+ * check against the DRA environment (the single variable `device`, see
+ * dra-facts.md section 3).  Evaluation runs the AST against one device; it
+ * is reentrant: any number of threads may evaluate one program concurrently.
+ *
+ * Errors are values, as in cel-spec: inside the evaluator an error is a
+ * value that `&&` / `||` may absorb (false && error == false, true || error ==
+ * true); only an error that reaches the top becomes CEL_ERROR.
+ */
+#ifndef DD_CEL_H
+#define DD_CEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+struct cel_limits {
+    size_t max_len;    /* source length in bytes; Kubernetes allows 10Ki */
+    int max_depth;     /* parse nesting depth (parentheses, calls, operators) */
+    uint64_t max_cost; /* evaluation steps per device; Kubernetes: 1,000,000 */
+};
+
+/* The limits Kubernetes applies to a DRA selector. */
+#define CEL_LIMITS_DEFAULT { 10 * 1024, 100, 1000000 }
+
+struct cel_program;
+
+/*
+ * Compiles src[0..len) (need not be NUL-terminated).  lim may be NULL for
+ * CEL_LIMITS_DEFAULT.  Returns a new program (free with cel_program_free) or
+ * NULL with err filled:
+ *   DD_ETOOBIG  longer than max_len, or nested deeper than max_depth;
+ *   DD_EPARSE   syntax error;
+ *   DD_ETYPE    the expression cannot be a bool, references an undeclared
+ *               identifier (only `device` exists), an undefined field of
+ *               device (driver, attributes, capacity, allowMultipleAllocations
+ *               exist), or calls an unknown function.
+ * err->line / err->col are the 1-based position of the fault and err->msg is
+ * "LINE:COL: what\n | <source line>\n | <spaces>^".
+ */
+struct cel_program *cel_compile(const char *src, size_t len, const struct cel_limits *lim,
+                                struct dd_err *err);
+
+/* Frees p and everything it owns.  NULL is allowed. */
+void cel_program_free(struct cel_program *p);
+
+/* ---- Static analysis (results are computed by cel_compile) -------------- */
+
+enum cel_drivers_kind {
+    CEL_DRIVERS_ANY = 0, /* the expression does not pin device.driver */
+    CEL_DRIVERS_SET = 1, /* device.driver must be one of the listed names */
+    CEL_DRIVERS_NONE = 2 /* contradictory constraints: no driver can match */
+};
+
+struct cel_driver_ref {
+    const char *name; /* the driver name literal; borrowed from the program */
+    int line, col;    /* 1-based position of the literal in the source */
+};
+
+/*
+ * The driver constraint of the expression: `device.driver == 'x'`,
+ * `'x' == device.driver`, `device.driver in ['x', 'y']`, combined through
+ * `&&` (intersection; either side alone suffices) and `||` (union, only when
+ * both sides constrain).  Anything else (negation, `!=`, ternaries, string
+ * functions on device.driver) leaves the driver unconstrained.
+ * *out points into the program (valid until cel_program_free); *n names.
+ */
+enum cel_drivers_kind cel_program_drivers(const struct cel_program *p,
+                                          const struct cel_driver_ref **out, size_t *n);
+
+struct cel_attr_ref {
+    const char *domain; /* map key after attributes/capacity; NULL when not a literal */
+    const char *name;   /* attribute or capacity name; borrowed from the program */
+    int capacity;       /* 1 for device.capacity[...], 0 for device.attributes[...] */
+    int guarded;        /* 1 when this reference is the operand of has() or the
+                           right-hand side of `"name" in device.attributes[d]`, so a
+                           missing key yields false rather than an error */
+    int line, col;      /* position of the name in the source */
+};
+
+/*
+ * Every device.attributes[D].N / device.attributes[D]["N"] and capacity
+ * reference, in source order, including guarded ones.  *out points into the
+ * program.
+ */
+void cel_program_attrs(const struct cel_program *p, const struct cel_attr_ref **out, size_t *n);
+
+/* ---- Evaluation --------------------------------------------------------- */
+
+enum cel_attr_kind { CEL_ATTR_INT, CEL_ATTR_BOOL, CEL_ATTR_STRING, CEL_ATTR_VERSION };
+
+/* One device attribute, already qualified: unprefixed names belong to the driver's domain. */
+struct cel_attr {
+    const char *domain;
+    const char *name;
+    enum cel_attr_kind kind;
+    int64_t i;     /* CEL_ATTR_INT */
+    int b;         /* CEL_ATTR_BOOL */
+    const char *s; /* CEL_ATTR_STRING, or the semver text of CEL_ATTR_VERSION */
+};
+
+struct cel_capacity {
+    const char *domain;
+    const char *name;
+    const char *quantity; /* Kubernetes quantity text, e.g. "80Gi", "100", "500m" */
+};
+
+/* The `device` variable.  Everything is borrowed by the evaluator for the call. */
+struct cel_device {
+    const char *driver;
+    const struct cel_attr *attrs;
+    size_t nattrs;
+    const struct cel_capacity *caps;
+    size_t ncaps;
+    int allow_multiple_allocations;
+};
+
+enum cel_verdict { CEL_FALSE = 0, CEL_TRUE = 1, CEL_ERROR = -1 };
+
+/*
+ * Evaluates p for dev.  Returns CEL_TRUE/CEL_FALSE, or CEL_ERROR with the
+ * runtime error in err (DD_EPARSE-free messages as CEL-Go words them, e.g.
+ * "no such key: model", "actual cost limit exceeded", "no such overload";
+ * err->rc is DD_ETYPE or DD_ETOOBIG for the cost limit).  lim may be NULL.
+ */
+enum cel_verdict cel_eval_device(const struct cel_program *p, const struct cel_device *dev,
+                                 const struct cel_limits *lim, struct dd_err *err);
+
+#endif

@@ -1,0 +1,48 @@
+/*
+ * cri.h - what a node's container runtime does with CDI, read from
+ * containerd's config.toml.  This is the only place that knows containerd's
+ * layouts:
+ *   version 1 (containerd 1.x legacy)  [plugins.cri]                          CDI default off
+ *   version 2 (containerd 1.7)         [plugins."io.containerd.grpc.v1.cri"]  CDI default off
+ *   version 3 (containerd 2.x)         [plugins."io.containerd.cri.v1.runtime"] CDI default on
+ * In every layout `enable_cdi` (bool) and `cdi_spec_dirs` (array of strings,
+ * default ["/etc/cdi", "/var/run/cdi"]) sit directly in that plugin table.
+ */
+#ifndef DD_CRI_H
+#define DD_CRI_H
+
+#include <stddef.h>
+
+#include "err.h"
+#include "toml.h"
+
+#define CRI_MAX_SPEC_DIRS 16
+
+struct cri_config {
+    char *file;              /* path read, owned; NULL when built from a tree */
+    int version;             /* config schema version: 1, 2 or 3 */
+    const char *plugin;      /* the CRI plugin table name used for this version (static) */
+    int enable_cdi;          /* effective value after defaults */
+    int enable_cdi_line;     /* line of the explicit setting; 0 when defaulted */
+    char *spec_dirs[CRI_MAX_SPEC_DIRS]; /* effective cdi_spec_dirs, owned */
+    size_t nspec_dirs;
+    int spec_dirs_line;      /* line of the explicit setting; 0 when defaulted */
+};
+
+/* Fills out from a parsed config (borrowed).  DD_ETYPE with a message when a
+ * known key has the wrong type (e.g. enable_cdi = "yes"); DD_ETOOBIG for too
+ * many spec dirs. */
+enum dd_rc cri_config_from_toml(const struct toml_value *root, struct cri_config *out,
+                                struct dd_err *err);
+
+/* Reads and parses path (size-capped), then cri_config_from_toml.  Errors carry
+ * "path:line: ..." in err->msg. */
+enum dd_rc cri_config_load(const char *path, struct cri_config *out, struct dd_err *err);
+
+/* 1 when dir (after removing trailing slashes) is one of the spec dirs. */
+int cri_config_has_spec_dir(const struct cri_config *c, const char *dir);
+
+/* Frees what out owns; leaves it zeroed. */
+void cri_config_release(struct cri_config *c);
+
+#endif

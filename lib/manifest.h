@@ -1,0 +1,106 @@
+/*
+ * manifest.h - loading Kubernetes manifests (YAML or JSON) into cJSON trees.
+ *
+ * Input: files, directories (recursive; *.yaml, *.yml, *.json; sorted, so the
+ * order is stable), or "-" for standard input.  Multi-document YAML streams
+ * and `*List` kinds (an object with kind ending in "List" and an `items`
+ * array) are flattened: each Kubernetes object becomes one struct mf_object
+ * that remembers its file and the line/column where its mapping starts.
+ *
+ * JSON is parsed by the same YAML reader (JSON is YAML), so positions work
+ * the same for both.  Every node of every tree has a recorded position; see
+ * mf_pos().
+ *
+ * Hostile input is bounded: file size, nesting depth, number of documents,
+ * and alias expansion (an alias copies its anchor's tree, and the total number
+ * of nodes produced through aliases is capped, which makes "billion laughs"
+ * fail fast with DD_ETOOBIG).
+ *
+ * cJSON ownership rule (stated once for the project): an item added to an
+ * object or array belongs to that container; cJSON_Delete on the root frees it.
+ */
+#ifndef DD_MANIFEST_H
+#define DD_MANIFEST_H
+
+#include <stddef.h>
+#include <cjson/cJSON.h>
+
+#include "err.h"
+
+struct mf_limits {
+    size_t max_file_bytes;  /* per file or stdin; default 64 MiB */
+    int max_depth;          /* mapping/sequence nesting; default 64 */
+    size_t max_documents;   /* per file; default 100000 */
+    size_t max_alias_nodes; /* nodes created by alias expansion, per file; default 10000 */
+};
+
+#define MF_LIMITS_DEFAULT { (size_t)64 << 20, 64, 100000, 10000 }
+
+struct mf_object {
+    cJSON *json;             /* the object's tree; owned by the set */
+    const char *file;        /* source path as given ("-" shows as "<stdin>"); owned by the set */
+    int line, col;           /* 1-based start of the object's mapping */
+    const char *api_version; /* borrowed from json; never NULL ("" when absent) */
+    const char *kind;        /* borrowed from json; never NULL */
+    const char *namespace_;  /* metadata.namespace; "" when absent */
+    const char *name;        /* metadata.name, or metadata.generateName; "" when absent */
+};
+
+/* A diagnostic about the input: an error (the file or document could not be read) or a note. */
+struct mf_diag {
+    int is_error;  /* 1: malformed/oversized input; 0: note (e.g. skipped document) */
+    char *file;    /* owned by the set */
+    int line, col; /* 0 when unknown */
+    char *text;    /* owned; without the position prefix */
+};
+
+struct mf_pos_map; /* private: node -> position index */
+
+struct mf_set {
+    struct mf_object *objs; /* objs[0..n) in input order */
+    size_t n, cap;
+    struct mf_diag *diags;  /* errors and notes, in input order */
+    size_t ndiags, capdiags;
+    size_t nerrors;         /* how many diags are errors */
+    cJSON **roots;          /* private: document trees (one per document) */
+    size_t nroots, caproots;
+    char **files;           /* private: interned file names */
+    size_t nfiles, capfiles;
+    struct mf_pos_map *pos; /* private */
+};
+
+#define MF_SET_INIT { 0 }
+
+/* Initialises an empty set (same as MF_SET_INIT). */
+void mf_set_init(struct mf_set *set);
+
+/* Frees everything the set owns and leaves it empty (reusable). */
+void mf_set_release(struct mf_set *set);
+
+/*
+ * Loads path into set.  A directory is walked recursively.  Malformed or
+ * oversized input does not stop the walk: each failure is recorded as an error
+ * diag ("expected ..., found ..." with file:line:col) and loading goes on with
+ * the next document that can be found, or the next file.  Documents that are
+ * not Kubernetes objects (no string apiVersion and kind) become a note; empty
+ * documents are ignored.
+ * Returns DD_OK when everything was read, DD_EPARSE / DD_ETOOBIG / DD_EIO for
+ * the first failure (details in set->diags), DD_ENOMEM.  lim may be NULL.
+ */
+enum dd_rc mf_load_path(struct mf_set *set, const char *path, const struct mf_limits *lim);
+
+/* Same for an in-memory buffer; name is used as the file name in positions. */
+enum dd_rc mf_load_buffer(struct mf_set *set, const char *name, const char *buf, size_t len,
+                          const struct mf_limits *lim);
+
+/*
+ * Position of any node of any tree in the set (the object itself, a field
+ * value, an array item).  Returns 1 and fills line/col (either may be NULL),
+ * or 0 when the node is unknown (e.g. created after loading).
+ */
+int mf_pos(const struct mf_set *set, const cJSON *node, int *line, int *col);
+
+/* Formats a diag as "file:line:col: error: text" into buf; returns buf. */
+const char *mf_diag_format(const struct mf_diag *d, char *buf, size_t size);
+
+#endif
