@@ -9,7 +9,7 @@ PKGS       := libcjson libyaml-0.1 libpcre2-8
 WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
               -Wvla -Wformat=2 -Wformat-security -Wwrite-strings -Wno-format-nonliteral \
               -fno-common
-BASECFLAGS := -std=c11 -D_GNU_SOURCE -DDD_VERSION='"$(VERSION)"' -Ilib $(WARN)
+BASECFLAGS := -std=c11 -D_GNU_SOURCE -DDD_VERSION='"$(VERSION)"' -Ilib -Ilint $(WARN)
 CFLAGS     ?= -O2 -g
 DEPCFLAGS   = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS      = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lcjson -lyaml -lpcre2-8) -lm

@@ -27,9 +27,16 @@ struct cri_config {
     char *spec_dirs[CRI_MAX_SPEC_DIRS]; /* effective cdi_spec_dirs, owned */
     size_t nspec_dirs;
     int spec_dirs_line;      /* line of the explicit setting; 0 when defaulted */
+    const char *table;       /* that plugin table as written in TOML, for messages, e.g.
+                                plugins."io.containerd.grpc.v1.cri" (static) */
 };
 
-/* Fills out from a parsed config (borrowed).  DD_ETYPE with a message when a
+/* Fills out from a parsed config (borrowed).  `plugin` is the key under
+ * [plugins] ("cri", "io.containerd.grpc.v1.cri", "io.containerd.cri.v1.runtime").
+ * Error messages start "line N: " with err->line set when a line is known.
+ * DD_EINVAL for a version other than 1, 2 or 3; DD_ETYPE also for a
+ * non-integer version or a plugins / plugin entry that is not a table.
+ * On failure out is left zeroed (nothing to release).  DD_ETYPE with a message when a
  * known key has the wrong type (e.g. enable_cdi = "yes"); DD_ETOOBIG for too
  * many spec dirs. */
 enum dd_rc cri_config_from_toml(const struct toml_value *root, struct cri_config *out,
@@ -37,6 +44,9 @@ enum dd_rc cri_config_from_toml(const struct toml_value *root, struct cri_config
 
 /* Reads and parses path (size-capped), then cri_config_from_toml.  Errors carry
  * "path:line: ..." in err->msg. */
+/* The cap is 4 MiB (DD_ETOOBIG beyond); DD_EIO when the file cannot be read.
+ * Messages without a line read "path: ...".  path is borrowed (copied into
+ * out->file). */
 enum dd_rc cri_config_load(const char *path, struct cri_config *out, struct dd_err *err);
 
 /* 1 when dir (after removing trailing slashes) is one of the spec dirs. */

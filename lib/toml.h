@@ -51,8 +51,18 @@ struct toml_value {
  * DD_ETOOBIG, DD_ENOMEM.
  */
 struct toml_value *toml_parse(const char *buf, size_t len, struct dd_err *err);
+/*
+ * Details of the contract above: buf is borrowed and need not be
+ * NUL-terminated.  Caps: 4 MiB of input, 64 levels of arrays / inline tables,
+ * 64 parts per key, 2^20 values (all DD_ETOOBIG).  The whole input must be
+ * valid UTF-8 (a leading BOM is skipped).  Strings may not contain NUL
+ * (\u0000 is an error); CRLF inside multi-line strings becomes LF.  The root
+ * table has line 1; an implicitly created table gets the line of the header
+ * or key that created it, and a later [header] that defines it moves it there.
+ */
 
 /* Frees v and everything below it.  NULL is allowed. */
+/* v must be a tree returned by toml_parse (its nodes carry private state). */
 void toml_free(struct toml_value *v);
 
 /* The value of key in table t, or NULL (also when t is not a table).  Borrowed. */

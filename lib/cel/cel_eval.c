@@ -1,0 +1,965 @@
+/*
+ * cel_eval.c - tree-walking evaluator with CEL's error-as-value semantics.
+ *
+ * Every value built during a call lives in the call's scratch arena, which is
+ * freed when cel_eval_device returns; the program is only read, so one
+ * program may be evaluated by many threads at once.  Each node evaluated
+ * costs one unit, string and list work costs one unit per element, and the
+ * scratch arena has a hard cap, so a hostile expression can neither loop
+ * long nor allocate without bound.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cel_int.h"
+
+const char *cel__vkind_name(enum cel__vkind k)
+{
+    switch (k) {
+    case CEL_V_NULL: return "null_type";
+    case CEL_V_BOOL: return "bool";
+    case CEL_V_INT: return "int";
+    case CEL_V_UINT: return "uint";
+    case CEL_V_DOUBLE: return "double";
+    case CEL_V_STRING: return "string";
+    case CEL_V_BYTES: return "bytes";
+    case CEL_V_LIST: return "list";
+    case CEL_V_MAP: return "map";
+    case CEL_V_TYPE: return "type";
+    case CEL_V_SEMVER: return "kubernetes.Semver";
+    case CEL_V_QUANTITY: return "kubernetes.Quantity";
+    case CEL_V_ERROR: return "error";
+    }
+    return "?";
+}
+
+struct cel__val cel__abort_val(struct cel__ctx *c)
+{
+    struct cel__val v = {.kind = CEL_V_ERROR};
+
+    v.v.err = c->abort_rc == DD_ENOMEM ? "operation cancelled: memory limit exceeded"
+                                       : "operation cancelled: actual cost limit exceeded";
+    return v;
+}
+
+struct cel__val cel__err(struct cel__ctx *c, const char *fmt, ...)
+{
+    struct cel__val v = {.kind = CEL_V_ERROR};
+    char buf[512];
+    va_list ap;
+
+    if (c->aborted)
+        return cel__abort_val(c);
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    v.v.err = cel__strndup(&c->scratch, buf, strlen(buf));
+    if (!v.v.err) {
+        c->aborted = 1;
+        c->abort_rc = DD_ENOMEM;
+        return cel__abort_val(c);
+    }
+    return v;
+}
+
+int cel__charge(struct cel__ctx *c, uint64_t n)
+{
+    if (c->aborted)
+        return -1;
+    if (n > c->max_cost || c->cost > c->max_cost - n) {
+        c->aborted = 1;
+        c->abort_rc = DD_ETOOBIG;
+        return -1;
+    }
+    c->cost += n;
+    return 0;
+}
+
+static struct cel__val mk_bool(int b)
+{
+    struct cel__val v = {.kind = CEL_V_BOOL};
+    v.v.b = b != 0;
+    return v;
+}
+
+static struct cel__val mk_int(int64_t i)
+{
+    struct cel__val v = {.kind = CEL_V_INT};
+    v.v.i = i;
+    return v;
+}
+
+static struct cel__val mk_uint(uint64_t u)
+{
+    struct cel__val v = {.kind = CEL_V_UINT};
+    v.v.u = u;
+    return v;
+}
+
+static struct cel__val mk_double(double d)
+{
+    struct cel__val v = {.kind = CEL_V_DOUBLE};
+    v.v.d = d;
+    return v;
+}
+
+static struct cel__val mk_str(enum cel__vkind k, const char *s, size_t n)
+{
+    struct cel__val v = {.kind = k};
+    v.v.str.s = s;
+    v.v.str.n = n;
+    return v;
+}
+
+static struct cel__val oom(struct cel__ctx *c)
+{
+    c->aborted = 1;
+    c->abort_rc = DD_ENOMEM;
+    return cel__abort_val(c);
+}
+
+static struct cel__val no_overload(struct cel__ctx *c, const char *fn, const struct cel__val *a,
+                                   const struct cel__val *b)
+{
+    if (b)
+        return cel__err(c, "no such overload: %s(%s, %s)", fn, cel__vkind_name(a->kind),
+                        cel__vkind_name(b->kind));
+    return cel__err(c, "no such overload: %s(%s)", fn, cel__vkind_name(a->kind));
+}
+
+/* ---- Comparison -------------------------------------------------------------- */
+
+/* Orders two numbers of possibly different kinds; 2 when unordered (NaN). */
+static int num_cmp(const struct cel__val *a, const struct cel__val *b)
+{
+    if (a->kind == CEL_V_DOUBLE || b->kind == CEL_V_DOUBLE) {
+        double x, y;
+        if (a->kind == CEL_V_DOUBLE && b->kind == CEL_V_DOUBLE) {
+            x = a->v.d;
+            y = b->v.d;
+        } else {
+            /* int/uint vs double: compare in double unless the double is
+             * outside the 64-bit range, where the answer is known. */
+            const struct cel__val *iv = a->kind == CEL_V_DOUBLE ? b : a;
+            double d = a->kind == CEL_V_DOUBLE ? a->v.d : b->v.d;
+            int sign = a->kind == CEL_V_DOUBLE ? -1 : 1;
+            if (isnan(d))
+                return 2;
+            if (d >= 18446744073709551616.0)
+                return -sign;
+            if (d < -9223372036854775808.0)
+                return sign;
+            x = iv->kind == CEL_V_INT ? (double)iv->v.i : (double)iv->v.u;
+            if (sign < 0) {
+                y = x;
+                x = d;
+            } else {
+                y = d;
+            }
+        }
+        if (isnan(x) || isnan(y))
+            return 2;
+        return x < y ? -1 : x > y;
+    }
+    if (a->kind == CEL_V_INT && b->kind == CEL_V_INT)
+        return a->v.i < b->v.i ? -1 : a->v.i > b->v.i;
+    if (a->kind == CEL_V_UINT && b->kind == CEL_V_UINT)
+        return a->v.u < b->v.u ? -1 : a->v.u > b->v.u;
+    if (a->kind == CEL_V_INT)
+        return a->v.i < 0 ? -1 : ((uint64_t)a->v.i < b->v.u ? -1 : (uint64_t)a->v.i > b->v.u);
+    return b->v.i < 0 ? 1 : (a->v.u < (uint64_t)b->v.i ? -1 : a->v.u > (uint64_t)b->v.i);
+}
+
+static int is_num(enum cel__vkind k)
+{
+    return k == CEL_V_INT || k == CEL_V_UINT || k == CEL_V_DOUBLE;
+}
+
+static int bytes_cmp(const struct cel__val *a, const struct cel__val *b)
+{
+    size_t n = a->v.str.n < b->v.str.n ? a->v.str.n : b->v.str.n;
+    int r = n ? memcmp(a->v.str.s, b->v.str.s, n) : 0;
+
+    if (r)
+        return r < 0 ? -1 : 1;
+    return a->v.str.n < b->v.str.n ? -1 : a->v.str.n > b->v.str.n;
+}
+
+int cel__val_equal(const struct cel__val *a, const struct cel__val *b)
+{
+    if (is_num(a->kind) && is_num(b->kind))
+        return num_cmp(a, b) == 0;
+    if (a->kind != b->kind)
+        return 0; /* heterogeneous equality is false, not an error */
+    switch (a->kind) {
+    case CEL_V_NULL: return 1;
+    case CEL_V_BOOL: return a->v.b == b->v.b;
+    case CEL_V_STRING:
+    case CEL_V_BYTES: return bytes_cmp(a, b) == 0;
+    case CEL_V_TYPE: return a->v.type == b->v.type;
+    case CEL_V_SEMVER: return cel__semver_cmp(a->v.sv, b->v.sv) == 0;
+    case CEL_V_QUANTITY: return a->v.q == b->v.q;
+    case CEL_V_LIST:
+        if (a->v.list->n != b->v.list->n)
+            return 0;
+        for (size_t i = 0; i < a->v.list->n; i++) {
+            int e = cel__val_equal(&a->v.list->items[i], &b->v.list->items[i]);
+            if (e != 1)
+                return e;
+        }
+        return 1;
+    case CEL_V_MAP:
+        if (a->v.map->n != b->v.map->n)
+            return 0;
+        for (size_t i = 0; i < a->v.map->n; i++) {
+            size_t j;
+            for (j = 0; j < b->v.map->n; j++)
+                if (cel__val_equal(&a->v.map->keys[i], &b->v.map->keys[j]) == 1)
+                    break;
+            if (j == b->v.map->n)
+                return 0;
+            int e = cel__val_equal(&a->v.map->vals[i], &b->v.map->vals[j]);
+            if (e != 1)
+                return e;
+        }
+        return 1;
+    default: return -1;
+    }
+}
+
+/* ---- Device materialisation -------------------------------------------------- */
+
+static struct cel__map *map_new(struct cel__ctx *c, size_t cap)
+{
+    struct cel__map *m = cel__alloc(&c->scratch, sizeof(*m));
+
+    if (!m)
+        return NULL;
+    if (cap) {
+        m->keys = cel__alloc(&c->scratch, cap * sizeof(*m->keys));
+        m->vals = cel__alloc(&c->scratch, cap * sizeof(*m->vals));
+        if (!m->keys || !m->vals)
+            return NULL;
+    }
+    return m;
+}
+
+static struct cel__val *map_find_str(const struct cel__map *m, const char *k, size_t n)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (m->keys[i].kind == CEL_V_STRING && m->keys[i].v.str.n == n &&
+            memcmp(m->keys[i].v.str.s, k, n) == 0)
+            return &m->vals[i];
+    return NULL;
+}
+
+/* Adds key → value unless the key exists; the first definition wins. */
+static void map_put_str(struct cel__map *m, const char *k, struct cel__val v)
+{
+    if (map_find_str(m, k, strlen(k)))
+        return;
+    m->keys[m->n] = mk_str(CEL_V_STRING, k, strlen(k));
+    m->vals[m->n] = v;
+    m->n++;
+}
+
+/* The per-domain inner map for domain dom in outer, created on demand. */
+static struct cel__map *domain_map(struct cel__ctx *c, struct cel__map *outer, const char *dom,
+                                   size_t cap)
+{
+    struct cel__val *v = map_find_str(outer, dom, strlen(dom));
+    struct cel__map *m;
+
+    if (v)
+        return v->v.map;
+    if (!(m = map_new(c, cap)))
+        return NULL;
+    outer->keys[outer->n] = mk_str(CEL_V_STRING, dom, strlen(dom));
+    outer->vals[outer->n].kind = CEL_V_MAP;
+    outer->vals[outer->n].v.map = m;
+    outer->n++;
+    return m;
+}
+
+static struct cel__val attr_value(struct cel__ctx *c, const struct cel_attr *a)
+{
+    switch (a->kind) {
+    case CEL_ATTR_INT: return mk_int(a->i);
+    case CEL_ATTR_BOOL: return mk_bool(a->b);
+    case CEL_ATTR_STRING: {
+        const char *s = a->s ? a->s : "";
+        return mk_str(CEL_V_STRING, s, strlen(s));
+    }
+    case CEL_ATTR_VERSION: {
+        struct cel__semver *sv = cel__alloc(&c->scratch, sizeof(*sv));
+        const char *why = "";
+        const char *s = a->s ? a->s : "";
+        if (!sv)
+            return oom(c);
+        /* A bad version is an error value: it only fails the selector if used. */
+        if (cel__semver_parse(&c->scratch, s, strlen(s), 0, sv, &why) != 0)
+            return cel__err(c, "attribute %s: parse semantic version: %s", a->name, why);
+        struct cel__val v = {.kind = CEL_V_SEMVER};
+        v.v.sv = sv;
+        return v;
+    }
+    }
+    return cel__err(c, "attribute %s: unknown type", a->name);
+}
+
+static int build_device(struct cel__ctx *c, const struct cel_device *dev)
+{
+    const char *drv = dev->driver ? dev->driver : "";
+    struct cel__map *d = map_new(c, 4), *attrs = map_new(c, dev->nattrs),
+                    *caps = map_new(c, dev->ncaps);
+
+    if (!d || !attrs || !caps)
+        return -1;
+    attrs->missing_is_empty = caps->missing_is_empty = 1;
+    for (size_t i = 0; i < dev->nattrs; i++) {
+        const struct cel_attr *a = &dev->attrs[i];
+        struct cel__map *m = domain_map(c, attrs, a->domain ? a->domain : drv, dev->nattrs);
+        if (!m)
+            return -1;
+        if (a->name)
+            map_put_str(m, a->name, attr_value(c, a));
+    }
+    for (size_t i = 0; i < dev->ncaps; i++) {
+        const struct cel_capacity *q = &dev->caps[i];
+        struct cel__map *m = domain_map(c, caps, q->domain ? q->domain : drv, dev->ncaps);
+        struct cel__val v = {.kind = CEL_V_QUANTITY};
+        const char *txt = q->quantity ? q->quantity : "";
+        if (!m)
+            return -1;
+        if (!q->name)
+            continue;
+        if (cel__quantity_parse(txt, strlen(txt), &v.v.q) != 0)
+            v = cel__err(c, "capacity %s: unable to parse quantity's suffix", q->name);
+        map_put_str(m, q->name, v);
+    }
+    map_put_str(d, "driver", mk_str(CEL_V_STRING, drv, strlen(drv)));
+    c->device.kind = CEL_V_MAP;
+    c->device.v.map = attrs;
+    map_put_str(d, "attributes", c->device);
+    c->device.v.map = caps;
+    map_put_str(d, "capacity", c->device);
+    map_put_str(d, "allowMultipleAllocations", mk_bool(dev->allow_multiple_allocations));
+    c->device.v.map = d;
+    return 0;
+}
+
+/* ---- Evaluation ----------------------------------------------------------------- */
+
+static struct cel__val eval(struct cel__ctx *c, const struct cel__node *n);
+
+static void key_text(const struct cel__val *k, char *buf, size_t n)
+{
+    switch (k->kind) {
+    case CEL_V_STRING: snprintf(buf, n, "%.*s", (int)(k->v.str.n > 200 ? 200 : k->v.str.n),
+                                k->v.str.s); break;
+    case CEL_V_INT: snprintf(buf, n, "%" PRId64, k->v.i); break;
+    case CEL_V_UINT: snprintf(buf, n, "%" PRIu64, k->v.u); break;
+    case CEL_V_BOOL: snprintf(buf, n, "%s", k->v.b ? "true" : "false"); break;
+    case CEL_V_DOUBLE: snprintf(buf, n, "%g", k->v.d); break;
+    default: snprintf(buf, n, "%s", cel__vkind_name(k->kind)); break;
+    }
+}
+
+static struct cel__val empty_map(struct cel__ctx *c)
+{
+    struct cel__val v = {.kind = CEL_V_MAP};
+
+    v.v.map = map_new(c, 0);
+    return v.v.map ? v : oom(c);
+}
+
+static const struct cel__val *map_lookup(const struct cel__map *m, const struct cel__val *k)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (cel__val_equal(&m->keys[i], k) == 1)
+            return &m->vals[i];
+    return NULL;
+}
+
+static struct cel__val index_map(struct cel__ctx *c, const struct cel__map *m,
+                                 const struct cel__val *k)
+{
+    const struct cel__val *v = map_lookup(m, k);
+    char kt[256];
+
+    if (v)
+        return *v;
+    if (m->missing_is_empty)
+        return empty_map(c);
+    key_text(k, kt, sizeof(kt));
+    return cel__err(c, "no such key: %s", kt);
+}
+
+static struct cel__val eval_select(struct cel__ctx *c, const struct cel__node *n)
+{
+    struct cel__val t = eval(c, n->kid[0]);
+    struct cel__val k = mk_str(CEL_V_STRING, n->name, strlen(n->name));
+
+    if (t.kind == CEL_V_ERROR)
+        return t;
+    if (t.kind != CEL_V_MAP)
+        return cel__err(c, "type '%s' does not support field selection",
+                        cel__vkind_name(t.kind));
+    if (n->test_only)
+        return mk_bool(map_lookup(t.v.map, &k) != NULL);
+    return index_map(c, t.v.map, &k);
+}
+
+static struct cel__val eval_index(struct cel__ctx *c, const struct cel__node *n)
+{
+    struct cel__val t = eval(c, n->kid[0]), k;
+
+    if (t.kind == CEL_V_ERROR)
+        return t;
+    k = eval(c, n->kid[1]);
+    if (k.kind == CEL_V_ERROR)
+        return k;
+    if (t.kind == CEL_V_MAP)
+        return index_map(c, t.v.map, &k);
+    if (t.kind == CEL_V_LIST) {
+        int64_t i;
+        if (k.kind == CEL_V_INT) {
+            i = k.v.i;
+        } else if (k.kind == CEL_V_UINT) {
+            i = k.v.u > INT64_MAX ? -1 : (int64_t)k.v.u;
+        } else if (k.kind == CEL_V_DOUBLE && k.v.d == floor(k.v.d) && k.v.d >= -1e18 &&
+                   k.v.d <= 1e18) {
+            i = (int64_t)k.v.d;
+        } else {
+            return no_overload(c, "_[_]", &t, &k);
+        }
+        if (i < 0 || (uint64_t)i >= t.v.list->n)
+            return cel__err(c, "index out of range: %" PRId64, i);
+        return t.v.list->items[i];
+    }
+    return no_overload(c, "_[_]", &t, &k);
+}
+
+/* `&&` and `||` with CEL's commutative error absorption. */
+static struct cel__val eval_logic(struct cel__ctx *c, const struct cel__node *n)
+{
+    int is_and = n->op == CEL_OP_AND;
+    struct cel__val l = eval(c, n->kid[0]), r;
+
+    if (c->aborted)
+        return cel__abort_val(c);
+    if (l.kind == CEL_V_BOOL && l.v.b != is_and)
+        return l; /* false && _ , true || _ */
+    r = eval(c, n->kid[1]);
+    if (c->aborted)
+        return cel__abort_val(c);
+    if (r.kind == CEL_V_BOOL && r.v.b != is_and)
+        return r;
+    if (l.kind == CEL_V_ERROR)
+        return l;
+    if (l.kind != CEL_V_BOOL)
+        return no_overload(c, cel__op_name(n->op), &l, &r);
+    if (r.kind == CEL_V_ERROR)
+        return r;
+    if (r.kind != CEL_V_BOOL)
+        return no_overload(c, cel__op_name(n->op), &l, &r);
+    return r;
+}
+
+static struct cel__val overflow(struct cel__ctx *c)
+{
+    return cel__err(c, "return error for overflow");
+}
+
+static struct cel__val concat(struct cel__ctx *c, const struct cel__val *a,
+                              const struct cel__val *b)
+{
+    if (a->kind == CEL_V_LIST) {
+        size_t n = a->v.list->n + b->v.list->n;
+        struct cel__list *l;
+        if (n > CEL__MAX_BUILD / sizeof(struct cel__val))
+            return cel__err(c, "list too large");
+        if (cel__charge(c, n))
+            return cel__abort_val(c);
+        l = cel__alloc(&c->scratch, sizeof(*l));
+        if (!l || (n && !(l->items = cel__alloc(&c->scratch, n * sizeof(*l->items)))))
+            return oom(c);
+        if (a->v.list->n)
+            memcpy(l->items, a->v.list->items, a->v.list->n * sizeof(*l->items));
+        if (b->v.list->n)
+            memcpy(l->items + a->v.list->n, b->v.list->items, b->v.list->n * sizeof(*l->items));
+        l->n = n;
+        struct cel__val v = {.kind = CEL_V_LIST};
+        v.v.list = l;
+        return v;
+    }
+    size_t n = a->v.str.n + b->v.str.n;
+    char *s;
+    if (n > CEL__MAX_BUILD)
+        return cel__err(c, "string too large");
+    if (cel__charge(c, n / 16))
+        return cel__abort_val(c);
+    s = cel__alloc(&c->scratch, n + 1);
+    if (!s)
+        return oom(c);
+    if (a->v.str.n)
+        memcpy(s, a->v.str.s, a->v.str.n);
+    if (b->v.str.n)
+        memcpy(s + a->v.str.n, b->v.str.s, b->v.str.n);
+    return mk_str(a->kind, s, n);
+}
+
+static struct cel__val arith(struct cel__ctx *c, int op, const struct cel__val *a,
+                             const struct cel__val *b)
+{
+    const char *fn = cel__op_name(op);
+
+    if (a->kind != b->kind)
+        return no_overload(c, fn, a, b);
+    if (a->kind == CEL_V_INT) {
+        int64_t x = a->v.i, y = b->v.i, r;
+        switch (op) {
+        case CEL_OP_ADD: if (__builtin_add_overflow(x, y, &r)) return overflow(c); break;
+        case CEL_OP_SUB: if (__builtin_sub_overflow(x, y, &r)) return overflow(c); break;
+        case CEL_OP_MUL: if (__builtin_mul_overflow(x, y, &r)) return overflow(c); break;
+        case CEL_OP_DIV:
+            if (y == 0)
+                return cel__err(c, "division by zero");
+            if (x == INT64_MIN && y == -1)
+                return overflow(c);
+            r = x / y;
+            break;
+        default:
+            if (y == 0)
+                return cel__err(c, "modulus by zero");
+            if (x == INT64_MIN && y == -1)
+                return overflow(c);
+            r = x % y;
+            break;
+        }
+        return mk_int(r);
+    }
+    if (a->kind == CEL_V_UINT) {
+        uint64_t x = a->v.u, y = b->v.u, r;
+        switch (op) {
+        case CEL_OP_ADD: if (__builtin_add_overflow(x, y, &r)) return overflow(c); break;
+        case CEL_OP_SUB: if (__builtin_sub_overflow(x, y, &r)) return overflow(c); break;
+        case CEL_OP_MUL: if (__builtin_mul_overflow(x, y, &r)) return overflow(c); break;
+        case CEL_OP_DIV:
+            if (y == 0)
+                return cel__err(c, "division by zero");
+            r = x / y;
+            break;
+        default:
+            if (y == 0)
+                return cel__err(c, "modulus by zero");
+            r = x % y;
+            break;
+        }
+        return mk_uint(r);
+    }
+    if (a->kind == CEL_V_DOUBLE) {
+        switch (op) {
+        case CEL_OP_ADD: return mk_double(a->v.d + b->v.d);
+        case CEL_OP_SUB: return mk_double(a->v.d - b->v.d);
+        case CEL_OP_MUL: return mk_double(a->v.d * b->v.d);
+        case CEL_OP_DIV: return mk_double(a->v.d / b->v.d);
+        default: return no_overload(c, fn, a, b);
+        }
+    }
+    if (op == CEL_OP_ADD && (a->kind == CEL_V_STRING || a->kind == CEL_V_BYTES ||
+                             a->kind == CEL_V_LIST))
+        return concat(c, a, b);
+    return no_overload(c, fn, a, b);
+}
+
+static struct cel__val relation(struct cel__ctx *c, int op, const struct cel__val *a,
+                                const struct cel__val *b)
+{
+    int r;
+
+    if (is_num(a->kind) && is_num(b->kind)) {
+        r = num_cmp(a, b);
+        if (r == 2)
+            return mk_bool(0); /* NaN is unordered: every comparison is false */
+    } else if (a->kind == b->kind && (a->kind == CEL_V_STRING || a->kind == CEL_V_BYTES)) {
+        if (cel__charge(c, (a->v.str.n < b->v.str.n ? a->v.str.n : b->v.str.n) / 16))
+            return cel__abort_val(c);
+        r = bytes_cmp(a, b);
+    } else if (a->kind == b->kind && a->kind == CEL_V_BOOL) {
+        r = a->v.b - b->v.b;
+    } else {
+        return no_overload(c, cel__op_name(op), a, b);
+    }
+    switch (op) {
+    case CEL_OP_LT: return mk_bool(r < 0);
+    case CEL_OP_LE: return mk_bool(r <= 0);
+    case CEL_OP_GT: return mk_bool(r > 0);
+    default: return mk_bool(r >= 0);
+    }
+}
+
+static struct cel__val eval_binary(struct cel__ctx *c, const struct cel__node *n)
+{
+    struct cel__val a, b;
+    int e;
+
+    if (n->op == CEL_OP_AND || n->op == CEL_OP_OR)
+        return eval_logic(c, n);
+    a = eval(c, n->kid[0]);
+    if (a.kind == CEL_V_ERROR)
+        return a;
+    b = eval(c, n->kid[1]);
+    if (b.kind == CEL_V_ERROR)
+        return b;
+    switch (n->op) {
+    case CEL_OP_EQ:
+    case CEL_OP_NE:
+        e = cel__val_equal(&a, &b);
+        if (e < 0)
+            return no_overload(c, cel__op_name(n->op), &a, &b);
+        return mk_bool(n->op == CEL_OP_EQ ? e : !e);
+    case CEL_OP_LT:
+    case CEL_OP_LE:
+    case CEL_OP_GT:
+    case CEL_OP_GE:
+        return relation(c, n->op, &a, &b);
+    case CEL_OP_IN:
+        if (b.kind == CEL_V_LIST) {
+            if (cel__charge(c, b.v.list->n))
+                return cel__abort_val(c);
+            for (size_t i = 0; i < b.v.list->n; i++)
+                if (cel__val_equal(&a, &b.v.list->items[i]) == 1)
+                    return mk_bool(1);
+            return mk_bool(0);
+        }
+        if (b.kind == CEL_V_MAP) {
+            if (cel__charge(c, b.v.map->n))
+                return cel__abort_val(c);
+            return mk_bool(map_lookup(b.v.map, &a) != NULL);
+        }
+        return no_overload(c, "@in", &a, &b);
+    default:
+        return arith(c, n->op, &a, &b);
+    }
+}
+
+static struct cel__val eval_unary(struct cel__ctx *c, const struct cel__node *n)
+{
+    struct cel__val a = eval(c, n->kid[0]);
+
+    if (a.kind == CEL_V_ERROR)
+        return a;
+    if (n->op == CEL_OP_NOT) {
+        if (a.kind != CEL_V_BOOL)
+            return no_overload(c, "!_", &a, NULL);
+        return mk_bool(!a.v.b);
+    }
+    if (a.kind == CEL_V_INT) {
+        if (a.v.i == INT64_MIN)
+            return overflow(c);
+        return mk_int(-a.v.i);
+    }
+    if (a.kind == CEL_V_DOUBLE)
+        return mk_double(-a.v.d);
+    return no_overload(c, "-_", &a, NULL);
+}
+
+static struct cel__val eval_list(struct cel__ctx *c, const struct cel__node *n)
+{
+    struct cel__list *l = cel__alloc(&c->scratch, sizeof(*l));
+    struct cel__val v = {.kind = CEL_V_LIST};
+
+    if (!l || (n->nkid && !(l->items = cel__alloc(&c->scratch, n->nkid * sizeof(*l->items)))))
+        return oom(c);
+    for (size_t i = 0; i < n->nkid; i++) {
+        l->items[i] = eval(c, n->kid[i]);
+        if (l->items[i].kind == CEL_V_ERROR)
+            return l->items[i];
+    }
+    l->n = n->nkid;
+    v.v.list = l;
+    return v;
+}
+
+static struct cel__val eval_map(struct cel__ctx *c, const struct cel__node *n)
+{
+    struct cel__map *m = map_new(c, n->nkid / 2);
+    struct cel__val v = {.kind = CEL_V_MAP};
+
+    if (!m)
+        return oom(c);
+    for (size_t i = 0; i + 1 < n->nkid; i += 2) {
+        struct cel__val k = eval(c, n->kid[i]), x;
+        if (k.kind == CEL_V_ERROR)
+            return k;
+        if (k.kind != CEL_V_STRING && k.kind != CEL_V_INT && k.kind != CEL_V_UINT &&
+            k.kind != CEL_V_BOOL)
+            return cel__err(c, "unsupported key type: %s", cel__vkind_name(k.kind));
+        x = eval(c, n->kid[i + 1]);
+        if (x.kind == CEL_V_ERROR)
+            return x;
+        if (map_lookup(m, &k)) {
+            char kt[256];
+            key_text(&k, kt, sizeof(kt));
+            return cel__err(c, "Failed with repeated key: %s", kt);
+        }
+        m->keys[m->n] = k;
+        m->vals[m->n] = x;
+        m->n++;
+    }
+    v.v.map = m;
+    return v;
+}
+
+static struct cel__val eval_call(struct cel__ctx *c, const struct cel__node *n)
+{
+    struct cel__val argv[8];
+    int ix;
+
+    /* The checker caps nothing here; the builtin table has no function with
+     * more than three arguments, so more can only be a mismatch. */
+    if (n->nkid > sizeof(argv) / sizeof(argv[0]))
+        return cel__err(c, "no such overload: %s", n->name);
+    for (size_t i = 0; i < n->nkid; i++) {
+        argv[i] = eval(c, n->kid[i]);
+        if (argv[i].kind == CEL_V_ERROR)
+            return argv[i];
+    }
+    /* Re-resolve on the runtime kind: a dyn receiver may be a semver or a
+     * quantity, which have different compareTo implementations. */
+    ix = n->builtin;
+    if (n->nkid) {
+        static const enum cel__tkind vk2tk[] = {
+            [CEL_V_NULL] = CEL_T_NULL, [CEL_V_BOOL] = CEL_T_BOOL, [CEL_V_INT] = CEL_T_INT,
+            [CEL_V_UINT] = CEL_T_UINT, [CEL_V_DOUBLE] = CEL_T_DOUBLE,
+            [CEL_V_STRING] = CEL_T_STRING, [CEL_V_BYTES] = CEL_T_BYTES,
+            [CEL_V_LIST] = CEL_T_LIST, [CEL_V_MAP] = CEL_T_MAP, [CEL_V_TYPE] = CEL_T_TYPE,
+            [CEL_V_SEMVER] = CEL_T_SEMVER, [CEL_V_QUANTITY] = CEL_T_QUANTITY,
+            [CEL_V_ERROR] = CEL_T_DYN,
+        };
+        ix = cel__builtin_find(n->name, n->recv, n->nkid, vk2tk[argv[0].kind]);
+    }
+    if (ix < 0) {
+        if (n->nkid)
+            return no_overload(c, n->name, &argv[0], n->nkid > 1 ? &argv[1] : NULL);
+        return cel__err(c, "no such overload: %s", n->name);
+    }
+    return cel__builtins[ix].fn(c, n, argv, n->nkid);
+}
+
+static struct cel__val eval_comp(struct cel__ctx *c, const struct cel__node *n)
+{
+    struct cel__val r = eval(c, n->kid[0]), err = {.kind = CEL_V_NULL};
+    struct cel__scope sc = {n->name, {.kind = CEL_V_NULL}, c->scope};
+    struct cel__list *out = NULL;
+    size_t count = 0, cap = 0, len;
+    int seen_err = 0;
+
+    if (r.kind == CEL_V_ERROR)
+        return r;
+    if (r.kind != CEL_V_LIST && r.kind != CEL_V_MAP)
+        return cel__err(c, "expression of type '%s' cannot be range of a comprehension",
+                        cel__vkind_name(r.kind));
+    len = r.kind == CEL_V_LIST ? r.v.list->n : r.v.map->n;
+    if (n->op == CEL_M_MAP || n->op == CEL_M_FILTER) {
+        out = cel__alloc(&c->scratch, sizeof(*out));
+        if (!out)
+            return oom(c);
+    }
+    c->scope = &sc;
+    for (size_t i = 0; i < len; i++) {
+        struct cel__val elem = r.kind == CEL_V_LIST ? r.v.list->items[i] : r.v.map->keys[i];
+        struct cel__val p, t;
+        sc.val = elem;
+        p = eval(c, n->kid[n->op == CEL_M_MAP ? n->nkid - 1 : 1]);
+        if (c->aborted)
+            break;
+        if (n->op == CEL_M_MAP && n->nkid == 2) {
+            t = p;
+            p = mk_bool(1);
+        } else if (n->op == CEL_M_MAP) {
+            if (p.kind == CEL_V_ERROR) {
+                err = p;
+                break;
+            }
+            if (p.kind != CEL_V_BOOL) {
+                err = no_overload(c, "map", &p, NULL);
+                break;
+            }
+            t = p.v.b ? eval(c, n->kid[1]) : p;
+        } else {
+            t = elem;
+        }
+        if (p.kind == CEL_V_ERROR || (p.kind != CEL_V_BOOL)) {
+            if (p.kind != CEL_V_ERROR)
+                p = no_overload(c, "predicate", &p, NULL);
+            /* all/exists absorb errors when another element decides the result. */
+            if (n->op == CEL_M_ALL || n->op == CEL_M_EXISTS) {
+                if (!seen_err)
+                    err = p;
+                seen_err = 1;
+                continue;
+            }
+            err = p;
+            break;
+        }
+        if (n->op == CEL_M_ALL && !p.v.b) {
+            c->scope = sc.up;
+            return mk_bool(0);
+        }
+        if (n->op == CEL_M_EXISTS && p.v.b) {
+            c->scope = sc.up;
+            return mk_bool(1);
+        }
+        if (n->op == CEL_M_EXISTS_ONE && p.v.b)
+            count++;
+        if (out && p.v.b) {
+            if (t.kind == CEL_V_ERROR) {
+                err = t;
+                break;
+            }
+            if (out->n == cap) {
+                size_t ncap = cap ? cap * 2 : 8;
+                struct cel__val *items;
+                if (ncap > CEL__MAX_BUILD / sizeof(*items)) {
+                    err = cel__err(c, "list too large");
+                    break;
+                }
+                items = cel__alloc(&c->scratch, ncap * sizeof(*items));
+                if (!items) {
+                    err = oom(c);
+                    break;
+                }
+                if (out->n)
+                    memcpy(items, out->items, out->n * sizeof(*items));
+                out->items = items;
+                cap = ncap;
+            }
+            out->items[out->n++] = t;
+        }
+    }
+    c->scope = sc.up;
+    if (c->aborted)
+        return cel__abort_val(c);
+    if (err.kind == CEL_V_ERROR)
+        return err;
+    switch (n->op) {
+    case CEL_M_ALL: return mk_bool(1);
+    case CEL_M_EXISTS: return mk_bool(0);
+    case CEL_M_EXISTS_ONE: return mk_bool(count == 1);
+    default: {
+        struct cel__val v = {.kind = CEL_V_LIST};
+        v.v.list = out;
+        return v;
+    }
+    }
+}
+
+static struct cel__val eval_ident(struct cel__ctx *c, const struct cel__node *n)
+{
+    static const struct {
+        const char *name;
+        enum cel__vkind kind;
+    } types[] = {
+        {"int", CEL_V_INT}, {"uint", CEL_V_UINT}, {"double", CEL_V_DOUBLE}, {"bool", CEL_V_BOOL},
+        {"string", CEL_V_STRING}, {"bytes", CEL_V_BYTES}, {"list", CEL_V_LIST},
+        {"map", CEL_V_MAP}, {"null_type", CEL_V_NULL}, {"type", CEL_V_TYPE},
+    };
+
+    for (const struct cel__scope *s = c->scope; s; s = s->up)
+        if (strcmp(s->name, n->name) == 0)
+            return s->val;
+    if (strcmp(n->name, "device") == 0)
+        return c->device;
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+        if (strcmp(types[i].name, n->name) == 0) {
+            struct cel__val v = {.kind = CEL_V_TYPE};
+            v.v.type = types[i].kind;
+            return v;
+        }
+    }
+    return cel__err(c, "undeclared reference to '%s'", n->name);
+}
+
+static struct cel__val eval(struct cel__ctx *c, const struct cel__node *n)
+{
+    if (cel__charge(c, 1))
+        return cel__abort_val(c);
+    switch (n->kind) {
+    case CEL_N_INT: return mk_int(n->lit.i);
+    case CEL_N_UINT: return mk_uint(n->lit.u);
+    case CEL_N_DOUBLE: return mk_double(n->lit.d);
+    case CEL_N_STRING: return mk_str(CEL_V_STRING, n->lit.str.s, n->lit.str.n);
+    case CEL_N_BYTES: return mk_str(CEL_V_BYTES, n->lit.str.s, n->lit.str.n);
+    case CEL_N_BOOL: return mk_bool(n->lit.b);
+    case CEL_N_NULL: {
+        struct cel__val v = {.kind = CEL_V_NULL};
+        return v;
+    }
+    case CEL_N_IDENT: return eval_ident(c, n);
+    case CEL_N_SELECT: return eval_select(c, n);
+    case CEL_N_INDEX: return eval_index(c, n);
+    case CEL_N_CALL: return eval_call(c, n);
+    case CEL_N_LIST: return eval_list(c, n);
+    case CEL_N_MAP: return eval_map(c, n);
+    case CEL_N_UNARY: return eval_unary(c, n);
+    case CEL_N_BINARY: return eval_binary(c, n);
+    case CEL_N_COND: {
+        struct cel__val k = eval(c, n->kid[0]);
+        if (k.kind == CEL_V_ERROR)
+            return k;
+        if (k.kind != CEL_V_BOOL)
+            return no_overload(c, "_?_:_", &k, NULL);
+        return eval(c, n->kid[k.v.b ? 1 : 2]);
+    }
+    case CEL_N_COMP: return eval_comp(c, n);
+    }
+    return cel__err(c, "internal error: unknown node");
+}
+
+enum cel_verdict cel_eval_device(const struct cel_program *p, const struct cel_device *dev,
+                                 const struct cel_limits *lim, struct dd_err *err)
+{
+    static const struct cel_limits def = CEL_LIMITS_DEFAULT;
+    struct cel__ctx c;
+    struct cel__val v;
+    enum cel_verdict verdict;
+
+    dd_err_clear(err);
+    if (!p || !dev) {
+        dd_failf(err, DD_EINVAL, "cel_eval_device: NULL program or device");
+        return CEL_ERROR;
+    }
+    if (!lim)
+        lim = &def;
+    memset(&c, 0, sizeof(c));
+    c.max_cost = lim->max_cost;
+    c.scratch.cap = CEL__MAX_SCRATCH;
+    if (build_device(&c, dev) != 0) {
+        cel__arena_free(&c.scratch);
+        dd_failf(err, DD_ENOMEM, "out of memory while preparing the device");
+        return CEL_ERROR;
+    }
+    v = eval(&c, p->root);
+    if (c.aborted) {
+        v = cel__abort_val(&c);
+        dd_failf(err, c.abort_rc, "%s", v.v.err);
+        verdict = CEL_ERROR;
+    } else if (v.kind == CEL_V_ERROR) {
+        dd_failf(err, DD_ETYPE, "%s", v.v.err);
+        verdict = CEL_ERROR;
+    } else if (v.kind != CEL_V_BOOL) {
+        dd_failf(err, DD_ETYPE, "expression evaluated to %s, not bool",
+                 cel__vkind_name(v.kind));
+        verdict = CEL_ERROR;
+    } else {
+        verdict = v.v.b ? CEL_TRUE : CEL_FALSE;
+    }
+    cel__arena_free(&c.scratch);
+    return verdict;
+}

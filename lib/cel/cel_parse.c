@@ -1,0 +1,824 @@
+/*
+ * cel_parse.c - recursive-descent parser for the cel-spec grammar.
+ *
+ * Each production only consumes tokens and calls an AST constructor; type
+ * rules live in cel_check.c.  `&&` and `||` chains are built as balanced
+ * trees (as CEL-Go does) so that a long, flat conjunction of selectors does
+ * not count against the depth limit; the operators are commutative in CEL,
+ * so the shape does not change the result.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cel_int.h"
+
+struct tok {
+    int type;
+    size_t off, len; /* bytes in the source */
+    int line, col;
+};
+
+struct parser {
+    struct cel_program *p;
+    const char *src;
+    size_t len;
+    size_t pos;       /* next byte to scan */
+    int line, col;    /* position of src[pos] */
+    struct tok tok;   /* lookahead */
+    int depth, max_depth;
+    struct dd_err *err;
+    enum dd_rc rc;    /* first failure; parsing stops at it */
+};
+
+static const char *const op_names[] = {
+#define CEL__OP_NAME(name, tok, fn) fn,
+    CEL_BINOPS(CEL__OP_NAME)
+#undef CEL__OP_NAME
+    "!_", "-_"
+};
+
+const char *cel__op_name(int op)
+{
+    if (op < 0 || (size_t)op >= sizeof(op_names) / sizeof(op_names[0]))
+        return "?";
+    return op_names[op];
+}
+
+/* ---- AST constructors ------------------------------------------------------- */
+
+struct cel__node *cel__node_new(struct cel__arena *a, enum cel__nkind kind, int line, int col)
+{
+    struct cel__node *n = cel__alloc(a, sizeof(*n));
+
+    if (!n)
+        return NULL;
+    n->kind = kind;
+    n->line = line;
+    n->col = col;
+    n->depth = 1;
+    n->builtin = -1;
+    return n;
+}
+
+int cel__node_add(struct cel__arena *a, struct cel__node *n, struct cel__node *k)
+{
+    /* Children arrays grow by doubling inside the arena; the old array is
+     * abandoned, which at most doubles the memory of long lists. */
+    if ((n->nkid & (n->nkid - 1)) == 0) {
+        size_t cap = n->nkid ? n->nkid * 2 : 1;
+        struct cel__node **kid = cel__alloc(a, cap * sizeof(*kid));
+        if (!kid)
+            return -1;
+        if (n->nkid)
+            memcpy(kid, n->kid, n->nkid * sizeof(*kid));
+        n->kid = kid;
+    }
+    n->kid[n->nkid++] = k;
+    if (k->depth + 1 > n->depth)
+        n->depth = k->depth + 1;
+    return 0;
+}
+
+/* ---- Error reporting ----------------------------------------------------------- */
+
+/* Byte offset of the 1-based (line, col) in src; col counts code points. */
+static size_t offset_of(const char *src, size_t len, int line, int col, size_t *line_start)
+{
+    size_t i = 0;
+    int l = 1, c = 1;
+
+    while (i < len && l < line) {
+        if (src[i] == '\n')
+            l++;
+        i++;
+    }
+    *line_start = i;
+    while (i < len && c < col && src[i] != '\n') {
+        i++;
+        while (i < len && ((unsigned char)src[i] & 0xC0) == 0x80)
+            i++;
+        c++;
+    }
+    return i;
+}
+
+enum dd_rc cel__fail_at(struct dd_err *err, enum dd_rc rc, const char *src, size_t len, int line,
+                        int col, const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+    size_t ls, at, start, end;
+    int ellipsis, ncaret = 0;
+
+    if (!err)
+        return rc;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    at = offset_of(src, len, line, col, &ls);
+    /* Show at most ~200 bytes of a long line, centred on the fault, so the
+     * caret line still fits in DD_ERR_MSG_MAX. */
+    start = ls;
+    ellipsis = 0;
+    if (at - ls > 120) {
+        start = at - 100;
+        while (start < at && ((unsigned char)src[start] & 0xC0) == 0x80)
+            start++;
+        ellipsis = 1;
+    }
+    end = start;
+    while (end < len && src[end] != '\n' && src[end] != '\r' && end - start < 200)
+        end++;
+    while (end > start && end < len && ((unsigned char)src[end] & 0xC0) == 0x80)
+        end--;
+    char caret[256];
+    size_t ci = 0;
+    if (ellipsis) {
+        memcpy(caret, "   ", 3);
+        ci = 3;
+    }
+    for (size_t i = start; i < at && ci < sizeof(caret) - 2; i++) {
+        if (((unsigned char)src[i] & 0xC0) == 0x80)
+            continue;
+        caret[ci++] = src[i] == '\t' ? '\t' : ' ';
+        ncaret++;
+    }
+    caret[ci++] = '^';
+    caret[ci] = '\0';
+    err->line = line;
+    err->col = col;
+    err->rc = rc;
+    snprintf(err->msg, sizeof(err->msg), "%d:%d: %s\n | %s%.*s\n | %s", line, col, what,
+             ellipsis ? "..." : "", (int)(end - start), src + start, caret);
+    /* Control characters in the echoed source would garble a terminal. */
+    for (char *m = err->msg; *m; m++)
+        if ((unsigned char)*m < 0x20 && *m != '\n' && *m != '\t')
+            *m = ' ';
+    return rc;
+}
+
+static int failed(struct parser *ps)
+{
+    return ps->rc != DD_OK;
+}
+
+static void fail_tok(struct parser *ps, const struct tok *t, enum dd_rc rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void fail_tok(struct parser *ps, const struct tok *t, enum dd_rc rc, const char *fmt, ...)
+{
+    char what[400];
+    va_list ap;
+
+    if (failed(ps))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    ps->rc = cel__fail_at(ps->err, rc, ps->src, ps->len, t->line, t->col, "%s", what);
+}
+
+static void fail_oom(struct parser *ps)
+{
+    if (!failed(ps))
+        ps->rc = dd_failf(ps->err, DD_ENOMEM, "out of memory while parsing CEL");
+}
+
+/* "mismatched input 'X' expecting Y" in CEL-Go's words. */
+static void syntax_error(struct parser *ps, const char *expecting)
+{
+    const struct tok *t = &ps->tok;
+
+    if (t->type == CEL_TK_EOF) {
+        fail_tok(ps, t, DD_EPARSE, "Syntax error: mismatched input '<EOF>' expecting %s",
+                 expecting);
+    } else if (t->type == CEL_TK_ILLEGAL) {
+        int n = t->len > 20 ? 20 : (int)t->len;
+        fail_tok(ps, t, DD_EPARSE, "Syntax error: token recognition error at: '%.*s'", n,
+                 ps->src + t->off);
+    } else if (t->type == CEL_TK_RESERVED) {
+        fail_tok(ps, t, DD_EPARSE, "Syntax error: reserved identifier: %.*s", (int)t->len,
+                 ps->src + t->off);
+    } else {
+        int n = t->len > 40 ? 40 : (int)t->len;
+        fail_tok(ps, t, DD_EPARSE, "Syntax error: mismatched input '%.*s' expecting %s", n,
+                 ps->src + t->off, expecting);
+    }
+}
+
+/* ---- Token stream ----------------------------------------------------------------- */
+
+static void advance_pos(struct parser *ps, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)ps->src[ps->pos + i];
+        if (ch == '\n') {
+            ps->line++;
+            ps->col = 1;
+        } else if ((ch & 0xC0) != 0x80) {
+            ps->col++;
+        }
+    }
+    ps->pos += n;
+}
+
+static void next(struct parser *ps)
+{
+    for (;;) {
+        int type;
+        size_t n = cel__next_token(ps->src + ps->pos, ps->len - ps->pos, &type);
+
+        ps->tok.type = type;
+        ps->tok.off = ps->pos;
+        ps->tok.len = n;
+        ps->tok.line = ps->line;
+        ps->tok.col = ps->col;
+        advance_pos(ps, n);
+        if (type != CEL_TK_SPACE && type != CEL_TK_COMMENT)
+            return;
+    }
+}
+
+static int accept(struct parser *ps, int type)
+{
+    if (ps->tok.type != type)
+        return 0;
+    next(ps);
+    return 1;
+}
+
+static int expect(struct parser *ps, int type, const char *expecting)
+{
+    if (accept(ps, type))
+        return 1;
+    syntax_error(ps, expecting);
+    return 0;
+}
+
+static struct cel__node *new_node(struct parser *ps, enum cel__nkind kind, const struct tok *t)
+{
+    struct cel__node *n = cel__node_new(&ps->p->arena, kind, t->line, t->col);
+
+    if (!n)
+        fail_oom(ps);
+    return n;
+}
+
+static int add_kid(struct parser *ps, struct cel__node *n, struct cel__node *k)
+{
+    if (cel__node_add(&ps->p->arena, n, k) != 0) {
+        fail_oom(ps);
+        return -1;
+    }
+    if (n->depth > ps->max_depth) {
+        struct tok t = {0, 0, 0, n->line, n->col};
+        fail_tok(ps, &t, DD_ETOOBIG, "expression nested deeper than the limit of %d",
+                 ps->max_depth);
+        return -1;
+    }
+    return 0;
+}
+
+static struct cel__node *binary(struct parser *ps, int op, const struct tok *at,
+                                struct cel__node *l, struct cel__node *r)
+{
+    struct cel__node *n = new_node(ps, CEL_N_BINARY, at);
+
+    if (!n || add_kid(ps, n, l) || add_kid(ps, n, r))
+        return NULL;
+    n->op = op;
+    return n;
+}
+
+/* Recursion guard: the C stack is bounded by max_depth even before nodes exist. */
+static int enter(struct parser *ps)
+{
+    if (++ps->depth > ps->max_depth) {
+        fail_tok(ps, &ps->tok, DD_ETOOBIG, "expression nested deeper than the limit of %d",
+                 ps->max_depth);
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- Grammar ------------------------------------------------------------------------- */
+
+static struct cel__node *parse_expr(struct parser *ps);
+
+static struct cel__node *literal_int(struct parser *ps, const struct tok *t, int is_uint)
+{
+    const char *s = ps->src + t->off;
+    char buf[64];
+    size_t n = t->len - (is_uint ? 1 : 0);
+    struct cel__node *node;
+    uint64_t v;
+    char *end;
+
+    if (n >= sizeof(buf)) {
+        fail_tok(ps, t, DD_EPARSE, "integer literal out of range: %.*s", 40, s);
+        return NULL;
+    }
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    errno = 0;
+    v = strtoull(buf, &end, 0);
+    /* strtoull would treat a leading 0 as octal; CEL decimals are decimal. */
+    if (buf[0] == '0' && buf[1] != 'x' && buf[1] != 'X' && n > 1)
+        v = strtoull(buf, &end, 10);
+    if (errno == ERANGE || (!is_uint && v > (uint64_t)INT64_MAX + 1)) {
+        fail_tok(ps, t, DD_EPARSE, "integer literal out of range: %s", buf);
+        return NULL;
+    }
+    node = new_node(ps, is_uint ? CEL_N_UINT : CEL_N_INT, t);
+    if (!node)
+        return NULL;
+    if (is_uint) {
+        node->lit.u = v;
+    } else if (v == (uint64_t)INT64_MAX + 1) {
+        /* Only valid as the operand of unary minus: marked, folded there. */
+        node->lit.u = v;
+        node->op = 1;
+    } else {
+        node->lit.i = (int64_t)v;
+    }
+    return node;
+}
+
+static struct cel__node *literal_string(struct parser *ps, const struct tok *t, int is_bytes)
+{
+    struct cel__node *n = new_node(ps, is_bytes ? CEL_N_BYTES : CEL_N_STRING, t);
+    char *out;
+    size_t outlen, bad;
+    int rc;
+
+    if (!n)
+        return NULL;
+    rc = cel__unescape(&ps->p->arena, ps->src + t->off, t->len, is_bytes, &out, &outlen, &bad);
+    if (rc == -2) {
+        fail_oom(ps);
+        return NULL;
+    }
+    if (rc != 0) {
+        struct tok at = *t;
+        /* Columns count code points; the escape's offset is in bytes. */
+        for (size_t i = 0; i < bad; i++)
+            if (((unsigned char)ps->src[t->off + i] & 0xC0) != 0x80) {
+                if (ps->src[t->off + i] == '\n') {
+                    at.line++;
+                    at.col = 1;
+                } else {
+                    at.col++;
+                }
+            }
+        fail_tok(ps, &at, DD_EPARSE, "Syntax error: invalid escape sequence in %s literal",
+                 is_bytes ? "bytes" : "string");
+        return NULL;
+    }
+    n->lit.str.s = out;
+    n->lit.str.n = outlen;
+    return n;
+}
+
+/* args := [expr {',' expr}] ')' ; the '(' is already consumed. */
+static int parse_args(struct parser *ps, struct cel__node *call)
+{
+    if (accept(ps, CEL_TK_RPAREN))
+        return 0;
+    for (;;) {
+        struct cel__node *a = parse_expr(ps);
+        if (!a || add_kid(ps, call, a))
+            return -1;
+        if (accept(ps, CEL_TK_COMMA))
+            continue;
+        if (!expect(ps, CEL_TK_RPAREN, "{',', ')'}"))
+            return -1;
+        return 0;
+    }
+}
+
+static const char *tok_text(struct parser *ps, const struct tok *t)
+{
+    char *s = cel__strndup(&ps->p->arena, ps->src + t->off, t->len);
+
+    if (!s)
+        fail_oom(ps);
+    return s;
+}
+
+/* has(x.f): the only global macro. */
+static struct cel__node *macro_has(struct parser *ps, struct cel__node *call)
+{
+    struct cel__node *arg;
+
+    if (call->nkid != 1 || call->kid[0]->kind != CEL_N_SELECT) {
+        struct tok at = {0, 0, 0, call->line, call->col};
+        fail_tok(ps, &at, DD_EPARSE, "invalid argument to has() macro");
+        return NULL;
+    }
+    arg = call->kid[0];
+    arg->test_only = 1;
+    return arg;
+}
+
+static const struct {
+    const char *name;
+    int macro;
+    size_t nargs;
+} macros[] = {
+    {"all", CEL_M_ALL, 2},           {"exists", CEL_M_EXISTS, 2},
+    {"exists_one", CEL_M_EXISTS_ONE, 2}, {"map", CEL_M_MAP, 2},
+    {"map", CEL_M_MAP, 3},           {"filter", CEL_M_FILTER, 2},
+};
+
+/* target.all(x, p) and friends become one comprehension node. */
+static struct cel__node *macro_comp(struct parser *ps, struct cel__node *call)
+{
+    for (size_t i = 0; i < sizeof(macros) / sizeof(macros[0]); i++) {
+        if (strcmp(macros[i].name, call->name) != 0 || macros[i].nargs + 1 != call->nkid)
+            continue;
+        struct cel__node *var = call->kid[1];
+        if (var->kind != CEL_N_IDENT) {
+            struct tok at = {0, 0, 0, var->line, var->col};
+            fail_tok(ps, &at, DD_EPARSE, "argument must be a simple name");
+            return NULL;
+        }
+        struct tok at = {0, 0, 0, call->line, call->col};
+        struct cel__node *c = new_node(ps, CEL_N_COMP, &at);
+        if (!c)
+            return NULL;
+        c->op = macros[i].macro;
+        c->name = var->name;
+        if (add_kid(ps, c, call->kid[0]))
+            return NULL;
+        /* map(x, filter, transform) stores transform first, filter last. */
+        if (call->nkid == 4) {
+            if (add_kid(ps, c, call->kid[3]) || add_kid(ps, c, call->kid[2]))
+                return NULL;
+        } else if (add_kid(ps, c, call->kid[2])) {
+            return NULL;
+        }
+        return c;
+    }
+    return call;
+}
+
+static struct cel__node *parse_primary(struct parser *ps)
+{
+    struct tok t = ps->tok;
+    struct cel__node *n;
+
+    switch (t.type) {
+    case CEL_TK_INT:
+    case CEL_TK_UINT:
+        next(ps);
+        return literal_int(ps, &t, t.type == CEL_TK_UINT);
+    case CEL_TK_DOUBLE: {
+        char buf[128];
+        if (t.len >= sizeof(buf)) {
+            /* Longer than any meaningful double: strtod on a bounded copy. */
+            t.len = sizeof(buf) - 1;
+        }
+        memcpy(buf, ps->src + t.off, t.len);
+        buf[t.len] = '\0';
+        next(ps);
+        n = new_node(ps, CEL_N_DOUBLE, &t);
+        if (n)
+            n->lit.d = strtod(buf, NULL);
+        return n;
+    }
+    case CEL_TK_STRING:
+    case CEL_TK_BYTES:
+        next(ps);
+        return literal_string(ps, &t, t.type == CEL_TK_BYTES);
+    case CEL_TK_TRUE:
+    case CEL_TK_FALSE:
+        next(ps);
+        n = new_node(ps, CEL_N_BOOL, &t);
+        if (n)
+            n->lit.b = t.type == CEL_TK_TRUE;
+        return n;
+    case CEL_TK_NUL:
+        next(ps);
+        return new_node(ps, CEL_N_NULL, &t);
+    case CEL_TK_LPAREN:
+        next(ps);
+        n = parse_expr(ps);
+        if (!n || !expect(ps, CEL_TK_RPAREN, "')'"))
+            return NULL;
+        return n;
+    case CEL_TK_LBRACKET:
+        next(ps);
+        n = new_node(ps, CEL_N_LIST, &t);
+        if (!n)
+            return NULL;
+        while (!accept(ps, CEL_TK_RBRACKET)) {
+            struct cel__node *e = parse_expr(ps);
+            if (!e || add_kid(ps, n, e))
+                return NULL;
+            if (!accept(ps, CEL_TK_COMMA)) {
+                if (!expect(ps, CEL_TK_RBRACKET, "{',', ']'}"))
+                    return NULL;
+                break;
+            }
+        }
+        return n;
+    case CEL_TK_LBRACE:
+        next(ps);
+        n = new_node(ps, CEL_N_MAP, &t);
+        if (!n)
+            return NULL;
+        while (!accept(ps, CEL_TK_RBRACE)) {
+            struct cel__node *k = parse_expr(ps), *v;
+            if (!k || !expect(ps, CEL_TK_COLON, "':'"))
+                return NULL;
+            v = parse_expr(ps);
+            if (!v || add_kid(ps, n, k) || add_kid(ps, n, v))
+                return NULL;
+            if (!accept(ps, CEL_TK_COMMA)) {
+                if (!expect(ps, CEL_TK_RBRACE, "{',', '}'}"))
+                    return NULL;
+                break;
+            }
+        }
+        return n;
+    case CEL_TK_DOT:
+        /* A leading dot names the root scope: `.device` is `device`. */
+        next(ps);
+        if (ps->tok.type != CEL_TK_IDENT) {
+            syntax_error(ps, "IDENTIFIER");
+            return NULL;
+        }
+        t = ps->tok;
+        /* fall through */
+    case CEL_TK_IDENT:
+        next(ps);
+        if (ps->tok.type == CEL_TK_LPAREN) {
+            next(ps);
+            n = new_node(ps, CEL_N_CALL, &t);
+            if (!n || !(n->name = tok_text(ps, &t)) || parse_args(ps, n))
+                return NULL;
+            if (strcmp(n->name, "has") == 0)
+                return macro_has(ps, n);
+            return n;
+        }
+        if (ps->tok.type == CEL_TK_LBRACE) {
+            fail_tok(ps, &ps->tok, DD_EPARSE,
+                     "Syntax error: message construction is not supported in DRA selectors");
+            return NULL;
+        }
+        n = new_node(ps, CEL_N_IDENT, &t);
+        if (n && !(n->name = tok_text(ps, &t)))
+            return NULL;
+        return n;
+    default:
+        syntax_error(ps, "an expression");
+        return NULL;
+    }
+}
+
+static struct cel__node *parse_member(struct parser *ps)
+{
+    struct cel__node *n = parse_primary(ps);
+
+    while (n && !failed(ps)) {
+        struct tok t = ps->tok;
+        if (n->kind == CEL_N_INT && n->op == 1 &&
+            (t.type == CEL_TK_DOT || t.type == CEL_TK_LBRACKET)) {
+            struct tok at = {0, 0, 0, n->line, n->col};
+            fail_tok(ps, &at, DD_EPARSE, "integer literal out of range");
+            return NULL;
+        }
+        if (accept(ps, CEL_TK_DOT)) {
+            struct tok id = ps->tok;
+            if (id.type != CEL_TK_IDENT) {
+                syntax_error(ps, "IDENTIFIER");
+                return NULL;
+            }
+            next(ps);
+            if (accept(ps, CEL_TK_LPAREN)) {
+                struct cel__node *c = new_node(ps, CEL_N_CALL, &id);
+                if (!c || !(c->name = tok_text(ps, &id)) || add_kid(ps, c, n) ||
+                    parse_args(ps, c))
+                    return NULL;
+                c->recv = 1;
+                n = macro_comp(ps, c);
+            } else {
+                struct cel__node *s = new_node(ps, CEL_N_SELECT, &id);
+                if (!s || !(s->name = tok_text(ps, &id)) || add_kid(ps, s, n))
+                    return NULL;
+                n = s;
+            }
+        } else if (accept(ps, CEL_TK_LBRACKET)) {
+            struct cel__node *ix = new_node(ps, CEL_N_INDEX, &t), *k;
+            if (!ix || add_kid(ps, ix, n) || !(k = parse_expr(ps)) || add_kid(ps, ix, k) ||
+                !expect(ps, CEL_TK_RBRACKET, "']'"))
+                return NULL;
+            n = ix;
+        } else {
+            break;
+        }
+    }
+    return failed(ps) ? NULL : n;
+}
+
+static struct cel__node *parse_unary(struct parser *ps)
+{
+    struct tok t = ps->tok;
+    struct cel__node *n, *u;
+    int op;
+
+    if (t.type != CEL_TK_NOT && t.type != CEL_TK_MINUS) {
+        n = parse_member(ps);
+        if (n && n->kind == CEL_N_INT && n->op == 1) {
+            struct tok at = {0, 0, 0, n->line, n->col};
+            fail_tok(ps, &at, DD_EPARSE, "integer literal out of range");
+            return NULL;
+        }
+        return n;
+    }
+    if (!enter(ps))
+        return NULL;
+    next(ps);
+    op = t.type == CEL_TK_NOT ? CEL_OP_NOT : CEL_OP_NEG;
+    if (op == CEL_OP_NEG && (ps->tok.type == CEL_TK_INT || ps->tok.type == CEL_TK_DOUBLE)) {
+        /* Fold "-literal" so that -9223372036854775808 is representable. */
+        n = parse_member(ps);
+        if (n && n->kind == CEL_N_INT) {
+            if (n->op == 1) {
+                n->lit.i = INT64_MIN;
+                n->op = 0;
+            } else {
+                n->lit.i = -n->lit.i;
+            }
+            n->line = t.line;
+            n->col = t.col;
+            ps->depth--;
+            return n;
+        }
+        if (n && n->kind == CEL_N_DOUBLE) {
+            n->lit.d = -n->lit.d;
+            n->line = t.line;
+            n->col = t.col;
+            ps->depth--;
+            return n;
+        }
+    } else {
+        n = parse_unary(ps);
+    }
+    ps->depth--;
+    if (!n)
+        return NULL;
+    u = new_node(ps, CEL_N_UNARY, &t);
+    if (!u || add_kid(ps, u, n))
+        return NULL;
+    u->op = op;
+    return u;
+}
+
+/* One left-associative precedence level: operand {op operand}. */
+static struct cel__node *parse_level(struct parser *ps, int level);
+
+static const struct {
+    int tok, op;
+} binops[] = {
+#define CEL__OP_LEVEL(name, tok, fn) {tok, CEL_OP_##name},
+    CEL_BINOPS(CEL__OP_LEVEL)
+#undef CEL__OP_LEVEL
+};
+
+/* Precedence levels: 0 relations, 1 additive, 2 multiplicative. */
+static int op_level(int op)
+{
+    switch (op) {
+    case CEL_OP_ADD: case CEL_OP_SUB: return 1;
+    case CEL_OP_MUL: case CEL_OP_DIV: case CEL_OP_MOD: return 2;
+    case CEL_OP_AND: case CEL_OP_OR: return -1;
+    default: return 0;
+    }
+}
+
+static int tok_op(int tok, int level)
+{
+    for (size_t i = 0; i < sizeof(binops) / sizeof(binops[0]); i++)
+        if (binops[i].tok == tok && op_level(binops[i].op) == level)
+            return binops[i].op;
+    return -1;
+}
+
+static struct cel__node *parse_level(struct parser *ps, int level)
+{
+    struct cel__node *n = level == 2 ? parse_unary(ps) : parse_level(ps, level + 1);
+
+    while (n && !failed(ps)) {
+        struct tok t = ps->tok;
+        int op = tok_op(t.type, level);
+        struct cel__node *r;
+        if (op < 0)
+            break;
+        next(ps);
+        r = level == 2 ? parse_unary(ps) : parse_level(ps, level + 1);
+        if (!r)
+            return NULL;
+        n = binary(ps, op, &t, n, r);
+    }
+    return failed(ps) ? NULL : n;
+}
+
+/* Builds a balanced tree over terms[lo..hi) joined by op; ops[i] is the
+ * operator token between terms[i] and terms[i+1]. */
+static struct cel__node *balance(struct parser *ps, int op, struct cel__node **terms,
+                                 struct tok *ops, size_t lo, size_t hi)
+{
+    size_t mid;
+    struct cel__node *l, *r;
+
+    if (hi - lo == 1)
+        return terms[lo];
+    mid = lo + (hi - lo) / 2;
+    l = balance(ps, op, terms, ops, lo, mid);
+    r = l ? balance(ps, op, terms, ops, mid, hi) : NULL;
+    return r ? binary(ps, op, &ops[mid - 1], l, r) : NULL;
+}
+
+static struct cel__node *parse_chain(struct parser *ps, int tok, int op)
+{
+    struct cel__node **terms = NULL;
+    struct tok *ops = NULL;
+    size_t n = 0, cap = 0;
+
+    for (;;) {
+        struct cel__node *e =
+            op == CEL_OP_OR ? parse_chain(ps, CEL_TK_AND, CEL_OP_AND) : parse_level(ps, 0);
+        if (!e)
+            return NULL;
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 4;
+            struct cel__node **nt = cel__alloc(&ps->p->arena, ncap * sizeof(*nt));
+            struct tok *no = cel__alloc(&ps->p->arena, ncap * sizeof(*no));
+            if (!nt || !no) {
+                fail_oom(ps);
+                return NULL;
+            }
+            if (n) {
+                memcpy(nt, terms, n * sizeof(*nt));
+                memcpy(no, ops, n * sizeof(*no));
+            }
+            terms = nt;
+            ops = no;
+            cap = ncap;
+        }
+        terms[n++] = e;
+        if (ps->tok.type != tok)
+            break;
+        ops[n - 1] = ps->tok;
+        next(ps);
+    }
+    return balance(ps, op, terms, ops, 0, n);
+}
+
+static struct cel__node *parse_expr(struct parser *ps)
+{
+    struct cel__node *c, *a, *b, *n;
+    struct tok q;
+
+    if (!enter(ps))
+        return NULL;
+    c = parse_chain(ps, CEL_TK_OR, CEL_OP_OR);
+    if (c && ps->tok.type == CEL_TK_QUESTION) {
+        q = ps->tok;
+        next(ps);
+        a = parse_chain(ps, CEL_TK_OR, CEL_OP_OR);
+        if (!a || !expect(ps, CEL_TK_COLON, "':'"))
+            return NULL;
+        b = parse_expr(ps);
+        if (!b)
+            return NULL;
+        n = new_node(ps, CEL_N_COND, &q);
+        if (!n || add_kid(ps, n, c) || add_kid(ps, n, a) || add_kid(ps, n, b))
+            return NULL;
+        c = n;
+    }
+    ps->depth--;
+    return failed(ps) ? NULL : c;
+}
+
+enum dd_rc cel__parse(struct cel_program *p, const struct cel_limits *lim, struct dd_err *err)
+{
+    struct parser ps = {
+        .p = p, .src = p->src, .len = p->len, .line = 1, .col = 1,
+        .max_depth = lim->max_depth > 0 ? lim->max_depth : 1, .err = err, .rc = DD_OK,
+    };
+
+    next(&ps);
+    p->root = parse_expr(&ps);
+    if (p->root && ps.tok.type != CEL_TK_EOF)
+        syntax_error(&ps, "<EOF>");
+    if (!failed(&ps) && !p->root)
+        fail_oom(&ps);
+    return ps.rc;
+}

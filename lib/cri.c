@@ -1,0 +1,273 @@
+/*
+ * cri.c - containerd's CDI settings, from a parsed config.toml.
+ *
+ * Defaults mirror containerd's own (pkg/cri/config/config_unix.go in 1.7,
+ * internal/cri/config/config_unix.go in 2.0): the schema version picks both
+ * the plugin table and the default of enable_cdi.
+ */
+#include "cri.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Same cap as the TOML reader: a real config.toml is a few KiB. */
+#define CRI_MAX_FILE ((size_t)4 << 20)
+
+struct layout {
+    int version;
+    const char *plugin; /* key under [plugins] */
+    const char *table;  /* the same, as a TOML table name for messages */
+    int cdi_default;
+};
+
+static const struct layout layouts[] = {
+    {1, "cri", "plugins.cri", 0},
+    {2, "io.containerd.grpc.v1.cri", "plugins.\"io.containerd.grpc.v1.cri\"", 0},
+    {3, "io.containerd.cri.v1.runtime", "plugins.\"io.containerd.cri.v1.runtime\"", 1},
+};
+
+static const char *const default_dirs[] = {"/etc/cdi", "/var/run/cdi"};
+
+static enum dd_rc add_dir(struct cri_config *out, const char *dir, int line, struct dd_err *err)
+{
+    if (out->nspec_dirs == CRI_MAX_SPEC_DIRS)
+        return dd_failf_at(err, DD_ETOOBIG, line, 0, "line %d: cdi_spec_dirs has more than %d entries",
+                           line, CRI_MAX_SPEC_DIRS);
+    out->spec_dirs[out->nspec_dirs] = strdup(dir);
+    if (!out->spec_dirs[out->nspec_dirs])
+        return dd_failf(err, DD_ENOMEM, "out of memory");
+    out->nspec_dirs++;
+    return DD_OK;
+}
+
+static enum dd_rc read_dirs(const struct toml_value *v, struct cri_config *out, struct dd_err *err)
+{
+    size_t i;
+    enum dd_rc rc;
+
+    if (v->type != TOML_ARRAY)
+        goto type;
+    for (i = 0; i < v->u.arr.n; i++)
+        if (v->u.arr.items[i]->type != TOML_STRING)
+            goto type;
+    out->spec_dirs_line = v->line;
+    for (i = 0; i < v->u.arr.n; i++)
+        if ((rc = add_dir(out, v->u.arr.items[i]->u.s, v->line, err)))
+            return rc;
+    return DD_OK;
+type:
+    return dd_failf_at(err, DD_ETYPE, v->line, 0,
+                       "line %d: cdi_spec_dirs must be an array of strings", v->line);
+}
+
+static enum dd_rc from_toml(const struct toml_value *root, struct cri_config *out,
+                            struct dd_err *err)
+{
+    const struct toml_value *v, *plugins, *plugin;
+    const struct layout *lay = NULL;
+    int64_t version = 1;
+    size_t i;
+    enum dd_rc rc;
+
+    if (!root || root->type != TOML_TABLE)
+        return dd_failf(err, DD_EINVAL, "no configuration table");
+    /* containerd reads a config without `version` as schema 1. */
+    v = toml_get(root, "version");
+    if (v && v->type != TOML_INT)
+        return dd_failf_at(err, DD_ETYPE, v->line, 0, "line %d: version must be an integer",
+                           v->line);
+    if (v)
+        version = v->u.i;
+    for (i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+        if (layouts[i].version == version)
+            lay = &layouts[i];
+    if (!lay)
+        return dd_failf_at(err, DD_EINVAL, v->line, 0,
+                           "line %d: unsupported containerd config version %lld "
+                           "(known: 1, 2 and 3)",
+                           v->line, (long long)version);
+    out->version = lay->version;
+    out->plugin = lay->plugin;
+    out->table = lay->table;
+    out->enable_cdi = lay->cdi_default;
+
+    plugins = toml_get(root, "plugins");
+    if (plugins && plugins->type != TOML_TABLE)
+        return dd_failf_at(err, DD_ETYPE, plugins->line, 0, "line %d: plugins must be a table",
+                           plugins->line);
+    plugin = toml_get(plugins, lay->plugin);
+    if (plugin && plugin->type != TOML_TABLE)
+        return dd_failf_at(err, DD_ETYPE, plugin->line, 0, "line %d: %s must be a table",
+                           plugin->line, lay->table);
+
+    v = toml_get(plugin, "enable_cdi");
+    if (v) {
+        if (v->type != TOML_BOOL)
+            return dd_failf_at(err, DD_ETYPE, v->line, 0, "line %d: enable_cdi must be a boolean",
+                               v->line);
+        out->enable_cdi = v->u.b;
+        out->enable_cdi_line = v->line;
+    }
+    v = toml_get(plugin, "cdi_spec_dirs");
+    if (v)
+        return read_dirs(v, out, err);
+    for (i = 0; i < sizeof(default_dirs) / sizeof(default_dirs[0]); i++)
+        if ((rc = add_dir(out, default_dirs[i], 0, err)))
+            return rc;
+    return DD_OK;
+}
+
+enum dd_rc cri_config_from_toml(const struct toml_value *root, struct cri_config *out,
+                                struct dd_err *err)
+{
+    enum dd_rc rc;
+
+    if (!out)
+        return dd_failf(err, DD_EINVAL, "no output configuration");
+    memset(out, 0, sizeof(*out));
+    dd_err_clear(err);
+    rc = from_toml(root, out, err);
+    if (rc)
+        cri_config_release(out);
+    return rc;
+}
+
+/* Reads at most CRI_MAX_FILE bytes of path into a new buffer. */
+static enum dd_rc read_file(const char *path, char **buf, size_t *len, struct dd_err *err)
+{
+    size_t cap = 8192, n = 0;
+    char *b = NULL, *nb;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    enum dd_rc rc = DD_ENOMEM;
+
+    if (fd < 0)
+        return dd_failf(err, DD_EIO, "%s: cannot open: %s", path, strerror(errno));
+    for (;;) {
+        ssize_t r;
+
+        if (n == cap || !b) {
+            if (b)
+                cap *= 2;
+            nb = realloc(b, cap);
+            if (!nb) {
+                dd_failf(err, DD_ENOMEM, "%s: out of memory", path);
+                goto out;
+            }
+            b = nb;
+        }
+        r = read(fd, b + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            rc = dd_failf(err, DD_EIO, "%s: cannot read: %s", path, strerror(errno));
+            goto out;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+        /* One byte past the cap is enough to know the file is too big. */
+        if (n > CRI_MAX_FILE) {
+            rc = dd_failf(err, DD_ETOOBIG, "%s: larger than %zu bytes", path, CRI_MAX_FILE);
+            goto out;
+        }
+    }
+    *buf = b;
+    *len = n;
+    b = NULL;
+    rc = DD_OK;
+out:
+    free(b);
+    close(fd);
+    return rc;
+}
+
+/* Turns "line N: text" into "path:N: text", and anything else into
+ * "path: text". */
+static void prefix_path(struct dd_err *err, const char *path)
+{
+    char msg[DD_ERR_MSG_MAX];
+    int n = 0;
+
+    memcpy(msg, err->msg, sizeof(msg));
+    if (err->line > 0 && sscanf(msg, "line %*d: %n", &n) == 0 && n > 0)
+        dd_failf(err, err->rc, "%s:%d: %s", path, err->line, msg + n);
+    else
+        dd_failf(err, err->rc, "%s: %s", path, msg);
+}
+
+enum dd_rc cri_config_load(const char *path, struct cri_config *out, struct dd_err *err)
+{
+    struct dd_err local;
+    struct toml_value *root;
+    char *buf = NULL;
+    size_t len = 0;
+    enum dd_rc rc;
+
+    if (!err)
+        err = &local;
+    dd_err_clear(err);
+    if (!out)
+        return dd_failf(err, DD_EINVAL, "no output configuration");
+    memset(out, 0, sizeof(*out));
+    if (!path)
+        return dd_failf(err, DD_EINVAL, "no path");
+    if ((rc = read_file(path, &buf, &len, err)))
+        return rc;
+    root = toml_parse(buf, len, err);
+    free(buf);
+    if (!root) {
+        prefix_path(err, path);
+        return err->rc;
+    }
+    rc = cri_config_from_toml(root, out, err);
+    toml_free(root);
+    if (rc) {
+        prefix_path(err, path);
+        return rc;
+    }
+    out->file = strdup(path);
+    if (!out->file) {
+        cri_config_release(out);
+        return dd_failf(err, DD_ENOMEM, "%s: out of memory", path);
+    }
+    return DD_OK;
+}
+
+/* Length of s without trailing slashes, keeping "/" itself. */
+static size_t trimmed_len(const char *s)
+{
+    size_t n = strlen(s);
+
+    while (n > 1 && s[n - 1] == '/')
+        n--;
+    return n;
+}
+
+int cri_config_has_spec_dir(const struct cri_config *c, const char *dir)
+{
+    size_t i, n;
+
+    if (!c || !dir)
+        return 0;
+    n = trimmed_len(dir);
+    for (i = 0; i < c->nspec_dirs; i++)
+        if (trimmed_len(c->spec_dirs[i]) == n && memcmp(c->spec_dirs[i], dir, n) == 0)
+            return 1;
+    return 0;
+}
+
+void cri_config_release(struct cri_config *c)
+{
+    size_t i;
+
+    if (!c)
+        return;
+    free(c->file);
+    for (i = 0; i < c->nspec_dirs; i++)
+        free(c->spec_dirs[i]);
+    memset(c, 0, sizeof(*c));
+}

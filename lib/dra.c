@@ -1,0 +1,728 @@
+#include "dra.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+
+#define STRIEQ(a, b) (strcmp((a), (b)) == 0)
+
+/* Makes room for one more element in a growable array; 0 or -1. */
+static int grow(void **v, size_t *cap, size_t n, size_t elem)
+{
+    size_t ncap;
+    void *p;
+
+    if (n < *cap)
+        return 0;
+    ncap = *cap ? *cap * 2 : 8;
+    p = realloc(*v, ncap * elem);
+    if (!p)
+        return -1;
+    *v = p;
+    *cap = ncap;
+    return 0;
+}
+
+#define PUSH(arr, n, cap) \
+    (grow((void **)&(arr), &(cap), (n), sizeof(*(arr))) ? NULL : memset(&(arr)[(n)++], 0, sizeof(*(arr))))
+
+static int node_line(const struct dra_model *m, const cJSON *node, int fallback)
+{
+    int line;
+
+    if (m->pos && node && m->pos(m->pos_ctx, node, &line))
+        return line;
+    return fallback;
+}
+
+static const char *str_or(const char *s, const char *dflt)
+{
+    return s ? s : dflt;
+}
+
+static void obj_init(struct dra_obj *o, const cJSON *json, const char *file, int line)
+{
+    o->json = json;
+    o->api_version = str_or(dd_json_str(json, "apiVersion", NULL), "");
+    o->kind = str_or(dd_json_str(json, "kind", NULL), "");
+    o->ns = str_or(dd_json_str(json, "metadata", "namespace", NULL), "");
+    o->name = dd_json_str(json, "metadata", "name", NULL);
+    if (!o->name)
+        o->name = str_or(dd_json_str(json, "metadata", "generateName", NULL), "");
+    o->file = file;
+    o->line = line;
+}
+
+/* 1 when api_version is group/<any version>. */
+static int in_group(const char *api_version, const char *group)
+{
+    size_t n = strlen(group);
+
+    return !strncmp(api_version, group, n) && api_version[n] == '/';
+}
+
+/* ---- selectors and requests ---------------------------------------------- */
+
+static enum dd_rc add_selectors(struct dra_model *m, const cJSON *arr, struct dra_selector **out,
+                                size_t *nout, int line)
+{
+    const cJSON *it;
+    size_t n = 0, cap = 0;
+    struct dra_selector *v = NULL, *s;
+
+    cJSON_ArrayForEach(it, arr) {
+        const cJSON *expr = dd_json_path(it, "cel", "expression", NULL);
+        if (!(s = PUSH(v, n, cap)))
+            goto oom;
+        if (!cJSON_IsString(expr)) {
+            s->expr = "";
+            dd_failf(&s->err, DD_ETYPE, "selector has no cel.expression string");
+            s->line = node_line(m, it, line);
+            continue;
+        }
+        s->expr = expr->valuestring;
+        s->line = node_line(m, expr, line);
+        s->prog = cel_compile(s->expr, strlen(s->expr), NULL, &s->err);
+        if (!s->prog && s->err.rc == DD_ENOMEM)
+            goto oom;
+    }
+    *out = v;
+    *nout = n;
+    return DD_OK;
+oom:
+    while (n > 0)
+        cel_program_free(v[--n].prog);
+    free(v);
+    return DD_ENOMEM;
+}
+
+static void release_selectors(struct dra_selector *v, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        cel_program_free(v[i].prog);
+    free(v);
+}
+
+static void release_requests(struct dra_request *v, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        release_selectors(v[i].sel, v[i].nsel);
+        release_requests(v[i].sub, v[i].nsub);
+    }
+    free(v);
+}
+
+/* Fills the device-selection fields shared by `exactly`, flat (v1beta1) requests and subrequests. */
+static enum dd_rc fill_exact(struct dra_model *m, struct dra_request *r, const cJSON *src)
+{
+    const char *mode = dd_json_str(src, "allocationMode", NULL);
+
+    r->class_name = dd_json_str(src, "deviceClassName", NULL);
+    r->all = mode && STRIEQ(mode, "All");
+    if (!dd_json_int(src, &r->count, "count", NULL) || r->count < 0)
+        r->count = 1;
+    return add_selectors(m, dd_json_arr(src, "selectors", NULL), &r->sel, &r->nsel, r->line);
+}
+
+static enum dd_rc add_requests(struct dra_model *m, const cJSON *arr, struct dra_claim_spec *spec,
+                               int line)
+{
+    const cJSON *it, *sub;
+    size_t cap = 0;
+    struct dra_request *r;
+
+    cJSON_ArrayForEach(it, arr) {
+        const cJSON *exactly = dd_json_path(it, "exactly", NULL);
+        const cJSON *first = dd_json_arr(it, "firstAvailable", NULL);
+        size_t subcap = 0;
+
+        if (!(r = PUSH(spec->req, spec->nreq, cap)))
+            return DD_ENOMEM;
+        r->name = str_or(dd_json_str(it, "name", NULL), "");
+        r->line = node_line(m, it, line);
+        r->count = 1;
+        if (first) {
+            cJSON_ArrayForEach(sub, first) {
+                struct dra_request *s = PUSH(r->sub, r->nsub, subcap);
+                if (!s)
+                    return DD_ENOMEM;
+                s->name = str_or(dd_json_str(sub, "name", NULL), "");
+                s->line = node_line(m, sub, r->line);
+                if (fill_exact(m, s, sub) != DD_OK)
+                    return DD_ENOMEM;
+            }
+            continue;
+        }
+        /* v1 and v1beta2 nest the request under `exactly`; v1beta1 and v1alpha3 are flat. */
+        if (fill_exact(m, r, exactly ? exactly : it) != DD_OK)
+            return DD_ENOMEM;
+    }
+    return DD_OK;
+}
+
+/* ---- resource.k8s.io kinds ----------------------------------------------- */
+
+static enum dd_rc add_class(struct dra_model *m, const cJSON *obj, const char *file, int line)
+{
+    struct dra_class *c = PUSH(m->classes, m->nclasses, m->capclasses);
+
+    if (!c)
+        return DD_ENOMEM;
+    obj_init(&c->o, obj, file, line);
+    return add_selectors(m, dd_json_arr(obj, "spec", "selectors", NULL), &c->sel, &c->nsel, line);
+}
+
+static enum dd_rc add_claim(struct dra_model *m, const cJSON *obj, const char *file, int line,
+                            int is_template)
+{
+    struct dra_claim *c = PUSH(m->claims, m->nclaims, m->capclaims);
+    const cJSON *spec;
+
+    if (!c)
+        return DD_ENOMEM;
+    obj_init(&c->o, obj, file, line);
+    c->is_template = is_template;
+    spec = is_template ? dd_json_path(obj, "spec", "spec", NULL) : dd_json_path(obj, "spec", NULL);
+    c->allocated = dd_json_path(obj, "status", "allocation", NULL) != NULL;
+    return add_requests(m, dd_json_arr(spec, "devices", "requests", NULL), &c->spec, line);
+}
+
+/* "domain/name" -> (domain, name); unqualified names belong to the driver's domain. */
+static int split_qualified(const char *q, const char *driver, const char **domain,
+                           const char **name, char **owned)
+{
+    const char *slash = strchr(q, '/');
+
+    *owned = NULL;
+    if (!slash) {
+        *domain = driver;
+        *name = q;
+        return 0;
+    }
+    if (!(*owned = strndup(q, (size_t)(slash - q))))
+        return -1;
+    *domain = *owned;
+    *name = slash + 1;
+    return 0;
+}
+
+/* Keeps a string the model allocated (split-off attribute domains) until release. */
+static int keep_string(struct dra_model *m, char *str)
+{
+    if (!str || grow((void **)&m->owned, &m->capowned, m->nowned, sizeof(char *))) {
+        free(str);
+        return -1;
+    }
+    m->owned[m->nowned++] = str;
+    return 0;
+}
+
+static enum dd_rc add_device(struct dra_model *m, struct dra_slice *s, const cJSON *d)
+{
+    const cJSON *attrs, *caps, *it;
+    struct dra_device *dev;
+    size_t acap = 0, ccap = 0;
+    const cJSON *basic = dd_json_path(d, "basic", NULL);
+    struct cel_attr *av = NULL;
+    struct cel_capacity *cv = NULL;
+    size_t na = 0, nc = 0;
+
+    dev = &s->dev[s->ndev++];
+    memset(dev, 0, sizeof(*dev));
+    dev->name = str_or(dd_json_str(d, "name", NULL), "");
+    dev->dev.driver = s->driver;
+    /* v1beta1 and v1alpha3 wrap attributes and capacity in `basic`. */
+    attrs = dd_json_path(basic ? basic : d, "attributes", NULL);
+    caps = dd_json_path(basic ? basic : d, "capacity", NULL);
+    cJSON_ArrayForEach(it, attrs) {
+        struct cel_attr *a;
+        const cJSON *v;
+        char *dom;
+
+        if (!(a = PUSH(av, na, acap)))
+            goto oom;
+        if (split_qualified(it->string, s->driver, &a->domain, &a->name, &dom) ||
+            (dom && keep_string(m, dom)))
+            goto oom;
+        if ((v = cJSON_GetObjectItemCaseSensitive(it, "int")) && cJSON_IsNumber(v)) {
+            a->kind = CEL_ATTR_INT;
+            a->i = (int64_t)v->valuedouble;
+        } else if ((v = cJSON_GetObjectItemCaseSensitive(it, "bool")) && cJSON_IsBool(v)) {
+            a->kind = CEL_ATTR_BOOL;
+            a->b = cJSON_IsTrue(v);
+        } else if ((v = cJSON_GetObjectItemCaseSensitive(it, "version")) && cJSON_IsString(v)) {
+            a->kind = CEL_ATTR_VERSION;
+            a->s = v->valuestring;
+        } else {
+            a->kind = CEL_ATTR_STRING;
+            a->s = str_or(dd_json_str(it, "string", NULL), "");
+        }
+    }
+    cJSON_ArrayForEach(it, caps) {
+        struct cel_capacity *c;
+        char *dom;
+
+        if (!(c = PUSH(cv, nc, ccap)))
+            goto oom;
+        if (split_qualified(it->string, s->driver, &c->domain, &c->name, &dom) ||
+            (dom && keep_string(m, dom)))
+            goto oom;
+        /* v1alpha3 capacity is a bare quantity; later versions wrap it in {value}. */
+        c->quantity = cJSON_IsString(it) ? it->valuestring
+                                         : str_or(dd_json_str(it, "value", NULL), "0");
+    }
+    dev->dev.attrs = av;
+    dev->dev.nattrs = na;
+    dev->dev.caps = cv;
+    dev->dev.ncaps = nc;
+    return DD_OK;
+oom:
+    dev->dev.attrs = av;
+    dev->dev.caps = cv;
+    return DD_ENOMEM;
+}
+
+static enum dd_rc add_slice(struct dra_model *m, const cJSON *obj, const char *file, int line)
+{
+    struct dra_slice *s = PUSH(m->slices, m->nslices, m->capslices);
+    const cJSON *devs, *it;
+    int n;
+
+    if (!s)
+        return DD_ENOMEM;
+    obj_init(&s->o, obj, file, line);
+    s->driver = str_or(dd_json_str(obj, "spec", "driver", NULL), "");
+    s->node = str_or(dd_json_str(obj, "spec", "nodeName", NULL), "");
+    s->pool = str_or(dd_json_str(obj, "spec", "pool", "name", NULL), "");
+    devs = dd_json_arr(obj, "spec", "devices", NULL);
+    n = cJSON_GetArraySize(devs);
+    if (n <= 0)
+        return DD_OK;
+    if (!(s->dev = calloc((size_t)n, sizeof(*s->dev))))
+        return DD_ENOMEM;
+    cJSON_ArrayForEach(it, devs)
+        if (add_device(m, s, it) != DD_OK)
+            return DD_ENOMEM;
+    return DD_OK;
+}
+
+/* ---- pods and workloads -------------------------------------------------- */
+
+static enum dd_rc add_containers(struct dra_model *m, struct dra_podspec *p, const cJSON *arr,
+                                 int line)
+{
+    const cJSON *it, *e;
+    size_t cap = p->nctr; /* containers and initContainers share one array: grow() reallocates */
+
+    cJSON_ArrayForEach(it, arr) {
+        struct dra_container *c;
+        size_t ecap = 0, mcap = 0;
+
+        if (grow((void **)&p->ctr, &cap, p->nctr, sizeof(*p->ctr)))
+            return DD_ENOMEM;
+        c = memset(&p->ctr[p->nctr++], 0, sizeof(*c));
+        c->name = str_or(dd_json_str(it, "name", NULL), "");
+        c->image = str_or(dd_json_str(it, "image", NULL), "");
+        c->command = dd_json_arr(it, "command", NULL);
+        c->args = dd_json_arr(it, "args", NULL);
+        c->line = node_line(m, it, line);
+        cJSON_ArrayForEach(e, dd_json_arr(it, "env", NULL)) {
+            struct dra_env *v = PUSH(c->env, c->nenv, ecap);
+            if (!v)
+                return DD_ENOMEM;
+            v->name = str_or(dd_json_str(e, "name", NULL), "");
+            v->value = dd_json_str(e, "value", NULL);
+            v->line = node_line(m, e, c->line);
+        }
+        cJSON_ArrayForEach(e, dd_json_arr(it, "volumeMounts", NULL)) {
+            struct dra_mount *v = PUSH(c->mounts, c->nmounts, mcap);
+            if (!v)
+                return DD_ENOMEM;
+            v->volume = str_or(dd_json_str(e, "name", NULL), "");
+            v->path = str_or(dd_json_str(e, "mountPath", NULL), "");
+        }
+    }
+    return DD_OK;
+}
+
+/*
+ * Adds the pod spec of a Pod or workload.  Workloads without resource claims
+ * are skipped (they cannot hold DRA faults) unless they are DaemonSets, which
+ * may be driver installations: this keeps big repositories cheap.
+ */
+static enum dd_rc add_podspec(struct dra_model *m, const cJSON *obj, const char *file, int line,
+                              const cJSON *spec, int64_t replicas)
+{
+    struct dra_podspec *p;
+    const cJSON *claims = dd_json_arr(spec, "resourceClaims", NULL), *it;
+    size_t ccap = 0, vcap = 0;
+    enum dd_rc rc;
+
+    if (!spec || (replicas >= 0 && !claims))
+        return DD_OK;
+    if (!(p = PUSH(m->pods, m->npods, m->cappods)))
+        return DD_ENOMEM;
+    obj_init(&p->o, obj, file, line);
+    p->spec = spec;
+    p->replicas = replicas;
+    p->service_account = dd_json_str(spec, "serviceAccountName", NULL);
+    if (!p->service_account)
+        p->service_account = str_or(dd_json_str(spec, "serviceAccount", NULL), "default");
+    cJSON_ArrayForEach(it, claims) {
+        struct dra_pod_claim *c = PUSH(p->claims, p->nclaims, ccap);
+        if (!c)
+            return DD_ENOMEM;
+        c->name = str_or(dd_json_str(it, "name", NULL), "");
+        c->claim = dd_json_str(it, "resourceClaimName", NULL);
+        c->tmpl = dd_json_str(it, "resourceClaimTemplateName", NULL);
+        c->line = node_line(m, it, line);
+    }
+    cJSON_ArrayForEach(it, dd_json_arr(spec, "volumes", NULL)) {
+        struct dra_volume *v = PUSH(p->vol, p->nvol, vcap);
+        if (!v)
+            return DD_ENOMEM;
+        v->name = str_or(dd_json_str(it, "name", NULL), "");
+        v->host_path = dd_json_str(it, "hostPath", "path", NULL);
+    }
+    if ((rc = add_containers(m, p, dd_json_arr(spec, "containers", NULL), line)) != DD_OK)
+        return rc;
+    return add_containers(m, p, dd_json_arr(spec, "initContainers", NULL), line);
+}
+
+static int64_t int_or(const cJSON *o, const char *a, const char *b, int64_t dflt)
+{
+    int64_t v;
+
+    return dd_json_int(o, &v, a, b, NULL) && v >= 0 ? v : dflt;
+}
+
+static enum dd_rc add_workload(struct dra_model *m, const cJSON *obj, const char *file, int line,
+                               const char *kind)
+{
+    const cJSON *spec = dd_json_path(obj, "spec", NULL);
+
+    if (STRIEQ(kind, "Deployment") || STRIEQ(kind, "StatefulSet") || STRIEQ(kind, "ReplicaSet"))
+        return add_podspec(m, obj, file, line, dd_json_path(spec, "template", "spec", NULL),
+                           int_or(spec, "replicas", NULL, 1));
+    if (STRIEQ(kind, "DaemonSet"))
+        return add_podspec(m, obj, file, line, dd_json_path(spec, "template", "spec", NULL), -1);
+    /* A Job runs `parallelism` pods at once, and each pod's claims live as long as the pod. */
+    if (STRIEQ(kind, "Job"))
+        return add_podspec(m, obj, file, line, dd_json_path(spec, "template", "spec", NULL),
+                           int_or(spec, "parallelism", NULL, 1));
+    if (STRIEQ(kind, "CronJob")) {
+        const cJSON *job = dd_json_path(spec, "jobTemplate", "spec", NULL);
+        return add_podspec(m, obj, file, line, dd_json_path(job, "template", "spec", NULL),
+                           int_or(job, "parallelism", NULL, 1));
+    }
+    return DD_OK;
+}
+
+/* ---- quota and plain objects --------------------------------------------- */
+
+static enum dd_rc add_quota(struct dra_model *m, const cJSON *obj, const char *file, int line)
+{
+    struct dra_quota *q = PUSH(m->quotas, m->nquotas, m->capquotas);
+    const cJSON *it;
+    size_t cap = 0;
+
+    if (!q)
+        return DD_ENOMEM;
+    obj_init(&q->o, obj, file, line);
+    cJSON_ArrayForEach(it, dd_json_path(obj, "spec", "hard", NULL)) {
+        struct dra_quota_item *h;
+        int64_t v;
+
+        if (!(cJSON_IsString(it) ? dd_quantity_int(it->valuestring, &v)
+                                 : dd_json_int(it, &v, NULL)))
+            continue;
+        if (!(h = PUSH(q->hard, q->nhard, cap)))
+            return DD_ENOMEM;
+        h->key = it->string;
+        h->hard = v;
+        h->line = node_line(m, it, line);
+    }
+    return DD_OK;
+}
+
+static enum dd_rc add_plain(struct dra_objs *set, const cJSON *obj, const char *file, int line)
+{
+    struct dra_obj *o = PUSH(set->v, set->n, set->cap);
+
+    if (!o)
+        return DD_ENOMEM;
+    obj_init(o, obj, file, line);
+    return DD_OK;
+}
+
+/* ---- the model ----------------------------------------------------------- */
+
+void dra_model_init(struct dra_model *m, dra_pos_fn pos, void *pos_ctx)
+{
+    memset(m, 0, sizeof(*m));
+    m->pos = pos;
+    m->pos_ctx = pos_ctx;
+}
+
+enum dd_rc dra_model_add(struct dra_model *m, const cJSON *obj, const char *file, int line)
+{
+    const char *av = dd_json_str(obj, "apiVersion", NULL);
+    const char *kind = dd_json_str(obj, "kind", NULL);
+
+    if (!av || !kind)
+        return DD_OK;
+    m->nobjects++;
+    if (in_group(av, "resource.k8s.io")) {
+        if (STRIEQ(kind, "DeviceClass"))
+            return add_class(m, obj, file, line);
+        if (STRIEQ(kind, "ResourceClaim"))
+            return add_claim(m, obj, file, line, 0);
+        if (STRIEQ(kind, "ResourceClaimTemplate"))
+            return add_claim(m, obj, file, line, 1);
+        if (STRIEQ(kind, "ResourceSlice"))
+            return add_slice(m, obj, file, line);
+        return DD_OK;
+    }
+    if (in_group(av, "rbac.authorization.k8s.io")) {
+        if (STRIEQ(kind, "Role") || STRIEQ(kind, "ClusterRole"))
+            return add_plain(&m->roles, obj, file, line);
+        if (STRIEQ(kind, "RoleBinding") || STRIEQ(kind, "ClusterRoleBinding"))
+            return add_plain(&m->bindings, obj, file, line);
+        return DD_OK;
+    }
+    if (in_group(av, "apps") || in_group(av, "batch"))
+        return add_workload(m, obj, file, line, kind);
+    if (STRIEQ(av, "v1")) {
+        if (STRIEQ(kind, "Pod"))
+            return add_podspec(m, obj, file, line, dd_json_path(obj, "spec", NULL), 1);
+        if (STRIEQ(kind, "ResourceQuota"))
+            return add_quota(m, obj, file, line);
+        if (STRIEQ(kind, "Node"))
+            return add_plain(&m->nodes, obj, file, line);
+        if (STRIEQ(kind, "ServiceAccount"))
+            return add_plain(&m->serviceaccounts, obj, file, line);
+        if (STRIEQ(kind, "Namespace"))
+            return add_plain(&m->namespaces, obj, file, line);
+    }
+    return DD_OK;
+}
+
+const char *dra_container_env(const struct dra_container *c, const char *name, int *line)
+{
+    size_t i;
+
+    /* The last definition wins, as in the kubelet. */
+    for (i = c->nenv; i > 0; i--)
+        if (STRIEQ(c->env[i - 1].name, name)) {
+            if (line)
+                *line = c->env[i - 1].line;
+            return c->env[i - 1].value;
+        }
+    return NULL;
+}
+
+static const char *flag_in(const cJSON *arr, const char *flag)
+{
+    const cJSON *it;
+    size_t n = strlen(flag);
+
+    cJSON_ArrayForEach(it, arr) {
+        const char *s = cJSON_IsString(it) ? it->valuestring : "";
+        if (!strncmp(s, flag, n) && s[n] == '=')
+            return s + n + 1;
+        if (STRIEQ(s, flag) && it->next && cJSON_IsString(it->next))
+            return it->next->valuestring;
+    }
+    return NULL;
+}
+
+const char *dra_container_flag(const struct dra_container *c, const char *flag)
+{
+    const char *v = flag_in(c->args, flag);
+
+    return v ? v : flag_in(c->command, flag);
+}
+
+long dra_node_count(const struct dra_model *m, long fallback)
+{
+    return m->nodes.n ? (long)m->nodes.n : fallback;
+}
+
+/* ---- driver detection ---------------------------------------------------- */
+
+static int has_host_path(const struct dra_podspec *p, const char *prefix)
+{
+    size_t i, n = strlen(prefix);
+
+    for (i = 0; i < p->nvol; i++)
+        if (p->vol[i].host_path && !strncmp(p->vol[i].host_path, prefix, n) &&
+            (p->vol[i].host_path[n] == '\0' || p->vol[i].host_path[n] == '/'))
+            return 1;
+    return 0;
+}
+
+/* The driver name from a plugin socket directory /var/lib/kubelet/plugins/<driver>. */
+static const char *name_from_plugin_dir(const struct dra_podspec *p)
+{
+    size_t i, n = strlen(DRV_PLUGINS_DIR);
+
+    for (i = 0; i < p->nvol; i++) {
+        const char *h = p->vol[i].host_path;
+        if (h && !strncmp(h, DRV_PLUGINS_DIR "/", n + 1) && h[n + 1] && !strchr(h + n + 1, '/'))
+            return h + n + 1;
+    }
+    return NULL;
+}
+
+static enum dd_rc add_driver(struct dra_model *m, const struct dra_podspec *ds,
+                             const struct dra_container *c, const struct drv_profile *prof,
+                             const char *name)
+{
+    struct dra_driver *d = PUSH(m->drivers, m->ndrivers, m->capdrivers);
+    const char *env = prof && prof->cdi_root_env ? prof->cdi_root_env : "CDI_ROOT";
+    const char *v;
+
+    if (!d)
+        return DD_ENOMEM;
+    d->ds = ds;
+    d->ctr = c;
+    d->profile = prof;
+    d->name = name;
+    d->num_devices = prof ? prof->default_num_devices : -1;
+    if (prof && prof->num_devices_env &&
+        (v = dra_container_env(c, prof->num_devices_env, &d->num_devices_line)))
+        if (!dd_quantity_int(v, &d->num_devices) || d->num_devices < 0)
+            d->num_devices = -1;
+    if ((v = dra_container_env(c, env, &d->cdi_line))) {
+        d->cdi_root = v;
+        d->cdi_src = DRA_CDI_ENV;
+    } else if (prof && prof->cdi_root_flag && (v = dra_container_flag(c, prof->cdi_root_flag))) {
+        d->cdi_root = v;
+        d->cdi_src = DRA_CDI_FLAG;
+        d->cdi_line = c->line;
+    } else {
+        d->cdi_root = prof ? prof->default_cdi_root : NULL;
+        d->cdi_src = DRA_CDI_DEFAULT;
+        d->cdi_line = c->line;
+    }
+    return DD_OK;
+}
+
+/*
+ * A DaemonSet is a DRA driver when its image matches a profile, or when it
+ * registers a kubelet plugin and shares a CDI directory with the host (CSI
+ * node plugins register too, but never write CDI specs).
+ */
+static enum dd_rc detect_driver(struct dra_model *m, size_t podidx)
+{
+    const struct dra_podspec *p = &m->pods[podidx];
+    const struct drv_profile *prof = NULL;
+    const struct dra_container *c = NULL;
+    const char *name;
+    size_t i, j;
+    enum dd_rc rc;
+
+    for (i = 0; i < p->nctr && !prof; i++)
+        if ((prof = drv_profile_for_image(p->ctr[i].image)))
+            c = &p->ctr[i];
+    if (prof) {
+        for (j = 0; j < DRV_MAX && prof->drivers[j]; j++) {
+            name = j == 0 ? dra_container_env(c, "DRIVER_NAME", NULL) : NULL;
+            if ((rc = add_driver(m, p, c, prof, name ? name : prof->drivers[j])) != DD_OK)
+                return rc;
+        }
+        return DD_OK;
+    }
+    if (!p->nctr || !has_host_path(p, DRV_REGISTRY_DIR))
+        return DD_OK;
+    c = &p->ctr[0];
+    if (!dra_container_env(c, "CDI_ROOT", NULL) && !has_host_path(p, "/var/run/cdi") &&
+        !has_host_path(p, "/etc/cdi"))
+        return DD_OK;
+    name = dra_container_env(c, "DRIVER_NAME", NULL);
+    if (!name)
+        name = name_from_plugin_dir(p);
+    return name ? add_driver(m, p, c, NULL, name) : DD_OK;
+}
+
+enum dd_rc dra_model_finish(struct dra_model *m)
+{
+    size_t i;
+    enum dd_rc rc;
+
+    for (i = 0; i < m->npods; i++)
+        if (m->pods[i].replicas < 0 && (rc = detect_driver(m, i)) != DD_OK)
+            return rc;
+    return DD_OK;
+}
+
+void dra_model_release(struct dra_model *m)
+{
+    size_t i, j;
+
+    for (i = 0; i < m->nclasses; i++)
+        release_selectors(m->classes[i].sel, m->classes[i].nsel);
+    for (i = 0; i < m->nclaims; i++)
+        release_requests(m->claims[i].spec.req, m->claims[i].spec.nreq);
+    for (i = 0; i < m->nslices; i++) {
+        for (j = 0; j < m->slices[i].ndev; j++) {
+            free((void *)m->slices[i].dev[j].dev.attrs);
+            free((void *)m->slices[i].dev[j].dev.caps);
+        }
+        free(m->slices[i].dev);
+    }
+    for (i = 0; i < m->npods; i++) {
+        for (j = 0; j < m->pods[i].nctr; j++) {
+            free(m->pods[i].ctr[j].env);
+            free(m->pods[i].ctr[j].mounts);
+        }
+        free(m->pods[i].ctr);
+        free(m->pods[i].claims);
+        free(m->pods[i].vol);
+    }
+    for (i = 0; i < m->nquotas; i++)
+        free(m->quotas[i].hard);
+    for (i = 0; i < m->nowned; i++)
+        free(m->owned[i]);
+    free(m->classes);
+    free(m->claims);
+    free(m->slices);
+    free(m->pods);
+    free(m->quotas);
+    free(m->drivers);
+    free(m->roles.v);
+    free(m->bindings.v);
+    free(m->nodes.v);
+    free(m->serviceaccounts.v);
+    free(m->namespaces.v);
+    free(m->owned);
+    dra_model_init(m, m->pos, m->pos_ctx);
+}
+
+const struct dra_class *dra_find_class(const struct dra_model *m, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < m->nclasses; i++)
+        if (STRIEQ(m->classes[i].o.name, name))
+            return &m->classes[i];
+    return NULL;
+}
+
+const struct dra_claim *dra_find_claim(const struct dra_model *m, const char *ns,
+                                       const char *name, int is_template)
+{
+    size_t i;
+
+    for (i = 0; i < m->nclaims; i++) {
+        const struct dra_claim *c = &m->claims[i];
+        if (c->is_template == is_template && STRIEQ(c->o.ns, ns) && STRIEQ(c->o.name, name))
+            return c;
+    }
+    return NULL;
+}

@@ -1,0 +1,225 @@
+/*
+ * dra.h - the snapshot: every object the rules look at, normalised.
+ *
+ * A model is built by adding Kubernetes objects one at a time (cJSON trees,
+ * borrowed: they must outlive the model).  The linter adds what it loaded
+ * from files; the webhook and controller add what their informer caches
+ * hold.  Objects of any served version are accepted: resource.k8s.io v1,
+ * v1beta2 (same shapes as v1) and v1beta1/v1alpha3 (flat requests, `basic`
+ * devices) normalise into the same structures.  Pods and the pod templates of
+ * Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs and CronJobs
+ * become struct dra_podspec with the number of pods they stand for.
+ *
+ * Memory: the model owns its arrays and compiled CEL programs; strings are
+ * borrowed from the trees.  Not thread-safe while being built; read-only use
+ * from several threads is safe once built.
+ */
+#ifndef DD_DRA_H
+#define DD_DRA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cjson/cJSON.h>
+
+#include "cel.h"
+#include "cri.h"
+#include "drivers.h"
+#include "err.h"
+
+/* Where a node of a tree came from; returns 1 and sets *line, or 0. */
+typedef int (*dra_pos_fn)(void *ctx, const cJSON *node, int *line);
+
+struct dra_obj {
+    const cJSON *json;       /* the whole object; borrowed */
+    const char *api_version; /* never NULL */
+    const char *kind;        /* never NULL */
+    const char *ns;          /* "" when cluster-scoped or unset */
+    const char *name;        /* metadata.name (or generateName); never NULL */
+    const char *file;        /* source file; NULL for live objects */
+    int line;                /* 1-based line of the object; 0 when unknown */
+};
+
+struct dra_selector {
+    const char *expr;         /* CEL source; borrowed */
+    struct cel_program *prog; /* owned; NULL when compilation failed */
+    struct dd_err err;        /* why it failed, when prog is NULL */
+    int line;                 /* line of the expression in the file; 0 when unknown */
+};
+
+struct dra_request {
+    const char *name;
+    const char *class_name;      /* NULL for a firstAvailable parent */
+    int all;                     /* allocationMode: All */
+    int64_t count;               /* devices for ExactCount (default 1) */
+    struct dra_selector *sel;    /* owned array */
+    size_t nsel;
+    struct dra_request *sub;     /* firstAvailable alternatives; owned array */
+    size_t nsub;
+    int line;
+};
+
+struct dra_claim_spec {
+    struct dra_request *req;     /* owned array */
+    size_t nreq;
+};
+
+struct dra_class {
+    struct dra_obj o;
+    struct dra_selector *sel;    /* owned array */
+    size_t nsel;
+};
+
+struct dra_claim {               /* a ResourceClaim or a ResourceClaimTemplate */
+    struct dra_obj o;
+    struct dra_claim_spec spec;
+    int is_template;
+    int allocated;               /* status.allocation is set (live objects) */
+};
+
+struct dra_device {
+    const char *name;
+    struct cel_device dev;       /* attrs and caps arrays owned by the model */
+};
+
+struct dra_slice {
+    struct dra_obj o;
+    const char *driver;
+    const char *node;            /* spec.nodeName, "" otherwise */
+    const char *pool;
+    struct dra_device *dev;      /* owned array */
+    size_t ndev;
+};
+
+struct dra_env {
+    const char *name;
+    const char *value;           /* NULL when it comes from valueFrom */
+    int line;
+};
+
+struct dra_mount {
+    const char *volume;
+    const char *path;
+};
+
+struct dra_container {
+    const char *name;
+    const char *image;           /* "" when unset */
+    const cJSON *command;        /* borrowed arrays (may be NULL) */
+    const cJSON *args;
+    struct dra_env *env;         /* owned array */
+    size_t nenv;
+    struct dra_mount *mounts;    /* owned array */
+    size_t nmounts;
+    int line;
+};
+
+struct dra_volume {
+    const char *name;
+    const char *host_path;       /* NULL unless a hostPath volume */
+};
+
+struct dra_pod_claim {
+    const char *name;            /* pod.spec.resourceClaims[].name */
+    const char *claim;           /* resourceClaimName, or NULL */
+    const char *tmpl;            /* resourceClaimTemplateName, or NULL */
+    int line;
+};
+
+struct dra_podspec {
+    struct dra_obj o;            /* the Pod or the workload holding the template */
+    const cJSON *spec;           /* the pod spec; borrowed */
+    int64_t replicas;            /* pods this spec stands for; -1 for a DaemonSet (one per node) */
+    const char *service_account; /* "default" when unset */
+    struct dra_pod_claim *claims; /* owned array */
+    size_t nclaims;
+    struct dra_container *ctr;   /* containers then initContainers; owned array */
+    size_t nctr;
+    struct dra_volume *vol;      /* owned array */
+    size_t nvol;
+};
+
+struct dra_quota_item {
+    const char *key;             /* e.g. "gpu.example.com.deviceclass.resource.k8s.io/devices" */
+    int64_t hard;
+    int line;
+};
+
+struct dra_quota {
+    struct dra_obj o;
+    struct dra_quota_item *hard; /* owned array; only whole-number entries */
+    size_t nhard;
+};
+
+enum dra_cdi_src { DRA_CDI_DEFAULT, DRA_CDI_ENV, DRA_CDI_FLAG };
+
+/* A DRA driver installation found through its kubelet-plugin DaemonSet. */
+struct dra_driver {
+    const struct dra_podspec *ds;     /* the DaemonSet; borrowed from the model */
+    const struct dra_container *ctr;  /* the plugin container */
+    const struct drv_profile *profile; /* NULL when recognised only by registration paths */
+    const char *name;                 /* driver name; borrowed (profile, env or path) */
+    int64_t num_devices;              /* devices per node; -1 unknown */
+    int num_devices_line;
+    const char *cdi_root;             /* where the plugin writes CDI specs; NULL unknown */
+    enum dra_cdi_src cdi_src;
+    int cdi_line;
+};
+
+/* Generic objects the rules read as they are (RBAC, nodes, service accounts). */
+struct dra_objs {
+    struct dra_obj *v;
+    size_t n, cap;
+};
+
+struct dra_model {
+    struct dra_class *classes;     size_t nclasses, capclasses;
+    struct dra_claim *claims;      size_t nclaims, capclaims;   /* claims and templates */
+    struct dra_slice *slices;      size_t nslices, capslices;
+    struct dra_podspec *pods;      size_t npods, cappods;
+    struct dra_quota *quotas;      size_t nquotas, capquotas;
+    struct dra_driver *drivers;    size_t ndrivers, capdrivers;
+    struct dra_objs roles;         /* Role and ClusterRole */
+    struct dra_objs bindings;      /* RoleBinding and ClusterRoleBinding */
+    struct dra_objs nodes;
+    struct dra_objs serviceaccounts;
+    struct dra_objs namespaces;
+    size_t nobjects;               /* every object added, relevant or not */
+    const struct cri_config *cri;  /* node runtime facts, or NULL; borrowed */
+    dra_pos_fn pos;                /* optional position lookup for sub-nodes */
+    void *pos_ctx;
+    char **owned;                  /* strings the model allocated (attribute domains) */
+    size_t nowned, capowned;
+};
+
+/* Initialises an empty model; pos may be NULL. */
+void dra_model_init(struct dra_model *m, dra_pos_fn pos, void *pos_ctx);
+
+/*
+ * Adds one object (borrowed; must outlive the model).  file may be NULL.
+ * Objects of kinds the rules do not use are counted and otherwise ignored.
+ * Returns DD_OK or DD_ENOMEM.  Drivers are detected when the model is
+ * finished, see dra_model_finish.
+ */
+enum dd_rc dra_model_add(struct dra_model *m, const cJSON *obj, const char *file, int line);
+
+/* Detects driver installations among the DaemonSets.  Call once after the last add. */
+enum dd_rc dra_model_finish(struct dra_model *m);
+
+/* Frees what the model owns and leaves it empty. */
+void dra_model_release(struct dra_model *m);
+
+/* Lookups (borrowed results, NULL when absent). */
+const struct dra_class *dra_find_class(const struct dra_model *m, const char *name);
+const struct dra_claim *dra_find_claim(const struct dra_model *m, const char *ns,
+                                       const char *name, int is_template);
+
+/* The value of env var name in c (NULL when unset or not a literal); *line is set when found. */
+const char *dra_container_env(const struct dra_container *c, const char *name, int *line);
+
+/* The value of a --flag=value or --flag value argument in command or args, or NULL. */
+const char *dra_container_flag(const struct dra_container *c, const char *flag);
+
+/* Number of nodes: Node objects in the model, else fallback. */
+long dra_node_count(const struct dra_model *m, long fallback);
+
+#endif

@@ -1,0 +1,66 @@
+/*
+ * finding.h - what a diagnosis produces: findings, and a list of them.
+ *
+ * A finding is self-contained: it owns copies of every string, so it outlives
+ * the snapshot it was computed from (the controller keeps findings between
+ * reconciles; the linter prints them after freeing nothing).
+ */
+#ifndef DD_FINDING_H
+#define DD_FINDING_H
+
+#include <stddef.h>
+
+enum dd_severity { DD_SEV_INFO = 0, DD_SEV_WARNING = 1, DD_SEV_ERROR = 2 };
+
+/* "error", "warning", "info". */
+const char *dd_severity_name(enum dd_severity s);
+
+/* Parses "error"/"warning"/"info"; returns -1 when unknown. */
+int dd_severity_parse(const char *s);
+
+/* A reference to a Kubernetes object (or a node-local file such as the containerd config). */
+struct dd_objref {
+    char *api_version; /* "" for non-API objects */
+    char *kind;
+    char *namespace_;  /* "" for cluster-scoped objects */
+    char *name;
+};
+
+struct dd_finding {
+    const char *code;       /* stable rule code, static storage (the rule table) */
+    enum dd_severity severity;
+    struct dd_objref obj;   /* owned */
+    char *file;             /* owned; NULL when the object has no source file (live objects) */
+    int line;               /* 1-based, 0 when unknown */
+    char *message;          /* owned: what is wrong, with the evidence */
+    char *fix;              /* owned: the concrete change that removes the finding */
+};
+
+struct dd_findings {
+    struct dd_finding *v;   /* v[0..n) */
+    size_t n, cap;
+    int oom;                /* set when an append failed: the list is incomplete */
+};
+
+#define DD_FINDINGS_INIT { NULL, 0, 0, 0 }
+
+/*
+ * Appends a finding; copies every string (file may be NULL).  Returns the new
+ * finding, or NULL when out of memory (then list->oom is set).
+ */
+struct dd_finding *dd_findings_add(struct dd_findings *list, const char *code,
+                                   enum dd_severity sev, const char *api_version,
+                                   const char *kind, const char *ns, const char *name,
+                                   const char *file, int line, const char *message,
+                                   const char *fix);
+
+/* Sorts by file, line, code, then object: a stable order for output and tests. */
+void dd_findings_sort(struct dd_findings *list);
+
+/* Counts findings at or above sev. */
+size_t dd_findings_count(const struct dd_findings *list, enum dd_severity sev);
+
+/* Frees every finding and leaves the list empty. */
+void dd_findings_release(struct dd_findings *list);
+
+#endif

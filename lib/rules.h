@@ -1,0 +1,63 @@
+/*
+ * rules.h - the one diagnosis rule engine, shared by lint, webhook and controller.
+ *
+ * A rule is a table entry: a stable code (an interface: never rename one), a
+ * severity, a one-line summary, and a check.  Its long documentation lives in
+ * docs/rules.md under a heading "## <Code>"; a unit test keeps table and doc
+ * in step.  A check is a pure function of a snapshot (struct dra_model plus
+ * options); it appends findings and does no I/O.
+ *
+ * Findings are root causes evaluated independently: each rule assumes the
+ * faults other rules report are fixed (e.g. device inventory is checked
+ * against the driver a misspelled selector was meant to name), so one run
+ * names every fault at once instead of the first one only.
+ */
+#ifndef DD_RULES_H
+#define DD_RULES_H
+
+#include <stddef.h>
+
+#include "finding.h"
+
+struct dra_model;
+
+struct rule_options {
+    const char *const *known_drivers; /* extra driver names (--known-driver); borrowed */
+    size_t nknown_drivers;
+    long nodes;        /* node count for profile-based inventory when the input has
+                          no Node objects (--nodes); default 1 */
+    int complete;      /* 1: the input is the whole cluster, so a reference to a missing
+                          object is an error rather than a warning (--complete) */
+};
+
+#define RULE_OPTIONS_INIT { NULL, 0, 1, 0 }
+
+struct rule_ctx {
+    const struct dra_model *m;     /* the snapshot; borrowed */
+    const struct rule_options *opt;
+    struct dd_findings *out;       /* where checks append */
+    const struct dd_rule *rule;    /* the rule being run */
+};
+
+struct dd_rule {
+    const char *code;            /* e.g. "SelectorMatchesNoDriver" */
+    enum dd_severity severity;   /* default severity; a check may lower it (e.g. partial input) */
+    const char *summary;         /* one line, no trailing period */
+    void (*check)(struct rule_ctx *ctx); /* NULL for live-only codes reported by the controller */
+};
+
+/* The rule table, in pipeline order (the order a pod meets the causes). */
+const struct dd_rule *dd_rules(size_t *n);
+
+/* The rule with this code, or NULL. */
+const struct dd_rule *dd_rule_find(const char *code);
+
+/*
+ * Runs every rule over m and appends the findings to out (sorted afterwards
+ * with dd_findings_sort by the caller when order matters).  opt may be NULL
+ * for defaults.  Returns 0, or -1 when out ran out of memory.
+ */
+int dd_rules_run(const struct dra_model *m, const struct rule_options *opt,
+                 struct dd_findings *out);
+
+#endif

@@ -1,0 +1,268 @@
+#include "lint.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cri.h"
+#include "dra.h"
+#include "manifest.h"
+#include "report.h"
+
+#define DOCS_URI "https://github.com/dra-doctor/dra-doctor/blob/main/docs/rules.md"
+#define MAX_PATHS 4096
+#define MAX_KNOWN 64
+
+static int pos_adapter(void *ctx, const cJSON *node, int *line)
+{
+    return mf_pos(ctx, node, line, NULL);
+}
+
+static void print_diags(const struct mf_set *set, FILE *diag)
+{
+    char buf[2048];
+    size_t i;
+
+    for (i = 0; i < set->ndiags; i++)
+        fprintf(diag, "%s\n", mf_diag_format(&set->diags[i], buf, sizeof(buf)));
+}
+
+int lint_collect(const struct lint_input *in, struct lint_result *res, FILE *diag)
+{
+    struct mf_set set = MF_SET_INIT;
+    struct cri_config cri;
+    struct dd_err err;
+    struct dra_model m;
+    int have_cri = 0, rc = -1;
+    size_t i;
+
+    memset(res, 0, sizeof(*res));
+    memset(&cri, 0, sizeof(cri));
+    mf_set_init(&set);
+    for (i = 0; i < in->npaths; i++)
+        if (mf_load_path(&set, in->paths[i], NULL) == DD_ENOMEM)
+            goto out_set;
+    print_diags(&set, diag);
+    res->input_errors = set.nerrors;
+    if (in->containerd_config) {
+        dd_err_clear(&err);
+        if (cri_config_load(in->containerd_config, &cri, &err) == DD_OK) {
+            have_cri = 1;
+        } else {
+            fprintf(diag, "%s: error: %s\n", in->containerd_config, err.msg);
+            res->input_errors++;
+        }
+    }
+    dra_model_init(&m, pos_adapter, &set);
+    m.cri = have_cri ? &cri : NULL;
+    for (i = 0; i < set.n; i++)
+        if (dra_model_add(&m, set.objs[i].json, set.objs[i].file, set.objs[i].line) != DD_OK)
+            goto out_model;
+    if (dra_model_finish(&m) != DD_OK)
+        goto out_model;
+    res->objects = set.n;
+    if (dd_rules_run(&m, &in->rules, &res->findings) == 0) {
+        dd_findings_sort(&res->findings);
+        rc = 0;
+    }
+out_model:
+    dra_model_release(&m);
+    if (have_cri)
+        cri_config_release(&cri);
+out_set:
+    mf_set_release(&set);
+    if (rc)
+        dd_findings_release(&res->findings);
+    return rc;
+}
+
+void lint_result_release(struct lint_result *res)
+{
+    dd_findings_release(&res->findings);
+    memset(res, 0, sizeof(*res));
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+"usage: dra-doctor lint [PATH...] [-f PATH]... [options]\n"
+"\n"
+"Checks Kubernetes manifests for Dynamic Resource Allocation faults before they\n"
+"are applied: RBAC that stops a driver publishing devices, selectors naming a\n"
+"driver that does not exist, quotas that reject claims, too few devices, and a\n"
+"container runtime that will not inject them (CDI).\n"
+"\n"
+"PATH is a file, a directory (searched recursively for *.yaml, *.yml, *.json) or\n"
+"'-' for standard input.  Without PATH the current directory is linted.\n"
+"\n"
+"options:\n"
+"  -f, --filename PATH        add PATH (same as a positional PATH; repeatable)\n"
+"      --containerd-config F  the node's containerd config.toml, to check CDI\n"
+"      --known-driver NAME    a DRA driver installed outside these manifests\n"
+"                             (repeatable)\n"
+"      --nodes N              nodes to assume for per-node device counts when the\n"
+"                             input has no Node objects (default 1)\n"
+"      --complete             the input is the whole cluster: references to objects\n"
+"                             that are not in it are errors, not warnings\n"
+"  -o, --output FORMAT        text (default), json, sarif or github\n"
+"      --fail-on LEVEL        exit 1 on findings at or above error (default),\n"
+"                             warning, or never\n"
+"      --color WHEN           auto (default), always or never; NO_COLOR is honoured\n"
+"  -h, --help                 show this help\n"
+"\n"
+"exit status: 0 no findings at the --fail-on level, 1 findings at that level,\n"
+"2 usage error or unreadable input (what could be read is still checked).\n"
+"\n"
+"Rules and their fixes: docs/rules.md.\n");
+}
+
+static int parse_long(const char *s, long *out)
+{
+    char *end;
+    long v;
+
+    if (!*s)
+        return -1;
+    v = strtol(s, &end, 10);
+    if (*end || v < 0 || v > 1000000)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int lint_main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "filename", required_argument, NULL, 'f' },
+        { "containerd-config", required_argument, NULL, 'c' },
+        { "known-driver", required_argument, NULL, 'k' },
+        { "nodes", required_argument, NULL, 'n' },
+        { "complete", no_argument, NULL, 'C' },
+        { "output", required_argument, NULL, 'o' },
+        { "fail-on", required_argument, NULL, 'F' },
+        { "color", required_argument, NULL, 'K' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    static const struct rule_options rdefaults = RULE_OPTIONS_INIT;
+    const char *paths[MAX_PATHS], *known[MAX_KNOWN];
+    struct lint_input in;
+    struct lint_result res;
+    struct report_input rep;
+    enum report_format fmt = REPORT_TEXT;
+    int fail_on = DD_SEV_ERROR, color = -1, ch, code;
+    size_t npaths = 0, nknown = 0;
+
+    memset(&in, 0, sizeof(in));
+    in.rules = rdefaults;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "+f:o:h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'f':
+            if (npaths == MAX_PATHS) {
+                fprintf(stderr, "dra-doctor lint: too many paths (limit %d)\n", MAX_PATHS);
+                return LINT_EXIT_USAGE;
+            }
+            paths[npaths++] = optarg;
+            break;
+        case 'c':
+            in.containerd_config = optarg;
+            break;
+        case 'k':
+            if (nknown == MAX_KNOWN) {
+                fprintf(stderr, "dra-doctor lint: too many --known-driver (limit %d)\n",
+                        MAX_KNOWN);
+                return LINT_EXIT_USAGE;
+            }
+            known[nknown++] = optarg;
+            break;
+        case 'n':
+            if (parse_long(optarg, &in.rules.nodes) || in.rules.nodes < 1) {
+                fprintf(stderr, "dra-doctor lint: --nodes wants a whole number from 1 to "
+                        "1000000, not '%s'\n", optarg);
+                return LINT_EXIT_USAGE;
+            }
+            break;
+        case 'C':
+            in.rules.complete = 1;
+            break;
+        case 'o':
+            if ((int)(fmt = (enum report_format)report_format_parse(optarg)) < 0) {
+                fprintf(stderr, "dra-doctor lint: unknown output format '%s' (want %s)\n", optarg,
+                        report_format_names());
+                return LINT_EXIT_USAGE;
+            }
+            break;
+        case 'F':
+            if (!strcmp(optarg, "never"))
+                fail_on = DD_SEV_ERROR + 1;
+            else if ((fail_on = dd_severity_parse(optarg)) < DD_SEV_WARNING) {
+                fprintf(stderr, "dra-doctor lint: --fail-on wants error, warning or never, "
+                        "not '%s'\n", optarg);
+                return LINT_EXIT_USAGE;
+            }
+            break;
+        case 'K':
+            if (!strcmp(optarg, "always"))
+                color = 1;
+            else if (!strcmp(optarg, "never"))
+                color = 0;
+            else if (!strcmp(optarg, "auto"))
+                color = -1;
+            else {
+                fprintf(stderr, "dra-doctor lint: --color wants auto, always or never\n");
+                return LINT_EXIT_USAGE;
+            }
+            break;
+        case 'h':
+            usage(stdout);
+            return LINT_EXIT_OK;
+        default:
+            fprintf(stderr, "Try 'dra-doctor lint --help'.\n");
+            return LINT_EXIT_USAGE;
+        }
+    }
+    for (; optind < argc; optind++) {
+        if (npaths == MAX_PATHS) {
+            fprintf(stderr, "dra-doctor lint: too many paths (limit %d)\n", MAX_PATHS);
+            return LINT_EXIT_USAGE;
+        }
+        paths[npaths++] = argv[optind];
+    }
+    if (!npaths)
+        paths[npaths++] = ".";
+    in.paths = paths;
+    in.npaths = npaths;
+    in.rules.known_drivers = known;
+    in.rules.nknown_drivers = nknown;
+    if (color < 0) {
+        const char *term = getenv("TERM");
+        color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR") && !(term && !strcmp(term, "dumb"));
+    }
+    if (lint_collect(&in, &res, stderr)) {
+        fprintf(stderr, "dra-doctor lint: out of memory\n");
+        return LINT_EXIT_USAGE;
+    }
+    memset(&rep, 0, sizeof(rep));
+    rep.findings = &res.findings;
+    rep.rules = dd_rules(&rep.nrules);
+    rep.objects = res.objects;
+    rep.tool_version = DD_VERSION;
+    rep.docs_uri = DOCS_URI;
+    rep.color = color;
+    if (report_write(stdout, fmt, &rep)) {
+        perror("dra-doctor lint: writing the report");
+        lint_result_release(&res);
+        return LINT_EXIT_USAGE;
+    }
+    if (res.input_errors)
+        code = LINT_EXIT_USAGE;
+    else if (fail_on <= DD_SEV_ERROR && dd_findings_count(&res.findings, fail_on))
+        code = LINT_EXIT_FINDINGS;
+    else
+        code = LINT_EXIT_OK;
+    lint_result_release(&res);
+    return code;
+}

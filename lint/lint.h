@@ -1,0 +1,49 @@
+/*
+ * lint.h - `dra-doctor lint`: the rules over manifests in files, offline.
+ *
+ * lint_collect is the whole pipeline without printing (load -> model ->
+ * rules), so tests and benchmarks drive exactly what the command runs.
+ */
+#ifndef DD_LINT_H
+#define DD_LINT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "finding.h"
+#include "rules.h"
+
+/* Exit codes: scripts depend on them. */
+#define LINT_EXIT_OK 0       /* nothing at or above --fail-on */
+#define LINT_EXIT_FINDINGS 1 /* findings at or above --fail-on */
+#define LINT_EXIT_USAGE 2    /* usage error, or input that could not be read */
+
+struct lint_input {
+    const char *const *paths;     /* files, directories or "-"; borrowed */
+    size_t npaths;
+    const char *containerd_config; /* path or NULL */
+    struct rule_options rules;
+};
+
+struct lint_result {
+    struct dd_findings findings;  /* sorted */
+    size_t objects;               /* Kubernetes objects read */
+    size_t input_errors;          /* files or documents that could not be read */
+};
+
+/*
+ * Loads every path, builds the model, runs the rules.  Input problems
+ * (malformed or oversized files, skipped documents, an unreadable containerd
+ * config) are printed to diag as "file:line:col: error: ..." or "note:" lines
+ * and counted in res->input_errors; everything that could be read is still
+ * checked.  Returns 0, or -1 when out of memory.  Free res with
+ * lint_result_release.
+ */
+int lint_collect(const struct lint_input *in, struct lint_result *res, FILE *diag);
+
+void lint_result_release(struct lint_result *res);
+
+/* The subcommand: argv[0] is "lint".  Returns an exit code. */
+int lint_main(int argc, char **argv);
+
+#endif
