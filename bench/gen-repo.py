@@ -328,6 +328,7 @@ class Repo:
         self.files = 0
         self.bytes = 0
         self.objects = 0
+        self.demand = Counter()  # GPU model ("ANY" when unconstrained) or NIC class -> devices
 
     # Each write_* counts the objects it writes.
     def _write(self, rel, text):
@@ -382,7 +383,7 @@ class Repo:
 # --------------------------------------------------------------------------
 # The cluster-wide part: DRA driver, device classes, slices, cluster RBAC.
 
-def cluster_objects(repo, nodes):
+def cluster_objects(repo, per_model):
     g = repo.g
     r = g.r
     base = "clusters/prod-eu-1/infra"
@@ -470,10 +471,12 @@ def cluster_objects(repo, nodes):
     repo.write_yaml("%s/rbac/cluster-roles.yaml" % base, crs)
 
     # ResourceSlices: one per node per driver; 8 GPUs, 2 NICs, some FPGAs.
-    for i in range(nodes):
+    models = []
+    for m, n in zip(GPU_MODELS, per_model):
+        models.extend([m] * n)
+    for i, gpu_model in enumerate(models):
         node = "node-%04d" % i
         slices = []
-        gpu_model = GPU_MODELS[i % 2]
         gmem = "80Gi" if gpu_model == GPU_MODELS[0] else "40Gi"
         devs = []
         for d in range(8):
@@ -644,6 +647,24 @@ def namespace_objects(repo, idx):
         if claim_refs:
             for _, cls, k in per_pod:
                 claim_counts[cls] += k * (1 if shared else pods)
+            # Cluster-wide demand by GPU model / NIC kind, to size the inventory.
+            cspec = objs[2]["spec"] if shared else objs[2]["spec"]["spec"]
+            for req in cspec["devices"]["requests"]:
+                ex = req["exactly"]
+                cls = ex["deviceClassName"]
+                if cls in GPU_CLASSES:
+                    model = "ANY"
+                    if cls == "gpu-latest.example.com":
+                        model = GPU_MODELS[0]
+                    elif cls == "gpu-previous.example.com":
+                        model = GPU_MODELS[1]
+                    for sel in ex.get("selectors", []):
+                        for m in GPU_MODELS:
+                            if "'%s'" % m in sel["cel"]["expression"]:
+                                model = m
+                    repo.demand[model] += ex["count"] * (1 if shared else pods)
+                else:
+                    repo.demand[cls] += ex["count"] * (1 if shared else pods)
 
         if objs[-1]["kind"] in ("Deployment", "StatefulSet"):
             objs.append({"apiVersion": "v1", "kind": "Service", "metadata": g.meta(app, ns, labels=lab),
@@ -701,7 +722,7 @@ def namespace_objects(repo, idx):
         everything = list(ns_objs)
         for _, objs in app_objs:
             everything.extend(objs)
-        if r.random() < 0.1:
+        if r.random() < 0.04:
             repo.write_objs(root, everything, "list")
         else:
             repo.write_objs(root, everything, "bundle")
@@ -752,15 +773,30 @@ def main(argv):
     manifest = manifest or out + ".manifest.json"
 
     repo = Repo(out, seed)
-    nodes = max(4, count // 150)  # ~2.3 slices per node: ~1.5% of the objects
-    cluster_objects(repo, nodes)
     idx = 0
+    while idx == 0 or repo.objects < 0.9 * count:
+        namespace_objects(repo, idx)
+        idx += 1
+    # Inventory: node pools per GPU model with 1.5 times the devices that the
+    # claims can ask for at once (unconstrained requests counted against both
+    # pools), so that no class runs short; the demand so far is scaled up to
+    # cover the namespaces still to come.
+    scale = max(1.0, count / float(repo.objects))
+    d = Counter({k: v * scale for k, v in repo.demand.items()})
+    per_model = [int(1.5 * (d[m] + d["ANY"]) / 8) + 1 for m in GPU_MODELS]
+    nic_nodes = int(1.5 * max(d["nic-rdma.example.com"], (d["nic.example.com"] + d["nic-rdma.example.com"]) / 2.0)) + 1
+    extra = max(0, nic_nodes - sum(per_model))
+    per_model[0] += extra
+    nodes = sum(per_model)
+    cluster_objects(repo, per_model)
     while repo.objects < count:
         namespace_objects(repo, idx)
         idx += 1
 
     summary = {"objects": repo.objects, "files": repo.files, "bytes": repo.bytes,
-               "namespaces": idx, "nodes": nodes, "count_requested": count, "seed": seed,
+               "namespaces": idx, "nodes": nodes,
+               "nodes_by_gpu_model": dict(zip(GPU_MODELS, per_model)),
+               "device_demand": dict(sorted(repo.demand.items())), "count_requested": count, "seed": seed,
                "kinds": dict(sorted(repo.kinds.items()))}
     with open(manifest, "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=2)

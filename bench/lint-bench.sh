@@ -49,7 +49,9 @@ fi
 "$dd" lint --help >/dev/null 2>&1 || die "$dd has no working 'lint' command"
 
 # ---- the generated repository (cached) --------------------------------------
-repo="$cache/bench-repo-$count-$seed"
+# Keyed by the generator's content too, so that changing it regenerates.
+gensum=$(sha256sum bench/gen-repo.py | cut -c1-12)
+repo="$cache/bench-repo-$count-$seed-$gensum"
 manifest="$repo.manifest.json"
 if [ ! -f "$manifest" ] || [ ! -d "$repo" ]; then
     mkdir -p "$cache"
@@ -131,6 +133,7 @@ dd_version=$("$dd" --version 2>/dev/null | head -n1 | awk '{print $NF}') || true
 # ---- kubeconform (optional) -------------------------------------------------
 kc_status="not run"
 kc_line=""
+kc_cmd=()
 if [ "$peers" = 1 ]; then
     if kc_env=$(e2e/peers/build-kubeconform.sh 2>"$work/kc-build.err"); then
         eval "$kc_env"
@@ -163,12 +166,14 @@ python3 - "$gen_objects" "$gen_files" "$gen_bytes" "$seed" "$runs" "$cpu" "$goal
     "$dd_version" "$dd_objects" "$dd_wall" "$dd_rss" "$dd_user" "$dd_sys" "$dd_walls" \
     "$dd_errors" "$dd_warnings" "$dd_infos" \
     "$kc_status" "${KUBECONFORM_VERSION:-}" "${kc_objects:-0}" "${kc_wall:-0}" "${kc_rss:-0}" \
-    "${kc_user:-0}" "${kc_sys:-0}" "${kc_walls:-}" "$kc_line" "${BENCH_MD:-}" <<'EOF'
+    "${kc_user:-0}" "${kc_sys:-0}" "${kc_walls:-}" "$kc_line" "${BENCH_MD:-}" \
+    "taskset -c $cpu ${dd_cmd[*]}" "${kc_cmd:+taskset -c $cpu ${kc_cmd[*]}}" <<'EOF'
 import sys
 a = sys.argv[1:]
 (gen_objects, gen_files, gen_bytes, seed, runs, cpu, goal,
  dd_version, dd_objects, dd_wall, dd_rss, dd_user, dd_sys, dd_walls, dd_err, dd_warn, dd_info,
- kc_status, kc_version, kc_objects, kc_wall, kc_rss, kc_user, kc_sys, kc_walls, kc_line, md) = a
+ kc_status, kc_version, kc_objects, kc_wall, kc_rss, kc_user, kc_sys, kc_walls, kc_line, md,
+ dd_cmd, kc_cmd) = a
 gen_objects, gen_files, gen_bytes = int(gen_objects), int(gen_files), int(gen_bytes)
 goal = float(goal)
 
@@ -207,6 +212,11 @@ if kc_status == "ok":
     out.append("ratio dra-doctor objects/s / kubeconform objects/s: %.1fx" % (dd_rate / kc_rate))
 else:
     out.append("kubeconform: %s" % kc_status)
+out.append("")
+out.append("commands (each under /usr/bin/time -v):")
+out.append("  " + dd_cmd)
+if kc_status == "ok":
+    out.append("  " + kc_cmd)
 out.append("goal (>= {:,.0f} objects/s on one core): {}".format(goal, "goal met" if dd_rate >= goal else "goal missed"))
 text = "\n".join(out)
 print(text)

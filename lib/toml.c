@@ -114,14 +114,14 @@ static const char *show(const char *s, char *buf, size_t size)
 static const char *type_name(enum toml_type t)
 {
     switch (t) {
-    case TOML_STRING: return "string";
-    case TOML_INT: return "integer";
-    case TOML_FLOAT: return "float";
-    case TOML_BOOL: return "boolean";
-    case TOML_ARRAY: return "array";
-    case TOML_TABLE: return "table";
+    case TOML_STRING: return "a string";
+    case TOML_INT: return "an integer";
+    case TOML_FLOAT: return "a float";
+    case TOML_BOOL: return "a boolean";
+    case TOML_ARRAY: return "an array";
+    case TOML_TABLE: return "a table";
     }
-    return "value";
+    return "a value";
 }
 
 /* ---- values and tables ------------------------------------------------- */
@@ -1059,7 +1059,10 @@ static enum dd_rc keyval(struct parser *ps, struct node *t)
         goto out;
     skip_ws(ps);
     if (ps->p >= ps->end || *ps->p != '=') {
-        perr(ps, "expected '=' after key %s", key_show(&k, k.n, name, sizeof(name)));
+        perr(ps, "expected '=' after key %s%s", key_show(&k, k.n, name, sizeof(name)),
+             ps->p < ps->end && (unsigned char)*ps->p >= 0x80
+                 ? " (non-ASCII keys must be quoted)"
+                 : "");
         goto out;
     }
     ps->p++;
@@ -1081,7 +1084,7 @@ static enum dd_rc keyval(struct parser *ps, struct node *t)
             continue;
         }
         if (old->type != TOML_TABLE) {
-            perr(ps, "key %s is already a %s (line %d), not a table",
+            perr(ps, "key %s is already %s (line %d), not a table",
                  key_show(&k, i + 1, name, sizeof(name)), type_name(old->type), old->line);
             goto out;
         }
@@ -1137,7 +1140,7 @@ static struct node *header_step(struct parser *ps, struct node *t, struct key *k
     if (v->type == TOML_ARRAY && (N(v)->flags & T_AOT))
         return N(v->u.arr.items[v->u.arr.n - 1]);
     if (v->type != TOML_TABLE) {
-        perr_at(ps, DD_EPARSE, k->line, "key %s is already a %s (line %d), not a table",
+        perr_at(ps, DD_EPARSE, k->line, "key %s is already %s (line %d), not a table",
                 key_show(k, i + 1, name, sizeof(name)), type_name(v->type), v->line);
         return NULL;
     }
@@ -1201,7 +1204,7 @@ static enum dd_rc header(struct parser *ps, struct node **cur)
             perr_at(ps, DD_EPARSE, line, "[%s] is an array of tables (line %d), not a table",
                     name, v->line);
         } else {
-            perr_at(ps, DD_EPARSE, line, "key %s is already a %s (line %d), not a table", name,
+            perr_at(ps, DD_EPARSE, line, "key %s is already %s (line %d), not a table", name,
                     type_name(v->type), v->line);
         }
         goto out;
@@ -1217,8 +1220,8 @@ static enum dd_rc header(struct parser *ps, struct node **cur)
         k.part[k.n - 1] = NULL;
         v = &nt->v;
     } else if (v->type != TOML_ARRAY || !(N(v)->flags & T_AOT)) {
-        perr_at(ps, DD_EPARSE, line, "[[%s]] cannot extend the %s defined on line %d", name,
-                v->type == TOML_ARRAY ? "static array" : type_name(v->type), v->line);
+        perr_at(ps, DD_EPARSE, line, "[[%s]] cannot extend %s defined on line %d", name,
+                v->type == TOML_ARRAY ? "a static array" : type_name(v->type), v->line);
         goto out;
     }
     if (!(nt = node_new(ps, TOML_TABLE, line)))

@@ -158,7 +158,7 @@ int lint_main(int argc, char **argv)
     memset(&in, 0, sizeof(in));
     in.rules = rdefaults;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "+f:o:h", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
         switch (ch) {
         case 'f':
             if (npaths == MAX_PATHS) {

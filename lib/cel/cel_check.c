@@ -346,9 +346,10 @@ static const struct cel__type *check_binary(struct checker *ck, struct cel__node
             return &t_bool;
         return no_overload(ck, n, fn, a, b);
     case CEL_OP_IN:
-        if (b->kind == CEL_T_LIST && same(a, b->elem))
+        /* Membership uses equality, so numbers of any kind may match. */
+        if (b->kind == CEL_T_LIST && (same(a, b->elem) || (is_num(a) && is_num(b->elem))))
             return &t_bool;
-        if (b->kind == CEL_T_MAP && same(a, b->key))
+        if (b->kind == CEL_T_MAP && (same(a, b->key) || (is_num(a) && is_num(b->key))))
             return &t_bool;
         if (is_dyn(b))
             return &t_bool;

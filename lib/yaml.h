@@ -1,0 +1,86 @@
+/*
+ * yaml.h - the one seam to libyaml: a YAML (or JSON) stream becomes cJSON
+ * trees, one per document, with the 1-based line/column of every node.
+ *
+ * Only lib/yaml.c includes <yaml.h>; the prefix is ydoc_ because libyaml
+ * already owns yaml_.
+ *
+ * Scalar typing follows what Kubernetes does (sigs.k8s.io/yaml decodes with
+ * go-yaml v2, i.e. YAML 1.1 resolution, then converts to JSON):
+ *   - plain ~, null, Null, NULL and the empty scalar are null;
+ *   - plain y/Y/yes/Yes/YES/true/True/TRUE/on/On/ON are true, and
+ *     n/N/no/No/NO/false/False/FALSE/off/Off/OFF are false (so `value: yes`
+ *     is a boolean, exactly as kubectl would send it);
+ *   - plain integers (decimal, 0x hex, 0o or leading-0 octal, 0b binary,
+ *     `_` separators allowed) and floats (including .inf/.nan) are numbers,
+ *     held as doubles by cJSON (so `defaultMode: 0644` is 420);
+ *   - everything else, every quoted scalar and every block scalar is a string;
+ *   - !!str forces a string; !!int, !!float, !!bool and !!null require the
+ *     text to resolve to that type (else an error); other tags are ignored.
+ * Mapping keys are kept as their raw text (go-yaml would turn `yes:` into
+ * "true"; manifests do not rely on that).  Merge keys (`<<`) are not expanded;
+ * `<<` is an ordinary key.  An alias deep-copies its anchor's tree; the copies
+ * carry the alias's position.  Anchors are per document and take effect when
+ * their node is complete, so a node cannot contain an alias to itself.
+ */
+#ifndef DD_YAML_H
+#define DD_YAML_H
+
+#include <stddef.h>
+#include <cjson/cJSON.h>
+
+#include "err.h"
+
+struct ydoc_limits {
+    int max_depth;          /* mapping/sequence nesting, root = 1; must be > 0 */
+    size_t max_documents;   /* per stream; must be > 0 */
+    size_t max_alias_nodes; /* nodes created by alias expansion, per stream */
+};
+
+/* The position of one node of a document tree. */
+struct ydoc_pos {
+    const cJSON *node; /* borrowed: a node of the tree handed to sink->document */
+    int line, col;     /* 1-based */
+};
+
+/*
+ * Where documents and input errors go.  A callback returns DD_OK to go on;
+ * any other code stops the stream and is returned by ydoc_parse_stream.
+ */
+struct ydoc_sink {
+    void *ctx; /* passed back unchanged */
+    /*
+     * One well-formed document.  root: a new tree, ownership passes to the
+     * callee; NULL for an empty (or null) document.  pos[0..npos): borrowed,
+     * valid during the call only; one entry for every node of root.
+     */
+    enum dd_rc (*document)(void *ctx, cJSON *root, const struct ydoc_pos *pos, size_t npos);
+    /*
+     * One input error (rc DD_EPARSE or DD_ETOOBIG, line/col 1-based or 0,
+     * msg without position).  err: borrowed for the call.  The partial
+     * document is dropped; parsing goes on with the next document when the
+     * stream allows it.
+     */
+    enum dd_rc (*error)(void *ctx, const struct dd_err *err);
+};
+
+/*
+ * Parses buf[0..len) (borrowed; need not be NUL-terminated) and feeds sink.
+ * lim and sink: borrowed.  Returns DD_OK when every document was delivered,
+ * else the code of the first input error (DD_EPARSE, DD_ETOOBIG), DD_ENOMEM,
+ * or the first non-DD_OK code a callback returned.
+ */
+enum dd_rc ydoc_parse_stream(const char *buf, size_t len, const struct ydoc_limits *lim,
+                             const struct ydoc_sink *sink);
+
+#endif /* DD_YAML_H */
+
+/*
+ * Because the build puts lib/ first on the include path, <yaml.h> finds this
+ * file, not libyaml's.  lib/yaml.c (and only it) defines DD_YAML_SEAM before
+ * `#include <yaml.h>` to get libyaml's header too, through the rest of the
+ * search path.
+ */
+#if defined(DD_YAML_SEAM) && !defined(YAML_H)
+#include_next <yaml.h>
+#endif

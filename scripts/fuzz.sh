@@ -1,0 +1,54 @@
+#!/bin/sh
+# Builds every libFuzzer harness tests/fuzz/fuzz_<name>.c with clang and
+# ASan+UBSan, replays its seed corpus and any regression inputs
+# (tests/data/fuzz-regress/<name>/), then fuzzes it:
+#   fuzz.sh smoke   FUZZ_SECONDS each (default 15), part of `make test`
+#   fuzz.sh long    FUZZ_SECONDS each (default 600), `make fuzz`
+# New corpus entries go to build/fuzz/corpus/<name>/, never into the tree.
+set -u
+mode=${1:-smoke}
+case "$mode" in
+    smoke) secs=${FUZZ_SECONDS:-15} ;;
+    long) secs=${FUZZ_SECONDS:-600} ;;
+    *) echo "usage: fuzz.sh smoke|long" >&2; exit 2 ;;
+esac
+CLANG=${CLANG:-$(command -v clang-14 || command -v clang)}
+[ -n "$CLANG" ] || { echo "fuzz: clang not found (make deps)" >&2; exit 1; }
+B=build/fuzz
+mkdir -p "$B"
+FLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -DDD_VERSION=\"fuzz\" -Ilib -Ilint -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
+LIBS="$(pkg-config --libs libcjson yaml-0.1 libpcre2-8) -lm"
+SRC="$(ls lib/*.c lib/*/*.c lint/*.c)"
+pass=0; fail=0
+for h in tests/fuzz/fuzz_*.c; do
+    [ -f "$h" ] || continue
+    name=$(basename "$h" .c); name=${name#fuzz_}
+    bin="$B/fuzz_$name"
+    # shellcheck disable=SC2086
+    if ! $CLANG $FLAGS -o "$bin" "$h" $SRC $LIBS; then
+        echo "fuzz $name: build failed"; fail=$((fail + 1)); continue
+    fi
+    corpus="$B/corpus/$name"
+    mkdir -p "$corpus"
+    seeds=""
+    [ -d "tests/fuzz/corpus/$name" ] && seeds="tests/fuzz/corpus/$name"
+    regress=""
+    [ -d "tests/data/fuzz-regress/$name" ] && regress="tests/data/fuzz-regress/$name"
+    dict=""
+    [ -f "tests/fuzz/$name.dict" ] && dict="-dict=tests/fuzz/$name.dict"
+    log="$B/fuzz_$name.log"
+    # shellcheck disable=SC2086
+    if "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+        -print_final_stats=1 $dict "$corpus" $seeds $regress >"$log" 2>&1; then
+        execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+        echo "fuzz $name: ok, ${execs:-?} executions in ${secs}s, no crash"
+        pass=$((pass + 1))
+    else
+        echo "fuzz $name: FAILED (see $log)"; tail -n 40 "$log"
+        fail=$((fail + 1))
+    fi
+done
+mkdir -p build
+echo "$pass $fail" >> build/test-counts
+echo "fuzz: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,408 @@
+/*
+ * test_rules.c - each rule alone: a snapshot that must trigger it, and the
+ * same snapshot fixed, which must not.  Objects are JSON built in the test.
+ */
+#include "snap.h"
+
+#include <stdio.h>
+
+#define BUF 16384
+
+static char *objs(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *objs(const char *fmt, ...)
+{
+    static char buf[BUF];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    return buf;
+}
+
+#define CLASS(name, expr)                                                                      \
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\",\"metadata\":{\"name\":\"" \
+    name "\"},\"spec\":{\"selectors\":[{\"cel\":{\"expression\":\"" expr "\"}}]}}"
+#define CLAIM(name, cls)                                                                       \
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"" \
+    name "\",\"namespace\":\"t\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\","         \
+    "\"exactly\":{\"deviceClassName\":\"" cls "\"}}]}}}"
+#define CLAIM_SEL(name, cls, expr)                                                             \
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"" \
+    name "\",\"namespace\":\"t\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\","         \
+    "\"exactly\":{\"deviceClassName\":\"" cls "\",\"selectors\":[{\"cel\":{\"expression\":\""     \
+    expr "\"}}]}}]}}}"
+#define TEMPLATE(name, cls)                                                                    \
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaimTemplate\",\"metadata\":"   \
+    "{\"name\":\"" name "\",\"namespace\":\"t\"},\"spec\":{\"spec\":{\"devices\":{\"requests\":"  \
+    "[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"" cls "\"}}]}}}}"
+#define POD(name, field, ref)                                                                  \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"" name "\",\"namespace\":" \
+    "\"t\"},\"spec\":{\"resourceClaims\":[{\"name\":\"gpu\",\"" field "\":\"" ref "\"}],"         \
+    "\"containers\":[{\"name\":\"c\",\"image\":\"busybox:1\"}]}}"
+#define DEPLOY(name, replicas, tmpl)                                                           \
+    "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"" name       \
+    "\",\"namespace\":\"t\"},\"spec\":{\"replicas\":" replicas ",\"template\":{\"spec\":"        \
+    "{\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimTemplateName\":\"" tmpl "\"}],"        \
+    "\"containers\":[{\"name\":\"c\",\"image\":\"busybox:1\"}]}}}}"
+#define QUOTA(key, value)                                                                      \
+    "{\"apiVersion\":\"v1\",\"kind\":\"ResourceQuota\",\"metadata\":{\"name\":\"q\","          \
+    "\"namespace\":\"t\"},\"spec\":{\"hard\":{\"" key "\":\"" value "\"}}}"
+#define DEV(i)                                                                                 \
+    "{\"name\":\"gpu-" #i "\",\"attributes\":{\"model\":{\"string\":\"LATEST-GPU-MODEL\"},"     \
+    "\"index\":{\"int\":" #i "}},\"capacity\":{\"memory\":{\"value\":\"80Gi\"}}}"
+#define SLICE2                                                                                 \
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":" \
+    "\"s\"},\"spec\":{\"driver\":\"gpu.example.com\",\"nodeName\":\"n1\",\"pool\":{\"name\":"    \
+    "\"n1\",\"generation\":0,\"resourceSliceCount\":1},\"devices\":[" DEV(0) "," DEV(1) "]}}"
+/* The example driver's kubelet plugin: env and volumes as its chart sets them. */
+#define DS(env, mountpath)                                                                     \
+    "{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"metadata\":{\"name\":\"plugin\","    \
+    "\"namespace\":\"drv\"},\"spec\":{\"template\":{\"spec\":{\"serviceAccountName\":\"sa\","   \
+    "\"containers\":[{\"name\":\"plugin\",\"image\":\"registry.k8s.io/dra-example-driver/"       \
+    "dra-example-driver:v0.2.0\",\"env\":[" env "],\"volumeMounts\":[{\"name\":\"cdi\","          \
+    "\"mountPath\":\"" mountpath "\"},{\"name\":\"reg\",\"mountPath\":\"/reg\"}]}],"              \
+    "\"volumes\":[{\"name\":\"cdi\",\"hostPath\":{\"path\":\"/var/run/cdi\"}},{\"name\":\"reg\"," \
+    "\"hostPath\":{\"path\":\"/var/lib/kubelet/plugins_registry\"}}]}}}}"
+#define ENV(n, v) "{\"name\":\"" n "\",\"value\":\"" v "\"}"
+#define GOOD_ENV ENV("NUM_DEVICES", "8") "," ENV("CDI_ROOT", "/var/run/cdi")
+#define ROLE(verbs)                                                                            \
+    "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\",\"metadata\":"   \
+    "{\"name\":\"driver-role\"},\"rules\":[{\"apiGroups\":[\"resource.k8s.io\"],\"resources\":" \
+    "[\"resourceslices\"],\"verbs\":" verbs "}]},"                                               \
+    "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRoleBinding\","         \
+    "\"metadata\":{\"name\":\"driver-binding\"},\"roleRef\":{\"kind\":\"ClusterRole\",\"name\":" \
+    "\"driver-role\"},\"subjects\":[{\"kind\":\"ServiceAccount\",\"name\":\"sa\","               \
+    "\"namespace\":\"drv\"}]}"
+
+static const struct rule_options defaults = RULE_OPTIONS_INIT;
+
+/* Loads json, runs the rules, and checks that code fired `want` times and nothing else did. */
+static const struct dd_finding *only(struct snap *s, const char *json, const char *code,
+                                     size_t want)
+{
+    snap_load(s, json);
+    if (snap_run(s, &defaults, NULL) != want || snap_run(s, &defaults, code) != want) {
+        size_t i;
+        for (i = 0; i < s->f.n; i++)
+            fprintf(stderr, "  got %s: %s\n", s->f.v[i].code, s->f.v[i].message);
+        fail_msg("expected %zu %s finding(s) and nothing else", want, code);
+    }
+    return want ? snap_get(s, code) : NULL;
+}
+
+static void selector_matches_no_driver(void **state)
+{
+    struct snap s;
+    const struct dd_finding *f;
+    (void)state;
+
+    f = only(&s, objs("[%s,%s]", CLASS("gpu", "device.driver == 'gpu.exmaple.com'"), SLICE2),
+             "SelectorMatchesNoDriver", 1);
+    assert_string_equal(f->obj.kind, "DeviceClass");
+    assert_string_equal(f->obj.name, "gpu");
+    assert_int_equal(f->severity, DD_SEV_ERROR);
+    assert_contains(f->message, "Did you mean 'gpu.example.com'?");
+    assert_contains(f->fix, "spec.selectors[0].cel.expression");
+    snap_free(&s);
+    only(&s, objs("[%s,%s]", CLASS("gpu", "device.driver == 'gpu.example.com'"), SLICE2),
+         "SelectorMatchesNoDriver", 0);
+    snap_free(&s);
+    /* A driver declared with --known-driver is known. */
+    snap_load(&s, objs("[%s]", CLASS("x", "device.driver == 'x.vendor.io'")));
+    {
+        const char *known[] = { "x.vendor.io" };
+        struct rule_options o = RULE_OPTIONS_INIT;
+        o.known_drivers = known;
+        o.nknown_drivers = 1;
+        assert_int_equal(snap_run(&s, &o, "SelectorMatchesNoDriver"), 0);
+        o.nknown_drivers = 0;
+        /* Unknown, and nowhere near a well-known name: cannot be judged without inventory. */
+        assert_int_equal(snap_run(&s, &o, "SelectorMatchesNoDriver"), 0);
+    }
+    snap_free(&s);
+    /* Nothing known in the input, but a near miss of a well-known driver is a typo. */
+    only(&s, objs("[%s]", CLASS("n", "device.driver == \\\"gpu.nvida.com\\\"")),
+         "SelectorMatchesNoDriver", 1);
+    assert_contains(s.f.v[0].message, "gpu.nvidia.com");
+    snap_free(&s);
+    /* A claim's request selector is checked too; && chains and `in` lists are understood. */
+    f = only(&s, objs("[%s,%s,%s]", CLASS("gpu", "device.driver == 'gpu.example.com'"), SLICE2,
+                      CLAIM_SEL("c", "gpu", "device.driver in ['gpu.exmple.com'] && true")),
+             "SelectorMatchesNoDriver", 1);
+    assert_string_equal(f->obj.kind, "ResourceClaim");
+    assert_contains(f->fix, "spec.devices.requests[0].exactly.selectors[0]");
+    snap_free(&s);
+}
+
+static void selector_syntax_error(void **state)
+{
+    struct snap s;
+    const struct dd_finding *f;
+    (void)state;
+
+    f = only(&s, objs("[%s,%s]", CLASS("gpu", "device.driver = 'gpu.example.com'"), SLICE2),
+             "SelectorSyntaxError", 1);
+    assert_contains(f->message, "does not compile");
+    snap_free(&s);
+    f = only(&s, objs("[%s,%s]", CLASS("gpu", "device.driver"), SLICE2), "SelectorSyntaxError", 1);
+    assert_contains(f->message, "bool");
+    snap_free(&s);
+}
+
+static void selector_unknown_attribute(void **state)
+{
+    struct snap s;
+    const struct dd_finding *f;
+    (void)state;
+
+    f = only(&s, objs("[%s,%s]",
+                      CLASS("gpu", "device.driver == 'gpu.example.com' && "
+                                   "device.attributes['gpu.example.com'].modle == 'x'"),
+                      SLICE2),
+             "SelectorUnknownAttribute", 1);
+    assert_int_equal(f->severity, DD_SEV_WARNING);
+    assert_contains(f->message, "no such key: modle");
+    assert_contains(f->message, "Did you mean 'model'?");
+    snap_free(&s);
+    /* Guarded with has(): a missing key is false, not an error. */
+    only(&s, objs("[%s,%s]",
+                  CLASS("gpu", "device.driver == 'gpu.example.com' && "
+                               "has(device.attributes['gpu.example.com'].modle) && "
+                               "device.attributes['gpu.example.com'].modle == 'x'"),
+                  SLICE2),
+         "SelectorUnknownAttribute", 0);
+    snap_free(&s);
+    /* Capacity names are checked against capacity. */
+    only(&s, objs("[%s,%s]",
+                  CLASS("gpu", "device.capacity['gpu.example.com'].memory.compareTo("
+                               "quantity('1Gi')) >= 0"),
+                  SLICE2),
+         "SelectorUnknownAttribute", 0);
+    snap_free(&s);
+    only(&s, objs("[%s,%s]",
+                  CLASS("gpu", "device.capacity['gpu.example.com'].model.compareTo(quantity('1')) > 0"), SLICE2),
+         "SelectorUnknownAttribute", 1);
+    snap_free(&s);
+    /* Without published devices there is nothing to compare with. */
+    only(&s, objs("[%s]", CLASS("gpu", "device.attributes['gpu.example.com'].modle == 'x'")),
+         "SelectorUnknownAttribute", 0);
+    snap_free(&s);
+}
+
+static void not_found_rules(void **state)
+{
+    struct snap s;
+    struct rule_options complete = RULE_OPTIONS_INIT;
+    const struct dd_finding *f;
+    (void)state;
+
+    f = only(&s, objs("[%s]", POD("p", "resourceClaimName", "missing")), "ClaimNotFound", 1);
+    assert_int_equal(f->severity, DD_SEV_WARNING);
+    complete.complete = 1;
+    assert_int_equal(snap_run(&s, &complete, "ClaimNotFound"), 1);
+    assert_int_equal(s.f.v[0].severity, DD_SEV_ERROR);
+    snap_free(&s);
+    only(&s, objs("[%s,%s,%s,%s]", POD("p", "resourceClaimName", "c"), CLAIM("c", "gpu"),
+                  CLASS("gpu", "device.driver == 'gpu.example.com'"), SLICE2),
+         "ClaimNotFound", 0);
+    snap_free(&s);
+    f = only(&s, objs("[%s]", DEPLOY("d", "2", "tmpl")), "ClaimTemplateNotFound", 1);
+    assert_string_equal(f->obj.kind, "Deployment");
+    snap_free(&s);
+    f = only(&s, objs("[%s,%s,%s]", CLAIM("c", "gpu.exampel.com"),
+                      CLASS("gpu.example.com", "device.driver == 'gpu.example.com'"), SLICE2),
+             "DeviceClassNotFound", 1);
+    assert_contains(f->fix, "gpu.example.com");
+    snap_free(&s);
+}
+
+static void quota_exceeded(void **state)
+{
+    struct snap s;
+    const struct dd_finding *f;
+    (void)state;
+
+    f = only(&s, objs("[%s,%s,%s,%s,%s]",
+                      QUOTA("gpu.deviceclass.resource.k8s.io/devices", "1"),
+                      CLAIM("first", "gpu"), CLAIM("second", "gpu"),
+                      CLASS("gpu", "device.driver == 'gpu.example.com'"), SLICE2),
+             "QuotaExceeded", 1);
+    assert_string_equal(f->obj.name, "second");
+    assert_contains(f->fix, "at least 2");
+    snap_free(&s);
+    only(&s, objs("[%s,%s,%s,%s,%s]", QUOTA("gpu.deviceclass.resource.k8s.io/devices", "2"),
+                  CLAIM("first", "gpu"), CLAIM("second", "gpu"),
+                  CLASS("gpu", "device.driver == 'gpu.example.com'"), SLICE2),
+         "QuotaExceeded", 0);
+    snap_free(&s);
+    /* Claims generated from a template: one per replica. */
+    f = only(&s, objs("[%s,%s,%s,%s,%s]", QUOTA("count/resourceclaims.resource.k8s.io", "1"),
+                      TEMPLATE("tmpl", "gpu"), DEPLOY("d", "2", "tmpl"),
+                      CLASS("gpu", "device.driver == 'gpu.example.com'"), SLICE2),
+             "QuotaExceeded", 1);
+    assert_string_equal(f->obj.kind, "Deployment");
+    assert_contains(f->message, "2 claim(s)");
+    snap_free(&s);
+}
+
+static void insufficient_devices(void **state)
+{
+    struct snap s;
+    const struct dd_finding *f;
+    (void)state;
+
+    /* Slices offer 2 devices; 3 pods each need one. */
+    f = only(&s, objs("[%s,%s,%s,%s]", CLASS("gpu", "device.driver == 'gpu.example.com'"),
+                      SLICE2, TEMPLATE("tmpl", "gpu"), DEPLOY("d", "3", "tmpl")),
+             "InsufficientDevices", 1);
+    assert_contains(f->message, "need 3 device(s)");
+    assert_contains(f->message, "offers 2");
+    snap_free(&s);
+    only(&s, objs("[%s,%s,%s,%s]", CLASS("gpu", "device.driver == 'gpu.example.com'"), SLICE2,
+                  TEMPLATE("tmpl", "gpu"), DEPLOY("d", "2", "tmpl")),
+         "InsufficientDevices", 0);
+    snap_free(&s);
+    /* The class selector narrows the inventory: only index 1 matches. */
+    only(&s, objs("[%s,%s,%s,%s]",
+                  CLASS("gpu", "device.attributes['gpu.example.com'].index == 1"), SLICE2,
+                  TEMPLATE("tmpl", "gpu"), DEPLOY("d", "2", "tmpl")),
+         "InsufficientDevices", 1);
+    snap_free(&s);
+    /* Inventory from the example driver's profile: NUM_DEVICES per node. */
+    f = only(&s, objs("[%s,%s,%s,%s,%s]", CLASS("gpu", "device.driver == 'gpu.example.com'"),
+                      DS(ENV("NUM_DEVICES", "1") "," ENV("CDI_ROOT", "/var/run/cdi"),
+                         "/var/run/cdi"),
+                      ROLE("[\"create\",\"update\",\"delete\"]"), TEMPLATE("tmpl", "gpu"),
+                      DEPLOY("d", "2", "tmpl")),
+             "InsufficientDevices", 1);
+    assert_contains(f->fix, "NUM_DEVICES");
+    snap_free(&s);
+    /* --nodes multiplies per-node counts. */
+    snap_load(&s, objs("[%s,%s,%s,%s,%s]", CLASS("gpu", "device.driver == 'gpu.example.com'"),
+                       DS(ENV("NUM_DEVICES", "1") "," ENV("CDI_ROOT", "/var/run/cdi"),
+                          "/var/run/cdi"),
+                       ROLE("[\"create\",\"update\",\"delete\"]"), TEMPLATE("tmpl", "gpu"),
+                       DEPLOY("d", "2", "tmpl")));
+    {
+        struct rule_options o = RULE_OPTIONS_INIT;
+        o.nodes = 2;
+        assert_int_equal(snap_run(&s, &o, NULL), 0);
+    }
+    snap_free(&s);
+}
+
+static void driver_rbac_denied(void **state)
+{
+    struct snap s;
+    const struct dd_finding *f;
+    (void)state;
+
+    f = only(&s, objs("[%s,%s]", DS(GOOD_ENV, "/var/run/cdi"),
+                      ROLE("[\"get\",\"list\",\"watch\"]")),
+             "DriverRBACDenied", 1);
+    assert_string_equal(f->obj.kind, "ClusterRole");
+    assert_string_equal(f->obj.name, "driver-role");
+    assert_contains(f->message, "cannot create, update, delete");
+    snap_free(&s);
+    f = only(&s, objs("[%s,%s]", DS(GOOD_ENV, "/var/run/cdi"),
+                      ROLE("[\"get\",\"create\",\"update\"]")),
+             "DriverRBACDenied", 1);
+    assert_contains(f->message, "cannot delete");
+    snap_free(&s);
+    only(&s, objs("[%s,%s]", DS(GOOD_ENV, "/var/run/cdi"), ROLE("[\"*\"]")), "DriverRBACDenied", 0);
+    snap_free(&s);
+    /* No RBAC in the input: it lives elsewhere; only --complete judges it. */
+    snap_load(&s, objs("[%s]", DS(GOOD_ENV, "/var/run/cdi")));
+    assert_int_equal(snap_run(&s, &defaults, NULL), 0);
+    {
+        struct rule_options o = RULE_OPTIONS_INIT;
+        o.complete = 1;
+        assert_int_equal(snap_run(&s, &o, "DriverRBACDenied"), 1);
+    }
+    snap_free(&s);
+}
+
+static void cdi_spec_dir_not_shared(void **state)
+{
+    struct snap s;
+    const struct dd_finding *f;
+    (void)state;
+
+    /* No CDI_ROOT: the driver writes to its default /etc/cdi inside the container. */
+    f = only(&s, objs("[%s,%s]", DS(ENV("NUM_DEVICES", "8"), "/var/run/cdi"), ROLE("[\"*\"]")),
+             "CDISpecDirNotShared", 1);
+    assert_string_equal(f->obj.kind, "DaemonSet");
+    assert_contains(f->message, "/etc/cdi");
+    assert_contains(f->fix, "CDI_ROOT=/var/run/cdi");
+    snap_free(&s);
+    /* Mounted somewhere else: /cdi in the container is the host's /var/run/cdi. */
+    only(&s, objs("[%s,%s]", DS(ENV("CDI_ROOT", "/cdi"), "/cdi"), ROLE("[\"*\"]")),
+         "CDISpecDirNotShared", 0);
+    snap_free(&s);
+    /* A subdirectory of a shared mount is not a spec dir the runtime reads. */
+    only(&s, objs("[%s,%s]", DS(ENV("CDI_ROOT", "/var/run/cdi/sub"), "/var/run/cdi"),
+                  ROLE("[\"*\"]")),
+         "CDISpecDirNotShared", 1);
+    snap_free(&s);
+}
+
+static void cdi_disabled(void **state)
+{
+    struct snap s;
+    struct cri_config cri;
+    (void)state;
+
+    memset(&cri, 0, sizeof(cri));
+    cri.version = 2;
+    cri.plugin = "io.containerd.grpc.v1.cri";
+    cri.enable_cdi = 0;
+    cri.enable_cdi_line = 7;
+    snap_load(&s, objs("[%s]", CLASS("gpu", "device.driver == 'gpu.example.com'")));
+    s.m.cri = &cri;
+    assert_int_equal(snap_run(&s, &defaults, "CDIDisabled"), 1);
+    assert_int_equal(s.f.v[0].line, 7);
+    assert_contains(s.f.v[0].fix, "enable_cdi = true");
+    cri.enable_cdi = 1;
+    assert_int_equal(snap_run(&s, &defaults, "CDIDisabled"), 0);
+    snap_free(&s);
+    /* No DRA in the input: CDI off is not a DRA fault. */
+    cri.enable_cdi = 0;
+    snap_load(&s, "[{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"x\"}}]");
+    s.m.cri = &cri;
+    assert_int_equal(snap_run(&s, &defaults, NULL), 0);
+    snap_free(&s);
+}
+
+static void table_is_consistent(void **state)
+{
+    size_t n, i, j;
+    const struct dd_rule *r = dd_rules(&n);
+    (void)state;
+
+    assert_true(n >= 11);
+    for (i = 0; i < n; i++) {
+        assert_ptr_equal(dd_rule_find(r[i].code), &r[i]);
+        assert_true(strlen(r[i].summary) > 10);
+        for (j = 0; j < i; j++)
+            assert_string_not_equal(r[i].code, r[j].code);
+    }
+    assert_null(dd_rule_find("NoSuchRule"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(selector_matches_no_driver),
+        cmocka_unit_test(selector_syntax_error),
+        cmocka_unit_test(selector_unknown_attribute),
+        cmocka_unit_test(not_found_rules),
+        cmocka_unit_test(quota_exceeded),
+        cmocka_unit_test(insufficient_devices),
+        cmocka_unit_test(driver_rbac_denied),
+        cmocka_unit_test(cdi_spec_dir_not_shared),
+        cmocka_unit_test(cdi_disabled),
+        cmocka_unit_test(table_is_consistent),
+    };
+    return cmocka_run_group_tests_name("rules", tests, NULL, NULL);
+}
