@@ -25,29 +25,36 @@ LIB_OBJ    := $(LIB_SRC:%.c=$(B)/%.o)
 APP_OBJ    := $(APP_SRC:%.c=$(B)/%.o)
 TEST_BIN   := $(TEST_SRC:tests/unit/%.c=$(B)/tests/%)
 
-.PHONY: all deps test test-unit test-asan test-golden test-fuzz fuzz bench clean
+.PHONY: all deps demo test test-unit test-asan test-fuzz fuzz bench clean
 all: dra-doctor
 
 $(B)/%.o: %.c $(wildcard lib/*.h lib/*/*.h lint/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -c -o $@ $<
+	@echo "  CC      $<"
+	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -c -o $@ $<
 
 $(B)/libdd.a: $(LIB_OBJ) $(APP_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	@ar rcs $@ $^
 
 $(B)/dra-doctor: $(B)/$(MAIN_SRC:.c=.o) $(B)/libdd.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	@echo "  LINK    $@"
+	@$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 dra-doctor: $(B)/dra-doctor
 	cp $< $@
 
 $(B)/tests/%: tests/unit/%.c $(B)/libdd.a tests/unit/harness.h
 	@mkdir -p $(dir $@)
-	$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -Itests/unit -o $@ $< $(B)/libdd.a $(LDLIBS) -lcmocka
+	@echo "  TEST    $@"
+	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -Itests/unit -o $@ $< $(B)/libdd.a $(LDLIBS) -lcmocka
 
 deps:
 	scripts/deps.sh
+
+demo: deps
+	$(MAKE) --no-print-directory dra-doctor
+	scripts/demo.sh
 
 # Every unit test binary runs in its own process; scripts/run-tests.sh prints
 # cmocka's summaries and one closing "N passed, N failed" line.

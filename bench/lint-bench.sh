@@ -70,6 +70,7 @@ gen_bytes=$(jget "$manifest" bytes)
 # Warm the page cache so that every run (and every tool) reads from memory.
 find "$repo" -type f -print0 | xargs -0 cat >/dev/null
 
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -167,15 +168,16 @@ python3 - "$gen_objects" "$gen_files" "$gen_bytes" "$seed" "$runs" "$cpu" "$goal
     "$dd_errors" "$dd_warnings" "$dd_infos" \
     "$kc_status" "${KUBECONFORM_VERSION:-}" "${kc_objects:-0}" "${kc_wall:-0}" "${kc_rss:-0}" \
     "${kc_user:-0}" "${kc_sys:-0}" "${kc_walls:-}" "$kc_line" "${BENCH_MD:-}" \
-    "taskset -c $cpu ${dd_cmd[*]}" "${kc_cmd:+taskset -c $cpu ${kc_cmd[*]}}" <<'EOF'
+    "taskset -c $cpu ${dd_cmd[*]}" "${kc_cmd:+taskset -c $cpu ${kc_cmd[*]}}" "$load0" <<'EOF'
 import sys
 a = sys.argv[1:]
 (gen_objects, gen_files, gen_bytes, seed, runs, cpu, goal,
  dd_version, dd_objects, dd_wall, dd_rss, dd_user, dd_sys, dd_walls, dd_err, dd_warn, dd_info,
  kc_status, kc_version, kc_objects, kc_wall, kc_rss, kc_user, kc_sys, kc_walls, kc_line, md,
- dd_cmd, kc_cmd) = a
+ dd_cmd, kc_cmd, load0) = a
 gen_objects, gen_files, gen_bytes = int(gen_objects), int(gen_files), int(gen_bytes)
 goal = float(goal)
+loadavg = load0
 
 def rate(objs, wall):
     return int(objs) / float(wall) if float(wall) > 0 else float("inf")
@@ -190,9 +192,11 @@ if kc_status == "ok":
     rows.append(("kubeconform " + kc_version, int(kc_objects), float(kc_wall), kc_rate, int(kc_rss) / 1024.0,
                  float(kc_user), float(kc_sys), kc_walls))
 
-hdr = ("tool", "objects", "wall s (median)", "objects/s", "peak RSS MiB", "user s", "sys s", "wall s per run")
+hdr = ("tool", "objects", "wall s (median)", "objects/s", "peak RSS MiB", "user s", "sys s",
+       "objects/CPU-s", "wall s per run")
 table = [hdr] + [(r[0], "%d" % r[1], "%.3f" % r[2], "{:,.0f}".format(r[3]), "%.1f" % r[4],
-                  "%.3f" % r[5], "%.3f" % r[6], r[7].replace(",", " ")) for r in rows]
+                  "%.3f" % r[5], "%.3f" % r[6], "{:,.0f}".format(rate(r[1], r[5] + r[6])),
+                  r[7].replace(",", " ")) for r in rows]
 widths = [max(len(row[i]) for row in table) for i in range(len(hdr))]
 def line(row):
     return "| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))) + " |"
@@ -200,6 +204,8 @@ sep = "|" + "|".join("-" * (w + 1) + ("-" if i == 0 else ":") for i, w in enumer
 out = []
 out.append("Repository: %d objects in %d files, %.1f MiB (bench/gen-repo.py, seed %s); %s runs per tool, pinned to CPU %s"
            % (gen_objects, gen_files, gen_bytes / 1048576.0, seed, runs, cpu))
+out.append("Load average before the runs: %s (other work on the machine inflates wall time; "
+           "objects/CPU-s = objects / (user + sys) is less sensitive to it)" % loadavg)
 out.append("")
 out.append(line(table[0]))
 out.append(sep)

@@ -7,7 +7,7 @@ B=${1:?usage: run-tests.sh BUILD_DIR}
 pass=0; fail=0; bad=""
 for t in "$B"/tests/test_*; do
     [ -x "$t" ] || continue
-    out=$(timeout 300 "$t" 2>&1); rc=$?
+    out=$(DD_BIN="$B/dra-doctor" timeout 300 "$t" 2>&1); rc=$?
     printf '%s\n' "$out"
     p=$(printf '%s\n' "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | tail -n 1)
     f=$(printf '%s\n' "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' | tail -n 1)

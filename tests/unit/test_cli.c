@@ -1,0 +1,207 @@
+/*
+ * test_cli.c - the dra-doctor binary as users and scripts see it: help,
+ * version, exit codes, output formats, stdin, and clear errors on bad input.
+ * The binary is $DD_BIN (set by scripts/run-tests.sh).
+ */
+#include "harness.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define SEED "tests/data/lint/seed/"
+#define OUTMAX (256 * 1024)
+
+struct run {
+    int status;
+    char out[OUTMAX];
+    char err[OUTMAX];
+};
+
+static void drain(int fd, char *buf, size_t *len)
+{
+    ssize_t n = read(fd, buf + *len, OUTMAX - 1 - *len);
+
+    if (n > 0)
+        *len += (size_t)n;
+    buf[*len] = '\0';
+}
+
+/* Runs $DD_BIN with argv (NULL-terminated), feeding input on stdin. */
+static void run(struct run *r, const char *input, const char *const *argv)
+{
+    const char *bin = getenv("DD_BIN");
+    int in[2], out[2], err[2], st;
+    const char *args[32];
+    size_t i, olen = 0, elen = 0;
+    pid_t pid;
+
+    assert_non_null(bin);
+    args[0] = bin;
+    for (i = 0; argv[i] && i < 30; i++)
+        args[i + 1] = argv[i];
+    args[i + 1] = NULL;
+    assert_int_equal(pipe(in), 0);
+    assert_int_equal(pipe(out), 0);
+    assert_int_equal(pipe(err), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        dup2(err[1], 2);
+        close(in[1]);
+        close(out[0]);
+        close(err[0]);
+        execv(bin, (char *const *)args);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    close(err[1]);
+    if (input && write(in[1], input, strlen(input)) < 0)
+        fail_msg("write to child failed");
+    close(in[1]);
+    for (;;) {
+        struct pollfd p[2] = { { out[0], POLLIN, 0 }, { err[0], POLLIN, 0 } };
+        size_t o = olen, e = elen;
+        if (poll(p, 2, 10000) <= 0)
+            break;
+        if (p[0].revents)
+            drain(out[0], r->out, &olen);
+        if (p[1].revents)
+            drain(err[0], r->err, &elen);
+        if (o == olen && e == elen)
+            break;
+    }
+    r->out[olen] = r->err[elen] = '\0';
+    close(out[0]);
+    close(err[0]);
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+#define RUN(r, input, ...)                                  \
+    do {                                                    \
+        const char *const a_[] = { __VA_ARGS__, NULL };     \
+        run((r), (input), a_);                              \
+    } while (0)
+
+static struct run R;
+
+static void help_and_version(void **state)
+{
+    (void)state;
+    RUN(&R, NULL, "--version");
+    assert_int_equal(R.status, 0);
+    assert_contains(R.out, "dra-doctor " DD_VERSION);
+    RUN(&R, NULL, "--help");
+    assert_int_equal(R.status, 0);
+    assert_contains(R.out, "lint");
+    RUN(&R, NULL, "lint", "--help");
+    assert_int_equal(R.status, 0);
+    assert_contains(R.out, "--fail-on");
+    assert_contains(R.out, "exit status");
+    RUN(&R, NULL, "frobnicate");
+    assert_int_equal(R.status, 2);
+    assert_contains(R.err, "not a command");
+}
+
+static void exit_codes(void **state)
+{
+    (void)state;
+    RUN(&R, NULL, "lint", SEED "fixed", "--containerd-config", SEED "fixed/containerd-config.toml");
+    assert_int_equal(R.status, 0);
+    assert_contains(R.out, "no findings in 11 objects");
+    RUN(&R, NULL, "lint", SEED "broken", "--containerd-config", SEED "broken/containerd-config.toml");
+    assert_int_equal(R.status, 1);
+    assert_contains(R.out, "error[SelectorMatchesNoDriver]");
+    RUN(&R, NULL, "lint", SEED "broken", "--fail-on", "never");
+    assert_int_equal(R.status, 0);
+    /* fault 5 alone is a warning: fails only with --fail-on warning. */
+    RUN(&R, NULL, "lint", "--nodes", "1", SEED "fixed/driver-rbac.yaml", SEED "fixed/deviceclass.yaml",
+        SEED "fault-5-devices/driver-daemonset.yaml", SEED "fixed/pods.yaml",
+        SEED "fixed/resourceclaim-first.yaml", SEED "fixed/resourceclaim-second.yaml");
+    assert_int_equal(R.status, 0);
+    assert_contains(R.out, "warning[InsufficientDevices]");
+    RUN(&R, NULL, "lint", "--fail-on", "warning", SEED "fixed/driver-rbac.yaml",
+        SEED "fixed/deviceclass.yaml", SEED "fault-5-devices/driver-daemonset.yaml",
+        SEED "fixed/pods.yaml", SEED "fixed/resourceclaim-first.yaml",
+        SEED "fixed/resourceclaim-second.yaml");
+    assert_int_equal(R.status, 1);
+    /* --nodes 2 doubles the example driver's per-node devices. */
+    RUN(&R, NULL, "lint", "--nodes", "2", "--fail-on", "warning", SEED "fixed/driver-rbac.yaml",
+        SEED "fixed/deviceclass.yaml", SEED "fault-5-devices/driver-daemonset.yaml",
+        SEED "fixed/pods.yaml", SEED "fixed/resourceclaim-first.yaml",
+        SEED "fixed/resourceclaim-second.yaml");
+    assert_int_equal(R.status, 0);
+}
+
+static void formats(void **state)
+{
+    (void)state;
+    RUN(&R, NULL, "lint", "-o", "json", SEED "broken", "--containerd-config",
+        SEED "broken/containerd-config.toml");
+    assert_int_equal(R.status, 1);
+    assert_contains(R.out, "\"summary\":{\"errors\":5,\"warnings\":1");
+    assert_contains(R.out, "\"code\":\"QuotaExceeded\"");
+    RUN(&R, NULL, "lint", "-o", "sarif", SEED "broken");
+    assert_contains(R.out, "\"version\":\t\"2.1.0\"");
+    assert_contains(R.out, "\"ruleId\":\t\"DriverRBACDenied\"");
+    RUN(&R, NULL, "lint", "-o", "github", SEED "broken");
+    assert_contains(R.out, "::error file=tests/data/lint/seed/broken/deviceclass.yaml,line=8,"
+                           "title=SelectorMatchesNoDriver::");
+    RUN(&R, NULL, "lint", "-o", "yaml", SEED "broken");
+    assert_int_equal(R.status, 2);
+    assert_contains(R.err, "unknown output format 'yaml'");
+    /* No colour when stdout is not a terminal. */
+    RUN(&R, NULL, "lint", SEED "broken");
+    assert_null(strchr(R.out, '\033'));
+    RUN(&R, NULL, "lint", "--color", "always", SEED "broken");
+    assert_non_null(strchr(R.out, '\033'));
+}
+
+static void stdin_and_bad_input(void **state)
+{
+    (void)state;
+    RUN(&R,
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: x\nspec:\n"
+        "  selectors:\n  - cel:\n      expression: \"device.driver == 'gpu.exmaple.com'\"\n",
+        "lint", "-", "--known-driver", "gpu.example.com");
+    assert_int_equal(R.status, 1);
+    assert_contains(R.out, "Did you mean 'gpu.example.com'?");
+    assert_contains(R.out, "<stdin>");
+    /* Malformed YAML: a position, exit 2, and the good file is still linted. */
+    RUN(&R, "kind: Pod\n  bad: [\n", "lint", "-", SEED "broken/deviceclass.yaml",
+        "--known-driver", "gpu.example.com");
+    assert_int_equal(R.status, 2);
+    assert_contains(R.err, "<stdin>:");
+    assert_contains(R.out, "SelectorMatchesNoDriver");
+    RUN(&R, NULL, "lint", "/nonexistent/dir");
+    assert_int_equal(R.status, 2);
+    assert_contains(R.err, "/nonexistent/dir");
+    RUN(&R, NULL, "lint", SEED "fixed", "--containerd-config", SEED "fixed/pods.yaml");
+    assert_int_equal(R.status, 2);
+    assert_contains(R.err, "pods.yaml");
+    RUN(&R, NULL, "lint", "--nodes", "zero", SEED "fixed");
+    assert_int_equal(R.status, 2);
+    assert_contains(R.err, "--nodes");
+    RUN(&R, NULL, "lint", "--fail-on", "info", SEED "fixed");
+    assert_int_equal(R.status, 2);
+    RUN(&R, NULL, "lint", "--bogus");
+    assert_int_equal(R.status, 2);
+    assert_contains(R.err, "dra-doctor lint --help");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(help_and_version),
+        cmocka_unit_test(exit_codes),
+        cmocka_unit_test(formats),
+        cmocka_unit_test(stdin_and_bad_input),
+    };
+    return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
+}
