@@ -344,6 +344,9 @@ static void effective_limits(const struct mf_limits *in, struct mf_limits *out)
         return;
     if (in->max_file_bytes)
         out->max_file_bytes = in->max_file_bytes;
+    /* read_all needs cap + 1 to see the end of a file exactly cap long. */
+    if (out->max_file_bytes == SIZE_MAX)
+        out->max_file_bytes--;
     if (in->max_depth > 0)
         out->max_depth = in->max_depth;
     if (in->max_documents)

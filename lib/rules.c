@@ -1112,16 +1112,17 @@ static void check_cdi_enabled(struct rule_ctx *ctx)
     o.line = c->enable_cdi_line;
     if (c->enable_cdi_line)
         snprintf(msg, sizeof(msg),
-                 "containerd (config version %d) sets enable_cdi = false in [plugins.\"%s\"]: it "
+                 "containerd (config version %d) sets enable_cdi = false in [%s]: it "
                  "ignores the CDI devices DRA drivers prepare, so pods start without their "
-                 "devices, with no error and no event.", c->version, c->plugin);
+                 "devices, with no error and no event.", c->version, c->table);
     else
         snprintf(msg, sizeof(msg),
                  "containerd (config version %d, the containerd 1.7 layout) does not set "
-                 "enable_cdi in [plugins.\"%s\"], and it defaults to false there: pods start "
-                 "without their DRA devices, with no error and no event.", c->version, c->plugin);
-    snprintf(fix, sizeof(fix), "Set enable_cdi = true in [plugins.\"%s\"] and restart containerd.",
-             c->plugin);
+                 "enable_cdi in [%s], and containerd 1.7 defaults it to false: pods start "
+                 "without their DRA devices, with no error and no event (containerd 2.x would "
+                 "default it to true).", c->version, c->table);
+    snprintf(fix, sizeof(fix), "Set enable_cdi = true in [%s] and restart containerd.",
+             c->table);
     emit(ctx, ctx->rule->severity, &o, c->enable_cdi_line, msg, fix);
 }
 

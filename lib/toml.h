@@ -59,6 +59,11 @@ struct toml_value *toml_parse(const char *buf, size_t len, struct dd_err *err);
  * (\u0000 is an error); CRLF inside multi-line strings becomes LF.  The root
  * table has line 1; an implicitly created table gets the line of the header
  * or key that created it, and a later [header] that defines it moves it there.
+ * Table rules: a [header] may define a table that earlier headers only
+ * implied, never one created by dotted keys or an inline table; dotted keys
+ * may extend tables made by dotted keys (or only implied by headers) but not
+ * [header]-defined or inline ones; [[x]] appends only to arrays made by [[x]].
+ * Error messages name keys relative to the current table, as written.
  */
 
 /* Frees v and everything below it.  NULL is allowed. */

@@ -366,6 +366,35 @@ static void test_not_nul_terminated(void **state)
     cel_program_free(p);
 }
 
+/* err may be NULL for callers that only need the verdict. */
+static void test_null_err(void **state)
+{
+    static const struct cel_device dev = {"a", NULL, 0, NULL, 0, 0};
+    struct cel_program *p;
+
+    (void)state;
+    assert_null(cel_compile("device.driver ==", 16, NULL, NULL));
+    assert_null(cel_compile("foo", 3, NULL, NULL));
+    p = cel_compile("device.driver == 'a'", 20, NULL, NULL);
+    assert_non_null(p);
+    assert_int_equal(cel_eval_device(p, &dev, NULL, NULL), CEL_TRUE);
+    cel_program_free(p);
+    p = cel_compile("device.attributes['a'].x == 1", 29, NULL, NULL);
+    assert_non_null(p);
+    assert_int_equal(cel_eval_device(p, &dev, NULL, NULL), CEL_ERROR);
+    cel_program_free(p);
+}
+
+/* A comprehension variable is in scope only inside its macro. */
+static void test_macro_scope(void **state)
+{
+    (void)state;
+    expect_ok("[1, 2].all(x, x > 0) && [3].exists(y, y == 3)");
+    expect_fail("[1, 2].all(x, x > 0) && x == 1", DD_ETYPE, 1, 25,
+                "undeclared reference to 'x'");
+    expect_fail("[1].map(x, x).size() == z", DD_ETYPE, 1, 25, "undeclared reference to 'z'");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -381,6 +410,8 @@ int main(void)
         cmocka_unit_test(test_attr_refs),
         cmocka_unit_test(test_no_attr_refs),
         cmocka_unit_test(test_not_nul_terminated),
+        cmocka_unit_test(test_null_err),
+        cmocka_unit_test(test_macro_scope),
     };
     return cmocka_run_group_tests_name("cel_parse", tests, NULL, NULL);
 }

@@ -189,6 +189,47 @@ static void seed_messages(void **state)
     free_files(&files);
 }
 
+/* The seed's fixed manifests on nodes with each sample containerd config: CDIDisabled fires
+ * exactly when that containerd would run with CDI off, on the line that says so. */
+static void containerd_layouts(void **state)
+{
+    static const struct { const char *file; int off; int line; } cfgs[] = {
+        { "config-1.7-default.toml", 1, 54 }, { "config-1.7-cdi-on.toml", 0, 0 },
+        { "config-1.7-cdi-off.toml", 1, 0 },  { "config-2.0-default.toml", 0, 0 },
+        { "config-2.0-cdi-off.toml", 1, 72 }, { "config-2.0-minimal.toml", 0, 0 },
+        { "config-1.4-v1.toml", 1, 0 },
+    };
+    static const struct rule_options ropt = RULE_OPTIONS_INIT;
+    const char *paths[] = { DATA "seed/fixed/deviceclass.yaml" };
+    char cfg[256];
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
+        struct lint_input in;
+        struct lint_result res;
+
+        snprintf(cfg, sizeof(cfg), "tests/data/containerd/%s", cfgs[i].file);
+        memset(&in, 0, sizeof(in));
+        in.paths = paths;
+        in.npaths = 1;
+        in.containerd_config = cfg;
+        in.rules = ropt;
+        in.rules.known_drivers = (const char *const[]){ "gpu.example.com" };
+        in.rules.nknown_drivers = 1;
+        assert_int_equal(lint_collect(&in, &res, stderr), 0);
+        assert_int_equal(res.input_errors, 0);
+        if (res.findings.n != (size_t)cfgs[i].off)
+            fail_msg("%s: expected %d finding(s), got %zu", cfgs[i].file, cfgs[i].off,
+                     res.findings.n);
+        if (cfgs[i].off) {
+            assert_string_equal(res.findings.v[0].code, "CDIDisabled");
+            assert_int_equal(res.findings.v[0].line, cfgs[i].line);
+        }
+        lint_result_release(&res);
+    }
+}
+
 #define CASE(name) cmocka_unit_test_prestate(run_case, (void *)(name))
 
 int main(void)
@@ -210,6 +251,7 @@ int main(void)
         CASE("v1beta1/broken"),
         CASE("list"),
         cmocka_unit_test(seed_messages),
+        cmocka_unit_test(containerd_layouts),
     };
 
     return cmocka_run_group_tests_name("golden", tests, NULL, NULL);

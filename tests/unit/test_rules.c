@@ -356,6 +356,7 @@ static void cdi_disabled(void **state)
     memset(&cri, 0, sizeof(cri));
     cri.version = 2;
     cri.plugin = "io.containerd.grpc.v1.cri";
+    cri.table = "plugins.\"io.containerd.grpc.v1.cri\"";
     cri.enable_cdi = 0;
     cri.enable_cdi_line = 7;
     snap_load(&s, objs("[%s]", CLASS("gpu", "device.driver == 'gpu.example.com'")));
@@ -363,6 +364,7 @@ static void cdi_disabled(void **state)
     assert_int_equal(snap_run(&s, &defaults, "CDIDisabled"), 1);
     assert_int_equal(s.f.v[0].line, 7);
     assert_contains(s.f.v[0].fix, "enable_cdi = true");
+    assert_contains(s.f.v[0].fix, "[plugins.\"io.containerd.grpc.v1.cri\"]");
     cri.enable_cdi = 1;
     assert_int_equal(snap_run(&s, &defaults, "CDIDisabled"), 0);
     snap_free(&s);
