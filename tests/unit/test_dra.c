@@ -1,0 +1,219 @@
+/*
+ * test_dra.c - the snapshot model: every served version normalises to the same
+ * structures, workloads stand for the right number of pods, and driver
+ * installations are recognised (and CSI plugins are not).
+ */
+#include "snap.h"
+
+#include "json.h"
+
+static void quantities(void **state)
+{
+    int64_t v;
+    (void)state;
+    assert_true(dd_quantity_int("2", &v));
+    assert_int_equal(v, 2);
+    assert_true(dd_quantity_int("1k", &v));
+    assert_int_equal(v, 1000);
+    assert_true(dd_quantity_int("3Ki", &v));
+    assert_int_equal(v, 3072);
+    assert_true(dd_quantity_int("1e3", &v));
+    assert_int_equal(v, 1000);
+    assert_false(dd_quantity_int("500m", &v));
+    assert_false(dd_quantity_int("1.5", &v));
+    assert_false(dd_quantity_int("", &v));
+    assert_false(dd_quantity_int("9Ei", &v)); /* overflows int64 */
+    assert_false(dd_quantity_int("abc", &v));
+}
+
+#define SLICE(av, devices)                                                                     \
+    "{\"apiVersion\":\"resource.k8s.io/" av "\",\"kind\":\"ResourceSlice\",\"metadata\":{"     \
+    "\"name\":\"s\"},\"spec\":{\"driver\":\"gpu.example.com\",\"nodeName\":\"n\",\"pool\":{"    \
+    "\"name\":\"n\"},\"devices\":" devices "}}"
+
+static void slice_versions(void **state)
+{
+    struct snap s;
+    const struct cel_device *d;
+    (void)state;
+
+    snap_load(&s, "[" SLICE("v1", "[{\"name\":\"gpu-0\",\"attributes\":{\"model\":{\"string\":"
+                                  "\"A\"},\"index\":{\"int\":3},\"example.com/flag\":{\"bool\":"
+                                  "true},\"driverVersion\":{\"version\":\"1.2.3\"}},\"capacity\":"
+                                  "{\"memory\":{\"value\":\"80Gi\"}}}]") ","
+                  SLICE("v1beta1", "[{\"name\":\"gpu-1\",\"basic\":{\"attributes\":{\"model\":"
+                                   "{\"string\":\"B\"}},\"capacity\":{\"memory\":{\"value\":"
+                                   "\"40Gi\"}}}}]") ","
+                  SLICE("v1alpha3", "[{\"name\":\"gpu-2\",\"basic\":{\"capacity\":{\"memory\":"
+                                    "\"8Gi\"}}}]") "]");
+    assert_int_equal(s.m.nslices, 3);
+    d = &s.m.slices[0].dev[0].dev;
+    assert_string_equal(d->driver, "gpu.example.com");
+    assert_int_equal(d->nattrs, 4);
+    assert_string_equal(d->attrs[0].domain, "gpu.example.com"); /* unqualified: the driver's */
+    assert_int_equal(d->attrs[1].kind, CEL_ATTR_INT);
+    assert_int_equal(d->attrs[1].i, 3);
+    assert_string_equal(d->attrs[2].domain, "example.com"); /* qualified: its own domain */
+    assert_string_equal(d->attrs[2].name, "flag");
+    assert_int_equal(d->attrs[2].kind, CEL_ATTR_BOOL);
+    assert_int_equal(d->attrs[3].kind, CEL_ATTR_VERSION);
+    assert_string_equal(d->caps[0].quantity, "80Gi");
+    d = &s.m.slices[1].dev[0].dev;
+    assert_string_equal(d->attrs[0].s, "B");
+    assert_string_equal(d->caps[0].quantity, "40Gi");
+    assert_string_equal(s.m.slices[2].dev[0].dev.caps[0].quantity, "8Gi");
+    snap_free(&s);
+}
+
+static void claim_versions(void **state)
+{
+    struct snap s;
+    const struct dra_request *r;
+    (void)state;
+
+    snap_load(&s, "[{\"apiVersion\":\"resource.k8s.io/v1beta2\",\"kind\":\"ResourceClaimTemplate\","
+                  "\"metadata\":{\"name\":\"t\",\"namespace\":\"n\"},\"spec\":{\"spec\":{\"devices\":"
+                  "{\"requests\":[{\"name\":\"a\",\"exactly\":{\"deviceClassName\":\"gpu\","
+                  "\"allocationMode\":\"All\",\"selectors\":[{\"cel\":{\"expression\":\"true\"}}]}},"
+                  "{\"name\":\"b\",\"firstAvailable\":[{\"name\":\"x\",\"deviceClassName\":\"big\"},"
+                  "{\"name\":\"y\",\"deviceClassName\":\"small\",\"count\":2}]}]}}}}]");
+    assert_int_equal(s.m.nclaims, 1);
+    assert_true(s.m.claims[0].is_template);
+    r = s.m.claims[0].spec.req;
+    assert_int_equal(s.m.claims[0].spec.nreq, 2);
+    assert_string_equal(r[0].class_name, "gpu");
+    assert_true(r[0].all);
+    assert_int_equal(r[0].nsel, 1);
+    assert_non_null(r[0].sel[0].prog);
+    assert_int_equal(r[1].nsub, 2);
+    assert_null(r[1].class_name);
+    assert_string_equal(r[1].sub[1].class_name, "small");
+    assert_int_equal(r[1].sub[1].count, 2);
+    assert_non_null(dra_find_claim(&s.m, "n", "t", 1));
+    assert_null(dra_find_claim(&s.m, "n", "t", 0));
+    assert_null(dra_find_claim(&s.m, "other", "t", 1));
+    snap_free(&s);
+}
+
+#define WL(av, kind, spec)                                                                     \
+    "{\"apiVersion\":\"" av "\",\"kind\":\"" kind "\",\"metadata\":{\"name\":\"w\","          \
+    "\"namespace\":\"n\"},\"spec\":" spec "}"
+#define PODT "{\"spec\":{\"resourceClaims\":[{\"name\":\"g\",\"resourceClaimTemplateName\":\"t\"}]," \
+             "\"containers\":[{\"name\":\"c\"}]}}"
+
+static void workload_replicas(void **state)
+{
+    struct snap s;
+    (void)state;
+
+    snap_load(&s, "[" WL("apps/v1", "Deployment", "{\"template\":" PODT "}") ","
+                  WL("apps/v1", "StatefulSet", "{\"replicas\":5,\"template\":" PODT "}") ","
+                  WL("batch/v1", "Job", "{\"parallelism\":3,\"template\":" PODT "}") ","
+                  WL("batch/v1", "CronJob", "{\"jobTemplate\":{\"spec\":{\"template\":" PODT "}}}") ","
+                  WL("apps/v1", "ReplicaSet", "{\"replicas\":0,\"template\":" PODT "}") ","
+                  WL("apps/v1", "Deployment", "{\"replicas\":4,\"template\":{\"spec\":{"
+                                              "\"containers\":[{\"name\":\"c\"}]}}}") ","
+                  "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":"
+                  "{\"serviceAccountName\":\"sa\",\"resourceClaims\":[{\"name\":\"g\","
+                  "\"resourceClaimName\":\"c\"}]}}]");
+    /* The Deployment without claims is not kept: it cannot hold a DRA fault. */
+    assert_int_equal(s.m.npods, 6);
+    assert_int_equal(s.m.pods[0].replicas, 1);
+    assert_int_equal(s.m.pods[1].replicas, 5);
+    assert_int_equal(s.m.pods[2].replicas, 3);
+    assert_int_equal(s.m.pods[3].replicas, 1);
+    assert_int_equal(s.m.pods[4].replicas, 0);
+    assert_int_equal(s.m.pods[5].replicas, 1);
+    assert_string_equal(s.m.pods[5].service_account, "sa");
+    assert_string_equal(s.m.pods[0].service_account, "default");
+    assert_string_equal(s.m.pods[0].claims[0].tmpl, "t");
+    assert_null(s.m.pods[0].claims[0].claim);
+    assert_int_equal(s.m.nobjects, 7);
+    snap_free(&s);
+}
+
+#define DSET(image, env, vols)                                                                 \
+    "{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"metadata\":{\"name\":\"d\","         \
+    "\"namespace\":\"n\"},\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\","  \
+    "\"image\":\"" image "\",\"args\":[\"--cdi-root\",\"/flag/cdi\"],\"env\":" env "}],"        \
+    "\"volumes\":" vols "}}}}"
+#define HP(name, path) "{\"name\":\"" name "\",\"hostPath\":{\"path\":\"" path "\"}}"
+
+static void driver_detection(void **state)
+{
+    struct snap s;
+    (void)state;
+
+    /* By profile: the example driver's image; env overrides its defaults. */
+    snap_load(&s, "[" DSET("registry.k8s.io/dra-example-driver/dra-example-driver:v0.2.0",
+                           "[{\"name\":\"NUM_DEVICES\",\"value\":\"3\"}]", "[]") "]");
+    assert_int_equal(s.m.ndrivers, 1);
+    assert_string_equal(s.m.drivers[0].name, "gpu.example.com");
+    assert_int_equal(s.m.drivers[0].num_devices, 3);
+    assert_string_equal(s.m.drivers[0].cdi_root, "/flag/cdi");
+    assert_int_equal(s.m.drivers[0].cdi_src, DRA_CDI_FLAG);
+    snap_free(&s);
+    /* CDI_ROOT beats the flag; DRIVER_NAME renames the driver. */
+    snap_load(&s, "[" DSET("example/dra-example-driver:v1",
+                           "[{\"name\":\"CDI_ROOT\",\"value\":\"/var/run/cdi\"},{\"name\":"
+                           "\"DRIVER_NAME\",\"value\":\"gpu.acme.io\"}]", "[]") "]");
+    assert_string_equal(s.m.drivers[0].name, "gpu.acme.io");
+    assert_string_equal(s.m.drivers[0].cdi_root, "/var/run/cdi");
+    assert_int_equal(s.m.drivers[0].num_devices, 8); /* the binary's default */
+    snap_free(&s);
+    /* NVIDIA: one DaemonSet, two driver names. */
+    snap_load(&s, "[" DSET("nvcr.io/nvidia/k8s-dra-driver-gpu:v25.3.0", "[]", "[]") "]");
+    assert_int_equal(s.m.ndrivers, 2);
+    assert_string_equal(s.m.drivers[1].name, "compute-domain.nvidia.com");
+    assert_int_equal(s.m.drivers[0].num_devices, -1);
+    snap_free(&s);
+    /* Unknown image: registration + CDI dir + plugin directory name. */
+    snap_load(&s, "[" DSET("acme/plugin:1", "[]",
+                           "[" HP("r", "/var/lib/kubelet/plugins_registry") ","
+                           HP("p", "/var/lib/kubelet/plugins/fpga.acme.io") ","
+                           HP("cdi", "/var/run/cdi") "]") "]");
+    assert_int_equal(s.m.ndrivers, 1);
+    assert_string_equal(s.m.drivers[0].name, "fpga.acme.io");
+    assert_null(s.m.drivers[0].profile);
+    snap_free(&s);
+    /* A CSI node plugin registers too, but shares no CDI directory: not a DRA driver. */
+    snap_load(&s, "[" DSET("k8s.gcr.io/csi-node-driver:1", "[]",
+                           "[" HP("r", "/var/lib/kubelet/plugins_registry") ","
+                           HP("p", "/var/lib/kubelet/plugins/ebs.csi.aws.com") "]") "]");
+    assert_int_equal(s.m.ndrivers, 0);
+    snap_free(&s);
+}
+
+static void env_and_flags(void **state)
+{
+    struct snap s;
+    const struct dra_container *c;
+    int line = -1;
+    (void)state;
+
+    snap_load(&s, "[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":{"
+                  "\"resourceClaims\":[{\"name\":\"g\",\"resourceClaimName\":\"c\"}],\"containers\":"
+                  "[{\"name\":\"c\",\"command\":[\"plugin\",\"--cdi-root=/x\"],\"env\":["
+                  "{\"name\":\"A\",\"value\":\"1\"},{\"name\":\"A\",\"value\":\"2\"},"
+                  "{\"name\":\"B\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":\"spec.nodeName\"}}}]}]}}]");
+    c = &s.m.pods[0].ctr[0];
+    assert_string_equal(dra_container_env(c, "A", &line), "2"); /* last wins, as in the kubelet */
+    assert_null(dra_container_env(c, "B", NULL));
+    assert_null(dra_container_env(c, "C", NULL));
+    assert_string_equal(dra_container_flag(c, "--cdi-root"), "/x");
+    assert_null(dra_container_flag(c, "--num-devices"));
+    snap_free(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(quantities),
+        cmocka_unit_test(slice_versions),
+        cmocka_unit_test(claim_versions),
+        cmocka_unit_test(workload_replicas),
+        cmocka_unit_test(driver_detection),
+        cmocka_unit_test(env_and_flags),
+    };
+    return cmocka_run_group_tests_name("dra", tests, NULL, NULL);
+}
