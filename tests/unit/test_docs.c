@@ -11,26 +11,9 @@
 #include "finding.h"
 #include "rules.h"
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    char *buf;
-    long n;
-
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    rewind(f);
-    buf = calloc((size_t)n + 1, 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    return buf;
-}
-
 static void every_rule_documented(void **state)
 {
-    char *doc = slurp("docs/rules.md"), want[512];
+    char *doc = test_read_file("docs/rules.md"), want[512];
     size_t n, i;
     const struct dd_rule *r = dd_rules(&n);
 
@@ -48,7 +31,7 @@ static void every_rule_documented(void **state)
 
 static void no_undocumented_headings(void **state)
 {
-    char *doc = slurp("docs/rules.md"), *p = doc, code[128];
+    char *doc = test_read_file("docs/rules.md"), *p = doc, code[128];
     size_t headings = 0, n;
 
     (void)state;

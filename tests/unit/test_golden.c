@@ -63,23 +63,6 @@ static void free_files(struct files *f)
         free(f->v[--f->n]);
 }
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    char *buf;
-    long n;
-
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    rewind(f);
-    buf = calloc((size_t)n + 1, 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    return buf;
-}
-
 static void run_case(void **state)
 {
     const char *name = *state;
@@ -128,7 +111,7 @@ static void run_case(void **state)
         free(lines[i]);
     }
     snprintf(exp_path, sizeof(exp_path), "%s/expected", dir);
-    expected = read_file(exp_path);
+    expected = test_read_file(exp_path);
     if (strcmp(got, expected)) {
         for (i = 0; i < res.findings.n; i++)
             fprintf(stderr, "  %s: %s\n", res.findings.v[i].code, res.findings.v[i].message);
