@@ -64,13 +64,48 @@ type:
                        "line %d: cdi_spec_dirs must be an array of strings", v->line);
 }
 
+static const struct layout *layout_for(int version)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+        if (layouts[i].version == version)
+            return &layouts[i];
+    return NULL;
+}
+
+/* Defaults of a layout: what containerd does when the file says nothing. */
+static enum dd_rc set_defaults(struct cri_config *out, const struct layout *l, struct dd_err *err)
+{
+    size_t i;
+    enum dd_rc rc;
+
+    out->version = l->version;
+    out->plugin = l->plugin;
+    out->table = l->table;
+    out->enable_cdi = l->cdi_default;
+    for (i = 0; i < sizeof(default_dirs) / sizeof(default_dirs[0]); i++)
+        if ((rc = add_dir(out, default_dirs[i], 0, err)))
+            return rc;
+    return DD_OK;
+}
+
+/* An explicit list replaces the defaults. */
+static void clear_dirs(struct cri_config *out)
+{
+    size_t i;
+
+    for (i = 0; i < out->nspec_dirs; i++)
+        free(out->spec_dirs[i]);
+    out->nspec_dirs = 0;
+}
+
 static enum dd_rc from_toml(const struct toml_value *root, struct cri_config *out,
                             struct dd_err *err)
 {
     const struct toml_value *v, *plugins, *plugin;
     const struct layout *lay = NULL;
     int64_t version = 1;
-    size_t i;
     enum dd_rc rc;
 
     if (!root || root->type != TOML_TABLE)
@@ -82,18 +117,13 @@ static enum dd_rc from_toml(const struct toml_value *root, struct cri_config *ou
                            v->line);
     if (v)
         version = v->u.i;
-    for (i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
-        if (layouts[i].version == version)
-            lay = &layouts[i];
-    if (!lay)
+    if (!(lay = layout_for((int)version)) || version != (int)version)
         return dd_failf_at(err, DD_EINVAL, v->line, 0,
                            "line %d: unsupported containerd config version %lld "
                            "(known: 1, 2 and 3)",
                            v->line, (long long)version);
-    out->version = lay->version;
-    out->plugin = lay->plugin;
-    out->table = lay->table;
-    out->enable_cdi = lay->cdi_default;
+    if ((rc = set_defaults(out, lay, err)))
+        return rc;
 
     plugins = toml_get(root, "plugins");
     if (plugins && plugins->type != TOML_TABLE)
@@ -113,12 +143,10 @@ static enum dd_rc from_toml(const struct toml_value *root, struct cri_config *ou
         out->enable_cdi_line = v->line;
     }
     v = toml_get(plugin, "cdi_spec_dirs");
-    if (v)
-        return read_dirs(v, out, err);
-    for (i = 0; i < sizeof(default_dirs) / sizeof(default_dirs[0]); i++)
-        if ((rc = add_dir(out, default_dirs[i], 0, err)))
-            return rc;
-    return DD_OK;
+    if (!v)
+        return DD_OK;
+    clear_dirs(out);
+    return read_dirs(v, out, err);
 }
 
 enum dd_rc cri_config_from_toml(const struct toml_value *root, struct cri_config *out,
@@ -235,6 +263,98 @@ enum dd_rc cri_config_load(const char *path, struct cri_config *out, struct dd_e
         return dd_failf(err, DD_ENOMEM, "%s: out of memory", path);
     }
     return DD_OK;
+}
+
+cJSON *cri_config_to_json(const struct cri_config *c)
+{
+    cJSON *o = cJSON_CreateObject(), *dirs;
+    size_t i;
+
+    if (!o)
+        return NULL;
+    if ((c->file && !cJSON_AddStringToObject(o, "source", c->file)) ||
+        !cJSON_AddNumberToObject(o, "version", c->version) ||
+        !cJSON_AddBoolToObject(o, "enableCDI", c->enable_cdi) ||
+        !cJSON_AddNumberToObject(o, "enableCDILine", c->enable_cdi_line) ||
+        !(dirs = cJSON_AddArrayToObject(o, "specDirs")))
+        goto oom;
+    for (i = 0; i < c->nspec_dirs; i++) {
+        cJSON *d = cJSON_CreateString(c->spec_dirs[i]);
+        if (!d || !cJSON_AddItemToArray(dirs, d)) {
+            cJSON_Delete(d);
+            goto oom;
+        }
+    }
+    return o;
+oom:
+    cJSON_Delete(o);
+    return NULL;
+}
+
+enum dd_rc cri_config_from_json(const cJSON *facts, struct cri_config *out, struct dd_err *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(facts, "version");
+    const cJSON *cdi = cJSON_GetObjectItemCaseSensitive(facts, "enableCDI");
+    const cJSON *dirs = cJSON_GetObjectItemCaseSensitive(facts, "specDirs");
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(facts, "source");
+    const cJSON *line = cJSON_GetObjectItemCaseSensitive(facts, "enableCDILine");
+    const struct layout *l;
+    const cJSON *d;
+    enum dd_rc rc;
+
+    memset(out, 0, sizeof(*out));
+    if (!cJSON_IsNumber(v) || !(l = layout_for(v->valueint)) || !cJSON_IsBool(cdi) ||
+        (dirs && !cJSON_IsArray(dirs)))
+        return dd_failf(err, DD_ETYPE, "node CDI facts need a known version, a boolean "
+                        "enableCDI and an array specDirs");
+    if ((rc = set_defaults(out, l, err)))
+        goto fail;
+    out->enable_cdi = cJSON_IsTrue(cdi);
+    if (cJSON_IsNumber(line) && line->valueint > 0)
+        out->enable_cdi_line = line->valueint;
+    if (dirs) {
+        clear_dirs(out);
+        cJSON_ArrayForEach(d, dirs) {
+            if (!cJSON_IsString(d)) {
+                rc = dd_failf(err, DD_ETYPE, "node CDI facts: specDirs must hold strings");
+                goto fail;
+            }
+            if ((rc = add_dir(out, d->valuestring, 0, err)))
+                goto fail;
+        }
+    }
+    if (cJSON_IsString(src) && !(out->file = strdup(src->valuestring))) {
+        rc = dd_failf(err, DD_ENOMEM, "out of memory");
+        goto fail;
+    }
+    return DD_OK;
+fail:
+    cri_config_release(out);
+    return rc;
+}
+
+enum dd_rc cri_config_infer(const char *runtime_version, struct cri_config *out)
+{
+    static const char prefix[] = "containerd://";
+    const char *v;
+    enum dd_rc rc;
+
+    memset(out, 0, sizeof(*out));
+    if (!runtime_version || strncmp(runtime_version, prefix, sizeof(prefix) - 1))
+        return DD_ENOTFOUND;
+    v = runtime_version + sizeof(prefix) - 1;
+    /* containerd 1.x reads the version 2 layout with CDI off; 2.x turns it on. */
+    if (v[0] == '1' && v[1] == '.')
+        rc = set_defaults(out, layout_for(2), NULL);
+    else if (v[0] >= '2' && v[0] <= '9' && v[1] == '.')
+        rc = set_defaults(out, layout_for(3), NULL);
+    else
+        return DD_ENOTFOUND;
+    if (rc == DD_OK && !(out->file = strdup(runtime_version)))
+        rc = DD_ENOMEM;
+    if (rc)
+        cri_config_release(out);
+    return rc;
 }
 
 /* Length of s without trailing slashes, keeping "/" itself. */

@@ -13,6 +13,8 @@
 
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
+
 #include "err.h"
 #include "toml.h"
 
@@ -48,6 +50,25 @@ enum dd_rc cri_config_from_toml(const struct toml_value *root, struct cri_config
  * Messages without a line read "path: ...".  path is borrowed (copied into
  * out->file). */
 enum dd_rc cri_config_load(const char *path, struct cri_config *out, struct dd_err *err);
+
+/*
+ * The facts the node agent publishes on its Node (annotation dra-doctor.io/cdi):
+ *   {"source":"/etc/containerd/config.toml","version":2,"enableCDI":false,
+ *    "enableCDILine":56,"specDirs":["/etc/cdi","/var/run/cdi"]}
+ * cri_config_to_json returns a new tree (cJSON_Delete it) or NULL on ENOMEM;
+ * cri_config_from_json fills out (DD_ETYPE for a malformed annotation).
+ */
+cJSON *cri_config_to_json(const struct cri_config *c);
+enum dd_rc cri_config_from_json(const cJSON *facts, struct cri_config *out, struct dd_err *err);
+
+/*
+ * What a runtime does by default, inferred from a Node's
+ * status.nodeInfo.containerRuntimeVersion: "containerd://1.x" -> the version 2
+ * layout's defaults (CDI off), "containerd://2.x" -> version 3 (CDI on).
+ * DD_ENOTFOUND for other runtimes (nothing inferred).  out->file is set to
+ * the runtime version string.
+ */
+enum dd_rc cri_config_infer(const char *runtime_version, struct cri_config *out);
 
 /* 1 when dir (after removing trailing slashes) is one of the spec dirs. */
 int cri_config_has_spec_dir(const struct cri_config *c, const char *dir);

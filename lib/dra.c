@@ -370,6 +370,9 @@ static enum dd_rc add_podspec(struct dra_model *m, const cJSON *obj, const char 
     obj_init(&p->o, obj, file, line);
     p->spec = spec;
     p->replicas = replicas;
+    p->node = str_or(dd_json_str(spec, "nodeName", NULL), "");
+    if (STRIEQ(p->o.kind, "Pod"))
+        p->status = dd_json_path(obj, "status", NULL);
     p->service_account = dd_json_str(spec, "serviceAccountName", NULL);
     if (!p->service_account)
         p->service_account = str_or(dd_json_str(spec, "serviceAccount", NULL), "default");
@@ -450,6 +453,25 @@ static enum dd_rc add_quota(struct dra_model *m, const cJSON *obj, const char *f
     return DD_OK;
 }
 
+/* core/v1 Events name their object in involvedObject, events.k8s.io/v1 in regarding. */
+static enum dd_rc add_event(struct dra_model *m, const cJSON *obj, int v1core)
+{
+    const cJSON *about = dd_json_path(obj, v1core ? "involvedObject" : "regarding", NULL);
+    struct dra_event *e;
+
+    if (!about)
+        return DD_OK;
+    if (!(e = PUSH(m->events, m->nevents, m->capevents)))
+        return DD_ENOMEM;
+    e->type = str_or(dd_json_str(obj, "type", NULL), "");
+    e->reason = str_or(dd_json_str(obj, "reason", NULL), "");
+    e->message = str_or(dd_json_str(obj, v1core ? "message" : "note", NULL), "");
+    e->kind = str_or(dd_json_str(about, "kind", NULL), "");
+    e->ns = str_or(dd_json_str(about, "namespace", NULL), "");
+    e->name = str_or(dd_json_str(about, "name", NULL), "");
+    return DD_OK;
+}
+
 static enum dd_rc add_plain(struct dra_objs *set, const cJSON *obj, const char *file, int line)
 {
     struct dra_obj *o = PUSH(set->v, set->n, set->cap);
@@ -497,6 +519,8 @@ enum dd_rc dra_model_add(struct dra_model *m, const cJSON *obj, const char *file
     }
     if (in_group(av, "apps") || in_group(av, "batch"))
         return add_workload(m, obj, file, line, kind);
+    if (in_group(av, "events.k8s.io") && STRIEQ(kind, "Event"))
+        return add_event(m, obj, 0);
     if (STRIEQ(av, "v1")) {
         if (STRIEQ(kind, "Pod"))
             return add_podspec(m, obj, file, line, dd_json_path(obj, "spec", NULL), 1);
@@ -508,6 +532,8 @@ enum dd_rc dra_model_add(struct dra_model *m, const cJSON *obj, const char *file
             return add_plain(&m->serviceaccounts, obj, file, line);
         if (STRIEQ(kind, "Namespace"))
             return add_plain(&m->namespaces, obj, file, line);
+        if (STRIEQ(kind, "Event"))
+            return add_event(m, obj, 1);
     }
     return DD_OK;
 }
@@ -650,15 +676,90 @@ static enum dd_rc detect_driver(struct dra_model *m, size_t podidx)
     return name ? add_driver(m, p, c, NULL, name) : DD_OK;
 }
 
+/*
+ * A Node's runtime facts: the node agent's annotation when present (what the
+ * node's config really says), else what its runtime version implies.
+ */
+static enum dd_rc node_runtime(struct dra_model *m, const struct dra_obj *n)
+{
+    const char *ann = dd_json_str(n->json, "metadata", "annotations", DRA_NODE_CDI_ANNOTATION, NULL);
+    const char *ver = dd_json_str(n->json, "status", "nodeInfo", "containerRuntimeVersion", NULL);
+    struct cri_config cfg;
+    enum dra_runtime_src src = DRA_RT_AGENT;
+    struct dra_runtime *r;
+    cJSON *facts = ann ? cJSON_Parse(ann) : NULL;
+    enum dd_rc rc = facts ? cri_config_from_json(facts, &cfg, NULL) : DD_ENOTFOUND;
+
+    cJSON_Delete(facts);
+    if (rc == DD_ENOMEM)
+        return rc;
+    /* A malformed annotation counts as no annotation: inference still applies. */
+    if (rc != DD_OK) {
+        src = DRA_RT_INFERRED;
+        if ((rc = cri_config_infer(ver, &cfg)) != DD_OK)
+            return rc == DD_ENOMEM ? rc : DD_OK;
+    }
+    if (!(r = PUSH(m->runtimes, m->nruntimes, m->capruntimes))) {
+        cri_config_release(&cfg);
+        return DD_ENOMEM;
+    }
+    r->node = n->name;
+    r->obj = n;
+    r->src = src;
+    r->cfg = cfg;
+    return DD_OK;
+}
+
 enum dd_rc dra_model_finish(struct dra_model *m)
 {
+    struct dra_runtime *r;
     size_t i;
     enum dd_rc rc;
 
     for (i = 0; i < m->npods; i++)
         if (m->pods[i].replicas < 0 && (rc = detect_driver(m, i)) != DD_OK)
             return rc;
+    if (m->cri) {
+        /* The file given on the command line speaks for every node: no inference. */
+        if (!(r = PUSH(m->runtimes, m->nruntimes, m->capruntimes)))
+            return DD_ENOMEM;
+        r->src = DRA_RT_FILE;
+        r->cfg = *m->cri; /* shallow: borrowed, never released by the model */
+        return DD_OK;
+    }
+    for (i = 0; i < m->nodes.n; i++)
+        if ((rc = node_runtime(m, &m->nodes.v[i])) != DD_OK)
+            return rc;
     return DD_OK;
+}
+
+const struct dra_runtime *dra_runtime_for_node(const struct dra_model *m, const char *node)
+{
+    size_t i;
+
+    for (i = 0; i < m->nruntimes; i++)
+        if (m->runtimes[i].src == DRA_RT_FILE || (node && m->runtimes[i].node &&
+                                                  STRIEQ(m->runtimes[i].node, node)))
+            return &m->runtimes[i];
+    return !node && m->nruntimes == 1 ? &m->runtimes[0] : NULL;
+}
+
+const struct dra_claim *dra_pod_claim_resolve(const struct dra_model *m,
+                                              const struct dra_podspec *p,
+                                              const struct dra_pod_claim *pc)
+{
+    const cJSON *st;
+
+    if (pc->claim)
+        return dra_find_claim(m, p->o.ns, pc->claim, 0);
+    /* The resourceclaim controller records the generated claim's name in the pod status. */
+    cJSON_ArrayForEach(st, dd_json_arr(p->status, "resourceClaimStatuses", NULL)) {
+        const char *n = dd_json_str(st, "name", NULL);
+        const char *claim = dd_json_str(st, "resourceClaimName", NULL);
+        if (n && claim && STRIEQ(n, pc->name))
+            return dra_find_claim(m, p->o.ns, claim, 0);
+    }
+    return NULL;
 }
 
 void dra_model_release(struct dra_model *m)
@@ -689,6 +790,11 @@ void dra_model_release(struct dra_model *m)
         free(m->quotas[i].hard);
     for (i = 0; i < m->nowned; i++)
         free(m->owned[i]);
+    for (i = 0; i < m->nruntimes; i++)
+        if (m->runtimes[i].src != DRA_RT_FILE)
+            cri_config_release(&m->runtimes[i].cfg);
+    free(m->runtimes);
+    free(m->events);
     free(m->classes);
     free(m->claims);
     free(m->slices);

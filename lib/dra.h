@@ -128,6 +128,8 @@ struct dra_pod_claim {
 struct dra_podspec {
     struct dra_obj o;            /* the Pod or the workload holding the template */
     const cJSON *spec;           /* the pod spec; borrowed */
+    const cJSON *status;         /* a live Pod's status, or NULL; borrowed */
+    const char *node;            /* spec.nodeName; "" when unscheduled or not a Pod */
     int64_t replicas;            /* pods this spec stands for; -1 for a DaemonSet (one per node) */
     const char *service_account; /* "default" when unset */
     struct dra_pod_claim *claims; /* owned array */
@@ -165,6 +167,40 @@ struct dra_driver {
     int cdi_line;
 };
 
+/* An Event about an object (core/v1 or events.k8s.io/v1), as live evidence. */
+struct dra_event {
+    const char *type;     /* "Normal" or "Warning" */
+    const char *reason;   /* e.g. "FailedScheduling", "FailedResourceClaimCreation", "Failed" */
+    const char *message;
+    const char *kind;     /* of the object it is about */
+    const char *ns;
+    const char *name;
+};
+
+/*
+ * What a node's container runtime does with CDI: from the lint command's
+ * --containerd-config, from the node agent's annotation, or inferred from the
+ * runtime version a Node reports.
+ */
+enum dra_runtime_src { DRA_RT_FILE, DRA_RT_AGENT, DRA_RT_INFERRED };
+
+struct dra_runtime {
+    const char *node;          /* Node name; NULL for a config file given to lint */
+    const struct dra_obj *obj; /* the Node, or NULL for a file */
+    enum dra_runtime_src src;
+    struct cri_config cfg;     /* owned (copies); cfg.file names the source */
+};
+
+/* A SubjectAccessReview answer the controller obtained: authoritative over RBAC objects. */
+struct dra_sar {
+    const char *ns, *sa;       /* the ServiceAccount */
+    const char *verb;          /* on resourceslices.resource.k8s.io, cluster scope */
+    int allowed;
+};
+
+/* Annotation the node agent writes on its Node (JSON, see docs/rules.md#cdidisabled). */
+#define DRA_NODE_CDI_ANNOTATION "dra-doctor.io/cdi"
+
 /* Generic objects the rules read as they are (RBAC, nodes, service accounts). */
 struct dra_objs {
     struct dra_obj *v;
@@ -183,8 +219,15 @@ struct dra_model {
     struct dra_objs nodes;
     struct dra_objs serviceaccounts;
     struct dra_objs namespaces;
+    struct dra_event *events;      size_t nevents, capevents;
+    struct dra_runtime *runtimes;  size_t nruntimes, capruntimes;
+    const struct dra_sar *sar;     /* borrowed; set by the controller */
+    size_t nsar;
+    int live;                      /* 1: objects come from a running cluster (controller,
+                                      webhook): absent slices and statuses mean something */
     size_t nobjects;               /* every object added, relevant or not */
-    const struct cri_config *cri;  /* node runtime facts, or NULL; borrowed */
+    const struct cri_config *cri;  /* lint's --containerd-config, or NULL; borrowed (it also
+                                      becomes a runtime entry in dra_model_finish) */
     dra_pos_fn pos;                /* optional position lookup for sub-nodes */
     void *pos_ctx;
     char **owned;                  /* strings the model allocated (attribute domains) */
@@ -202,7 +245,11 @@ void dra_model_init(struct dra_model *m, dra_pos_fn pos, void *pos_ctx);
  */
 enum dd_rc dra_model_add(struct dra_model *m, const cJSON *obj, const char *file, int line);
 
-/* Detects driver installations among the DaemonSets.  Call once after the last add. */
+/*
+ * Detects driver installations among the DaemonSets and collects runtime
+ * facts (m->cri, Node annotations, Node runtime versions).  Call once after
+ * the last add.
+ */
 enum dd_rc dra_model_finish(struct dra_model *m);
 
 /* Frees what the model owns and leaves it empty. */
@@ -218,6 +265,15 @@ const char *dra_container_env(const struct dra_container *c, const char *name, i
 
 /* The value of a --flag=value or --flag value argument in command or args, or NULL. */
 const char *dra_container_flag(const struct dra_container *c, const char *flag);
+
+/* The ResourceClaim of a pod's claim entry: the named claim, or the one generated from a
+ * template as recorded in pod.status.resourceClaimStatuses; NULL when it does not exist. */
+const struct dra_claim *dra_pod_claim_resolve(const struct dra_model *m,
+                                              const struct dra_podspec *p,
+                                              const struct dra_pod_claim *pc);
+
+/* The runtime facts of node (NULL: the lint file, or the only entry), or NULL. */
+const struct dra_runtime *dra_runtime_for_node(const struct dra_model *m, const char *node);
 
 /* Number of nodes: Node objects in the model, else fallback. */
 long dra_node_count(const struct dra_model *m, long fallback);

@@ -38,6 +38,9 @@ static void finding_release(struct dd_finding *f)
     free(f->file);
     free(f->message);
     free(f->fix);
+    free(f->scope_class);
+    free(f->scope_driver);
+    free(f->scope_node);
     memset(f, 0, sizeof(*f));
 }
 
@@ -79,6 +82,19 @@ struct dd_finding *dd_findings_add(struct dd_findings *list, const char *code,
     }
     list->n++;
     return f;
+}
+
+static int set_dup(char **dst, const char *src)
+{
+    free(*dst);
+    *dst = NULL;
+    return src && !(*dst = strdup(src)) ? -1 : 0;
+}
+
+int dd_finding_scope(struct dd_finding *f, const char *cls, const char *driver, const char *node)
+{
+    return set_dup(&f->scope_class, cls) | set_dup(&f->scope_driver, driver) |
+           set_dup(&f->scope_node, node);
 }
 
 static int cmp_str(const char *a, const char *b)

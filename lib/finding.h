@@ -34,6 +34,12 @@ struct dd_finding {
     int line;               /* 1-based, 0 when unknown */
     char *message;          /* owned: what is wrong, with the evidence */
     char *fix;              /* owned: the concrete change that removes the finding */
+    /* What the finding is about beyond its object, so a pod's diagnosis can pick the
+     * findings on its path (its claim's class, that class's drivers, its node).  Owned;
+     * NULL when not applicable. */
+    char *scope_class;      /* a DeviceClass name */
+    char *scope_driver;     /* a DRA driver name */
+    char *scope_node;       /* a Node name */
 };
 
 struct dd_findings {
@@ -53,6 +59,9 @@ struct dd_finding *dd_findings_add(struct dd_findings *list, const char *code,
                                    const char *kind, const char *ns, const char *name,
                                    const char *file, int line, const char *message,
                                    const char *fix);
+
+/* Sets f's scope fields (copies; each may be NULL).  0, or -1 when out of memory. */
+int dd_finding_scope(struct dd_finding *f, const char *cls, const char *driver, const char *node);
 
 /* Sorts by file, line, code, then object: a stable order for output and tests. */
 void dd_findings_sort(struct dd_findings *list);

@@ -30,6 +30,7 @@ static void check_attrs(struct rule_ctx *ctx);
 static void check_devices(struct rule_ctx *ctx);
 static void check_cdi_enabled(struct rule_ctx *ctx);
 static void check_cdi_dir(struct rule_ctx *ctx);
+static void check_publishing(struct rule_ctx *ctx);
 
 /* Pipeline order: claim created -> references resolve -> driver publishes -> selector
  * matches -> enough devices -> CDI injects. */
@@ -45,6 +46,9 @@ static const struct dd_rule rule_table[] = {
     { "DriverRBACDenied", DD_SEV_ERROR,
       "A DRA driver's ServiceAccount may not create, update and delete ResourceSlices",
       check_rbac },
+    { "DriverNotPublishing", DD_SEV_ERROR,
+      "A DRA driver is installed but publishes no ResourceSlices (live clusters only)",
+      check_publishing },
     { "SelectorSyntaxError", DD_SEV_ERROR,
       "A CEL device selector does not compile or is not a boolean", check_syntax },
     { "SelectorMatchesNoDriver", DD_SEV_ERROR,
@@ -53,12 +57,18 @@ static const struct dd_rule rule_table[] = {
       "A device selector reads an attribute or capacity no published device has", check_attrs },
     { "InsufficientDevices", DD_SEV_WARNING,
       "Claims need more devices of a class than the known inventory offers", check_devices },
+    { "ClaimNotAllocated", DD_SEV_WARNING,
+      "A pod's claim exists but is not allocated, for a reason no other rule explains "
+      "(per pod, controller only)", NULL },
     { "CDIDisabled", DD_SEV_ERROR,
       "The container runtime has CDI disabled, so DRA devices are never injected",
       check_cdi_enabled },
     { "CDISpecDirNotShared", DD_SEV_ERROR,
       "A DRA driver writes CDI specs to a directory the container runtime does not read",
       check_cdi_dir },
+    { "CDIInjectionFailed", DD_SEV_ERROR,
+      "The runtime failed to inject a pod's CDI devices, for a reason no other rule explains "
+      "(per pod, controller only)", NULL },
 };
 
 #define NRULES (sizeof(rule_table) / sizeof(rule_table[0]))
@@ -99,11 +109,20 @@ int dd_rules_run(const struct dra_model *m, const struct rule_options *opt,
 
 /* ---- helpers ------------------------------------------------------------- */
 
-static void emit(struct rule_ctx *ctx, enum dd_severity sev, const struct dra_obj *o, int line,
-                 const char *msg, const char *fix)
+static struct dd_finding *emit(struct rule_ctx *ctx, enum dd_severity sev,
+                               const struct dra_obj *o, int line, const char *msg,
+                               const char *fix)
 {
-    dd_findings_add(ctx->out, ctx->rule->code, sev, o->api_version, o->kind, o->ns, o->name,
-                    o->file, line ? line : o->line, msg, fix);
+    return dd_findings_add(ctx->out, ctx->rule->code, sev, o->api_version, o->kind, o->ns,
+                           o->name, o->file, line ? line : o->line, msg, fix);
+}
+
+/* Tags f with what it is about (see struct dd_finding); f may be NULL after an OOM. */
+static void scope(struct rule_ctx *ctx, struct dd_finding *f, const char *cls,
+                  const char *driver, const char *node)
+{
+    if (f && dd_finding_scope(f, cls, driver, node))
+        ctx->out->oom = 1;
 }
 
 /* Appends printf output to buf at *len, never overflowing; truncation is acceptable for messages. */
@@ -352,7 +371,14 @@ static void quota_one(struct rule_ctx *ctx, const struct dra_quota *q,
             snprintf(fix, sizeof(fix),
                      "Raise %s in ResourceQuota %s to at least %lld, or remove that limit.",
                      h->key, qn, (long long)used);
-            emit(ctx, ctx->rule->severity, ev[i].o, 0, msg, fix);
+            {
+                char cls[256] = "";
+                const char *sfx = strstr(h->key, QUOTA_CLASS_SUFFIX);
+                if (sfx && (size_t)(sfx - h->key) < sizeof(cls))
+                    memcpy(cls, h->key, (size_t)(sfx - h->key));
+                scope(ctx, emit(ctx, ctx->rule->severity, ev[i].o, 0, msg, fix),
+                      *cls ? cls : NULL, NULL, NULL);
+            }
         }
         quota_usage_release(&before);
     }
@@ -484,7 +510,7 @@ static void class_ref_one(struct rule_ctx *ctx, const struct dra_claim *c,
     else
         snprintf(fix, sizeof(fix), "Create DeviceClass %s, or correct deviceClassName.",
                  r->class_name);
-    emit(ctx, ref_severity(ctx), &c->o, r->line, msg, fix);
+    scope(ctx, emit(ctx, ref_severity(ctx), &c->o, r->line, msg, fix), r->class_name, NULL, NULL);
 }
 
 static void check_class_ref(struct rule_ctx *ctx)
@@ -524,6 +550,17 @@ static int slice_rule_line(const struct dra_model *m, const struct dra_obj *role
     return 0;
 }
 
+/* What SubjectAccessReviews said about the account: -1 no answer, 0 denied, 1 allowed. */
+static int sar_answer(const struct dra_model *m, const char *ns, const char *sa, const char *verb)
+{
+    size_t i;
+
+    for (i = 0; i < m->nsar; i++)
+        if (STRIEQ(m->sar[i].ns, ns) && STRIEQ(m->sar[i].sa, sa) && STRIEQ(m->sar[i].verb, verb))
+            return m->sar[i].allowed;
+    return -1;
+}
+
 static void rbac_one(struct rule_ctx *ctx, const struct dra_driver *d)
 {
     static const char *const verbs[] = { "create", "update", "delete" };
@@ -533,16 +570,20 @@ static void rbac_one(struct rule_ctx *ctx, const struct dra_driver *d)
     const struct rbac_grant *target = NULL;
     size_t n = rbac_sa_grants(m, ns, sa, g, MAX_GRANTS), i, len = 0, flen = 0;
     char missing[128] = "", msg[MSG_MAX], fix[MSG_MAX], dsn[300];
-    int nmissing = 0, unknown_role = 0;
+    int nmissing = 0, unknown_role = 0, nsar = 0;
 
     if (n > MAX_GRANTS)
         n = MAX_GRANTS;
-    for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
-        if (!rbac_sa_allows_cluster(m, ns, sa, verbs[i], RBAC_GROUP, RBAC_RESOURCE)) {
+    for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+        int answer = sar_answer(m, ns, sa, verbs[i]);
+        nsar += answer >= 0;
+        if (answer == 0 ||
+            (answer < 0 && !rbac_sa_allows_cluster(m, ns, sa, verbs[i], RBAC_GROUP, RBAC_RESOURCE))) {
             size_t ml = strlen(missing);
             snprintf(missing + ml, sizeof(missing) - ml, "%s%s", nmissing ? ", " : "", verbs[i]);
             nmissing++;
         }
+    }
     if (!nmissing)
         return;
     for (i = 0; i < n; i++) {
@@ -553,21 +594,24 @@ static void rbac_one(struct rule_ctx *ctx, const struct dra_driver *d)
                               rbac_role_mentions(m, g[i].role, RBAC_GROUP, RBAC_RESOURCE))))
             target = &g[i];
     }
-    /* A repository may hold only part of the cluster: judge only what it shows in full. */
-    if (!ctx->opt->complete && (!n || unknown_role))
+    /* A repository may hold only part of the cluster: judge only what it shows in full.
+     * An API server's SubjectAccessReview answer is always complete. */
+    if (!nsar && !ctx->opt->complete && (!n || unknown_role))
         return;
     objname(&d->ds->o, dsn, sizeof(dsn));
     cat(msg, sizeof(msg), &len,
         "ServiceAccount %s/%s of DaemonSet %s (driver %s) cannot %s resourceslices.%s at cluster "
-        "scope, so the driver publishes no ResourceSlices and the scheduler sees no %s devices "
+        "scope%s, so the driver publishes no ResourceSlices and the scheduler sees no %s devices "
         "(\"cannot allocate all claims\").",
-        ns, sa, dsn, d->name, missing, RBAC_GROUP, d->name);
+        ns, sa, dsn, d->name, missing, RBAC_GROUP,
+        nsar ? " (SubjectAccessReview)" : "", d->name);
     if (target) {
         cat(fix, sizeof(fix), &flen,
             "Add the verbs %s (the example driver's chart also grants patch) for resourceslices "
             "in apiGroup %s to ClusterRole %s.",
             missing, RBAC_GROUP, target->role->name);
-        emit(ctx, ctx->rule->severity, target->role, slice_rule_line(m, target->role), msg, fix);
+        scope(ctx, emit(ctx, ctx->rule->severity, target->role, slice_rule_line(m, target->role),
+                        msg, fix), NULL, d->name, NULL);
         return;
     }
     for (i = 0; i < n; i++)
@@ -581,14 +625,68 @@ static void rbac_one(struct rule_ctx *ctx, const struct dra_driver *d)
                      "on resourceslices to ServiceAccount %s/%s with a ClusterRoleBinding instead "
                      "of RoleBinding %s.",
                      ns, sa, g[i].binding->name);
-            emit(ctx, ctx->rule->severity, g[i].binding, 0, msg, fix);
+            scope(ctx, emit(ctx, ctx->rule->severity, g[i].binding, 0, msg, fix), NULL, d->name,
+                  NULL);
             return;
         }
     snprintf(fix, sizeof(fix),
-             "Create a ClusterRole granting get, list, watch, create, update, patch, delete on "
-             "resourceslices.%s and bind it to ServiceAccount %s/%s with a ClusterRoleBinding.",
+             "Grant get, list, watch, create, update, patch, delete on resourceslices.%s to "
+             "ServiceAccount %s/%s with a ClusterRole and a ClusterRoleBinding.",
              RBAC_GROUP, ns, sa);
-    emit(ctx, ctx->rule->severity, &d->ds->o, 0, msg, fix);
+    scope(ctx, emit(ctx, ctx->rule->severity, &d->ds->o, 0, msg, fix), NULL, d->name, NULL);
+}
+
+/* 1 when the account may create, update and delete slices (SAR answers first, then RBAC). */
+static int may_publish(const struct dra_model *m, const char *ns, const char *sa)
+{
+    static const char *const verbs[] = { "create", "update", "delete" };
+    size_t i;
+
+    for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+        int a = sar_answer(m, ns, sa, verbs[i]);
+        if (a == 0 ||
+            (a < 0 && !rbac_sa_allows_cluster(m, ns, sa, verbs[i], RBAC_GROUP, RBAC_RESOURCE)))
+            return 0;
+    }
+    return 1;
+}
+
+/* Live only: in a repository, slices are normally absent (drivers publish them at run time). */
+static void check_publishing(struct rule_ctx *ctx)
+{
+    const struct dra_model *m = ctx->m;
+    char msg[MSG_MAX], fix[MSG_MAX], dsn[300];
+    size_t i, j;
+
+    if (!m->live)
+        return;
+    for (i = 0; i < m->ndrivers; i++) {
+        const struct dra_driver *d = &m->drivers[i];
+        int64_t ready = -1, desired = -1;
+        int has = 0;
+
+        for (j = 0; j < m->nslices && !has; j++)
+            has = STRIEQ(m->slices[j].driver, d->name);
+        /* A denial is DriverRBACDenied's to report; the second name of a multi-driver
+         * DaemonSet (NVIDIA's compute domains) may rightly publish nothing, unless asked for. */
+        if (has || !may_publish(m, d->ds->o.ns, d->ds->service_account) ||
+            (d->profile && !STRIEQ(d->name, d->profile->drivers[0])))
+            continue;
+        dd_json_int(d->ds->o.json, &ready, "status", "numberReady", NULL);
+        dd_json_int(d->ds->o.json, &desired, "status", "desiredNumberScheduled", NULL);
+        objname(&d->ds->o, dsn, sizeof(dsn));
+        if (ready == 0)
+            snprintf(msg, sizeof(msg), "Driver %s is installed (DaemonSet %s) but no ResourceSlice "
+                     "of it exists: none of its %lld plugin pod(s) is ready.", d->name, dsn,
+                     (long long)desired);
+        else
+            snprintf(msg, sizeof(msg), "Driver %s is installed (DaemonSet %s) and may write "
+                     "ResourceSlices, but none exists: its plugin is failing to publish (or an "
+                     "admission policy rejects its slices).", d->name, dsn);
+        snprintf(fix, sizeof(fix), "Check the plugin pods of DaemonSet %s (kubectl logs) for "
+                 "\"resource slice\" errors.", dsn);
+        scope(ctx, emit(ctx, ctx->rule->severity, &d->ds->o, 0, msg, fix), NULL, d->name, NULL);
+    }
 }
 
 static void check_rbac(struct rule_ctx *ctx)
@@ -678,7 +776,8 @@ static void syntax_one(struct rule_ctx *ctx, const struct sel_site *s)
              s->owner->kind, objname(s->owner, on, sizeof(on)), s->where, s->sel->err.msg);
     snprintf(fix, sizeof(fix), "Correct the CEL expression in %s; it must be a boolean over "
              "device.driver, device.attributes and device.capacity.", s->path);
-    emit(ctx, ctx->rule->severity, s->owner, line, msg, fix);
+    scope(ctx, emit(ctx, ctx->rule->severity, s->owner, line, msg, fix),
+          s->cls ? s->cls->o.name : NULL, NULL, NULL);
 }
 
 static void check_syntax(struct rule_ctx *ctx)
@@ -702,7 +801,8 @@ static void driver_one(struct rule_ctx *ctx, const struct sel_site *s)
                  objname(s->owner, on, sizeof(on)), s->where);
         snprintf(fix, sizeof(fix), "Keep one driver name in %s (use || or `in [...]` to allow "
                  "several).", s->path);
-        emit(ctx, ctx->rule->severity, s->owner, s->sel->line, msg, fix);
+        scope(ctx, emit(ctx, ctx->rule->severity, s->owner, s->sel->line, msg, fix),
+              s->cls ? s->cls->o.name : NULL, NULL, NULL);
         return;
     }
     known_drivers(ctx, &known);
@@ -725,7 +825,8 @@ static void driver_one(struct rule_ctx *ctx, const struct sel_site *s)
                  "(--known-driver declares one that is installed elsewhere).",
                  s->path, v.bad);
     }
-    emit(ctx, ctx->rule->severity, s->owner, s->sel->line, msg, fix);
+    scope(ctx, emit(ctx, ctx->rule->severity, s->owner, s->sel->line, msg, fix),
+          s->cls ? s->cls->o.name : NULL, v.suggestion, NULL);
 }
 
 static void check_driver(struct rule_ctx *ctx)
@@ -829,7 +930,8 @@ static void attr_one(struct rule_ctx *ctx, const struct sel_site *s, const struc
     snprintf(fix, sizeof(fix), "%s%s%s in %s, or guard it with has(device.%s['%s'].%s).",
              near ? "Use '" : "Use an existing name", near ? near : "", near ? "'" : "",
              s->path, field, r->domain, r->name);
-    emit(ctx, ctx->rule->severity, s->owner, s->sel->line, msg, fix);
+    scope(ctx, emit(ctx, ctx->rule->severity, s->owner, s->sel->line, msg, fix),
+          s->cls ? s->cls->o.name : NULL, r->domain, NULL);
 }
 
 static void attrs_site(struct rule_ctx *ctx, const struct sel_site *s)
@@ -1074,7 +1176,8 @@ static void check_devices(struct rule_ctx *ctx)
         }
         cat(msg, sizeof(msg), &len,
             "; the pods left over stay Pending with \"cannot allocate all claims\".");
-        emit(ctx, ctx->rule->severity, &cls->o, 0, msg, fix);
+        scope(ctx, emit(ctx, ctx->rule->severity, &cls->o, 0, msg, fix), cls->o.name,
+              from ? from->name : NULL, NULL);
     }
     free(inv.v);
     free(dem);
@@ -1095,35 +1198,62 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
+static void cdi_enabled_one(struct rule_ctx *ctx, const struct dra_runtime *r)
+{
+    const struct cri_config *c = &r->cfg;
+    struct dra_obj file;
+    const struct dra_obj *o = r->obj;
+    char msg[MSG_MAX], fix[MSG_MAX], where[300];
+    enum dd_severity sev = ctx->rule->severity;
+    size_t len = 0;
+
+    if (c->enable_cdi)
+        return;
+    if (!o) {
+        memset(&file, 0, sizeof(file));
+        file.api_version = "";
+        file.kind = "ContainerdConfig";
+        file.ns = "";
+        file.name = c->file ? base_name(c->file) : "config.toml";
+        file.file = c->file;
+        file.line = c->enable_cdi_line;
+        o = &file;
+        snprintf(where, sizeof(where), "containerd (config version %d)", c->version);
+    } else {
+        snprintf(where, sizeof(where), "containerd on node %s (%s)", r->node,
+                 r->src == DRA_RT_AGENT ? "reported by the dra-doctor node agent" : c->file);
+    }
+    if (r->src == DRA_RT_INFERRED) {
+        /* The runtime version only tells the default; the node's file may override it. */
+        sev = DD_SEV_WARNING;
+        cat(msg, sizeof(msg), &len,
+            "Inferred: %s defaults enable_cdi to false in [%s], so pods would start without "
+            "their DRA devices, with no error and no event. Run the dra-doctor node agent (or "
+            "lint with --containerd-config) to read the node's real config.", where, c->table);
+    } else if (c->enable_cdi_line) {
+        cat(msg, sizeof(msg), &len,
+            "%s sets enable_cdi = false in [%s]%s: it ignores the CDI devices DRA drivers "
+            "prepare, so pods start without their devices, with no error and no event.",
+            where, c->table, r->obj && c->file ? " of its config" : "");
+    } else {
+        cat(msg, sizeof(msg), &len,
+            "%s does not set enable_cdi in [%s], and containerd 1.7 defaults it to false: pods "
+            "start without their DRA devices, with no error and no event (containerd 2.x would "
+            "default it to true).", where, c->table);
+    }
+    snprintf(fix, sizeof(fix), "Set enable_cdi = true in [%s]%s%s and restart containerd.",
+             c->table, r->obj ? " of node " : "", r->obj ? r->node : "");
+    scope(ctx, emit(ctx, sev, o, r->obj ? 0 : c->enable_cdi_line, msg, fix), NULL, NULL, r->node);
+}
+
 static void check_cdi_enabled(struct rule_ctx *ctx)
 {
-    const struct cri_config *c = ctx->m->cri;
-    struct dra_obj o;
-    char msg[MSG_MAX], fix[MSG_MAX];
+    size_t i;
 
-    if (!c || c->enable_cdi || !uses_dra(ctx->m))
+    if (!uses_dra(ctx->m))
         return;
-    memset(&o, 0, sizeof(o));
-    o.api_version = "";
-    o.kind = "ContainerdConfig";
-    o.ns = "";
-    o.name = c->file ? base_name(c->file) : "config.toml";
-    o.file = c->file;
-    o.line = c->enable_cdi_line;
-    if (c->enable_cdi_line)
-        snprintf(msg, sizeof(msg),
-                 "containerd (config version %d) sets enable_cdi = false in [%s]: it "
-                 "ignores the CDI devices DRA drivers prepare, so pods start without their "
-                 "devices, with no error and no event.", c->version, c->table);
-    else
-        snprintf(msg, sizeof(msg),
-                 "containerd (config version %d, the containerd 1.7 layout) does not set "
-                 "enable_cdi in [%s], and containerd 1.7 defaults it to false: pods start "
-                 "without their DRA devices, with no error and no event (containerd 2.x would "
-                 "default it to true).", c->version, c->table);
-    snprintf(fix, sizeof(fix), "Set enable_cdi = true in [%s] and restart containerd.",
-             c->table);
-    emit(ctx, ctx->rule->severity, &o, c->enable_cdi_line, msg, fix);
+    for (i = 0; i < ctx->m->nruntimes; i++)
+        cdi_enabled_one(ctx, &ctx->m->runtimes[i]);
 }
 
 /* 1 when path equals dir or lies below it, comparing whole components. */
@@ -1148,13 +1278,19 @@ static const struct dra_volume *find_volume(const struct dra_podspec *p, const c
     return NULL;
 }
 
-static int spec_dir_ok(const struct cri_config *c, const char *dir)
+/* 1 when every known runtime reads CDI specs from host directory dir (containerd's
+ * default directories when no runtime is known). */
+static int spec_dir_ok(const struct dra_model *m, const char *dir)
 {
     static const char *const dflt[] = { "/etc/cdi", "/var/run/cdi" };
     size_t i;
 
-    if (c)
-        return cri_config_has_spec_dir(c, dir);
+    if (m->nruntimes) {
+        for (i = 0; i < m->nruntimes; i++)
+            if (!cri_config_has_spec_dir(&m->runtimes[i].cfg, dir))
+                return 0;
+        return 1;
+    }
     for (i = 0; i < 2; i++)
         if (path_under(dir, dflt[i]) && strlen(dir) - path_under(dir, dflt[i]) <= 1)
             return 1;
@@ -1181,12 +1317,12 @@ static void cdi_dir_one(struct rule_ctx *ctx, const struct dra_driver *d)
             best = &c->mounts[i];
             bestlen = n;
         }
-        if (!shared && v && v->host_path && spec_dir_ok(m->cri, v->host_path))
+        if (!shared && v && v->host_path && spec_dir_ok(m, v->host_path))
             shared = &c->mounts[i];
     }
     if (best && (vol = find_volume(d->ds, best->volume)) && vol->host_path) {
         snprintf(host, sizeof(host), "%s%s", vol->host_path, d->cdi_root + bestlen);
-        if (spec_dir_ok(m->cri, host))
+        if (spec_dir_ok(m, host))
             return;
     }
     objname(&d->ds->o, dsn, sizeof(dsn));
@@ -1206,7 +1342,8 @@ static void cdi_dir_one(struct rule_ctx *ctx, const struct dra_driver *d)
     else
         snprintf(fix, sizeof(fix), "Mount hostPath /var/run/cdi into container %s and set env "
                  "CDI_ROOT to its mountPath.", c->name);
-    emit(ctx, ctx->rule->severity, &d->ds->o, d->cdi_line, msg, fix);
+    scope(ctx, emit(ctx, ctx->rule->severity, &d->ds->o, d->cdi_line, msg, fix), NULL, d->name,
+          NULL);
 }
 
 static void check_cdi_dir(struct rule_ctx *ctx)

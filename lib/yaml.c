@@ -26,6 +26,8 @@
  */
 #define SMALL_MAP 8
 
+#define NO_RESUME SIZE_MAX
+
 struct frame {
     cJSON *node;       /* the open mapping or sequence; owned by the document tree */
     char *anchor;      /* owned; registered when the container ends; NULL if none */
@@ -69,6 +71,14 @@ struct ps {
     size_t ndocs;                 /* documents started, over all restarts */
     size_t nalias;                /* nodes created by aliases, whole stream */
     int skipping;                 /* the current document failed; wait for its end */
+    size_t skip_docs;             /* documents libyaml passes over (the fast path delivered them) */
+    int in_skip;                  /* inside such a document */
+    int handback;                 /* the fast path may take over after a libyaml document */
+    size_t resume;                /* where it takes over; NO_RESUME while libyaml goes on */
+    int resume_line;              /* 1-based line of resume */
+    size_t cur_off;               /* line cursor for line_offset: a line start at or after off */
+    int cur_line;                 /* its 1-based line */
+    size_t fast_docs, fallbacks;  /* for ydoc_stats */
     int stop;                     /* a limit ends the stream (not an allocation failure) */
     enum dd_rc first;             /* first input error */
     struct dd_err err;
@@ -236,7 +246,7 @@ static enum dd_rc add_pos(struct ps *p, const cJSON *node, int line, int col)
 }
 
 /* Hangs node (owned; consumed even on failure) under the open container, or makes it the root. */
-static enum dd_rc attach(struct ps *p, cJSON *node, const yaml_mark_t *m)
+static enum dd_rc link_node(struct ps *p, cJSON *node)
 {
     struct frame *top;
     struct stab_entry *e;
@@ -254,6 +264,14 @@ static enum dd_rc attach(struct ps *p, cJSON *node, const yaml_mark_t *m)
         if (top->hashed && stab_put(&p->tab, top->node, node->string, &e) != DD_OK)
             return DD_ENOMEM;
     }
+    return DD_OK;
+}
+
+/* link_node, then records the node's position. */
+static enum dd_rc attach(struct ps *p, cJSON *node, const yaml_mark_t *m)
+{
+    if (link_node(p, node) != DD_OK)
+        return DD_ENOMEM;
     return add_pos(p, node, p->line_base + (int)m->line + 1, (int)m->column + 1);
 }
 
@@ -296,7 +314,7 @@ static int is_word(const char *s, size_t n, struct scalar *v)
     if (n > 5)
         return 0;
     for (i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
-        if (strlen(words[i].s) == n && memcmp(words[i].s, s, n) == 0) {
+        if (words[i].s[0] == s[0] && strncmp(words[i].s, s, n) == 0 && words[i].s[n] == '\0') {
             v->kind = words[i].kind;
             v->b = words[i].b;
             if (v->kind == K_FLOAT)
@@ -613,7 +631,8 @@ static enum dd_rc on_alias(struct ps *p, yaml_event_t *ev)
         return fail_doc(p, rc, &ev->start_mark, "nesting exceeds %d levels", p->lim->max_depth);
     if (rc != DD_OK)
         return rc;
-    return attach(p, copy, &ev->start_mark);
+    /* copy_tree recorded the copy's positions already, in pre-order. */
+    return link_node(p, copy);
 }
 
 static enum dd_rc on_start(struct ps *p, yaml_event_t *ev, int is_map)
@@ -702,10 +721,19 @@ static enum dd_rc end_document(struct ps *p)
     return rc;
 }
 
+static void offer_handback(struct ps *p, const yaml_event_t *ev);
+
 static enum dd_rc on_event(struct ps *p, yaml_event_t *ev)
 {
+    enum dd_rc rc;
+
     switch (ev->type) {
     case YAML_DOCUMENT_START_EVENT:
+        if (p->skip_docs) {
+            p->skip_docs--;
+            p->in_skip = 1;
+            return DD_OK;
+        }
         drop_document(p);
         p->skipping = 0;
         if (++p->ndocs > p->lim->max_documents) {
@@ -716,15 +744,17 @@ static enum dd_rc on_event(struct ps *p, yaml_event_t *ev)
         }
         return DD_OK;
     case YAML_DOCUMENT_END_EVENT:
-        if (p->skipping) {
-            p->skipping = 0;
-            return DD_OK;
-        }
-        return end_document(p);
+        rc = DD_OK;
+        if (p->in_skip || p->skipping)
+            p->in_skip = p->skipping = 0;
+        else
+            rc = end_document(p);
+        offer_handback(p, ev);
+        return rc;
     default:
         break;
     }
-    if (p->skipping)
+    if (p->skipping || p->in_skip)
         return DD_OK;
     switch (ev->type) {
     case YAML_SCALAR_EVENT:
@@ -751,12 +781,14 @@ static void start_parser(struct ps *p, size_t off, int line_base)
     if (p->yp_live)
         yaml_parser_delete(&p->yp);
     p->yp_live = 0;
+    p->off = off;
+    p->line_base = line_base;
+    p->cur_off = off;
+    p->cur_line = line_base + 1;
     if (!yaml_parser_initialize(&p->yp))
         return;
     p->yp_live = 1;
     yaml_parser_set_input_string(&p->yp, (const unsigned char *)p->buf + off, p->len - off);
-    p->off = off;
-    p->line_base = line_base;
 }
 
 static int is_doc_start(const char *s, size_t n)
@@ -775,17 +807,54 @@ static size_t next_line(const char *b, size_t len, size_t i)
     return i < len ? i + 1 : len;
 }
 
+/* Offset of the start of absolute line `line` (1-based), at or after libyaml's input start. */
+static size_t line_offset(struct ps *p, int line)
+{
+    while (p->cur_line < line && p->cur_off < p->len) {
+        p->cur_off = next_line(p->buf, p->len, p->cur_off);
+        p->cur_line++;
+    }
+    return p->cur_off;
+}
+
+/*
+ * After a document that libyaml read, hands the stream back to the fast path
+ * when the next token is a "---" at column 0: a fresh start there is exactly
+ * libyaml's own state at that point.  An explicit end ("...") keeps libyaml,
+ * because what may follow it differs between a fresh and a running parser.
+ */
+static void offer_handback(struct ps *p, const yaml_event_t *ev)
+{
+    int line = p->line_base + (int)ev->start_mark.line + 1;
+    size_t o;
+
+    if (!p->handback || !ev->data.document_end.implicit || ev->start_mark.column != 0)
+        return;
+    o = line_offset(p, line);
+    if (p->cur_line == line && o > p->off && is_doc_start(p->buf + o, p->len - o)) {
+        p->resume = o;
+        p->resume_line = line;
+    }
+}
+
 /*
  * libyaml cannot go on after an error, so a new parser starts at the next
  * "---" line at or after the error's line: a document separator at column 0
- * always ends the broken document.  Returns 0 when there is none.
+ * always ends the broken document.  An error after column 1 of a "---" line
+ * is in the document that line starts, so the search begins past it (else
+ * the same error would be found and reported again).  Returns 0 when there
+ * is none, else 1 with *at and *at_line (1-based) set.
  */
-static int restart(struct ps *p, int err_line)
+static int find_restart(struct ps *p, int err_line, int err_col, size_t *at, int *at_line)
 {
     size_t i = p->off;
     int line = p->line_base + 1;
 
     while (line < err_line && i < p->len) {
+        i = next_line(p->buf, p->len, i);
+        line++;
+    }
+    if (err_col > 1 && i < p->len && is_doc_start(p->buf + i, p->len - i)) {
         i = next_line(p->buf, p->len, i);
         line++;
     }
@@ -795,12 +864,13 @@ static int restart(struct ps *p, int err_line)
     }
     if (i >= p->len)
         return 0;
-    start_parser(p, i, line - 1);
+    *at = i;
+    *at_line = line;
     return 1;
 }
 
-/* Reports libyaml's error; *err_line gets its absolute line. */
-static enum dd_rc libyaml_error(struct ps *p, int *err_line)
+/* Reports libyaml's error; *err_line and *err_col get its absolute position. */
+static enum dd_rc libyaml_error(struct ps *p, int *err_line, int *err_col)
 {
     const yaml_parser_t *y = &p->yp;
     const char *problem = y->problem ? y->problem : "malformed YAML";
@@ -821,6 +891,7 @@ static enum dd_rc libyaml_error(struct ps *p, int *err_line)
                 col++;
         }
         *err_line = line;
+        *err_col = col;
         if (y->problem_value != -1)
             return report(p, DD_EPARSE, line, col, "%s (byte 0x%02x)", problem,
                           (unsigned)y->problem_value & 0xffu);
@@ -829,6 +900,7 @@ static enum dd_rc libyaml_error(struct ps *p, int *err_line)
     line = p->line_base + (int)y->problem_mark.line + 1;
     col = (int)y->problem_mark.column + 1;
     *err_line = line;
+    *err_col = col;
     if (y->context && (y->context_mark.line != y->problem_mark.line ||
                        y->context_mark.column != y->problem_mark.column))
         return report(p, DD_EPARSE, line, col, "%s %s that started at line %d, column %d",
@@ -839,37 +911,1142 @@ static enum dd_rc libyaml_error(struct ps *p, int *err_line)
     return report(p, DD_EPARSE, line, col, "%s", problem);
 }
 
-enum dd_rc ydoc_parse_stream(const char *buf, size_t len, const struct ydoc_limits *lim,
-                             const struct ydoc_sink *sink)
+/*
+ * Reads with libyaml from off (a line start with line_base lines before it),
+ * passing over the first `skip` documents, which the fast path has already
+ * delivered.  Returns at the end of the stream, or with p->resume set where
+ * the fast path may take over.
+ */
+static enum dd_rc run_libyaml(struct ps *p, size_t off, int line_base, size_t skip)
+{
+    enum dd_rc rc = DD_OK;
+    int err_line, err_col, at_line, done = 0;
+    size_t at;
+
+    p->resume = NO_RESUME;
+    p->skip_docs = skip;
+    p->in_skip = 0;
+    start_parser(p, off, line_base);
+    if (!p->yp_live)
+        return DD_ENOMEM;
+    while (!done && rc == DD_OK && !p->stop && p->resume == NO_RESUME) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&p->yp, &ev)) {
+            p->skip_docs = 0;
+            p->in_skip = 0;
+            rc = libyaml_error(p, &err_line, &err_col);
+            if (rc != DD_OK)
+                break;
+            if (!find_restart(p, err_line, err_col, &at, &at_line)) {
+                done = 1;
+            } else if (p->handback) {
+                p->resume = at;
+                p->resume_line = at_line;
+            } else {
+                start_parser(p, at, at_line - 1);
+                if (!p->yp_live)
+                    rc = DD_ENOMEM;
+            }
+            continue;
+        }
+        rc = on_event(p, &ev);
+        done = ev.type == YAML_STREAM_END_EVENT;
+        yaml_event_delete(&ev);
+    }
+    return rc;
+}
+
+/*
+ * --- the fast path ---
+ *
+ * libyaml copies every character through several buffers and alone caps the
+ * loader below the throughput Kubernetes repositories need, while manifests
+ * use a small part of YAML.  So a document is first read directly from the
+ * buffer by the scanner below, for the block-style subset manifests use
+ * (block mappings and sequences, one-line plain and quoted scalars, block
+ * scalars, flow collections, JSON).  It accepts a document only when libyaml
+ * would build exactly the same tree with the same positions; for anything
+ * else (anchors, tags, multi-line scalars, tabs, any error at all) it gives
+ * up, and libyaml re-reads that document from a point where a fresh libyaml
+ * parser is in the state a running one would be in: the start of the stream
+ * or a "---" line.  So errors, messages and positions are always libyaml's.
+ */
+
+enum { FP_OK, FP_BAIL, FP_NOMEM };
+
+/* Results of fp_content besides an indentation. */
+#define FP_EOF (-1)   /* end of the stream */
+#define FP_MARK (-2)  /* a "---" or "..." line */
+#define FP_TAB (-3)   /* a tab in indentation: left to libyaml */
+
+/* libyaml's limit for a simple key is 1024 characters; bytes >= characters. */
+#define FP_MAX_KEY 1000
+
+enum fp_ctx {
+    CTX_ROOT,     /* the document's node */
+    CTX_NEXTLINE, /* a value that starts on a line of its own */
+    CTX_ITEM,     /* after "- " on the same line */
+    CTX_VALUE     /* after "key: " on the same line */
+};
+
+struct fp {
+    struct ps *p;
+    const char *b;       /* borrowed: the stream */
+    size_t n;            /* its length */
+    size_t ls, le, nl;   /* current line: start, end of its text, start of the next */
+    int line;            /* 1-based number of the current line */
+    int utf8;            /* the stream has non-ASCII text: columns count characters */
+    size_t cc_ls, cc_off; /* column cache for utf8 streams */
+    int cc_col;
+    char *sb;            /* owned: block scalar text being built */
+    size_t sbn, sbcap;
+};
+
+/*
+ * 1 when nothing in buf makes libyaml's reader or line counting differ from
+ * a plain byte view: no control characters, no lone CR, valid UTF-8 without
+ * BOM, NEL, LS, PS or the non-characters the reader refuses.  *utf8 is set
+ * when there is non-ASCII text (columns then count characters, as libyaml's
+ * do).
+ */
+static int fp_clean(const char *buf, size_t len, int *utf8)
+{
+    static unsigned char plain[256]; /* 1: printable ASCII, tab or LF */
+    const unsigned char *b = (const unsigned char *)buf;
+    size_t i = 0;
+    unsigned c;
+
+    if (!plain['a']) {
+        for (c = 0x20; c < 0x7f; c++)
+            plain[c] = 1;
+        plain['\t'] = plain['\n'] = 1;
+    }
+    *utf8 = 0;
+    for (;;) {
+        unsigned v, k, j;
+        while (i + 4 <= len && plain[b[i]] & plain[b[i + 1]] & plain[b[i + 2]] & plain[b[i + 3]])
+            i += 4;
+        while (i < len && plain[b[i]])
+            i++;
+        if (i >= len)
+            return 1;
+        c = b[i];
+        if (c == '\r') {
+            if (i + 1 < len && b[i + 1] == '\n') {
+                i += 2;
+                continue;
+            }
+            return 0;
+        }
+        if (c < 0xc2 || c > 0xf4)
+            return 0;
+        k = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1;
+        if (len - i <= k)
+            return 0;
+        v = c & (0x3fu >> k);
+        for (j = 1; j <= k; j++) {
+            if ((b[i + j] & 0xc0) != 0x80)
+                return 0;
+            v = (v << 6) | (b[i + j] & 0x3fu);
+        }
+        if ((k == 2 && v < 0x800) || (k == 3 && (v < 0x10000 || v > 0x10ffff)) ||
+            (v >= 0xd800 && v <= 0xdfff) || v < 0xa0 || v == 0x2028 || v == 0x2029 ||
+            v == 0xfeff || v == 0xfffe || v == 0xffff)
+            return 0;
+        *utf8 = 1;
+        i += k + 1;
+    }
+}
+
+static void fp_at(struct fp *f, size_t ls, int line)
+{
+    const char *e;
+
+    f->ls = ls;
+    f->line = line;
+    if (ls >= f->n) {
+        f->ls = f->le = f->nl = f->n;
+        return;
+    }
+    e = memchr(f->b + ls, '\n', f->n - ls);
+    f->nl = e ? (size_t)(e - f->b) + 1 : f->n;
+    f->le = e ? (size_t)(e - f->b) : f->n;
+    if (f->le > ls && f->b[f->le - 1] == '\r')
+        f->le--;
+}
+
+static void fp_next(struct fp *f)
+{
+    fp_at(f, f->nl, f->line + 1);
+}
+
+/* 1-based column of off, which is on the current line. */
+static int fp_col(struct fp *f, size_t off)
+{
+    size_t i = f->ls;
+    int col = 1;
+
+    if (!f->utf8)
+        return (int)(off - f->ls) + 1;
+    if (f->cc_ls == f->ls && f->cc_off <= off) {
+        i = f->cc_off;
+        col = f->cc_col;
+    }
+    for (; i < off; i++)
+        col += ((unsigned char)f->b[i] & 0xc0) != 0x80;
+    f->cc_ls = f->ls;
+    f->cc_off = off;
+    f->cc_col = col;
+    return col;
+}
+
+/* A space, a tab or the end of the current line at i (libyaml's IS_BLANKZ). */
+static int fp_blankz(const struct fp *f, size_t i)
+{
+    return i >= f->le || f->b[i] == ' ' || f->b[i] == '\t';
+}
+
+static int fp_is_mark(const struct fp *f)
+{
+    const char *s = f->b + f->ls;
+
+    return f->le - f->ls >= 3 &&
+           (memcmp(s, "---", 3) == 0 || memcmp(s, "...", 3) == 0) && fp_blankz(f, f->ls + 3);
+}
+
+/*
+ * Moves to the next line at or after the current one that has content (not
+ * blank, not only a comment).  Returns its indentation, or FP_EOF, FP_MARK
+ * or FP_TAB.
+ */
+static int fp_content(struct fp *f)
+{
+    for (;;) {
+        size_t i = f->ls;
+        if (i >= f->n)
+            return FP_EOF;
+        while (i < f->le && f->b[i] == ' ')
+            i++;
+        if (i < f->le && f->b[i] == '\t')
+            return FP_TAB;
+        if (i == f->le || f->b[i] == '#') {
+            fp_next(f);
+            continue;
+        }
+        if (i == f->ls && fp_is_mark(f))
+            return FP_MARK;
+        return (int)(i - f->ls);
+    }
+}
+
+/* 1 when only spaces, then nothing or a comment, remain on the current line from i. */
+static int fp_rest_empty(const struct fp *f, size_t i)
+{
+    size_t j = i;
+
+    while (j < f->le && f->b[j] == ' ')
+        j++;
+    return j == f->le || (f->b[j] == '#' && j > i);
+}
+
+/*
+ * Whether a plain scalar may start at s.  Stricter than libyaml: "-", "?"
+ * and ":" starts and the indicators are left to it.
+ */
+static int fp_plain_start(const struct fp *f, size_t s, int flow)
+{
+    unsigned char c = (unsigned char)f->b[s];
+
+    if (c == '-') {
+        if (fp_blankz(f, s + 1))
+            return 0;
+        return !(flow && strchr(",[]{}", f->b[s + 1]));
+    }
+    switch (c) {
+    case '\0': case '?': case ':': case ',': case '[': case ']': case '{': case '}': case '#':
+    case '&': case '*': case '!': case '|': case '>': case '\'': case '"': case '%': case '@':
+    case '`': case ' ': case '\t':
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+/*
+ * A one-line plain scalar in block context from s; its text is [s, *e).
+ * Returns ':' when ": " (or ':' at the end of the line) follows it, with *c
+ * at the ':'; '#' when a comment ends the line; '\n' when the line ends; 0
+ * for what the fast path leaves to libyaml (tabs).
+ */
+static int fp_plain(const struct fp *f, size_t s, size_t *e, size_t *c)
+{
+    const char *b = f->b;
+    size_t i = s, end = s;
+
+    while (i < f->le) {
+        char ch = b[i];
+        if (ch == ' ') {
+            i++;
+            if (i < f->le && b[i] == '#') {
+                *e = end;
+                return '#';
+            }
+            continue;
+        }
+        if (ch == '\t')
+            return 0;
+        if (ch == ':' && (i + 1 == f->le || b[i + 1] == ' ' || b[i + 1] == '\t')) {
+            if (i + 1 < f->le && b[i + 1] == '\t')
+                return 0;
+            *e = end;
+            *c = i;
+            return ':';
+        }
+        end = ++i;
+    }
+    *e = end;
+    return '\n';
+}
+
+/*
+ * After a one-line plain scalar in block context, with the cursor on the
+ * next line: 1 when libyaml would not continue the scalar there (the next
+ * non-blank line is a comment, or not indented past the enclosing
+ * collection, or there is none).
+ */
+static int fp_plain_done(const struct fp *f, int indent)
+{
+    const char *b = f->b;
+    size_t ls = f->ls;
+
+    while (ls < f->n) {
+        size_t i = ls;
+        while (i < f->n && b[i] == ' ')
+            i++;
+        if (i < f->n && b[i] == '\t')
+            return 0;
+        if (i < f->n && b[i] == '\r')
+            i++;
+        if (i >= f->n)
+            return 1;
+        if (b[i] != '\n')
+            return b[i] == '#' || (int)(i - ls) <= indent;
+        ls = i + 1;
+    }
+    return 1;
+}
+
+static int hexval(const char *s, int n, unsigned *v)
+{
+    int i, d;
+
+    *v = 0;
+    for (i = 0; i < n; i++) {
+        d = digit_value(s[i]);
+        if (d > 15)
+            return 0;
+        *v = *v * 16 + (unsigned)d;
+    }
+    return 1;
+}
+
+/*
+ * A one-line quoted scalar at s.  *str: its value (malloc'd, see steal()),
+ * *q: just past the closing quote.  Escapes outside the JSON set, and the
+ * ones producing NUL or surrogates, are left to libyaml.
+ */
+static int fp_quoted(struct fp *f, size_t s, char **str, size_t *q)
+{
+    const char *b = f->b;
+    size_t i = s + 1, j, o = 0;
+    char *out;
+
+    *str = NULL;
+    if (b[s] == '\'') {
+        for (j = i;; j += 2) {
+            const char *e = memchr(b + j, '\'', f->le - j);
+            if (!e)
+                return FP_BAIL;
+            j = (size_t)(e - b);
+            if (j + 1 >= f->le || b[j + 1] != '\'')
+                break;
+        }
+        out = malloc(j - i + 1);
+        if (!out)
+            return FP_NOMEM;
+        while (i < j) {
+            out[o++] = b[i];
+            i += b[i] == '\'' ? 2 : 1;
+        }
+        out[o] = '\0';
+        *str = out;
+        *q = j + 1;
+        return FP_OK;
+    }
+    for (j = i; j < f->le && b[j] != '"'; j++)
+        if (b[j] == '\\')
+            j++;
+    if (j >= f->le)
+        return FP_BAIL;
+    out = malloc(j - i + 1);
+    if (!out)
+        return FP_NOMEM;
+    while (i < j) {
+        const char *r;
+        unsigned v;
+        if (b[i] != '\\') {
+            r = memchr(b + i, '\\', j - i);
+            size_t k = r ? (size_t)(r - b) : j;
+            memcpy(out + o, b + i, k - i);
+            o += k - i;
+            i = k;
+            continue;
+        }
+        switch (b[i + 1]) {
+        case '"': out[o++] = '"'; break;
+        case '\\': out[o++] = '\\'; break;
+        case '/': out[o++] = '/'; break;
+        case 'b': out[o++] = '\b'; break;
+        case 'f': out[o++] = '\f'; break;
+        case 'n': out[o++] = '\n'; break;
+        case 'r': out[o++] = '\r'; break;
+        case 't': out[o++] = '\t'; break;
+        case 'u':
+            if (i + 6 > j || !hexval(b + i + 2, 4, &v) || v == 0 || (v >= 0xd800 && v <= 0xdfff))
+                goto bail;
+            if (v < 0x80) {
+                out[o++] = (char)v;
+            } else if (v < 0x800) {
+                out[o++] = (char)(0xc0 | (v >> 6));
+                out[o++] = (char)(0x80 | (v & 0x3f));
+            } else {
+                out[o++] = (char)(0xe0 | (v >> 12));
+                out[o++] = (char)(0x80 | ((v >> 6) & 0x3f));
+                out[o++] = (char)(0x80 | (v & 0x3f));
+            }
+            i += 4;
+            break;
+        default:
+            goto bail;
+        }
+        i += 2;
+    }
+    out[o] = '\0';
+    *str = out;
+    *q = j + 1;
+    return FP_OK;
+bail:
+    free(out);
+    return FP_BAIL;
+}
+
+static char *fp_strdup(const char *s, size_t n)
+{
+    char *r = malloc(n + 1);
+
+    if (r) {
+        memcpy(r, s, n);
+        r[n] = '\0';
+    }
+    return r;
+}
+
+/* A string node owning str (malloc'd; consumed even on failure). */
+static cJSON *fp_string_node(char *str)
+{
+    cJSON *node = cJSON_CreateStringReference(str);
+
+    if (!node) {
+        free(str);
+        return NULL;
+    }
+    node->type &= ~cJSON_IsReference; /* the node owns str, as in make_scalar */
+    return node;
+}
+
+static int fp_pos(struct fp *f, const cJSON *node, int line, int col)
+{
+    return add_pos(f->p, node, line, col) == DD_OK ? FP_OK : FP_NOMEM;
+}
+
+/* The node for a plain scalar [s, e) on the current line, typed as make_scalar does. */
+static int fp_plain_node(struct fp *f, size_t s, size_t e, cJSON **out)
+{
+    struct scalar v = { K_STRING, 0, 0 };
+    cJSON *node;
+    char *str;
+
+    resolve_plain(f->b + s, e - s, &v);
+    switch (v.kind) {
+    case K_NULL: node = cJSON_CreateNull(); break;
+    case K_BOOL: node = cJSON_CreateBool(v.b); break;
+    case K_INT:
+    case K_FLOAT: node = cJSON_CreateNumber(v.num); break;
+    default:
+        str = fp_strdup(f->b + s, e - s);
+        node = str ? fp_string_node(str) : NULL;
+        break;
+    }
+    *out = node;
+    if (!node)
+        return FP_NOMEM;
+    return fp_pos(f, node, f->line, fp_col(f, s));
+}
+
+/*
+ * Is key already in map (nkeys keys so far)?  The same small-scan-then-hash
+ * rule as take_key.  Returns 1, 0, or -1 when out of memory.
+ */
+static int fp_dup(struct ps *p, cJSON *map, size_t nkeys, int *hashed, const char *key)
+{
+    struct stab_entry *e;
+    const cJSON *c;
+
+    if (!*hashed && nkeys >= SMALL_MAP) {
+        for (c = map->child; c; c = c->next)
+            if (stab_put(&p->tab, map, c->string, &e) != DD_OK)
+                return -1;
+        *hashed = 1;
+    }
+    if (*hashed)
+        return stab_find(&p->tab, map, key) != NULL;
+    for (c = map->child; c; c = c->next)
+        if (strcmp(c->string, key) == 0)
+            return 1;
+    return 0;
+}
+
+/* Adds child (may be NULL) under key (owned; consumed) to map. */
+static int fp_put(struct fp *f, cJSON *map, int hashed, char *key, cJSON *child)
+{
+    struct stab_entry *e;
+
+    if (!child) {
+        free(key);
+        return FP_OK;
+    }
+    child->string = key;
+    cJSON_AddItemToArray(map, child);
+    if (hashed && stab_put(&f->p->tab, map, key, &e) != DD_OK)
+        return FP_NOMEM;
+    return FP_OK;
+}
+
+static int fp_sb_put(struct fp *f, const char *s, size_t n)
+{
+    if (f->sbn + n + 1 > f->sbcap) {
+        size_t ncap = f->sbcap ? f->sbcap : 256;
+        char *nb;
+        while (ncap < f->sbn + n + 1)
+            ncap *= 2;
+        nb = realloc(f->sb, ncap);
+        if (!nb)
+            return FP_NOMEM;
+        f->sb = nb;
+        f->sbcap = ncap;
+    }
+    memcpy(f->sb + f->sbn, s, n);
+    f->sbn += n;
+    return FP_OK;
+}
+
+static int fp_sb_breaks(struct fp *f, int k)
+{
+    for (; k > 0; k--)
+        if (fp_sb_put(f, "\n", 1) != FP_OK)
+            return FP_NOMEM;
+    return FP_OK;
+}
+
+/*
+ * libyaml's yaml_parser_scan_block_scalar_breaks, from the start of the
+ * current line: eats indentation and empty lines (counted in *trail), fixes
+ * *ind when it is 0, and leaves *i at the first content character (or the
+ * end of the stream).
+ */
+static int fp_bs_breaks(struct fp *f, int *ind, int parent, int *trail, size_t *i)
+{
+    int max = 0, col;
+
+    for (;;) {
+        *i = f->ls;
+        while ((!*ind || (int)(*i - f->ls) < *ind) && *i < f->le && f->b[*i] == ' ')
+            (*i)++;
+        col = (int)(*i - f->ls);
+        if (col > max)
+            max = col;
+        if ((!*ind || col < *ind) && *i < f->le && f->b[*i] == '\t')
+            return FP_BAIL;
+        if (*i < f->le || f->le == f->n)
+            break;
+        (*trail)++;
+        fp_next(f);
+    }
+    if (!*ind) {
+        *ind = max;
+        if (*ind < parent + 1)
+            *ind = parent + 1;
+        if (*ind < 1)
+            *ind = 1;
+    }
+    return FP_OK;
+}
+
+/*
+ * A block scalar whose indicator is at s; parent: libyaml's indentation of
+ * the enclosing collection.  A port of yaml_parser_scan_block_scalar for the
+ * headers |, |-, |+, >, >-, >+ (no indentation indicator).  Leaves the
+ * cursor on the first line after the scalar.
+ */
+static int fp_block_scalar(struct fp *f, size_t s, int parent, cJSON **out)
+{
+    const char *b = f->b;
+    int literal = b[s] == '|', chomp = 0, ind = 0, lead_break = 0, trail = 0;
+    int lead_blank = 0, trail_blank, line = f->line, col = fp_col(f, s), rc;
+    size_t i = s + 1;
+    cJSON *node;
+    char *str;
+
+    *out = NULL;
+    if (i < f->le && (b[i] == '+' || b[i] == '-'))
+        chomp = b[i++] == '+' ? 1 : -1;
+    if ((i < f->le && b[i] != ' ') || !fp_rest_empty(f, i))
+        return FP_BAIL;
+    f->sbn = 0;
+    fp_next(f);
+    if ((rc = fp_bs_breaks(f, &ind, parent, &trail, &i)) != FP_OK)
+        return rc;
+    while (i < f->n && (int)(i - f->ls) == ind) {
+        trail_blank = b[i] == ' ' || b[i] == '\t';
+        if (!literal && lead_break && !lead_blank && !trail_blank) {
+            if (!trail && fp_sb_put(f, " ", 1) != FP_OK)
+                return FP_NOMEM;
+            lead_break = 0;
+        } else {
+            if (fp_sb_breaks(f, lead_break) != FP_OK)
+                return FP_NOMEM;
+            lead_break = 0;
+        }
+        if (fp_sb_breaks(f, trail) != FP_OK)
+            return FP_NOMEM;
+        trail = 0;
+        lead_blank = trail_blank;
+        if (fp_sb_put(f, b + i, f->le - i) != FP_OK)
+            return FP_NOMEM;
+        lead_break = f->le < f->n;
+        fp_next(f);
+        if ((rc = fp_bs_breaks(f, &ind, parent, &trail, &i)) != FP_OK)
+            return rc;
+    }
+    if (chomp != -1 && fp_sb_breaks(f, lead_break) != FP_OK)
+        return FP_NOMEM;
+    if (chomp == 1 && fp_sb_breaks(f, trail) != FP_OK)
+        return FP_NOMEM;
+    str = fp_strdup(f->sb ? f->sb : "", f->sbn);
+    node = str ? fp_string_node(str) : NULL;
+    *out = node;
+    if (!node)
+        return FP_NOMEM;
+    return fp_pos(f, node, line, col);
+}
+
+/*
+ * Skips blanks, line breaks and comments inside a flow collection.  Lines
+ * inside must be indented past the enclosing block collection (stricter than
+ * libyaml, which is left the rest).
+ */
+static int fp_fws(struct fp *f, size_t *i, int block_indent)
+{
+    const char *b = f->b;
+    size_t j = *i;
+
+    for (;;) {
+        while (j < f->le && (b[j] == ' ' || b[j] == '\t'))
+            j++;
+        if (j < f->le && b[j] == '#') {
+            if (j == f->ls || (b[j - 1] != ' ' && b[j - 1] != '\t'))
+                return FP_BAIL;
+            j = f->le;
+        }
+        if (j < f->le)
+            break;
+        if (f->nl >= f->n)
+            return FP_BAIL;
+        fp_next(f);
+        if (fp_is_mark(f))
+            return FP_BAIL;
+        j = f->ls;
+        while (j < f->le && (b[j] == ' ' || b[j] == '\t'))
+            j++;
+        if (j < f->le && b[j] != '#' && (int)(j - f->ls) <= block_indent)
+            return FP_BAIL;
+    }
+    *i = j;
+    return FP_OK;
+}
+
+static int fp_flow(struct fp *f, size_t s, int block_indent, int depth, size_t *endp,
+                   cJSON **out);
+
+/* A flow node at *i: a flow collection, a quoted scalar, or a one-word plain scalar. */
+static int fp_flow_value(struct fp *f, size_t *i, int block_indent, int depth, cJSON **out)
+{
+    const char *b = f->b;
+    size_t s = *i, j;
+    char *str;
+    int rc, line = f->line;
+
+    *out = NULL;
+    if (b[s] == '[' || b[s] == '{')
+        return fp_flow(f, s, block_indent, depth, i, out);
+    if (b[s] == '"' || b[s] == '\'') {
+        rc = fp_quoted(f, s, &str, i);
+        if (rc != FP_OK)
+            return rc;
+        *out = fp_string_node(str);
+        if (!*out)
+            return FP_NOMEM;
+        return fp_pos(f, *out, line, fp_col(f, s));
+    }
+    if (!fp_plain_start(f, s, 1))
+        return FP_BAIL;
+    for (j = s; j < f->le && !strchr(" \t,[]{}", b[j]); j++)
+        if (b[j] == ':')
+            return FP_BAIL;
+    *i = j;
+    return fp_plain_node(f, s, j, out);
+}
+
+/*
+ * A flow collection at s ('[' or '{'), possibly over several lines; *endp
+ * gets the offset just past its closing bracket, on the cursor's line.
+ */
+static int fp_flow(struct fp *f, size_t s, int block_indent, int depth, size_t *endp,
+                   cJSON **out)
+{
+    const char *b = f->b;
+    int is_map = b[s] == '{', rc, hashed = 0, d;
+    char close = is_map ? '}' : ']';
+    size_t i = s + 1, nkeys = 0;
+    cJSON *node, *child;
+
+    *out = NULL;
+    if (depth > f->p->lim->max_depth)
+        return FP_BAIL;
+    node = is_map ? cJSON_CreateObject() : cJSON_CreateArray();
+    *out = node;
+    if (!node)
+        return FP_NOMEM;
+    if ((rc = fp_pos(f, node, f->line, fp_col(f, s))) != FP_OK ||
+        (rc = fp_fws(f, &i, block_indent)) != FP_OK)
+        return rc;
+    if (b[i] == close) {
+        *endp = i + 1;
+        return FP_OK;
+    }
+    for (;;) {
+        char *key = NULL;
+        if (is_map) {
+            size_t ks = i, colon, e;
+            if (b[i] == '"' || b[i] == '\'') {
+                if ((rc = fp_quoted(f, i, &key, &e)) != FP_OK)
+                    return rc;
+                colon = e;
+                while (colon < f->le && (b[colon] == ' ' || b[colon] == '\t'))
+                    colon++;
+            } else {
+                if (!fp_plain_start(f, i, 1))
+                    return FP_BAIL;
+                for (e = i; e < f->le && !strchr(" \t,[]{}:", b[e]); e++)
+                    ;
+                colon = e;
+                while (colon < f->le && (b[colon] == ' ' || b[colon] == '\t'))
+                    colon++;
+                if (colon >= f->le || b[colon] != ':' || !fp_blankz(f, colon + 1))
+                    return FP_BAIL;
+                if (!(key = fp_strdup(b + i, e - i)))
+                    return FP_NOMEM;
+            }
+            if (colon >= f->le || b[colon] != ':' || colon - ks > FP_MAX_KEY) {
+                free(key);
+                return FP_BAIL;
+            }
+            d = fp_dup(f->p, node, nkeys, &hashed, key);
+            if (d != 0) {
+                free(key);
+                return d < 0 ? FP_NOMEM : FP_BAIL;
+            }
+            i = colon + 1;
+            if ((rc = fp_fws(f, &i, block_indent)) != FP_OK) {
+                free(key);
+                return rc;
+            }
+            if (b[i] == ',' || b[i] == close) {
+                free(key);
+                return FP_BAIL;
+            }
+            nkeys++;
+        }
+        rc = fp_flow_value(f, &i, block_indent, depth + 1, &child);
+        if (is_map) {
+            if (fp_put(f, node, hashed, key, child) != FP_OK)
+                return FP_NOMEM;
+        } else if (child) {
+            cJSON_AddItemToArray(node, child);
+        }
+        if (rc != FP_OK || (rc = fp_fws(f, &i, block_indent)) != FP_OK)
+            return rc;
+        if (b[i] == close) {
+            *endp = i + 1;
+            return FP_OK;
+        }
+        if (b[i] != ',')
+            return FP_BAIL;
+        i++;
+        if ((rc = fp_fws(f, &i, block_indent)) != FP_OK)
+            return rc;
+        if (b[i] == close || b[i] == ',')
+            return FP_BAIL;
+    }
+}
+
+static int fp_node(struct fp *f, size_t s, int indent, enum fp_ctx ctx, int depth, cJSON **out);
+
+/* A block mapping whose first key starts at s on the current line. */
+static int fp_map(struct fp *f, size_t s, int depth, cJSON **out)
+{
+    const char *b = f->b;
+    int n = (int)(s - f->ls), hashed = 0, rc, d, ind;
+    size_t nkeys = 0;
+    cJSON *map, *child;
+
+    *out = NULL;
+    if (depth > f->p->lim->max_depth)
+        return FP_BAIL;
+    map = cJSON_CreateObject();
+    *out = map;
+    if (!map)
+        return FP_NOMEM;
+    if ((rc = fp_pos(f, map, f->line, fp_col(f, s))) != FP_OK)
+        return rc;
+    for (;;) {
+        size_t colon, e, v;
+        char *key = NULL;
+        if (b[s] == '"' || b[s] == '\'') {
+            if ((rc = fp_quoted(f, s, &key, &e)) != FP_OK)
+                return rc;
+            colon = e;
+            while (colon < f->le && b[colon] == ' ')
+                colon++;
+            if (colon >= f->le || b[colon] != ':' || !fp_blankz(f, colon + 1)) {
+                free(key);
+                return FP_BAIL;
+            }
+        } else {
+            if (!fp_plain_start(f, s, 0) || fp_plain(f, s, &e, &colon) != ':')
+                return FP_BAIL;
+            if (!(key = fp_strdup(b + s, e - s)))
+                return FP_NOMEM;
+        }
+        if (colon - s > FP_MAX_KEY || (colon + 1 < f->le && b[colon + 1] == '\t')) {
+            free(key);
+            return FP_BAIL;
+        }
+        d = fp_dup(f->p, map, nkeys, &hashed, key);
+        if (d != 0) {
+            free(key);
+            return d < 0 ? FP_NOMEM : FP_BAIL;
+        }
+        nkeys++;
+        v = colon + 1;
+        while (v < f->le && b[v] == ' ')
+            v++;
+        child = NULL;
+        if (v == f->le || b[v] == '#') {
+            int nline = f->line, ncol = fp_col(f, colon) + 1;
+            fp_next(f);
+            ind = fp_content(f);
+            if (ind > n) {
+                rc = fp_node(f, f->ls + (size_t)ind, n, CTX_NEXTLINE, depth + 1, &child);
+            } else if (ind == n && b[f->ls + n] == '-' && fp_blankz(f, f->ls + (size_t)n + 1)) {
+                rc = fp_node(f, f->ls + (size_t)n, n, CTX_NEXTLINE, depth + 1, &child);
+            } else if (ind == FP_TAB) {
+                rc = FP_BAIL;
+            } else {
+                child = cJSON_CreateNull();
+                rc = child ? fp_pos(f, child, nline, ncol) : FP_NOMEM;
+            }
+        } else {
+            rc = fp_node(f, v, n, CTX_VALUE, depth + 1, &child);
+        }
+        if (fp_put(f, map, hashed, key, child) != FP_OK)
+            return FP_NOMEM;
+        if (rc != FP_OK)
+            return rc;
+        ind = fp_content(f);
+        if (ind == FP_TAB || ind > n)
+            return FP_BAIL;
+        if (ind < n)
+            return FP_OK;
+        s = f->ls + (size_t)n;
+    }
+}
+
+/*
+ * A block sequence whose first '-' is at s on the current line.  indentless:
+ * it is the value of a mapping key in the same column, and a line there that
+ * is not an entry ends it.
+ */
+static int fp_seq(struct fp *f, size_t s, int indentless, int depth, cJSON **out)
+{
+    const char *b = f->b;
+    int m = (int)(s - f->ls), rc, ind;
+    cJSON *seq, *child;
+
+    *out = NULL;
+    if (depth > f->p->lim->max_depth)
+        return FP_BAIL;
+    seq = cJSON_CreateArray();
+    *out = seq;
+    if (!seq)
+        return FP_NOMEM;
+    if ((rc = fp_pos(f, seq, f->line, fp_col(f, s))) != FP_OK)
+        return rc;
+    for (;;) {
+        size_t v = s + 1;
+        while (v < f->le && b[v] == ' ')
+            v++;
+        if (v < f->le && b[v] == '\t')
+            return FP_BAIL;
+        child = NULL;
+        if (v == f->le || b[v] == '#') {
+            int nline = f->line, ncol = fp_col(f, s) + 1;
+            fp_next(f);
+            ind = fp_content(f);
+            if (ind > m) {
+                rc = fp_node(f, f->ls + (size_t)ind, m, CTX_NEXTLINE, depth + 1, &child);
+            } else if (ind == FP_TAB) {
+                rc = FP_BAIL;
+            } else {
+                child = cJSON_CreateNull();
+                rc = child ? fp_pos(f, child, nline, ncol) : FP_NOMEM;
+            }
+        } else {
+            rc = fp_node(f, v, m, CTX_ITEM, depth + 1, &child);
+        }
+        if (child)
+            cJSON_AddItemToArray(seq, child);
+        if (rc != FP_OK)
+            return rc;
+        ind = fp_content(f);
+        if (ind == FP_TAB || ind > m)
+            return FP_BAIL;
+        if (ind < m)
+            return FP_OK;
+        s = f->ls + (size_t)m;
+        if (b[s] != '-' || !fp_blankz(f, s + 1))
+            return indentless ? FP_OK : FP_BAIL;
+    }
+}
+
+/*
+ * The node starting at s on the current line.  indent: libyaml's indentation
+ * of the enclosing block collection (-1 at the root), which decides where a
+ * plain scalar could continue and where a block scalar's text starts.  A
+ * scalar leaves the cursor on the line after it.
+ */
+static int fp_node(struct fp *f, size_t s, int indent, enum fp_ctx ctx, int depth, cJSON **out)
+{
+    const char *b = f->b;
+    size_t e, colon;
+    char *str;
+    int rc, stop, line = f->line;
+
+    *out = NULL;
+    if (b[s] == '-' && fp_blankz(f, s + 1)) {
+        if (ctx == CTX_VALUE)
+            return FP_BAIL;
+        return fp_seq(f, s, ctx == CTX_NEXTLINE && (int)(s - f->ls) == indent, depth, out);
+    }
+    if (b[s] == '[' || b[s] == '{') {
+        if (ctx == CTX_NEXTLINE)
+            return FP_BAIL;
+        rc = fp_flow(f, s, indent, depth, &e, out);
+        if (rc != FP_OK)
+            return rc;
+        if (!fp_rest_empty(f, e))
+            return FP_BAIL;
+        fp_next(f);
+        return FP_OK;
+    }
+    if (b[s] == '"' || b[s] == '\'') {
+        rc = fp_quoted(f, s, &str, &e);
+        if (rc != FP_OK)
+            return rc;
+        colon = e;
+        while (colon < f->le && b[colon] == ' ')
+            colon++;
+        if (colon < f->le && b[colon] == ':') {
+            free(str);
+            return ctx == CTX_VALUE ? FP_BAIL : fp_map(f, s, depth, out);
+        }
+        if (ctx == CTX_ROOT || ctx == CTX_NEXTLINE || !fp_rest_empty(f, e)) {
+            free(str);
+            return FP_BAIL;
+        }
+        *out = fp_string_node(str);
+        if (!*out)
+            return FP_NOMEM;
+        rc = fp_pos(f, *out, line, fp_col(f, s));
+        fp_next(f);
+        return rc;
+    }
+    if (b[s] == '|' || b[s] == '>')
+        return ctx == CTX_ITEM || ctx == CTX_VALUE ? fp_block_scalar(f, s, indent, out) : FP_BAIL;
+    if (!fp_plain_start(f, s, 0))
+        return FP_BAIL;
+    stop = fp_plain(f, s, &e, &colon);
+    if (stop == ':')
+        return ctx == CTX_VALUE ? FP_BAIL : fp_map(f, s, depth, out);
+    if (!stop || ctx == CTX_ROOT || ctx == CTX_NEXTLINE)
+        return FP_BAIL;
+    rc = fp_plain_node(f, s, e, out);
+    if (rc != FP_OK)
+        return rc;
+    fp_next(f);
+    return stop == '#' || fp_plain_done(f, indent) ? FP_OK : FP_BAIL;
+}
+
+/* The content of one document, from the cursor; *root NULL for an empty one. */
+static int fp_document(struct fp *f, cJSON **root)
+{
+    int ind = fp_content(f), rc;
+
+    *root = NULL;
+    if (ind == FP_TAB)
+        return FP_BAIL;
+    if (ind < 0)
+        return FP_OK;
+    rc = fp_node(f, f->ls + (size_t)ind, -1, CTX_ROOT, 1, root);
+    if (rc != FP_OK)
+        return rc;
+    ind = fp_content(f);
+    return ind == FP_EOF || ind == FP_MARK ? FP_OK : FP_BAIL;
+}
+
+/*
+ * Reads documents with the fast path from *off (a line start; *line_base
+ * lines before it) until the end of the stream, an error from the sink, or a
+ * document it leaves to libyaml.  In the last case *bail is set and *off,
+ * *line_base and *skip say where libyaml must start and how many documents
+ * it must pass over.
+ */
+static enum dd_rc fp_stream(struct ps *p, int utf8, size_t *off, int *line_base, size_t *skip,
+                            int *bail)
+{
+    struct fp f;
+    size_t delivered = 0;
+    int after_doc = 0, ind, rc = FP_OK;
+    enum dd_rc out = DD_OK;
+    cJSON *root;
+
+    memset(&f, 0, sizeof(f));
+    f.p = p;
+    f.b = p->buf;
+    f.n = p->len;
+    f.utf8 = utf8;
+    f.cc_col = 1;
+    fp_at(&f, *off, *line_base + 1);
+    *bail = 0;
+    for (;;) {
+        ind = fp_content(&f);
+        if (ind == FP_EOF)
+            break;
+        if (ind == FP_TAB)
+            goto bail;
+        if (ind == FP_MARK && f.b[f.ls] == '.') {
+            /* Extra document end markers; before any document they would start one. */
+            if (!after_doc || !fp_rest_empty(&f, f.ls + 3))
+                goto bail;
+            fp_next(&f);
+            continue;
+        }
+        if (ind == FP_MARK) {
+            *off = f.ls;
+            *line_base = f.line - 1;
+            delivered = 0;
+            after_doc = 0;
+            if (!fp_rest_empty(&f, f.ls + 3))
+                goto bail;
+            fp_next(&f);
+        } else if (after_doc) {
+            goto bail; /* content after "..." without "---" */
+        }
+        if (p->ndocs >= p->lim->max_documents)
+            goto bail;
+        rc = fp_document(&f, &root);
+        if (rc != FP_OK) {
+            cJSON_Delete(root);
+            p->npos = 0;
+            stab_clear(&p->tab);
+            if (rc == FP_NOMEM) {
+                out = DD_ENOMEM;
+                break;
+            }
+            goto bail;
+        }
+        p->ndocs++;
+        p->fast_docs++;
+        p->root = root;
+        out = end_document(p);
+        if (out != DD_OK)
+            break;
+        delivered++;
+        after_doc = 1;
+    }
+    free(f.sb);
+    return out;
+bail:
+    free(f.sb);
+    *skip = delivered;
+    *bail = 1;
+    return DD_OK;
+}
+
+enum dd_rc ydoc_parse_stream_ex(const char *buf, size_t len, const struct ydoc_limits *lim,
+                                const struct ydoc_sink *sink, unsigned flags,
+                                struct ydoc_stats *stats)
 {
     struct ps p;
-    enum dd_rc rc = DD_ENOMEM;
-    int err_line, done = 0;
+    enum dd_rc rc = DD_OK;
+    size_t off = 0, skip = 0;
+    int line_base = 0, utf8 = 0, bail;
 
     memset(&p, 0, sizeof(p));
     p.buf = buf;
     p.len = len;
     p.lim = lim;
     p.sink = sink;
-    start_parser(&p, 0, 0);
-    if (!p.yp_live)
-        goto out;
-    rc = DD_OK;
-    while (!done && rc == DD_OK && !p.stop) {
-        yaml_event_t ev;
-        if (!yaml_parser_parse(&p.yp, &ev)) {
-            rc = libyaml_error(&p, &err_line);
-            if (rc == DD_OK && !restart(&p, err_line))
-                done = 1;
-            else if (rc == DD_OK && !p.yp_live)
-                rc = DD_ENOMEM;
-            continue;
-        }
-        rc = on_event(&p, &ev);
-        done = ev.type == YAML_STREAM_END_EVENT;
-        yaml_event_delete(&ev);
+    p.handback = !(flags & YDOC_LIBYAML_ONLY) && fp_clean(buf, len, &utf8);
+    if (!p.handback) {
+        rc = run_libyaml(&p, 0, 0, 0);
+        p.fallbacks++;
     }
-out:
+    while (p.handback && rc == DD_OK) {
+        rc = fp_stream(&p, utf8, &off, &line_base, &skip, &bail);
+        if (rc != DD_OK || !bail)
+            break;
+        p.fallbacks++;
+        rc = run_libyaml(&p, off, line_base, skip);
+        if (rc != DD_OK || p.stop || p.resume == NO_RESUME)
+            break;
+        off = p.resume;
+        line_base = p.resume_line - 1;
+    }
+    if (stats) {
+        stats->fast_docs += p.fast_docs;
+        stats->fallbacks += p.fallbacks;
+    }
     drop_document(&p);
     if (p.yp_live)
         yaml_parser_delete(&p.yp);
@@ -877,4 +2054,10 @@ out:
     free(p.pos);
     free(p.tab.e);
     return rc != DD_OK ? rc : p.first;
+}
+
+enum dd_rc ydoc_parse_stream(const char *buf, size_t len, const struct ydoc_limits *lim,
+                             const struct ydoc_sink *sink)
+{
+    return ydoc_parse_stream_ex(buf, len, lim, sink, 0, NULL);
 }

@@ -73,6 +73,27 @@ struct ydoc_sink {
 enum dd_rc ydoc_parse_stream(const char *buf, size_t len, const struct ydoc_limits *lim,
                              const struct ydoc_sink *sink);
 
+/*
+ * How a stream is read.  Documents in the subset manifests use (block
+ * mappings and sequences, one-line plain and quoted scalars, block scalars,
+ * flow collections and JSON) are read by a direct scanner; every other
+ * document (anchors, tags, multi-line flow scalars, tabs, anything
+ * malformed...) is re-read by libyaml from where it starts, so trees,
+ * positions and errors are libyaml's in every case.  These flags and counters
+ * exist for tests and benchmarks.
+ */
+#define YDOC_LIBYAML_ONLY 1u /* every document through libyaml */
+
+struct ydoc_stats {
+    size_t fast_docs; /* documents the direct scanner delivered */
+    size_t fallbacks; /* times libyaml took over (each re-reads one or more documents) */
+};
+
+/* ydoc_parse_stream with flags (YDOC_*) and, unless NULL, counters added to *stats. */
+enum dd_rc ydoc_parse_stream_ex(const char *buf, size_t len, const struct ydoc_limits *lim,
+                                const struct ydoc_sink *sink, unsigned flags,
+                                struct ydoc_stats *stats);
+
 #endif /* DD_YAML_H */
 
 /*

@@ -16,7 +16,8 @@ struct snap {
     struct dd_findings f;
 };
 
-static inline void snap_load(struct snap *s, const char *json)
+/* Like snap_load, with runtime facts as lint's --containerd-config gives them (cri may be NULL). */
+static inline void snap_load_cri(struct snap *s, const char *json, const struct cri_config *cri)
 {
     const cJSON *it;
 
@@ -27,7 +28,13 @@ static inline void snap_load(struct snap *s, const char *json)
     dra_model_init(&s->m, NULL, NULL);
     cJSON_ArrayForEach(it, s->root)
         assert_int_equal(dra_model_add(&s->m, it, "test.yaml", 1), DD_OK);
+    s->m.cri = cri;
     assert_int_equal(dra_model_finish(&s->m), DD_OK);
+}
+
+static inline void snap_load(struct snap *s, const char *json)
+{
+    snap_load_cri(s, json, NULL);
 }
 
 /* Runs every rule; returns how many findings have code (all when code is NULL). */

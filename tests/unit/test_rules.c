@@ -359,19 +359,92 @@ static void cdi_disabled(void **state)
     cri.table = "plugins.\"io.containerd.grpc.v1.cri\"";
     cri.enable_cdi = 0;
     cri.enable_cdi_line = 7;
-    snap_load(&s, objs("[%s]", CLASS("gpu", "device.driver == 'gpu.example.com'")));
-    s.m.cri = &cri;
+    snap_load_cri(&s, objs("[%s]", CLASS("gpu", "device.driver == 'gpu.example.com'")), &cri);
     assert_int_equal(snap_run(&s, &defaults, "CDIDisabled"), 1);
     assert_int_equal(s.f.v[0].line, 7);
+    assert_string_equal(s.f.v[0].obj.kind, "ContainerdConfig");
     assert_contains(s.f.v[0].fix, "enable_cdi = true");
     assert_contains(s.f.v[0].fix, "[plugins.\"io.containerd.grpc.v1.cri\"]");
+    snap_free(&s);
     cri.enable_cdi = 1;
+    snap_load_cri(&s, objs("[%s]", CLASS("gpu", "device.driver == 'gpu.example.com'")), &cri);
     assert_int_equal(snap_run(&s, &defaults, "CDIDisabled"), 0);
     snap_free(&s);
     /* No DRA in the input: CDI off is not a DRA fault. */
     cri.enable_cdi = 0;
-    snap_load(&s, "[{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"x\"}}]");
-    s.m.cri = &cri;
+    snap_load_cri(&s, "[{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":"
+                      "\"x\"}}]", &cri);
+    assert_int_equal(snap_run(&s, &defaults, NULL), 0);
+    snap_free(&s);
+}
+
+#define NODE(name, runtime, ann)                                                               \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"" name "\","             \
+    "\"annotations\":{" ann "}},\"status\":{\"nodeInfo\":{\"containerRuntimeVersion\":\""       \
+    runtime "\"}}}"
+
+/* On a cluster: the node agent's annotation is authoritative; without it, the runtime
+ * version gives a warning that says it is inferred. */
+static void cdi_disabled_on_nodes(void **state)
+{
+    struct snap s;
+    const struct dd_finding *f;
+    (void)state;
+
+    f = only(&s, objs("[%s,%s]", CLASS("gpu", "device.driver == 'gpu.example.com'"),
+                      NODE("n1", "containerd://1.7.24", "")),
+             "CDIDisabled", 1);
+    assert_int_equal(f->severity, DD_SEV_WARNING);
+    assert_string_equal(f->obj.kind, "Node");
+    assert_string_equal(f->scope_node, "n1");
+    assert_contains(f->message, "Inferred");
+    snap_free(&s);
+    only(&s, objs("[%s,%s]", CLASS("gpu", "device.driver == 'gpu.example.com'"),
+                  NODE("n1", "containerd://2.0.5", "")),
+         "CDIDisabled", 0);
+    snap_free(&s);
+    /* The agent says CDI is on although 1.7 defaults it off: no finding. */
+    only(&s, objs("[%s,%s]", CLASS("gpu", "device.driver == 'gpu.example.com'"),
+                  NODE("n1", "containerd://1.7.24",
+                       "\"dra-doctor.io/cdi\":\"{\\\"version\\\":2,\\\"enableCDI\\\":true}\"")),
+         "CDIDisabled", 0);
+    snap_free(&s);
+    f = only(&s, objs("[%s,%s]", CLASS("gpu", "device.driver == 'gpu.example.com'"),
+                      NODE("n1", "containerd://2.0.5",
+                           "\"dra-doctor.io/cdi\":\"{\\\"version\\\":3,\\\"enableCDI\\\":false,"
+                           "\\\"enableCDILine\\\":9,\\\"source\\\":\\\"/etc/containerd/config.toml\\\"}\"")),
+             "CDIDisabled", 1);
+    assert_int_equal(f->severity, DD_SEV_ERROR);
+    assert_contains(f->message, "node agent");
+    snap_free(&s);
+}
+
+/* Live clusters: a driver that may publish but does not; SubjectAccessReview answers. */
+static void live_driver_checks(void **state)
+{
+    struct snap s;
+    const struct dra_sar deny[] = {
+        { "drv", "sa", "create", 0 }, { "drv", "sa", "update", 1 }, { "drv", "sa", "delete", 1 },
+    };
+    (void)state;
+
+    snap_load(&s, objs("[%s,%s]", DS(GOOD_ENV, "/var/run/cdi"), ROLE("[\"*\"]")));
+    assert_int_equal(snap_run(&s, &defaults, NULL), 0); /* lint: slices are made at run time */
+    s.m.live = 1;
+    assert_int_equal(snap_run(&s, &defaults, NULL), 1);
+    assert_int_equal(snap_run(&s, &defaults, "DriverNotPublishing"), 1);
+    assert_string_equal(s.f.v[0].scope_driver, "gpu.example.com");
+    /* The SubjectAccessReview says no, whatever the RBAC objects say. */
+    s.m.sar = deny;
+    s.m.nsar = 3;
+    assert_int_equal(snap_run(&s, &defaults, NULL), 1);
+    assert_int_equal(snap_run(&s, &defaults, "DriverRBACDenied"), 1);
+    assert_contains(s.f.v[0].message, "cannot create resourceslices");
+    assert_contains(s.f.v[0].message, "SubjectAccessReview");
+    snap_free(&s);
+    /* Slices published: nothing to say. */
+    snap_load(&s, objs("[%s,%s,%s]", DS(GOOD_ENV, "/var/run/cdi"), ROLE("[\"*\"]"), SLICE2));
+    s.m.live = 1;
     assert_int_equal(snap_run(&s, &defaults, NULL), 0);
     snap_free(&s);
 }
@@ -404,6 +477,8 @@ int main(void)
         cmocka_unit_test(driver_rbac_denied),
         cmocka_unit_test(cdi_spec_dir_not_shared),
         cmocka_unit_test(cdi_disabled),
+        cmocka_unit_test(cdi_disabled_on_nodes),
+        cmocka_unit_test(live_driver_checks),
         cmocka_unit_test(table_is_consistent),
     };
     return cmocka_run_group_tests_name("rules", tests, NULL, NULL);

@@ -1,0 +1,180 @@
+/*
+ * fuzz_yaml_diff.c - differential libFuzzer entry for lib/yaml.c: every input
+ * is read twice, by the default reader (fast path with libyaml fallback) and
+ * by libyaml alone, and the two must agree exactly: the same sequence of
+ * documents and errors, the same trees (types included, so 1 and "1" differ),
+ * the same position for every node, the same messages and return code.
+ *
+ * A first byte 0x01..0x07 picks tighter limits and is skipped, as in
+ * fuzz_manifest.c.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "yaml.h"
+
+struct rec {
+    int is_doc;
+    cJSON *root;           /* documents: the tree (owned) */
+    int *lc;               /* 2 ints per node, in pre-order; owned */
+    size_t n;
+    struct dd_err err;     /* errors */
+};
+
+struct log {
+    struct rec *r;
+    size_t n, cap;
+};
+
+static void fail(const char *what)
+{
+    fprintf(stderr, "yaml_diff mismatch: %s\n", what);
+    abort();
+}
+
+static size_t count(const cJSON *node)
+{
+    size_t n = 1;
+    const cJSON *c;
+
+    for (c = node->child; c; c = c->next)
+        n += count(c);
+    return n;
+}
+
+/* Positions in pre-order; both readers record them in that order. */
+static void collect(const cJSON *node, const struct ydoc_pos *pos, size_t npos, size_t *k,
+                    int *lc)
+{
+    const cJSON *c;
+
+    if (*k >= npos || pos[*k].node != node)
+        fail("position list is not the tree in pre-order");
+    lc[2 * *k] = pos[*k].line;
+    lc[2 * *k + 1] = pos[*k].col;
+    (*k)++;
+    for (c = node->child; c; c = c->next)
+        collect(c, pos, npos, k, lc);
+}
+
+static struct rec *push(struct log *lg)
+{
+    if (lg->n == lg->cap) {
+        lg->cap = lg->cap ? lg->cap * 2 : 8;
+        lg->r = realloc(lg->r, lg->cap * sizeof(*lg->r));
+        if (!lg->r)
+            abort();
+    }
+    memset(&lg->r[lg->n], 0, sizeof(lg->r[0]));
+    return &lg->r[lg->n++];
+}
+
+static enum dd_rc on_doc(void *ctx, cJSON *root, const struct ydoc_pos *pos, size_t npos)
+{
+    struct rec *r = push(ctx);
+    size_t k = 0;
+
+    r->is_doc = 1;
+    r->root = root;
+    if (!root) {
+        if (npos)
+            fail("positions for an empty document");
+        return DD_OK;
+    }
+    r->n = count(root);
+    if (r->n != npos)
+        fail("not one position per node");
+    r->lc = malloc(2 * r->n * sizeof(int));
+    if (!r->lc)
+        abort();
+    collect(root, pos, npos, &k, r->lc);
+    return DD_OK;
+}
+
+static enum dd_rc on_err(void *ctx, const struct dd_err *err)
+{
+    push(ctx)->err = *err;
+    return DD_OK;
+}
+
+static int same_tree(const cJSON *a, const cJSON *b)
+{
+    const cJSON *x, *y;
+
+    if ((a->type & 0xff) != (b->type & 0xff))
+        return 0;
+    if ((a->string == NULL) != (b->string == NULL) || (a->string && strcmp(a->string, b->string)))
+        return 0;
+    if (cJSON_IsString(a) && strcmp(a->valuestring, b->valuestring))
+        return 0;
+    if (cJSON_IsNumber(a) && !(a->valuedouble == b->valuedouble ||
+                               (isnan(a->valuedouble) && isnan(b->valuedouble))))
+        return 0;
+    for (x = a->child, y = b->child; x && y; x = x->next, y = y->next)
+        if (!same_tree(x, y))
+            return 0;
+    return !x && !y;
+}
+
+static void release(struct log *lg)
+{
+    size_t i;
+
+    for (i = 0; i < lg->n; i++) {
+        cJSON_Delete(lg->r[i].root);
+        free(lg->r[i].lc);
+    }
+    free(lg->r);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct ydoc_limits lim = { 16, 64, 200 };
+    struct log fast = { 0 }, slow = { 0 };
+    struct ydoc_sink sf = { &fast, on_doc, on_err }, ss = { &slow, on_doc, on_err };
+    enum dd_rc rf, rs;
+    size_t i;
+
+    if (size > 0 && data[0] >= 1 && data[0] <= 7) {
+        if (data[0] & 1)
+            lim.max_depth = 4;
+        if (data[0] & 2)
+            lim.max_alias_nodes = 5;
+        if (data[0] & 4)
+            lim.max_documents = 2;
+        data++;
+        size--;
+    }
+    rf = ydoc_parse_stream_ex((const char *)data, size, &lim, &sf, 0, NULL);
+    rs = ydoc_parse_stream_ex((const char *)data, size, &lim, &ss, YDOC_LIBYAML_ONLY, NULL);
+    if (rf == DD_ENOMEM || rs == DD_ENOMEM)
+        abort();
+    if (rf != rs)
+        fail("return codes differ");
+    if (fast.n != slow.n)
+        fail("number of documents and errors differs");
+    for (i = 0; i < fast.n; i++) {
+        const struct rec *a = &fast.r[i], *b = &slow.r[i];
+        if (a->is_doc != b->is_doc)
+            fail("a document on one side, an error on the other");
+        if (!a->is_doc) {
+            if (a->err.rc != b->err.rc || a->err.line != b->err.line ||
+                a->err.col != b->err.col || strcmp(a->err.msg, b->err.msg))
+                fail("errors differ");
+            continue;
+        }
+        if ((a->root == NULL) != (b->root == NULL) || (a->root && !same_tree(a->root, b->root)))
+            fail("trees differ");
+        if (a->n != b->n || (a->n && memcmp(a->lc, b->lc, 2 * a->n * sizeof(int))))
+            fail("positions differ");
+    }
+    release(&fast);
+    release(&slow);
+    return 0;
+}
