@@ -70,7 +70,7 @@ void kube_config_release(struct kube_config *c);
 struct kube_client_opts {
     long connect_timeout_ms; /* default 5000 */
     long request_timeout_ms; /* whole request, not watches; default 30000 */
-    int max_retries;         /* on 429, 5xx and connection errors; default 5 */
+    int max_retries;         /* on 429, 5xx and connection errors; default 5; < 0: none */
     long backoff_base_ms;    /* first retry delay, doubled each time (with jitter); default 200 */
     long backoff_max_ms;     /* default 10000; a Retry-After header overrides the computed delay */
     size_t max_body;         /* largest response body accepted; default 64 MiB */
@@ -86,6 +86,13 @@ struct kube_client *kube_client_new(const struct kube_config *cfg,
                                     const struct kube_client_opts *opts, struct dd_err *err);
 
 void kube_client_free(struct kube_client *c);
+
+/*
+ * Releases libcurl's process-wide state.  Only for programs that must end
+ * with nothing allocated (tests under a leak checker): call it once, at
+ * exit, after every client is freed; no client may be made afterwards.
+ */
+void kube_global_cleanup(void);
 
 /*
  * Makes the request running on c (a watch, typically) return promptly with
@@ -108,7 +115,9 @@ struct kube_status {
 /*
  * Builds an API path into buf: group "" means the core API (/api/v1),
  * otherwise /apis/<group>/<version>.  ns and name may be NULL; subresource
- * may be NULL.  Returns buf, or NULL when it does not fit.
+ * may be NULL.  Returns buf, or NULL when it does not fit, or when a part is
+ * not a plain path segment (empty, ".", "..", or holding '/', '?', '#', '%',
+ * spaces or control characters), or a name/subresource has no resource.
  */
 const char *kube_path(char *buf, size_t size, const char *group, const char *version,
                       const char *resource, const char *ns, const char *name,

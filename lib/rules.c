@@ -413,7 +413,8 @@ static void check_quota(struct rule_ctx *ctx)
                 continue;
             for (j = 0; j < p->nclaims; j++) {
                 const struct dra_claim *t;
-                if (!p->claims[j].tmpl ||
+                /* A live pod's generated claim is a ResourceClaim already counted above. */
+                if (!p->claims[j].tmpl || dra_pod_claim_resolve(m, p, &p->claims[j]) ||
                     !(t = dra_find_claim(m, p->o.ns, p->claims[j].tmpl, 1)))
                     continue;
                 if (nev == cap) {
@@ -1134,8 +1135,8 @@ static void check_devices(struct rule_ctx *ctx)
         const struct dra_podspec *p = &m->pods[i];
         int64_t pods = p->replicas < 0 ? dra_node_count(m, ctx->opt->nodes) : p->replicas;
         for (j = 0; j < p->nclaims; j++) {
-            const struct dra_claim *c = NULL;
-            if (p->claims[j].claim && (c = dra_find_claim(m, p->o.ns, p->claims[j].claim, 0)))
+            const struct dra_claim *c = dra_pod_claim_resolve(m, p, &p->claims[j]);
+            if (c)
                 used[c - m->claims] = 1;
             else if (p->claims[j].tmpl && (c = dra_find_claim(m, p->o.ns, p->claims[j].tmpl, 1)))
                 demand_add(dem, m, &c->spec, pods, &p->o);

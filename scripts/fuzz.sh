@@ -17,7 +17,7 @@ CLANG=${CLANG:-$(command -v clang-14 || command -v clang)}
 B=build/fuzz
 mkdir -p "$B"
 FLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -DDD_VERSION=\"fuzz\" -Ilib -Ilint -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
-LIBS="$(pkg-config --libs libcjson yaml-0.1 libpcre2-8) -lm"
+LIBS="$(pkg-config --libs libcjson yaml-0.1 libpcre2-8 libcurl) -lm -lpthread"
 SRC="$(ls lib/*.c lib/*/*.c lint/*.c)"
 pass=0; fail=0
 for h in tests/fuzz/fuzz_*.c; do
