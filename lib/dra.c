@@ -491,6 +491,24 @@ void dra_model_init(struct dra_model *m, dra_pos_fn pos, void *pos_ctx)
     m->pos_ctx = pos_ctx;
 }
 
+int dra_kind_relevant(const char *av, const char *kind)
+{
+    static const char *const core[] = { "Pod", "ResourceQuota", "Node", "ServiceAccount",
+                                        "Namespace", "Event" };
+    size_t i;
+
+    if (!av || !kind)
+        return 0;
+    if (in_group(av, "resource.k8s.io") || in_group(av, "rbac.authorization.k8s.io") ||
+        in_group(av, "apps") || in_group(av, "batch") || in_group(av, "events.k8s.io"))
+        return 1;
+    if (STRIEQ(av, "v1"))
+        for (i = 0; i < sizeof(core) / sizeof(core[0]); i++)
+            if (STRIEQ(kind, core[i]))
+                return 1;
+    return 0;
+}
+
 enum dd_rc dra_model_add(struct dra_model *m, const cJSON *obj, const char *file, int line)
 {
     const char *av = dd_json_str(obj, "apiVersion", NULL);
@@ -710,12 +728,50 @@ static enum dd_rc node_runtime(struct dra_model *m, const struct dra_obj *n)
     return DD_OK;
 }
 
+/* FNV-1a over namespace, name and kind: claims are looked up once per pod claim. */
+static size_t claim_hash(const char *ns, const char *name, int is_template)
+{
+    size_t h = 1469598103934665603ULL;
+    const char *p;
+
+    for (p = ns; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    h = (h ^ '/') * 1099511628211ULL;
+    for (p = name; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    return (h ^ (size_t)is_template) * 1099511628211ULL;
+}
+
+/* Builds the claim index (at most half full); on ENOMEM lookups stay linear. */
+static void index_claims(struct dra_model *m)
+{
+    size_t cap = 16, i;
+
+    free(m->claim_idx);
+    m->claim_idx = NULL;
+    m->nclaim_idx = 0;
+    while (cap < 2 * m->nclaims)
+        cap *= 2;
+    if (!(m->claim_idx = calloc(cap, sizeof(*m->claim_idx))))
+        return;
+    m->nclaim_idx = cap;
+    for (i = 0; i < m->nclaims; i++) {
+        const struct dra_claim *c = &m->claims[i];
+        size_t h = claim_hash(c->o.ns, c->o.name, c->is_template) & (cap - 1);
+        while (m->claim_idx[h])
+            h = (h + 1) & (cap - 1);
+        m->claim_idx[h] = i + 1;
+    }
+    m->nclaims_indexed = m->nclaims;
+}
+
 enum dd_rc dra_model_finish(struct dra_model *m)
 {
     struct dra_runtime *r;
     size_t i;
     enum dd_rc rc;
 
+    index_claims(m);
     for (i = 0; i < m->npods; i++)
         if (m->pods[i].replicas < 0 && (rc = detect_driver(m, i)) != DD_OK)
             return rc;
@@ -795,6 +851,7 @@ void dra_model_release(struct dra_model *m)
             cri_config_release(&m->runtimes[i].cfg);
     free(m->runtimes);
     free(m->events);
+    free(m->claim_idx);
     free(m->classes);
     free(m->claims);
     free(m->slices);
@@ -825,10 +882,20 @@ const struct dra_claim *dra_find_claim(const struct dra_model *m, const char *ns
 {
     size_t i;
 
-    for (i = 0; i < m->nclaims; i++) {
+    if (m->nclaim_idx) {
+        size_t mask = m->nclaim_idx - 1, h = claim_hash(ns, name, is_template) & mask;
+        for (; m->claim_idx[h]; h = (h + 1) & mask) {
+            const struct dra_claim *c = &m->claims[m->claim_idx[h] - 1];
+            if (c->is_template == is_template && STRIEQ(c->o.ns, ns) && STRIEQ(c->o.name, name))
+                return c;
+        }
+    }
+    /* Claims added after dra_model_finish (stand-ins) are not in the index. */
+    for (i = m->nclaim_idx ? m->nclaims_indexed : 0; i < m->nclaims; i++) {
         const struct dra_claim *c = &m->claims[i];
         if (c->is_template == is_template && STRIEQ(c->o.ns, ns) && STRIEQ(c->o.name, name))
             return c;
     }
     return NULL;
 }
+

@@ -232,10 +232,17 @@ struct dra_model {
     void *pos_ctx;
     char **owned;                  /* strings the model allocated (attribute domains) */
     size_t nowned, capowned;
+    size_t *claim_idx;             /* open-addressing index of claims (1 + position; 0 empty),
+                                      built by dra_model_finish; capacity nclaim_idx */
+    size_t nclaim_idx;
+    size_t nclaims_indexed;        /* claims[0..nclaims_indexed) are in the index */
 };
 
 /* Initialises an empty model; pos may be NULL. */
 void dra_model_init(struct dra_model *m, dra_pos_fn pos, void *pos_ctx);
+
+/* 1 when dra_model_add would keep objects of this kind: what a loader may drop early. */
+int dra_kind_relevant(const char *api_version, const char *kind);
 
 /*
  * Adds one object (borrowed; must outlive the model).  file may be NULL.

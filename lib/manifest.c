@@ -173,7 +173,13 @@ void mf_set_release(struct mf_set *set)
     if (set->pos)
         free(set->pos->slot);
     free(set->pos);
-    mf_set_init(set);
+    {
+        mf_keep_fn keep = set->keep;
+        void *keep_ctx = set->keep_ctx;
+        mf_set_init(set);
+        set->keep = keep;
+        set->keep_ctx = keep_ctx;
+    }
 }
 
 /* Returns the set's copy of name (borrowed from the set), or NULL when out of memory. */
@@ -311,6 +317,12 @@ static enum dd_rc on_document(void *ctx, cJSON *root, const struct ydoc_pos *pos
     if (!is_k8s(root)) {
         rc = add_diag(set, 0, ld->file, pos[0].line, pos[0].col,
                       "skipped document: not a Kubernetes object (no apiVersion/kind)");
+        goto out;
+    }
+    if (set->keep && !is_list(root) &&
+        !set->keep(set->keep_ctx, str_field(root, "apiVersion"), str_field(root, "kind"))) {
+        set->nfiltered++;
+        rc = DD_OK;
         goto out;
     }
     if (grow(&set->roots, &set->caproots, set->nroots, sizeof(*set->roots)) != DD_OK ||

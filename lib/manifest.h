@@ -56,6 +56,13 @@ struct mf_diag {
 
 struct mf_pos_map; /* private: node -> position index */
 
+/*
+ * Decides whether an object is kept (1) or only counted (0).  Dropping what a
+ * consumer will never read as soon as it is parsed keeps memory flat on big
+ * repositories.  List documents are always kept whole.
+ */
+typedef int (*mf_keep_fn)(void *ctx, const char *api_version, const char *kind);
+
 struct mf_set {
     struct mf_object *objs; /* objs[0..n) in input order */
     size_t n, cap;
@@ -67,6 +74,9 @@ struct mf_set {
     char **files;           /* private: interned file names */
     size_t nfiles, capfiles;
     struct mf_pos_map *pos; /* private */
+    mf_keep_fn keep;        /* optional filter, set before loading; NULL keeps everything */
+    void *keep_ctx;
+    size_t nfiltered;       /* objects read but dropped by keep (not in objs) */
 };
 
 #define MF_SET_INIT { 0 }

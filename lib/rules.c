@@ -89,24 +89,6 @@ const struct dd_rule *dd_rule_find(const char *code)
     return NULL;
 }
 
-int dd_rules_run(const struct dra_model *m, const struct rule_options *opt,
-                 struct dd_findings *out)
-{
-    static const struct rule_options defaults = RULE_OPTIONS_INIT;
-    struct rule_ctx ctx;
-    size_t i;
-
-    ctx.m = m;
-    ctx.opt = opt ? opt : &defaults;
-    ctx.out = out;
-    for (i = 0; i < NRULES; i++) {
-        ctx.rule = &rule_table[i];
-        if (rule_table[i].check)
-            rule_table[i].check(&ctx);
-    }
-    return out->oom ? -1 : 0;
-}
-
 /* ---- helpers ------------------------------------------------------------- */
 
 static struct dd_finding *emit(struct rule_ctx *ctx, enum dd_severity sev,
@@ -204,12 +186,12 @@ static const char *nearest(const char *s, const char *const *names, size_t n)
 
 /* ---- known drivers ------------------------------------------------------- */
 
-struct names {
+struct rule_names {
     const char *v[MAX_NAMES];
     size_t n;
 };
 
-static int names_has(const struct names *s, const char *name)
+static int names_has(const struct rule_names *s, const char *name)
 {
     size_t i;
 
@@ -219,14 +201,14 @@ static int names_has(const struct names *s, const char *name)
     return 0;
 }
 
-static void names_add(struct names *s, const char *name)
+static void names_add(struct rule_names *s, const char *name)
 {
     if (name && *name && !names_has(s, name) && s->n < MAX_NAMES)
         s->v[s->n++] = name;
 }
 
 /* Drivers the snapshot shows: slice publishers, driver DaemonSets and --known-driver. */
-static void known_drivers(const struct rule_ctx *ctx, struct names *out)
+static void known_drivers(const struct rule_ctx *ctx, struct rule_names *out)
 {
     const struct dra_model *m = ctx->m;
     size_t i;
@@ -240,7 +222,7 @@ static void known_drivers(const struct rule_ctx *ctx, struct names *out)
         names_add(out, ctx->opt->known_drivers[i]);
 }
 
-static void profile_drivers(struct names *out)
+static void profile_drivers(struct rule_names *out)
 {
     size_t i, j, n;
     const struct drv_profile *p = drv_profiles(&n);
@@ -251,7 +233,7 @@ static void profile_drivers(struct names *out)
             names_add(out, p[i].drivers[j]);
 }
 
-static void join_names(char *buf, size_t size, const struct names *s)
+static void join_names(char *buf, size_t size, const struct rule_names *s)
 {
     size_t i, len = 0;
 
@@ -262,6 +244,28 @@ static void join_names(char *buf, size_t size, const struct names *s)
         cat(buf, size, &len, ", ...");
     if (!s->n)
         cat(buf, size, &len, "none");
+}
+
+int dd_rules_run(const struct dra_model *m, const struct rule_options *opt,
+                 struct dd_findings *out)
+{
+    static const struct rule_options defaults = RULE_OPTIONS_INIT;
+    struct rule_ctx ctx;
+    size_t i;
+
+    struct rule_names known;
+
+    ctx.m = m;
+    ctx.opt = opt ? opt : &defaults;
+    ctx.out = out;
+    known_drivers(&ctx, &known);
+    ctx.known = &known;
+    for (i = 0; i < NRULES; i++) {
+        ctx.rule = &rule_table[i];
+        if (rule_table[i].check)
+            rule_table[i].check(&ctx);
+    }
+    return out->oom ? -1 : 0;
 }
 
 /*
@@ -277,11 +281,11 @@ struct driver_verdict {
 };
 
 static void judge_selector(const struct rule_ctx *ctx, const struct dra_selector *sel,
-                           const struct names *known, struct driver_verdict *v)
+                           const struct rule_names *known, struct driver_verdict *v)
 {
     const struct cel_driver_ref *refs;
     size_t n, i;
-    struct names profiles;
+    struct rule_names profiles;
     enum cel_drivers_kind kind;
 
     memset(v, 0, sizeof(*v));
@@ -491,7 +495,7 @@ static void check_template_ref(struct rule_ctx *ctx)
 }
 
 static void class_ref_one(struct rule_ctx *ctx, const struct dra_claim *c,
-                          const struct dra_request *r, const struct names *classes)
+                          const struct dra_request *r, const struct rule_names *classes)
 {
     char msg[MSG_MAX], fix[MSG_MAX], on[300];
     const char *near;
@@ -517,7 +521,7 @@ static void class_ref_one(struct rule_ctx *ctx, const struct dra_claim *c,
 static void check_class_ref(struct rule_ctx *ctx)
 {
     const struct dra_model *m = ctx->m;
-    struct names classes = { { 0 }, 0 };
+    struct rule_names classes = { { 0 }, 0 };
     size_t i, j, k;
 
     for (i = 0; i < m->nclasses; i++)
@@ -788,7 +792,7 @@ static void check_syntax(struct rule_ctx *ctx)
 
 static void driver_one(struct rule_ctx *ctx, const struct sel_site *s)
 {
-    struct names known;
+    const struct rule_names *known = ctx->known;
     struct driver_verdict v;
     char msg[MSG_MAX], fix[MSG_MAX], on[300], list[512];
     const struct cel_driver_ref *refs;
@@ -806,17 +810,16 @@ static void driver_one(struct rule_ctx *ctx, const struct sel_site *s)
               s->cls ? s->cls->o.name : NULL, NULL, NULL);
         return;
     }
-    known_drivers(ctx, &known);
-    judge_selector(ctx, s->sel, &known, &v);
+    judge_selector(ctx, s->sel, known, &v);
     if (!v.unknown)
         return;
-    join_names(list, sizeof(list), &known);
+    join_names(list, sizeof(list), known);
     cat(msg, sizeof(msg), &len,
         "%s %s %s requires device.driver == '%s', but no known DRA driver has that name "
         "(known: %s), so no device ever matches and claims stay unallocated (\"cannot allocate "
         "all claims\").",
         s->owner->kind, objname(s->owner, on, sizeof(on)), s->where, v.bad,
-        known.n ? list : "none in the input; compared with well-known drivers");
+        known->n ? list : "none in the input; compared with well-known drivers");
     if (v.suggestion) {
         cat(msg, sizeof(msg), &len, " Did you mean '%s'?", v.suggestion);
         snprintf(fix, sizeof(fix), "Change '%s' to '%s' in %s.", v.bad, v.suggestion, s->path);
@@ -838,7 +841,7 @@ static void check_driver(struct rule_ctx *ctx)
 /* ---- SelectorUnknownAttribute -------------------------------------------- */
 
 /* The driver names a site's devices come from (its own constraint, else its class's). */
-static enum cel_drivers_kind site_drivers(const struct sel_site *s, struct names *out)
+static enum cel_drivers_kind site_drivers(const struct sel_site *s, struct rule_names *out)
 {
     const struct cel_driver_ref *refs;
     size_t n, i, j;
@@ -886,12 +889,12 @@ static int is_guarded(const struct cel_attr_ref *refs, size_t n, const struct ce
     return 0;
 }
 
-static void attr_one(struct rule_ctx *ctx, const struct sel_site *s, const struct names *drivers,
+static void attr_one(struct rule_ctx *ctx, const struct sel_site *s, const struct rule_names *drivers,
                      const struct cel_attr_ref *r)
 {
     const struct dra_model *m = ctx->m;
     const char *field = r->capacity ? "capacity" : "attributes";
-    struct names have = { { 0 }, 0 };
+    struct rule_names have = { { 0 }, 0 };
     char msg[MSG_MAX], fix[MSG_MAX], on[300], list[512];
     size_t i, j, ndev = 0, len = 0;
     const char *near;
@@ -938,7 +941,7 @@ static void attr_one(struct rule_ctx *ctx, const struct sel_site *s, const struc
 static void attrs_site(struct rule_ctx *ctx, const struct sel_site *s)
 {
     const struct cel_attr_ref *refs;
-    struct names drivers;
+    struct rule_names drivers;
     size_t n, i, j;
 
     if (!s->sel->prog)
@@ -976,7 +979,7 @@ struct inv_entry {
 struct inventory {
     struct inv_entry *v;
     size_t n;
-    struct names unknown; /* drivers installed whose device count cannot be known */
+    struct rule_names unknown; /* drivers installed whose device count cannot be known */
 };
 
 static int driver_has_slices(const struct dra_model *m, const char *driver)
@@ -1035,19 +1038,18 @@ static int build_inventory(const struct rule_ctx *ctx, struct inventory *inv)
 static int64_t class_supply(const struct rule_ctx *ctx, const struct dra_class *cls,
                             const struct inventory *inv, const struct dra_driver **from)
 {
-    struct names known, drivers = { { 0 }, 0 };
+    struct rule_names drivers = { { 0 }, 0 };
     struct driver_verdict v[32];
     int64_t supply = 0;
     size_t i, j, nsel = cls->nsel < 32 ? cls->nsel : 32;
     int any = 1;
 
-    known_drivers(ctx, &known);
     for (j = 0; j < nsel; j++) {
         const struct cel_driver_ref *refs;
         size_t n, k;
         if (!cls->sel[j].prog)
             return -1;
-        judge_selector(ctx, &cls->sel[j], &known, &v[j]);
+        judge_selector(ctx, &cls->sel[j], ctx->known, &v[j]);
         if (cel_program_drivers(cls->sel[j].prog, &refs, &n) != CEL_DRIVERS_SET)
             continue;
         any = 0;

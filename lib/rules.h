@@ -20,6 +20,7 @@
 #include "finding.h"
 
 struct dra_model;
+struct rule_names;
 
 struct rule_options {
     const char *const *known_drivers; /* extra driver names (--known-driver); borrowed */
@@ -37,6 +38,8 @@ struct rule_ctx {
     const struct rule_options *opt;
     struct dd_findings *out;       /* where checks append */
     const struct dd_rule *rule;    /* the rule being run */
+    const struct rule_names *known; /* private to lib/rules.c: drivers the snapshot shows,
+                                       computed once per run */
 };
 
 struct dd_rule {

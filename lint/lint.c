@@ -20,6 +20,12 @@ static int pos_adapter(void *ctx, const cJSON *node, int *line)
     return mf_pos(ctx, node, line, NULL);
 }
 
+static int keep_relevant(void *ctx, const char *api_version, const char *kind)
+{
+    (void)ctx;
+    return dra_kind_relevant(api_version, kind);
+}
+
 static void print_diags(const struct mf_set *set, FILE *diag)
 {
     char buf[2048];
@@ -41,6 +47,7 @@ int lint_collect(const struct lint_input *in, struct lint_result *res, FILE *dia
     memset(res, 0, sizeof(*res));
     memset(&cri, 0, sizeof(cri));
     mf_set_init(&set);
+    set.keep = keep_relevant;
     for (i = 0; i < in->npaths; i++)
         if (mf_load_path(&set, in->paths[i], NULL) == DD_ENOMEM)
             goto out_set;
@@ -62,7 +69,7 @@ int lint_collect(const struct lint_input *in, struct lint_result *res, FILE *dia
             goto out_model;
     if (dra_model_finish(&m) != DD_OK)
         goto out_model;
-    res->objects = set.n;
+    res->objects = set.n + set.nfiltered;
     if (dd_rules_run(&m, &in->rules, &res->findings) == 0) {
         dd_findings_sort(&res->findings);
         rc = 0;
