@@ -551,6 +551,9 @@ static enum dd_rc kc_cluster(const struct kc_doc *d, const cJSON *cl, const char
     n = strlen(server);
     while (n > 0 && server[n - 1] == '/')
         n--;
+    if (n <= strlen(server[4] == 's' ? "https://" : "http://"))
+        return kc_fail(d, cJSON_GetObjectItemCaseSensitive(cl, "server"), err, DD_EINVAL,
+                       "cluster \"%s\": server \"%s\" names no host", name, server);
     c->server = xstrndup(server, n);
     if (!c->server)
         return dd_failf(err, DD_ENOMEM, "out of memory");
