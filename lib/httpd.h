@@ -1,0 +1,55 @@
+/*
+ * httpd.h - the one seam to libmicrohttpd: a small HTTP(S) server for
+ * health, readiness and metrics endpoints (controller, node agent) and, later,
+ * the admission webhook.
+ *
+ * A server has a table of routes (exact path -> handler).  Handlers run on
+ * the server's threads and must be thread-safe; they fill a response and
+ * never block on the network.
+ */
+#ifndef DD_HTTPD_H
+#define DD_HTTPD_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+struct httpd_response {
+    int status;              /* HTTP status; default 200 */
+    const char *content_type;/* default "text/plain; charset=utf-8" (static) */
+    char *body;              /* owned: malloc'd by the handler, freed by the server; may be NULL */
+    size_t len;
+};
+
+/* method: "GET", "POST"...; body: the request body (NULL for GET), borrowed for the call. */
+typedef void (*httpd_handler)(void *ctx, const char *method, const char *body, size_t len,
+                              struct httpd_response *resp);
+
+struct httpd_route {
+    const char *path;        /* exact match, e.g. "/healthz" */
+    httpd_handler fn;
+    void *ctx;
+};
+
+struct httpd_opts {
+    const char *bind;        /* IP literal to bind; default "0.0.0.0" */
+    unsigned short port;     /* 0 picks a free port (see httpd_port) */
+    size_t max_body;         /* 413 above; default 1 MiB */
+    unsigned threads;        /* worker threads; default 2 */
+    const char *cert_file;   /* TLS when both are set (PEM files) */
+    const char *key_file;
+};
+
+struct httpd;
+
+/* Starts serving routes (borrowed; must outlive the server). */
+struct httpd *httpd_start(const struct httpd_opts *opts, const struct httpd_route *routes,
+                          size_t nroutes, struct dd_err *err);
+
+/* The bound port (useful with port 0). */
+unsigned short httpd_port(const struct httpd *h);
+
+/* Stops accepting, finishes in-flight requests, frees the server. */
+void httpd_stop(struct httpd *h);
+
+#endif
