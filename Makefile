@@ -5,18 +5,18 @@
 VERSION    := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 CC         ?= cc
 CLANG      ?= $(shell command -v clang-14 || command -v clang)
-PKGS       := libcjson libyaml-0.1 libpcre2-8 libcurl
+PKGS       := libcjson libyaml-0.1 libpcre2-8 libcurl libmicrohttpd
 WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
               -Wvla -Wformat=2 -Wformat-security -Wwrite-strings -Wno-format-nonliteral \
               -fno-common
-BASECFLAGS := -std=c11 -D_GNU_SOURCE -DDD_VERSION='"$(VERSION)"' -Ilib -Ilint $(WARN)
+BASECFLAGS := -std=c11 -D_GNU_SOURCE -DDD_VERSION='"$(VERSION)"' -Ilib -Ilint -Icontroller $(WARN)
 CFLAGS     ?= -O2 -g
 DEPCFLAGS   = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS      = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lcjson -lyaml -lpcre2-8 -lcurl) -lm -lpthread
+LDLIBS      = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lcjson -lyaml -lpcre2-8 -lcurl -lmicrohttpd) -lm -pthread
 B          ?= build/release
 
 LIB_SRC    := $(sort $(wildcard lib/*.c lib/*/*.c))
-APP_SRC    := $(sort $(wildcard lint/*.c))
+APP_SRC    := $(sort $(wildcard lint/*.c controller/*.c))
 MAIN_SRC   := dra-doctor.c
 TEST_SRC   := $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
@@ -28,7 +28,7 @@ TEST_BIN   := $(TEST_SRC:tests/unit/%.c=$(B)/tests/%)
 .PHONY: all deps demo test test-unit test-asan test-fuzz fuzz bench clean
 all: dra-doctor
 
-$(B)/%.o: %.c $(wildcard lib/*.h lib/*/*.h lint/*.h)
+$(B)/%.o: %.c $(wildcard lib/*.h lib/*/*.h lint/*.h controller/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -c -o $@ $<

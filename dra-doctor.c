@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "controller.h"
 #include "lint.h"
 
 struct command {
@@ -14,6 +15,8 @@ struct command {
 
 static const struct command commands[] = {
     { "lint", lint_main, "check DRA manifests offline (files, directories, stdin)" },
+    { "diagnose", diagnose_main, "diagnose the pods of a live cluster once, read-only" },
+    { "node", node_main, "node agent: publish containerd's CDI settings on the Node" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

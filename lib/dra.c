@@ -491,22 +491,58 @@ void dra_model_init(struct dra_model *m, dra_pos_fn pos, void *pos_ctx)
     m->pos_ctx = pos_ctx;
 }
 
-int dra_kind_relevant(const char *av, const char *kind)
+enum dra_relevance dra_kind_relevant(const char *av, const char *kind)
 {
+    static const char *const res[] = { "DeviceClass", "ResourceClaim", "ResourceClaimTemplate",
+                                       "ResourceSlice", NULL };
+    static const char *const rbac[] = { "Role", "ClusterRole", "RoleBinding",
+                                        "ClusterRoleBinding", NULL };
+    static const char *const workloads[] = { "Deployment", "StatefulSet", "ReplicaSet", "Job",
+                                             "CronJob", NULL };
     static const char *const core[] = { "Pod", "ResourceQuota", "Node", "ServiceAccount",
-                                        "Namespace", "Event" };
+                                        "Namespace", "Event", NULL };
+    const char *const *set = NULL;
     size_t i;
 
+    /* Mirrors dra_model_add (and add_workload): what it reads, nothing else. */
     if (!av || !kind)
+        return DRA_KIND_IGNORED;
+    if (in_group(av, "resource.k8s.io"))
+        set = res;
+    else if (in_group(av, "rbac.authorization.k8s.io"))
+        set = rbac;
+    else if (in_group(av, "apps") || in_group(av, "batch")) {
+        if (STRIEQ(kind, "DaemonSet"))
+            return DRA_KIND_USED;
+        set = workloads;
+    } else if (in_group(av, "events.k8s.io"))
+        return STRIEQ(kind, "Event") ? DRA_KIND_USED : DRA_KIND_IGNORED;
+    else if (STRIEQ(av, "v1"))
+        set = core;
+    for (i = 0; set && set[i]; i++)
+        if (STRIEQ(kind, set[i]))
+            return set == workloads ? DRA_KIND_USED_WITH_CLAIMS : DRA_KIND_USED;
+    return DRA_KIND_IGNORED;
+}
+
+int dra_object_relevant(const cJSON *obj)
+{
+    const char *kind = dd_json_str(obj, "kind", NULL);
+    const cJSON *spec;
+
+    switch (dra_kind_relevant(dd_json_str(obj, "apiVersion", NULL), kind)) {
+    case DRA_KIND_IGNORED:
         return 0;
-    if (in_group(av, "resource.k8s.io") || in_group(av, "rbac.authorization.k8s.io") ||
-        in_group(av, "apps") || in_group(av, "batch") || in_group(av, "events.k8s.io"))
+    case DRA_KIND_USED:
         return 1;
-    if (STRIEQ(av, "v1"))
-        for (i = 0; i < sizeof(core) / sizeof(core[0]); i++)
-            if (STRIEQ(kind, core[i]))
-                return 1;
-    return 0;
+    case DRA_KIND_USED_WITH_CLAIMS:
+        break;
+    }
+    /* add_podspec skips a workload whose pod template has no resourceClaims array. */
+    spec = dd_json_path(obj, "spec", NULL);
+    if (STRIEQ(kind, "CronJob"))
+        spec = dd_json_path(spec, "jobTemplate", "spec", NULL);
+    return dd_json_arr(spec, "template", "spec", DRA_CLAIMS_KEY, NULL) != NULL;
 }
 
 enum dd_rc dra_model_add(struct dra_model *m, const cJSON *obj, const char *file, int line)

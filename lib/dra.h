@@ -241,8 +241,24 @@ struct dra_model {
 /* Initialises an empty model; pos may be NULL. */
 void dra_model_init(struct dra_model *m, dra_pos_fn pos, void *pos_ctx);
 
-/* 1 when dra_model_add would keep objects of this kind: what a loader may drop early. */
-int dra_kind_relevant(const char *api_version, const char *kind);
+/*
+ * What dra_model_add does with objects of a kind, so that a loader can drop
+ * the others as soon as they are parsed (or not build them at all):
+ * IGNORED: counted, nothing read; USED: always read; USED_WITH_CLAIMS
+ * (workloads other than DaemonSets): read only when the pod template has a
+ * DRA_CLAIMS_KEY array, so one with no key of that name anywhere is ignored.
+ */
+enum dra_relevance { DRA_KIND_IGNORED, DRA_KIND_USED, DRA_KIND_USED_WITH_CLAIMS };
+
+#define DRA_CLAIMS_KEY "resourceClaims"
+
+enum dra_relevance dra_kind_relevant(const char *api_version, const char *kind);
+
+/*
+ * 1 when dra_model_add would read anything of obj (the single source of
+ * truth for dropping objects early); 0 when dropping it changes no result.
+ */
+int dra_object_relevant(const cJSON *obj);
 
 /*
  * Adds one object (borrowed; must outlive the model).  file may be NULL.

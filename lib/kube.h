@@ -128,7 +128,21 @@ const char *kube_path(char *buf, size_t size, const char *group, const char *ver
  * application/json.  On a 2xx response *out (if out is not NULL) receives the
  * parsed body (free with cJSON_Delete; NULL when empty) and DD_OK is returned.
  * Otherwise: DD_ENOTFOUND for 404, DD_EINVAL for other 4xx, DD_EIO for 5xx or
- * transport failures after the retries; st (may be NULL) tells which.
+ * transport failures after the retries; st (may be NULL) tells which.  Also
+ * DD_ETOOBIG for a body over max_body, DD_EPARSE for a 2xx body that is not
+ * JSON.
+ *
+ * Retries (at most max_retries, exponential backoff from backoff_base_ms to
+ * backoff_max_ms with jitter; a Retry-After of N seconds, capped at 60,
+ * replaces the computed delay; the sleep ends early on an interrupt):
+ *   - GET, HEAD, PUT, DELETE: on 429, on 5xx except 501, and on transient
+ *     transport failures (connect, timeout, reset, empty reply);
+ *   - POST, PATCH (not idempotent): only when the server certainly did not
+ *     act: 429, a 5xx carrying Retry-After (as client-go), or a connection
+ *     that was never established.
+ * The bearer token comes from token_file when set (re-read when its mtime or
+ * size changed, checked at most once a second; a failed re-read keeps the
+ * last good token), else from token.
  */
 enum dd_rc kube_request(struct kube_client *c, const char *method, const char *path,
                         const char *content_type, const char *body, size_t len, cJSON **out,
@@ -159,8 +173,10 @@ enum dd_rc kube_delete(struct kube_client *c, const char *path, struct kube_stat
  * LIST with pagination (limit per page, continue tokens).  selector may be
  * NULL or a query fragment such as "labelSelector=a%3Db&fieldSelector=...".
  * *items receives a new cJSON array of every item (kind/apiVersion filled in
- * from the list, which the API server leaves out of items), *rv the list's
- * resourceVersion (free both).
+ * from the list, which the API server leaves out of items; items that carry
+ * their own are left alone), *rv the list's resourceVersion (free both; rv
+ * may be NULL).  A continue token the server repeats, or more than 10000
+ * pages, ends the list with an error rather than looping.
  */
 enum dd_rc kube_list(struct kube_client *c, const char *path, const char *selector, long limit,
                      cJSON **items, char **rv, struct kube_status *st, struct dd_err *err);
@@ -192,7 +208,12 @@ void kube_watch_parser_free(struct kube_watch_parser *p);
  * timeout_seconds, fn asks to stop, or an error.  A 410 Gone (either as HTTP
  * status or as an ERROR event with code 410) returns DD_ENOTFOUND with
  * st->http = 410 so the caller relists.  Returns DD_OK when the server closed
- * the stream normally.
+ * the stream normally, or fn asked to stop.  Other ERROR events return the
+ * code their Status maps to (as kube_request), with st filled from it.  A
+ * watch is not retried here (the reflector owns relist/rewatch backoff); it
+ * has no whole-request timeout, but TCP keepalive, and gives up (DD_EIO) when
+ * no byte arrived for timeout_seconds + 60 s (3660 s when timeout_seconds is
+ * 0).  Events are limited to max_body bytes each.
  */
 enum dd_rc kube_watch(struct kube_client *c, const char *path, const char *selector,
                       const char *resource_version, int timeout_seconds, int bookmarks,

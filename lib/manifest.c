@@ -175,9 +175,13 @@ void mf_set_release(struct mf_set *set)
     free(set->pos);
     {
         mf_keep_fn keep = set->keep;
+        mf_skim_fn skim = set->skim;
+        const char *skim_unless = set->skim_unless;
         void *keep_ctx = set->keep_ctx;
         mf_set_init(set);
         set->keep = keep;
+        set->skim = skim;
+        set->skim_unless = skim_unless;
         set->keep_ctx = keep_ctx;
     }
 }
@@ -319,8 +323,7 @@ static enum dd_rc on_document(void *ctx, cJSON *root, const struct ydoc_pos *pos
                       "skipped document: not a Kubernetes object (no apiVersion/kind)");
         goto out;
     }
-    if (set->keep && !is_list(root) &&
-        !set->keep(set->keep_ctx, str_field(root, "apiVersion"), str_field(root, "kind"))) {
+    if (set->keep && !is_list(root) && !set->keep(set->keep_ctx, root)) {
         set->nfiltered++;
         rc = DD_OK;
         goto out;
@@ -336,6 +339,20 @@ static enum dd_rc on_document(void *ctx, cJSON *root, const struct ydoc_pos *pos
 out:
     cJSON_Delete(root);
     return rc;
+}
+
+static int on_skim(void *ctx, const char *api_version, const char *kind)
+{
+    struct mf_set *set = ((struct load *)ctx)->set;
+
+    return set->skim(set->keep_ctx, api_version, kind);
+}
+
+/* A document the reader did not build: an object keep drops. */
+static enum dd_rc on_skipped(void *ctx)
+{
+    ((struct load *)ctx)->set->nfiltered++;
+    return DD_OK;
 }
 
 static enum dd_rc on_error(void *ctx, const struct dd_err *err)
@@ -378,13 +395,15 @@ static enum dd_rc load_named(struct mf_set *set, const char *file, const char *b
     struct ydoc_limits yl = { lim->max_depth, lim->max_documents, lim->max_alias_nodes };
     struct load ld = { set, file };
     struct ydoc_sink sink = { &ld, on_document, on_error };
+    struct ydoc_skim skim = { &ld, on_skim, set->skim_unless, on_skipped };
 
     if (len > lim->max_file_bytes) {
         if (add_diag(set, 1, file, 0, 0, "file is larger than %zu bytes", lim->max_file_bytes))
             return DD_ENOMEM;
         return DD_ETOOBIG;
     }
-    return ydoc_parse_stream(buf, len, &yl, &sink);
+    return ydoc_parse_stream_skim(buf, len, &yl, &sink, set->keep && set->skim ? &skim : NULL, 0,
+                                  NULL);
 }
 
 enum dd_rc mf_load_buffer(struct mf_set *set, const char *name, const char *buf, size_t len,

@@ -61,7 +61,18 @@ struct mf_pos_map; /* private: node -> position index */
  * consumer will never read as soon as it is parsed keeps memory flat on big
  * repositories.  List documents are always kept whole.
  */
-typedef int (*mf_keep_fn)(void *ctx, const char *api_version, const char *kind);
+typedef int (*mf_keep_fn)(void *ctx, const cJSON *obj);
+
+/*
+ * Optional, with keep: lets the reader skip building the trees of documents
+ * keep would drop.  Called with the top-level apiVersion and kind of a
+ * document (never a *List kind); returns 1 only when keep returns 0 for every
+ * object of that apiVersion and kind that has no mapping key equal to
+ * mf_set.skim_unless (at any depth; NULL: no such condition).  Such a
+ * document is still read to its end (so errors are reported as before) and
+ * counted in nfiltered, but no tree or positions are built for it.
+ */
+typedef int (*mf_skim_fn)(void *ctx, const char *api_version, const char *kind);
 
 struct mf_set {
     struct mf_object *objs; /* objs[0..n) in input order */
@@ -75,7 +86,9 @@ struct mf_set {
     size_t nfiles, capfiles;
     struct mf_pos_map *pos; /* private */
     mf_keep_fn keep;        /* optional filter, set before loading; NULL keeps everything */
-    void *keep_ctx;
+    mf_skim_fn skim;        /* optional, only with keep; see mf_skim_fn */
+    const char *skim_unless; /* borrowed; see mf_skim_fn */
+    void *keep_ctx;         /* passed to keep and skim */
     size_t nfiltered;       /* objects read but dropped by keep (not in objs) */
 };
 

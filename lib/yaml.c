@@ -62,6 +62,7 @@ struct ps {
     int line_base;                /* lines of buf before off */
     const struct ydoc_limits *lim;
     const struct ydoc_sink *sink;
+    const struct ydoc_skim *skim; /* borrowed; NULL: every document is built */
     struct frame *stack;          /* stack[0..depth): open containers, root first */
     int depth, capstack;
     cJSON *root;                  /* owned: the document being built */
@@ -79,6 +80,7 @@ struct ps {
     size_t cur_off;               /* line cursor for line_offset: a line start at or after off */
     int cur_line;                 /* its 1-based line */
     size_t fast_docs, fallbacks;  /* for ydoc_stats */
+    size_t skimmed;               /* documents reported through skim->skipped */
     int stop;                     /* a limit ends the stream (not an allocation failure) */
     enum dd_rc first;             /* first input error */
     struct dd_err err;
@@ -982,6 +984,14 @@ enum { FP_OK, FP_BAIL, FP_NOMEM };
 /* libyaml's limit for a simple key is 1024 characters; bytes >= characters. */
 #define FP_MAX_KEY 1000
 
+/*
+ * Keys a skimmed document may have open at once (over all its open
+ * mappings; duplicates are found by a linear scan), and in one mapping.
+ * Beyond either the document is built instead.
+ */
+#define FP_SKIM_KEYS 256
+#define FP_SKIM_MAP_KEYS 64
+
 enum fp_ctx {
     CTX_ROOT,     /* the document's node */
     CTX_NEXTLINE, /* a value that starts on a line of its own */
@@ -1000,7 +1010,25 @@ struct fp {
     int cc_col;
     char *sb;            /* owned: block scalar text being built */
     size_t sbn, sbcap;
+    /*
+     * Skimming (see struct ydoc_skim): the document is read with the same
+     * code and the same checks, but no node, key or string is made.  Any
+     * FP_BAIL while skimming means "read it again, building it", which then
+     * decides between the tree and libyaml as usual; so skimming accepts a
+     * document only when building it would succeed too.
+     */
+    int skim;            /* the current document is being skimmed */
+    int sk_state;        /* SK_* bits */
+    size_t sk_av, sk_ave, sk_kd, sk_kde; /* the root's apiVersion and kind values */
+    size_t sk_vs, sk_ve; /* the last plain scalar skimmed */
+    size_t unless_len;   /* strlen(p->skim->unless_key) */
+    struct fp_span { size_t s, n; } ks[FP_SKIM_KEYS]; /* keys of the open mappings */
+    size_t nks;
 };
+
+#define SK_AV 1     /* sk_av..sk_ave is the root's apiVersion */
+#define SK_KIND 2   /* sk_kd..sk_kde is the root's kind */
+#define SK_SKIP 4   /* skim->skip said the document may be skipped */
 
 /*
  * 1 when nothing in buf makes libyaml's reader or line counting differ from
@@ -1271,6 +1299,10 @@ static int fp_quoted(struct fp *f, size_t s, char **str, size_t *q)
             if (j + 1 >= f->le || b[j + 1] != '\'')
                 break;
         }
+        if (f->skim) {
+            *q = j + 1;
+            return FP_OK;
+        }
         out = malloc(j - i + 1);
         if (!out)
             return FP_NOMEM;
@@ -1288,50 +1320,60 @@ static int fp_quoted(struct fp *f, size_t s, char **str, size_t *q)
             j++;
     if (j >= f->le)
         return FP_BAIL;
-    out = malloc(j - i + 1);
-    if (!out)
+    /* While skimming, out stays NULL: the escapes are checked, nothing is written. */
+    out = f->skim ? NULL : malloc(j - i + 1);
+    if (!out && !f->skim)
         return FP_NOMEM;
     while (i < j) {
         const char *r;
+        char c[3];
+        size_t nc = 1;
         unsigned v;
         if (b[i] != '\\') {
             r = memchr(b + i, '\\', j - i);
             size_t k = r ? (size_t)(r - b) : j;
-            memcpy(out + o, b + i, k - i);
+            if (out)
+                memcpy(out + o, b + i, k - i);
             o += k - i;
             i = k;
             continue;
         }
         switch (b[i + 1]) {
-        case '"': out[o++] = '"'; break;
-        case '\\': out[o++] = '\\'; break;
-        case '/': out[o++] = '/'; break;
-        case 'b': out[o++] = '\b'; break;
-        case 'f': out[o++] = '\f'; break;
-        case 'n': out[o++] = '\n'; break;
-        case 'r': out[o++] = '\r'; break;
-        case 't': out[o++] = '\t'; break;
+        case '"': c[0] = '"'; break;
+        case '\\': c[0] = '\\'; break;
+        case '/': c[0] = '/'; break;
+        case 'b': c[0] = '\b'; break;
+        case 'f': c[0] = '\f'; break;
+        case 'n': c[0] = '\n'; break;
+        case 'r': c[0] = '\r'; break;
+        case 't': c[0] = '\t'; break;
         case 'u':
             if (i + 6 > j || !hexval(b + i + 2, 4, &v) || v == 0 || (v >= 0xd800 && v <= 0xdfff))
                 goto bail;
             if (v < 0x80) {
-                out[o++] = (char)v;
+                c[0] = (char)v;
             } else if (v < 0x800) {
-                out[o++] = (char)(0xc0 | (v >> 6));
-                out[o++] = (char)(0x80 | (v & 0x3f));
+                c[0] = (char)(0xc0 | (v >> 6));
+                c[1] = (char)(0x80 | (v & 0x3f));
+                nc = 2;
             } else {
-                out[o++] = (char)(0xe0 | (v >> 12));
-                out[o++] = (char)(0x80 | ((v >> 6) & 0x3f));
-                out[o++] = (char)(0x80 | (v & 0x3f));
+                c[0] = (char)(0xe0 | (v >> 12));
+                c[1] = (char)(0x80 | ((v >> 6) & 0x3f));
+                c[2] = (char)(0x80 | (v & 0x3f));
+                nc = 3;
             }
             i += 4;
             break;
         default:
             goto bail;
         }
+        if (out)
+            memcpy(out + o, c, nc);
+        o += nc;
         i += 2;
     }
-    out[o] = '\0';
+    if (out)
+        out[o] = '\0';
     *str = out;
     *q = j + 1;
     return FP_OK;
@@ -1376,6 +1418,11 @@ static int fp_plain_node(struct fp *f, size_t s, size_t e, cJSON **out)
     cJSON *node;
     char *str;
 
+    if (f->skim) {
+        f->sk_vs = s;
+        f->sk_ve = e;
+        return FP_OK;
+    }
     resolve_plain(f->b + s, e - s, &v);
     switch (v.kind) {
     case K_NULL: node = cJSON_CreateNull(); break;
@@ -1432,8 +1479,83 @@ static int fp_put(struct fp *f, cJSON *map, int hashed, char *key, cJSON *child)
     return FP_OK;
 }
 
+/*
+ * While skimming: the plain key [s, e) of a mapping whose keys are
+ * ks[base..nks).  Pushes it; FP_BAIL when it repeats one (building would
+ * bail), is the skim's unless_key, or there are too many keys to scan.
+ */
+static int fp_skim_key(struct fp *f, size_t base, size_t s, size_t e)
+{
+    const char *k = f->b + s;
+    size_t i, n = e - s;
+
+    if (f->p->skim->unless_key && n == f->unless_len && memcmp(k, f->p->skim->unless_key, n) == 0)
+        return FP_BAIL;
+    if (f->nks == FP_SKIM_KEYS || f->nks - base >= FP_SKIM_MAP_KEYS)
+        return FP_BAIL;
+    for (i = base; i < f->nks; i++)
+        if (f->ks[i].n == n && memcmp(f->b + f->ks[i].s, k, n) == 0)
+            return FP_BAIL;
+    f->ks[f->nks].s = s;
+    f->ks[f->nks].n = n;
+    f->nks++;
+    return FP_OK;
+}
+
+/*
+ * While skimming, after the root mapping's key [ks, ke) and its value (at v
+ * when on the key's line): notes apiVersion and kind, and once both are known
+ * asks skim->skip.  FP_BAIL (build the document) unless both are one-line
+ * plain scalars typed as strings and skip says yes.
+ */
+static int fp_skim_root(struct fp *f, size_t ks, size_t ke, size_t v)
+{
+    struct scalar sv = { K_STRING, 0, 0 };
+    char av[256], kind[256];
+    size_t n = ke - ks, avn, kn;
+    int bit;
+
+    if (n == 10 && memcmp(f->b + ks, "apiVersion", 10) == 0)
+        bit = SK_AV;
+    else if (n == 4 && memcmp(f->b + ks, "kind", 4) == 0)
+        bit = SK_KIND;
+    else
+        return FP_OK;
+    if (f->sk_vs != v)
+        return FP_BAIL;
+    resolve_plain(f->b + f->sk_vs, f->sk_ve - f->sk_vs, &sv);
+    if (sv.kind != K_STRING)
+        return FP_BAIL;
+    if (bit == SK_AV) {
+        f->sk_av = f->sk_vs;
+        f->sk_ave = f->sk_ve;
+    } else {
+        f->sk_kd = f->sk_vs;
+        f->sk_kde = f->sk_ve;
+    }
+    f->sk_state |= bit;
+    if ((f->sk_state & (SK_AV | SK_KIND)) != (SK_AV | SK_KIND))
+        return FP_OK;
+    avn = f->sk_ave - f->sk_av;
+    kn = f->sk_kde - f->sk_kd;
+    /* *List kinds may be lists, which consumers flatten: always built. */
+    if (avn >= sizeof(av) || kn >= sizeof(kind) ||
+        (kn >= 4 && memcmp(f->b + f->sk_kde - 4, "List", 4) == 0))
+        return FP_BAIL;
+    memcpy(av, f->b + f->sk_av, avn);
+    av[avn] = '\0';
+    memcpy(kind, f->b + f->sk_kd, kn);
+    kind[kn] = '\0';
+    if (!f->p->skim->skip(f->p->skim->ctx, av, kind))
+        return FP_BAIL;
+    f->sk_state |= SK_SKIP;
+    return FP_OK;
+}
+
 static int fp_sb_put(struct fp *f, const char *s, size_t n)
 {
+    if (f->skim)
+        return FP_OK;
     if (f->sbn + n + 1 > f->sbcap) {
         size_t ncap = f->sbcap ? f->sbcap : 256;
         char *nb;
@@ -1542,6 +1664,8 @@ static int fp_block_scalar(struct fp *f, size_t s, int parent, cJSON **out)
         return FP_NOMEM;
     if (chomp == 1 && fp_sb_breaks(f, trail) != FP_OK)
         return FP_NOMEM;
+    if (f->skim)
+        return FP_OK;
     str = fp_strdup(f->sb ? f->sb : "", f->sbn);
     node = str ? fp_string_node(str) : NULL;
     *out = node;
@@ -1601,7 +1725,7 @@ static int fp_flow_value(struct fp *f, size_t *i, int block_indent, int depth, c
         return fp_flow(f, s, block_indent, depth, i, out);
     if (b[s] == '"' || b[s] == '\'') {
         rc = fp_quoted(f, s, &str, i);
-        if (rc != FP_OK)
+        if (rc != FP_OK || f->skim)
             return rc;
         *out = fp_string_node(str);
         if (!*out)
@@ -1627,18 +1751,21 @@ static int fp_flow(struct fp *f, size_t s, int block_indent, int depth, size_t *
     const char *b = f->b;
     int is_map = b[s] == '{', rc, hashed = 0, d;
     char close = is_map ? '}' : ']';
-    size_t i = s + 1, nkeys = 0;
-    cJSON *node, *child;
+    size_t i = s + 1, nkeys = 0, kbase = f->nks;
+    cJSON *node = NULL, *child;
 
     *out = NULL;
     if (depth > f->p->lim->max_depth)
         return FP_BAIL;
-    node = is_map ? cJSON_CreateObject() : cJSON_CreateArray();
-    *out = node;
-    if (!node)
-        return FP_NOMEM;
-    if ((rc = fp_pos(f, node, f->line, fp_col(f, s))) != FP_OK ||
-        (rc = fp_fws(f, &i, block_indent)) != FP_OK)
+    if (!f->skim) {
+        node = is_map ? cJSON_CreateObject() : cJSON_CreateArray();
+        *out = node;
+        if (!node)
+            return FP_NOMEM;
+        if ((rc = fp_pos(f, node, f->line, fp_col(f, s))) != FP_OK)
+            return rc;
+    }
+    if ((rc = fp_fws(f, &i, block_indent)) != FP_OK)
         return rc;
     if (b[i] == close) {
         *endp = i + 1;
@@ -1649,6 +1776,8 @@ static int fp_flow(struct fp *f, size_t s, int block_indent, int depth, size_t *
         if (is_map) {
             size_t ks = i, colon, e;
             if (b[i] == '"' || b[i] == '\'') {
+                if (f->skim)
+                    return FP_BAIL; /* keys are compared as spans of the input */
                 if ((rc = fp_quoted(f, i, &key, &e)) != FP_OK)
                     return rc;
                 colon = e;
@@ -1664,14 +1793,18 @@ static int fp_flow(struct fp *f, size_t s, int block_indent, int depth, size_t *
                     colon++;
                 if (colon >= f->le || b[colon] != ':' || !fp_blankz(f, colon + 1))
                     return FP_BAIL;
-                if (!(key = fp_strdup(b + i, e - i)))
+                if (f->skim) {
+                    if (colon - ks > FP_MAX_KEY || (rc = fp_skim_key(f, kbase, i, e)) != FP_OK)
+                        return FP_BAIL;
+                } else if (!(key = fp_strdup(b + i, e - i))) {
                     return FP_NOMEM;
+                }
             }
             if (colon >= f->le || b[colon] != ':' || colon - ks > FP_MAX_KEY) {
                 free(key);
                 return FP_BAIL;
             }
-            d = fp_dup(f->p, node, nkeys, &hashed, key);
+            d = f->skim ? 0 : fp_dup(f->p, node, nkeys, &hashed, key);
             if (d != 0) {
                 free(key);
                 return d < 0 ? FP_NOMEM : FP_BAIL;
@@ -1698,6 +1831,7 @@ static int fp_flow(struct fp *f, size_t s, int block_indent, int depth, size_t *
             return rc;
         if (b[i] == close) {
             *endp = i + 1;
+            f->nks = kbase;
             return FP_OK;
         }
         if (b[i] != ',')
@@ -1717,22 +1851,26 @@ static int fp_map(struct fp *f, size_t s, int depth, cJSON **out)
 {
     const char *b = f->b;
     int n = (int)(s - f->ls), hashed = 0, rc, d, ind;
-    size_t nkeys = 0;
-    cJSON *map, *child;
+    size_t nkeys = 0, kbase = f->nks;
+    cJSON *map = NULL, *child;
 
     *out = NULL;
     if (depth > f->p->lim->max_depth)
         return FP_BAIL;
-    map = cJSON_CreateObject();
-    *out = map;
-    if (!map)
-        return FP_NOMEM;
-    if ((rc = fp_pos(f, map, f->line, fp_col(f, s))) != FP_OK)
-        return rc;
+    if (!f->skim) {
+        map = cJSON_CreateObject();
+        *out = map;
+        if (!map)
+            return FP_NOMEM;
+        if ((rc = fp_pos(f, map, f->line, fp_col(f, s))) != FP_OK)
+            return rc;
+    }
     for (;;) {
         size_t colon, e, v;
         char *key = NULL;
         if (b[s] == '"' || b[s] == '\'') {
+            if (f->skim)
+                return FP_BAIL; /* keys are compared as spans of the input */
             if ((rc = fp_quoted(f, s, &key, &e)) != FP_OK)
                 return rc;
             colon = e;
@@ -1745,14 +1883,20 @@ static int fp_map(struct fp *f, size_t s, int depth, cJSON **out)
         } else {
             if (!fp_plain_start(f, s, 0) || fp_plain(f, s, &e, &colon) != ':')
                 return FP_BAIL;
-            if (!(key = fp_strdup(b + s, e - s)))
+            if (!f->skim && !(key = fp_strdup(b + s, e - s)))
                 return FP_NOMEM;
         }
         if (colon - s > FP_MAX_KEY || (colon + 1 < f->le && b[colon + 1] == '\t')) {
             free(key);
             return FP_BAIL;
         }
-        d = fp_dup(f->p, map, nkeys, &hashed, key);
+        if (f->skim) {
+            if ((rc = fp_skim_key(f, kbase, s, e)) != FP_OK)
+                return rc;
+            d = 0;
+        } else {
+            d = fp_dup(f->p, map, nkeys, &hashed, key);
+        }
         if (d != 0) {
             free(key);
             return d < 0 ? FP_NOMEM : FP_BAIL;
@@ -1762,6 +1906,7 @@ static int fp_map(struct fp *f, size_t s, int depth, cJSON **out)
         while (v < f->le && b[v] == ' ')
             v++;
         child = NULL;
+        f->sk_vs = SIZE_MAX;
         if (v == f->le || b[v] == '#') {
             int nline = f->line, ncol = fp_col(f, colon) + 1;
             fp_next(f);
@@ -1772,6 +1917,8 @@ static int fp_map(struct fp *f, size_t s, int depth, cJSON **out)
                 rc = fp_node(f, f->ls + (size_t)n, n, CTX_NEXTLINE, depth + 1, &child);
             } else if (ind == FP_TAB) {
                 rc = FP_BAIL;
+            } else if (f->skim) {
+                rc = FP_OK;
             } else {
                 child = cJSON_CreateNull();
                 rc = child ? fp_pos(f, child, nline, ncol) : FP_NOMEM;
@@ -1783,11 +1930,16 @@ static int fp_map(struct fp *f, size_t s, int depth, cJSON **out)
             return FP_NOMEM;
         if (rc != FP_OK)
             return rc;
+        if (f->skim && depth == 1 && !(f->sk_state & SK_SKIP) &&
+            (rc = fp_skim_root(f, s, e, v)) != FP_OK)
+            return rc;
         ind = fp_content(f);
         if (ind == FP_TAB || ind > n)
             return FP_BAIL;
-        if (ind < n)
+        if (ind < n) {
+            f->nks = kbase;
             return FP_OK;
+        }
         s = f->ls + (size_t)n;
     }
 }
@@ -1801,17 +1953,19 @@ static int fp_seq(struct fp *f, size_t s, int indentless, int depth, cJSON **out
 {
     const char *b = f->b;
     int m = (int)(s - f->ls), rc, ind;
-    cJSON *seq, *child;
+    cJSON *seq = NULL, *child;
 
     *out = NULL;
     if (depth > f->p->lim->max_depth)
         return FP_BAIL;
-    seq = cJSON_CreateArray();
-    *out = seq;
-    if (!seq)
-        return FP_NOMEM;
-    if ((rc = fp_pos(f, seq, f->line, fp_col(f, s))) != FP_OK)
-        return rc;
+    if (!f->skim) {
+        seq = cJSON_CreateArray();
+        *out = seq;
+        if (!seq)
+            return FP_NOMEM;
+        if ((rc = fp_pos(f, seq, f->line, fp_col(f, s))) != FP_OK)
+            return rc;
+    }
     for (;;) {
         size_t v = s + 1;
         while (v < f->le && b[v] == ' ')
@@ -1827,6 +1981,8 @@ static int fp_seq(struct fp *f, size_t s, int indentless, int depth, cJSON **out
                 rc = fp_node(f, f->ls + (size_t)ind, m, CTX_NEXTLINE, depth + 1, &child);
             } else if (ind == FP_TAB) {
                 rc = FP_BAIL;
+            } else if (f->skim) {
+                rc = FP_OK;
             } else {
                 child = cJSON_CreateNull();
                 rc = child ? fp_pos(f, child, nline, ncol) : FP_NOMEM;
@@ -1894,6 +2050,10 @@ static int fp_node(struct fp *f, size_t s, int indent, enum fp_ctx ctx, int dept
             free(str);
             return FP_BAIL;
         }
+        if (f->skim) {
+            fp_next(f);
+            return FP_OK;
+        }
         *out = fp_string_node(str);
         if (!*out)
             return FP_NOMEM;
@@ -1927,6 +2087,9 @@ static int fp_document(struct fp *f, cJSON **root)
         return FP_BAIL;
     if (ind < 0)
         return FP_OK;
+    /* Skimming needs a block mapping with plain keys at the root. */
+    if (f->skim && !fp_plain_start(f, f->ls + (size_t)ind, 0))
+        return FP_BAIL;
     rc = fp_node(f, f->ls + (size_t)ind, -1, CTX_ROOT, 1, root);
     if (rc != FP_OK)
         return rc;
@@ -1956,6 +2119,8 @@ static enum dd_rc fp_stream(struct ps *p, int utf8, size_t *off, int *line_base,
     f.n = p->len;
     f.utf8 = utf8;
     f.cc_col = 1;
+    if (p->skim && p->skim->unless_key)
+        f.unless_len = strlen(p->skim->unless_key);
     fp_at(&f, *off, *line_base + 1);
     *bail = 0;
     for (;;) {
@@ -1984,6 +2149,31 @@ static enum dd_rc fp_stream(struct ps *p, int utf8, size_t *off, int *line_base,
         }
         if (p->ndocs >= p->lim->max_documents)
             goto bail;
+        if (p->skim) {
+            size_t ls = f.ls;
+            int line = f.line;
+            f.skim = 1;
+            f.sk_state = 0;
+            f.nks = 0;
+            rc = fp_document(&f, &root);
+            f.skim = 0;
+            if (rc == FP_OK && (f.sk_state & SK_SKIP)) {
+                p->ndocs++;
+                p->fast_docs++;
+                p->skimmed++;
+                out = p->skim->skipped ? p->skim->skipped(p->skim->ctx) : DD_OK;
+                if (out != DD_OK)
+                    break;
+                delivered++;
+                after_doc = 1;
+                continue;
+            }
+            if (rc == FP_NOMEM) {
+                out = DD_ENOMEM;
+                break;
+            }
+            fp_at(&f, ls, line); /* build it after all */
+        }
         rc = fp_document(&f, &root);
         if (rc != FP_OK) {
             cJSON_Delete(root);
@@ -2013,9 +2203,9 @@ bail:
     return DD_OK;
 }
 
-enum dd_rc ydoc_parse_stream_ex(const char *buf, size_t len, const struct ydoc_limits *lim,
-                                const struct ydoc_sink *sink, unsigned flags,
-                                struct ydoc_stats *stats)
+enum dd_rc ydoc_parse_stream_skim(const char *buf, size_t len, const struct ydoc_limits *lim,
+                                  const struct ydoc_sink *sink, const struct ydoc_skim *skim,
+                                  unsigned flags, struct ydoc_stats *stats)
 {
     struct ps p;
     enum dd_rc rc = DD_OK;
@@ -2027,6 +2217,7 @@ enum dd_rc ydoc_parse_stream_ex(const char *buf, size_t len, const struct ydoc_l
     p.len = len;
     p.lim = lim;
     p.sink = sink;
+    p.skim = skim && skim->skip ? skim : NULL;
     p.handback = !(flags & YDOC_LIBYAML_ONLY) && fp_clean(buf, len, &utf8);
     if (!p.handback) {
         rc = run_libyaml(&p, 0, 0, 0);
@@ -2046,6 +2237,7 @@ enum dd_rc ydoc_parse_stream_ex(const char *buf, size_t len, const struct ydoc_l
     if (stats) {
         stats->fast_docs += p.fast_docs;
         stats->fallbacks += p.fallbacks;
+        stats->skimmed += p.skimmed;
     }
     drop_document(&p);
     if (p.yp_live)
@@ -2054,6 +2246,13 @@ enum dd_rc ydoc_parse_stream_ex(const char *buf, size_t len, const struct ydoc_l
     free(p.pos);
     free(p.tab.e);
     return rc != DD_OK ? rc : p.first;
+}
+
+enum dd_rc ydoc_parse_stream_ex(const char *buf, size_t len, const struct ydoc_limits *lim,
+                                const struct ydoc_sink *sink, unsigned flags,
+                                struct ydoc_stats *stats)
+{
+    return ydoc_parse_stream_skim(buf, len, lim, sink, NULL, flags, stats);
 }
 
 enum dd_rc ydoc_parse_stream(const char *buf, size_t len, const struct ydoc_limits *lim,

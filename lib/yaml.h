@@ -85,14 +85,40 @@ enum dd_rc ydoc_parse_stream(const char *buf, size_t len, const struct ydoc_limi
 #define YDOC_LIBYAML_ONLY 1u /* every document through libyaml */
 
 struct ydoc_stats {
-    size_t fast_docs; /* documents the direct scanner delivered */
+    size_t fast_docs; /* documents the direct scanner delivered (skimmed ones included) */
     size_t fallbacks; /* times libyaml took over (each re-reads one or more documents) */
+    size_t skimmed;   /* documents reported through ydoc_skim.skipped */
 };
 
 /* ydoc_parse_stream with flags (YDOC_*) and, unless NULL, counters added to *stats. */
 enum dd_rc ydoc_parse_stream_ex(const char *buf, size_t len, const struct ydoc_limits *lim,
                                 const struct ydoc_sink *sink, unsigned flags,
                                 struct ydoc_stats *stats);
+
+/*
+ * Skimming: documents the consumer would throw away need not be built.  When
+ * the direct scanner reads a document whose root is a block mapping with
+ * plain keys, whose top-level apiVersion and kind are one-line plain scalars
+ * typed as strings (kind not ending in "List"), and skip(ctx, apiVersion,
+ * kind) returns 1, it reads the rest of the document without making nodes
+ * and, if that document has no mapping key equal to unless_key (any depth;
+ * NULL: no condition) and would have been delivered as a tree, calls
+ * skipped(ctx) instead of sink->document.  Anything else (libyaml's
+ * documents, errors, quoted keys, very wide mappings...) is built and
+ * delivered as usual: skimming changes which documents reach
+ * sink->document, never the trees, positions, errors or return code.
+ */
+struct ydoc_skim {
+    void *ctx; /* passed back unchanged */
+    int (*skip)(void *ctx, const char *api_version, const char *kind);
+    const char *unless_key; /* borrowed */
+    enum dd_rc (*skipped)(void *ctx); /* may be NULL; non-DD_OK stops the stream */
+};
+
+/* ydoc_parse_stream_ex with skimming (skim may be NULL: none). */
+enum dd_rc ydoc_parse_stream_skim(const char *buf, size_t len, const struct ydoc_limits *lim,
+                                  const struct ydoc_sink *sink, const struct ydoc_skim *skim,
+                                  unsigned flags, struct ydoc_stats *stats);
 
 #endif /* DD_YAML_H */
 

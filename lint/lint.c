@@ -20,10 +20,16 @@ static int pos_adapter(void *ctx, const cJSON *node, int *line)
     return mf_pos(ctx, node, line, NULL);
 }
 
-static int keep_relevant(void *ctx, const char *api_version, const char *kind)
+static int keep_relevant(void *ctx, const cJSON *obj)
 {
     (void)ctx;
-    return dra_kind_relevant(api_version, kind);
+    return dra_object_relevant(obj);
+}
+
+static int skim_irrelevant(void *ctx, const char *api_version, const char *kind)
+{
+    (void)ctx;
+    return dra_kind_relevant(api_version, kind) != DRA_KIND_USED;
 }
 
 static void print_diags(const struct mf_set *set, FILE *diag)
@@ -48,6 +54,8 @@ int lint_collect(const struct lint_input *in, struct lint_result *res, FILE *dia
     memset(&cri, 0, sizeof(cri));
     mf_set_init(&set);
     set.keep = keep_relevant;
+    set.skim = skim_irrelevant;
+    set.skim_unless = DRA_CLAIMS_KEY;
     for (i = 0; i < in->npaths; i++)
         if (mf_load_path(&set, in->paths[i], NULL) == DD_ENOMEM)
             goto out_set;

@@ -16,9 +16,9 @@ CLANG=${CLANG:-$(command -v clang-14 || command -v clang)}
 [ -n "$CLANG" ] || { echo "fuzz: clang not found (make deps)" >&2; exit 1; }
 B=build/fuzz
 mkdir -p "$B"
-FLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -DDD_VERSION=\"fuzz\" -Ilib -Ilint -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
-LIBS="$(pkg-config --libs libcjson yaml-0.1 libpcre2-8 libcurl) -lm -lpthread"
-SRC="$(ls lib/*.c lib/*/*.c lint/*.c)"
+FLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -DDD_VERSION=\"fuzz\" -Ilib -Ilint -Icontroller -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
+LIBS="$(pkg-config --libs libcjson yaml-0.1 libpcre2-8 libcurl libmicrohttpd) -lm -pthread"
+SRC="$(ls lib/*.c lib/*/*.c lint/*.c controller/*.c)"
 pass=0; fail=0
 for h in tests/fuzz/fuzz_*.c; do
     [ -f "$h" ] || continue

@@ -119,7 +119,7 @@ static struct ydoc_stats compare(const char *what, const char *text, size_t len)
     static struct log fast, slow;
     struct ydoc_limits lim = { 64, 100000, 10000 };
     struct ydoc_sink sf = { &fast, on_doc, on_err }, ss = { &slow, on_doc, on_err };
-    struct ydoc_stats st = { 0, 0 };
+    struct ydoc_stats st = { 0, 0, 0 };
     enum dd_rc rf, rs;
     size_t i;
 

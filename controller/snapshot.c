@@ -1,0 +1,183 @@
+#include "snapshot.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diagnose.h"
+#include "json.h"
+
+const struct snap_resource snap_resources[] = {
+    { "", "v1", "pods", NULL },
+    { "", "v1", "nodes", NULL },
+    { "", "v1", "resourcequotas", NULL },
+    { "", "v1", "events", "fieldSelector=involvedObject.kind%3DPod" },
+    { "resource.k8s.io", "v1", "deviceclasses", NULL },
+    { "resource.k8s.io", "v1", "resourceclaims", NULL },
+    { "resource.k8s.io", "v1", "resourceclaimtemplates", NULL },
+    { "resource.k8s.io", "v1", "resourceslices", NULL },
+    { "apps", "v1", "daemonsets", NULL },
+    { "rbac.authorization.k8s.io", "v1", "clusterroles", NULL },
+    { "rbac.authorization.k8s.io", "v1", "clusterrolebindings", NULL },
+};
+const size_t snap_nresources = sizeof(snap_resources) / sizeof(snap_resources[0]);
+
+static const char *const sar_verbs[] = { "create", "update", "delete" };
+
+/* One SubjectAccessReview: may ServiceAccount ns/sa do verb on resourceslices cluster-wide? */
+static int ask_sar(struct kube_client *c, const char *ns, const char *sa, const char *verb)
+{
+    char body[1024];
+    cJSON *out = NULL;
+    int allowed;
+
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":\"SubjectAccessReview\","
+             "\"spec\":{\"user\":\"system:serviceaccount:%s:%s\",\"groups\":["
+             "\"system:serviceaccounts\",\"system:serviceaccounts:%s\",\"system:authenticated\"],"
+             "\"resourceAttributes\":{\"group\":\"resource.k8s.io\",\"resource\":"
+             "\"resourceslices\",\"verb\":\"%s\"}}}",
+             ns, sa, ns, verb);
+    if (kube_request(c, "POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", NULL, body,
+                     strlen(body), &out, NULL, NULL) != DD_OK)
+        return -1;
+    allowed = dd_json_true(out, "status", "allowed", NULL);
+    cJSON_Delete(out);
+    return allowed;
+}
+
+/* Asks once per driver ServiceAccount; unanswered questions leave RBAC objects to decide. */
+static int collect_sar(struct snapshot *s, struct kube_client *c)
+{
+    const struct dra_model *m = &s->m;
+    size_t i, j, k, cap = m->ndrivers * 3, off = 0, need = 0;
+
+    for (i = 0; i < m->ndrivers; i++)
+        need += strlen(m->drivers[i].ds->o.ns) + strlen(m->drivers[i].ds->service_account) + 2;
+    if (!cap)
+        return 0;
+    s->sar = calloc(cap, sizeof(*s->sar));
+    s->sar_strings = malloc(need + 1);
+    if (!s->sar || !s->sar_strings)
+        return -1;
+    for (i = 0; i < m->ndrivers; i++) {
+        const char *ns = m->drivers[i].ds->o.ns, *sa = m->drivers[i].ds->service_account;
+        char *pns, *psa;
+        int seen = 0;
+        for (j = 0; j < i; j++)
+            seen |= m->drivers[j].ds == m->drivers[i].ds;
+        if (seen)
+            continue;
+        pns = s->sar_strings + off;
+        off += (size_t)snprintf(pns, need + 1 - off, "%s", ns) + 1;
+        psa = s->sar_strings + off;
+        off += (size_t)snprintf(psa, need + 1 - off, "%s", sa) + 1;
+        for (k = 0; k < 3; k++) {
+            int a = ask_sar(c, ns, sa, sar_verbs[k]);
+            if (a < 0)
+                continue;
+            s->sar[s->nsar].ns = pns;
+            s->sar[s->nsar].sa = psa;
+            s->sar[s->nsar].verb = sar_verbs[k];
+            s->sar[s->nsar++].allowed = a;
+        }
+    }
+    return 0;
+}
+
+struct snapshot *snapshot_build(cJSON *objects, struct kube_client *client,
+                                const struct rule_options *opt, struct dd_err *err)
+{
+    struct snapshot *s = calloc(1, sizeof(*s));
+    const cJSON *it;
+
+    if (!s) {
+        cJSON_Delete(objects);
+        dd_failf(err, DD_ENOMEM, "out of memory building a snapshot");
+        return NULL;
+    }
+    s->objects = objects;
+    s->refs = 1;
+    dra_model_init(&s->m, NULL, NULL);
+    s->m.live = 1;
+    cJSON_ArrayForEach(it, objects)
+        if (dra_model_add(&s->m, it, NULL, 0) != DD_OK)
+            goto oom;
+    if (dra_model_finish(&s->m) != DD_OK)
+        goto oom;
+    s->assumed = diag_assume_rejected_claims(&s->m);
+    cJSON_ArrayForEach(it, s->assumed)
+        if (dra_model_add(&s->m, it, NULL, 0) != DD_OK)
+            goto oom;
+    if (client && collect_sar(s, client))
+        goto oom;
+    s->m.sar = s->sar;
+    s->m.nsar = s->nsar;
+    if (dd_rules_run(&s->m, opt, &s->f))
+        goto oom;
+    return s;
+oom:
+    snapshot_free(s);
+    dd_failf(err, DD_ENOMEM, "out of memory building a snapshot");
+    return NULL;
+}
+
+cJSON *snapshot_list_all(struct kube_client *c, struct dd_err *err)
+{
+    cJSON *all = cJSON_CreateArray();
+    char path[256];
+    size_t i;
+
+    if (!all) {
+        dd_failf(err, DD_ENOMEM, "out of memory");
+        return NULL;
+    }
+    for (i = 0; i < snap_nresources; i++) {
+        const struct snap_resource *r = &snap_resources[i];
+        struct kube_status st;
+        cJSON *items = NULL, *it;
+        char *rv = NULL;
+        enum dd_rc rc;
+
+        kube_path(path, sizeof(path), r->group, r->version, r->resource, NULL, NULL, NULL);
+        rc = kube_list(c, path, r->selector, 500, &items, &rv, &st, err);
+        free(rv);
+        if (rc != DD_OK && st.http == 403) {
+            fprintf(stderr, "dra-doctor: note: cannot list %s (forbidden); diagnosing without "
+                    "them\n", r->resource);
+            continue;
+        }
+        if (rc != DD_OK) {
+            cJSON_Delete(all);
+            return NULL;
+        }
+        while (items && (it = cJSON_DetachItemFromArray(items, 0)))
+            cJSON_AddItemToArray(all, it);
+        cJSON_Delete(items);
+    }
+    return all;
+}
+
+const struct dra_podspec *snapshot_pod(const struct snapshot *s, const char *ns, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < s->m.npods; i++)
+        if (!strcmp(s->m.pods[i].o.kind, "Pod") && !strcmp(s->m.pods[i].o.ns, ns) &&
+            !strcmp(s->m.pods[i].o.name, name))
+            return &s->m.pods[i];
+    return NULL;
+}
+
+void snapshot_free(struct snapshot *s)
+{
+    if (!s)
+        return;
+    dd_findings_release(&s->f);
+    dra_model_release(&s->m);
+    cJSON_Delete(s->objects);
+    cJSON_Delete(s->assumed);
+    free(s->sar);
+    free(s->sar_strings);
+    free(s);
+}

@@ -1,0 +1,62 @@
+/*
+ * snapshot.h - a live cluster's snapshot: the objects the diagnosis reads,
+ * the live evidence (SubjectAccessReview answers, stand-ins for claims the
+ * quota rejected), the model and the engine's findings, built in one go.
+ *
+ * Built by the controller from its informer caches (a new snapshot when the
+ * caches changed) and by `dra-doctor diagnose` from one round of LISTs.  A
+ * snapshot is immutable once built and reference-counted, so workers can
+ * keep reading the one they hold while a newer one is built.
+ */
+#ifndef DD_SNAPSHOT_H
+#define DD_SNAPSHOT_H
+
+#include <stddef.h>
+#include <cjson/cJSON.h>
+
+#include "dra.h"
+#include "finding.h"
+#include "kube.h"
+#include "rules.h"
+
+/* The resources a snapshot is made of (what the controller watches). */
+struct snap_resource {
+    const char *group;     /* "" for the core API */
+    const char *version;
+    const char *resource;  /* plural */
+    const char *selector;  /* query fragment for LIST/WATCH, or NULL */
+};
+
+extern const struct snap_resource snap_resources[];
+extern const size_t snap_nresources;
+
+struct snapshot {
+    cJSON *objects;         /* owned: every object, an array */
+    cJSON *assumed;         /* owned: stand-in claims (diag_assume_rejected_claims), or NULL */
+    struct dra_sar *sar;    /* owned array */
+    size_t nsar;
+    char *sar_strings;      /* owned storage behind sar[].ns/sa */
+    struct dra_model m;
+    struct dd_findings f;
+    int refs;               /* guarded by the owner's lock */
+};
+
+/*
+ * Builds a snapshot from objects (a cJSON array; ownership passes to the
+ * snapshot, even on failure).  client, when not NULL, is used to ask the
+ * API server SubjectAccessReviews for each driver's ServiceAccount (the only
+ * I/O here).  opt may be NULL.  Returns NULL on ENOMEM (err says so).
+ */
+struct snapshot *snapshot_build(cJSON *objects, struct kube_client *client,
+                                const struct rule_options *opt, struct dd_err *err);
+
+/* Lists every snap_resource with c into one array (new; cJSON_Delete it).  A resource the
+ * client may not list (403) is skipped with a note on stderr; other errors fail. */
+cJSON *snapshot_list_all(struct kube_client *c, struct dd_err *err);
+
+/* The Pod ns/name of the snapshot, or NULL. */
+const struct dra_podspec *snapshot_pod(const struct snapshot *s, const char *ns, const char *name);
+
+void snapshot_free(struct snapshot *s);
+
+#endif
