@@ -1,0 +1,430 @@
+/*
+ * httpd.c - the one seam to libmicrohttpd (see httpd.h).
+ *
+ * MHD runs its own threads (an epoll loop, or a pool of them); we give it an
+ * access handler that routes by exact path, accumulates the request body
+ * under a cap, calls the route's handler and queues its response.  Stopping
+ * drains: MHD_stop_daemon would drop a response whose handler is still
+ * running, so httpd_stop first stops accepting, then waits for the requests
+ * already started to be answered (counted from the first access-handler call
+ * to MHD's completion callback).
+ */
+#include "httpd.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_MAX_BODY ((size_t)1 << 20)
+#define DEFAULT_THREADS 2u
+/* More pool threads than this buys nothing for health/metrics/webhook traffic. */
+#define MAX_THREADS 64u
+/* PEM certificate chains and keys are a few KiB; 1 MiB rejects mistakes early. */
+#define PEM_MAX ((size_t)1 << 20)
+/* Idle connections are dropped after this many seconds (slowloris bound). */
+#define CONN_TIMEOUT_S 30u
+#define CONN_LIMIT 256u
+/* How long httpd_stop waits for started requests; as long as an idle connection may live. */
+#define DRAIN_MS 30000L
+/* Only TLS 1.2 and 1.3: what the API server speaks, and what audits accept. */
+#define TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+
+static const char text_plain[] = "text/plain; charset=utf-8";
+
+struct httpd {
+    struct MHD_Daemon *d;
+    const struct httpd_route *routes;  /* borrowed */
+    size_t nroutes;
+    size_t max_body;
+    unsigned short port;               /* bound port, read back after start */
+    char *cert_pem, *key_pem;          /* kept until MHD is stopped; key wiped on free */
+    pthread_mutex_t mu;                /* guards the fields below */
+    pthread_cond_t idle;               /* signalled when inflight drops to 0 */
+    unsigned inflight;                 /* requests started and not yet completed */
+    int stopping;                      /* set by httpd_stop: answers close their connection */
+    char lastlog[256];                 /* MHD's last log line, to explain a failed start */
+};
+
+/* Per-request state (MHD's con_cls). */
+struct req {
+    const struct httpd_route *route;   /* NULL: unknown path */
+    char *buf;                         /* body so far, NUL-terminated; NULL while empty */
+    size_t len, cap;
+    int too_big;                       /* body exceeded max_body: discarded, 413 at the end */
+};
+
+static void on_log(void *cls, const char *fmt, va_list ap)
+{
+    struct httpd *h = cls;
+    char line[sizeof(h->lastlog)];
+    size_t n;
+
+    vsnprintf(line, sizeof(line), fmt, ap);
+    n = strlen(line);
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        line[--n] = '\0';
+    pthread_mutex_lock(&h->mu);
+    memcpy(h->lastlog, line, n + 1);
+    pthread_mutex_unlock(&h->mu);
+}
+
+static const struct httpd_route *find_route(const struct httpd *h, const char *url)
+{
+    size_t i;
+
+    for (i = 0; i < h->nroutes; i++)
+        if (h->routes[i].path && strcmp(h->routes[i].path, url) == 0)
+            return &h->routes[i];
+    return NULL;
+}
+
+/* Queues a response; takes ownership of body (malloc'd, or NULL). */
+static enum MHD_Result respond(struct httpd *h, struct MHD_Connection *conn, int status,
+                               const char *ctype, char *body, size_t len)
+{
+    struct MHD_Response *resp;
+    enum MHD_Result rc;
+    int stopping;
+
+    if (body)
+        resp = MHD_create_response_from_buffer_with_free_callback(len, body, free);
+    else
+        resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (!resp) {
+        free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype ? ctype : text_plain);
+    pthread_mutex_lock(&h->mu);
+    stopping = h->stopping;
+    pthread_mutex_unlock(&h->mu);
+    /* Keep-alive connections would otherwise bring new requests while we drain. */
+    if (stopping)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    rc = MHD_queue_response(conn, (unsigned)status, resp);
+    MHD_destroy_response(resp);
+    return rc;
+}
+
+static enum MHD_Result respond_text(struct httpd *h, struct MHD_Connection *conn, int status,
+                                    const char *text)
+{
+    char *body = strdup(text);
+
+    if (!body)
+        return MHD_NO;
+    return respond(h, conn, status, text_plain, body, strlen(body));
+}
+
+static enum MHD_Result respond_too_big(struct httpd *h, struct MHD_Connection *conn)
+{
+    char msg[128];
+
+    snprintf(msg, sizeof(msg), "request body exceeds the limit of %zu bytes\n", h->max_body);
+    return respond_text(h, conn, MHD_HTTP_CONTENT_TOO_LARGE, msg);
+}
+
+/* 1 when the request announces a Content-Length above the cap. */
+static int announced_too_big(const struct httpd *h, struct MHD_Connection *conn)
+{
+    const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
+    unsigned long long n;
+    char *end;
+
+    if (!cl || !*cl)
+        return 0;
+    errno = 0;
+    n = strtoull(cl, &end, 10);
+    if (errno == ERANGE)
+        return 1;
+    return end != cl && n > h->max_body;
+}
+
+/* Appends upload data; returns 0 when it would pass the cap (the body is then dropped). */
+static int body_append(struct req *r, size_t max, const char *data, size_t n)
+{
+    size_t need;
+    char *p;
+
+    if (n > max || r->len > max - n)
+        return 0;
+    need = r->len + n + 1;
+    if (need > r->cap) {
+        size_t cap = r->cap ? r->cap : 4096;
+
+        while (cap < need)
+            cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+        if (!(p = realloc(r->buf, cap)))
+            return 0;
+        r->buf = p;
+        r->cap = cap;
+    }
+    memcpy(r->buf + r->len, data, n);
+    r->len += n;
+    r->buf[r->len] = '\0';
+    return 1;
+}
+
+static enum MHD_Result call_handler(struct httpd *h, struct MHD_Connection *conn, struct req *r,
+                                    const char *method)
+{
+    struct httpd_response resp = { 200, NULL, NULL, 0 };
+
+    r->route->fn(r->route->ctx, method, r->len ? r->buf : NULL, r->len, &resp);
+    /* MHD refuses codes outside 100..999; a handler bug must not hang the client. */
+    if (resp.status < 100 || resp.status > 599) {
+        free(resp.body);
+        return respond_text(h, conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
+                            "handler returned an invalid HTTP status\n");
+    }
+    if (!resp.body)
+        resp.len = 0;
+    return respond(h, conn, resp.status, resp.content_type, resp.body, resp.len);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls)
+{
+    struct httpd *h = cls;
+    struct req *r = *con_cls;
+
+    (void)version;
+    if (!r) {
+        if (!(r = calloc(1, sizeof(*r))))
+            return MHD_NO;
+        *con_cls = r;
+        pthread_mutex_lock(&h->mu);
+        h->inflight++;
+        pthread_mutex_unlock(&h->mu);
+        r->route = find_route(h, url);
+        /* Answering before the body is read makes MHD skip it and close the connection. */
+        if (!r->route)
+            return respond_text(h, conn, MHD_HTTP_NOT_FOUND, "no such path\n");
+        if (announced_too_big(h, conn))
+            return respond_too_big(h, conn);
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        /* A chunked body cannot be refused up front: keep reading it, drop it, answer 413. */
+        if (!r->too_big && !body_append(r, h->max_body, upload_data, *upload_data_size)) {
+            r->too_big = 1;
+            free(r->buf);
+            r->buf = NULL;
+            r->len = r->cap = 0;
+        }
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (r->too_big)
+        return respond_too_big(h, conn);
+    return call_handler(h, conn, r, method);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    struct httpd *h = cls;
+    struct req *r = *con_cls;
+
+    (void)conn;
+    (void)toe;
+    if (!r)
+        return;
+    *con_cls = NULL;
+    free(r->buf);
+    free(r);
+    pthread_mutex_lock(&h->mu);
+    if (--h->inflight == 0)
+        pthread_cond_broadcast(&h->idle);
+    pthread_mutex_unlock(&h->mu);
+}
+
+static char *read_pem(const char *path, struct dd_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t n = 0;
+
+    if (!f) {
+        dd_failf(err, DD_EIO, "cannot open %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (!(buf = malloc(PEM_MAX + 1))) {
+        fclose(f);
+        dd_failf(err, DD_ENOMEM, "out of memory");
+        return NULL;
+    }
+    n = fread(buf, 1, PEM_MAX + 1, f);
+    if (ferror(f) || n == 0 || n > PEM_MAX) {
+        int e = ferror(f);
+
+        fclose(f);
+        free(buf);
+        if (e)
+            dd_failf(err, DD_EIO, "cannot read %s", path);
+        else if (n == 0)
+            dd_failf(err, DD_EINVAL, "%s is empty", path);
+        else
+            dd_failf(err, DD_ETOOBIG, "%s is larger than %zu bytes", path, PEM_MAX);
+        return NULL;
+    }
+    fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+static void free_secret(char *s)
+{
+    if (s) {
+        explicit_bzero(s, strlen(s));
+        free(s);
+    }
+}
+
+static void httpd_free(struct httpd *h)
+{
+    free(h->cert_pem);
+    free_secret(h->key_pem);
+    pthread_cond_destroy(&h->idle);
+    pthread_mutex_destroy(&h->mu);
+    free(h);
+}
+
+struct httpd *httpd_start(const struct httpd_opts *opts, const struct httpd_route *routes,
+                          size_t nroutes, struct dd_err *err)
+{
+    const char *bind = opts && opts->bind ? opts->bind : "0.0.0.0";
+    unsigned short port = opts ? opts->port : 0;
+    unsigned threads = opts && opts->threads ? opts->threads : DEFAULT_THREADS;
+    int tls = opts && opts->cert_file && opts->key_file;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
+                     MHD_USE_ERROR_LOG;
+    struct sockaddr_in6 sa6;
+    struct sockaddr_in sa4;
+    const struct sockaddr *sa;
+    const union MHD_DaemonInfo *info;
+    struct httpd *h;
+
+    if (!routes && nroutes) {
+        dd_failf(err, DD_EINVAL, "httpd_start: routes is NULL");
+        return NULL;
+    }
+    if (opts && (!opts->cert_file) != (!opts->key_file)) {
+        dd_failf(err, DD_EINVAL, "TLS needs both a certificate file and a key file");
+        return NULL;
+    }
+    memset(&sa4, 0, sizeof(sa4));
+    memset(&sa6, 0, sizeof(sa6));
+    if (inet_pton(AF_INET, bind, &sa4.sin_addr) == 1) {
+        sa4.sin_family = AF_INET;
+        sa4.sin_port = htons(port);
+        sa = (const struct sockaddr *)&sa4;
+    } else if (inet_pton(AF_INET6, bind, &sa6.sin6_addr) == 1) {
+        sa6.sin6_family = AF_INET6;
+        sa6.sin6_port = htons(port);
+        sa = (const struct sockaddr *)&sa6;
+        flags |= MHD_USE_IPv6;
+    } else {
+        dd_failf(err, DD_EINVAL, "bind address \"%s\" is not an IPv4 or IPv6 literal", bind);
+        return NULL;
+    }
+    if (tls && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+        dd_failf(err, DD_EINVAL, "this libmicrohttpd was built without TLS support");
+        return NULL;
+    }
+    if (threads > MAX_THREADS)
+        threads = MAX_THREADS;
+    if (!(h = calloc(1, sizeof(*h)))) {
+        dd_failf(err, DD_ENOMEM, "out of memory");
+        return NULL;
+    }
+    pthread_mutex_init(&h->mu, NULL);
+    pthread_cond_init(&h->idle, NULL);
+    h->routes = routes;
+    h->nroutes = nroutes;
+    h->max_body = opts && opts->max_body ? opts->max_body : DEFAULT_MAX_BODY;
+    if (tls) {
+        if (!(h->cert_pem = read_pem(opts->cert_file, err)) ||
+            !(h->key_pem = read_pem(opts->key_file, err))) {
+            httpd_free(h);
+            return NULL;
+        }
+        flags |= MHD_USE_TLS;
+    }
+    /*
+     * The certificate is loaded once, here.  The admission webhook will need
+     * rotation without a restart: that is MHD_OPTION_HTTPS_CERT_CALLBACK2,
+     * handing the current certificate per handshake.
+     */
+    {
+        struct MHD_OptionItem o[10];
+        size_t k = 0;
+
+        o[k++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, (void *)sa };
+        o[k++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, CONN_TIMEOUT_S, NULL };
+        o[k++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, CONN_LIMIT, NULL };
+        o[k++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, h };
+        o[k++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_log, h };
+        if (threads > 1)
+            o[k++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, threads, NULL };
+        if (tls) {
+            o[k++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, h->cert_pem };
+            o[k++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, h->key_pem };
+            o[k++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_PRIORITIES, 0,
+                                              (void *)TLS_PRIORITIES };
+        }
+        o[k++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+        h->d = MHD_start_daemon(flags, port, NULL, NULL, on_request, h, MHD_OPTION_ARRAY, o,
+                                MHD_OPTION_END);
+    }
+    if (!h->d) {
+        dd_failf(err, DD_EIO, "cannot start the HTTP%s server on %s port %u%s%s",
+                 tls ? "S" : "", bind, (unsigned)port, h->lastlog[0] ? ": " : "", h->lastlog);
+        httpd_free(h);
+        return NULL;
+    }
+    info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+    h->port = info && info->port ? info->port : port;
+    return h;
+}
+
+unsigned short httpd_port(const struct httpd *h)
+{
+    return h ? h->port : 0;
+}
+
+void httpd_stop(struct httpd *h)
+{
+    struct timespec deadline;
+    MHD_socket lsock;
+
+    if (!h)
+        return;
+    lsock = MHD_quiesce_daemon(h->d);
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += DRAIN_MS / 1000;
+    pthread_mutex_lock(&h->mu);
+    h->stopping = 1;
+    while (h->inflight > 0)
+        if (pthread_cond_timedwait(&h->idle, &h->mu, &deadline) == ETIMEDOUT)
+            break;
+    pthread_mutex_unlock(&h->mu);
+    MHD_stop_daemon(h->d);
+    /* MHD's threads may poll the quiesced socket until they are stopped: close it only now. */
+    if (lsock != MHD_INVALID_SOCKET)
+        close(lsock);
+    httpd_free(h);
+}
