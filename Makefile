@@ -26,7 +26,7 @@ APP_OBJ    := $(APP_SRC:%.c=$(B)/%.o)
 TEST_BIN   := $(TEST_SRC:tests/unit/%.c=$(B)/tests/%)
 
 .PHONY: all deps demo test test-unit test-asan test-fuzz fuzz bench clean
-all: dra-doctor
+all: dra-doctor $(B)/nodesim
 
 $(B)/%.o: %.c $(wildcard lib/*.h lib/*/*.h lint/*.h controller/*.h)
 	@mkdir -p $(dir $@)
@@ -43,6 +43,12 @@ $(B)/dra-doctor: $(B)/$(MAIN_SRC:.c=.o) $(B)/libdd.a
 
 dra-doctor: $(B)/dra-doctor
 	cp $< $@
+
+# The simulated node of the e2e tests (kubelet, containerd, DRA driver plugin): e2e/sim/README.md.
+$(B)/nodesim: e2e/sim/nodesim.c $(B)/libdd.a
+	@mkdir -p $(dir $@)
+	@echo "  LINK    $@"
+	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -o $@ $< $(B)/libdd.a $(LDLIBS)
 
 $(B)/tests/%: tests/unit/%.c $(B)/libdd.a tests/unit/harness.h
 	@mkdir -p $(dir $@)

@@ -34,6 +34,8 @@
 /* Idle connections are dropped after this many seconds (slowloris bound). */
 #define CONN_TIMEOUT_S 30u
 #define CONN_LIMIT 256u
+/* Past the cap, a chunked body is read (and dropped) this far to answer 413; then we hang up. */
+#define DISCARD_MAX ((size_t)1 << 20)
 /* How long httpd_stop waits for started requests; as long as an idle connection may live. */
 #define DRAIN_MS 30000L
 /* Only TLS 1.2 and 1.3: what the API server speaks, and what audits accept. */
@@ -61,6 +63,7 @@ struct req {
     char *buf;                         /* body so far, NUL-terminated; NULL while empty */
     size_t len, cap;
     int too_big;                       /* body exceeded max_body: discarded, 413 at the end */
+    size_t discarded;                  /* bytes dropped since */
 };
 
 static void on_log(void *cls, const char *fmt, va_list ap)
@@ -218,9 +221,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return MHD_YES;
     }
     if (*upload_data_size) {
-        /* A chunked body cannot be refused up front: keep reading it, drop it, answer 413. */
-        if (!r->too_big && !body_append(r, h->max_body, upload_data, *upload_data_size)) {
+        /*
+         * A chunked body cannot be refused up front, and MHD 0.9.75 will not
+         * queue an answer mid-body: drop the rest and answer 413 at its end,
+         * unless the client keeps sending well past the cap.
+         */
+        if (r->too_big) {
+            r->discarded += *upload_data_size;
+            if (r->discarded > DISCARD_MAX)
+                return MHD_NO;
+        } else if (!body_append(r, h->max_body, upload_data, *upload_data_size)) {
             r->too_big = 1;
+            r->discarded = r->len + *upload_data_size;
             free(r->buf);
             r->buf = NULL;
             r->len = r->cap = 0;
@@ -316,6 +328,7 @@ struct httpd *httpd_start(const struct httpd_opts *opts, const struct httpd_rout
     struct sockaddr_in sa4;
     const struct sockaddr *sa;
     const union MHD_DaemonInfo *info;
+    pthread_condattr_t ca;
     struct httpd *h;
 
     if (!routes && nroutes) {
@@ -352,7 +365,11 @@ struct httpd *httpd_start(const struct httpd_opts *opts, const struct httpd_rout
         return NULL;
     }
     pthread_mutex_init(&h->mu, NULL);
-    pthread_cond_init(&h->idle, NULL);
+    pthread_condattr_init(&ca);
+    /* The drain bound must not move when the wall clock is set. */
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&h->idle, &ca);
+    pthread_condattr_destroy(&ca);
     h->routes = routes;
     h->nroutes = nroutes;
     h->max_body = opts && opts->max_body ? opts->max_body : DEFAULT_MAX_BODY;
@@ -414,7 +431,7 @@ void httpd_stop(struct httpd *h)
     if (!h)
         return;
     lsock = MHD_quiesce_daemon(h->d);
-    clock_gettime(CLOCK_REALTIME, &deadline);
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
     deadline.tv_sec += DRAIN_MS / 1000;
     pthread_mutex_lock(&h->mu);
     h->stopping = 1;

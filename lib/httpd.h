@@ -21,7 +21,11 @@ struct httpd_response {
     size_t len;
 };
 
-/* method: "GET", "POST"...; body: the request body (NULL for GET), borrowed for the call. */
+/*
+ * method: "GET", "POST"...; body: the request body (NULL when there is none,
+ * as for GET), borrowed for the call, with a NUL after its len bytes.
+ * Handlers decide what methods they accept (405 is theirs to send).
+ */
 typedef void (*httpd_handler)(void *ctx, const char *method, const char *body, size_t len,
                               struct httpd_response *resp);
 
@@ -42,14 +46,26 @@ struct httpd_opts {
 
 struct httpd;
 
-/* Starts serving routes (borrowed; must outlive the server). */
+/*
+ * Starts serving routes (borrowed; must outlive the server).  The server
+ * answers by itself: 404 for a path no route matches, 413 for a body over
+ * max_body (refused before reading when Content-Length announces it), 500
+ * when a handler sets a status outside 100..599.  TLS allows only 1.2 and
+ * 1.3.  Errors: DD_EINVAL (bind not an IP literal, only one of cert/key),
+ * DD_EIO (a PEM file unreadable, MHD could not start: port taken...),
+ * DD_ETOOBIG (PEM file over 1 MiB), DD_ENOMEM.
+ */
 struct httpd *httpd_start(const struct httpd_opts *opts, const struct httpd_route *routes,
                           size_t nroutes, struct dd_err *err);
 
 /* The bound port (useful with port 0). */
 unsigned short httpd_port(const struct httpd *h);
 
-/* Stops accepting, finishes in-flight requests, frees the server. */
+/*
+ * Stops accepting, finishes in-flight requests (waiting up to 30 s; answers
+ * given meanwhile close their keep-alive connection), frees the server.
+ * h may be NULL.
+ */
 void httpd_stop(struct httpd *h);
 
 #endif

@@ -10,10 +10,25 @@
  *   - Handlers are called with the store already updated, on the reflector's
  *     thread, and must only enqueue keys (no API calls).
  *   - After a relist, objects that vanished are reported as deletes.
- *   - inf_synced is true once the first list has been stored.
+ *   - inf_reflector_synced is true once the first list has been stored.
+ *
+ * Departures from client-go, with reasons:
+ *   - Every LIST asks for the latest state (resourceVersion ""), not "0":
+ *     kube_list repeats its query on each page and the API server refuses a
+ *     resourceVersion together with a continue token.  (Servers from 1.31
+ *     serve such consistent lists from the watch cache anyway.)
+ *   - A watch that fails for other reasons than 410 resumes from the last
+ *     resourceVersion after the backoff instead of relisting: if that
+ *     version has meanwhile expired, the server answers 410 and we relist.
+ *   - A 410 relists at once, unless it follows a relist without any event
+ *     in between (then the backoff applies, so a server that keeps
+ *     answering 410 is not hammered).  A watch that ends normally within a
+ *     second without events also counts as a failure.
  *
  * The store is thread-safe; objects handed out are snapshots the caller owns
- * (inf_store_get returns a copy) or borrows under inf_store_lock.
+ * (inf_store_get returns a copy) or borrows for the duration of a
+ * inf_store_foreach callback.  A store has one writer: the reflector that
+ * feeds it (the handlers rely on that to borrow objects without the lock).
  */
 #ifndef DD_INFORMER_H
 #define DD_INFORMER_H
@@ -29,7 +44,8 @@ struct inf_store;
 struct inf_store *inf_store_new(void);
 void inf_store_free(struct inf_store *s);
 
-/* "ns/name" (or "name" when cluster-scoped) of obj into buf. */
+/* "ns/name" (or "name" when cluster-scoped) of obj into buf.  Returns buf, or NULL
+ * when obj has no metadata.name or the key does not fit. */
 const char *inf_key(const cJSON *obj, char *buf, size_t size);
 
 /* A deep copy of the object with key, or NULL. Free with cJSON_Delete. */
@@ -39,14 +55,27 @@ cJSON *inf_store_get(struct inf_store *s, const char *key);
  * fn returns nonzero to stop. Objects are borrowed for the call. */
 void inf_store_foreach(struct inf_store *s, int (*fn)(void *ctx, const cJSON *obj), void *ctx);
 
-/* Objects whose metadata.namespace is ns (index by namespace). */
+/* Objects whose metadata.namespace is ns (index by namespace); ns "" visits the
+ * cluster-scoped ones.  Same locking rules as inf_store_foreach. */
 void inf_store_foreach_ns(struct inf_store *s, const char *ns,
                           int (*fn)(void *ctx, const cJSON *obj), void *ctx);
+
+/*
+ * Inserts obj (copied) under its key, or replaces the object there.  For a
+ * store without a reflector (tests, fixtures): a store has one writer.
+ * Returns DD_OK, DD_EINVAL when obj has no usable key, or DD_ENOMEM.
+ */
+enum dd_rc inf_store_put(struct inf_store *s, const cJSON *obj);
+/* Removes the object with key; returns 1 when there was one.  One writer, as above. */
+int inf_store_delete(struct inf_store *s, const char *key);
 
 size_t inf_store_len(struct inf_store *s);
 /* Increases on every change: lets consumers rebuild derived state only when needed. */
 uint64_t inf_store_generation(struct inf_store *s);
 
+/* Any callback may be NULL.  Objects are borrowed for the call; old_obj is
+ * the stored state the update replaced.  After a relist, on_update is called
+ * for every object that was already known (as client-go does), changed or not. */
 struct inf_handlers {
     void *ctx;
     void (*on_add)(void *ctx, const cJSON *obj);
@@ -60,13 +89,16 @@ struct inf_reflector_opts {
     long page_size;         /* default 500 */
     int min_watch_timeout_s;/* default 300 */
     int max_watch_timeout_s;/* default 600 */
+    const struct kube_client_opts *client; /* for the reflector's client; NULL: defaults */
 };
 
 struct inf_reflector;
 
 /*
  * Starts a reflector thread with its own client built from cfg (copied).
- * store and handlers are borrowed and must outlive the reflector.
+ * opts and handlers are copied (opts->path and opts->selector too); store is
+ * borrowed and must outlive the reflector.  NULL on failure (err says why:
+ * DD_EINVAL without a path, DD_ENOMEM, or what kube_client_new reported).
  */
 struct inf_reflector *inf_reflector_start(const struct kube_config *cfg,
                                           const struct inf_reflector_opts *opts,
@@ -75,7 +107,8 @@ struct inf_reflector *inf_reflector_start(const struct kube_config *cfg,
                                           struct dd_err *err);
 
 int inf_reflector_synced(struct inf_reflector *r);
-/* Counters for /metrics. */
+/* Counters for /metrics: watches started after the first one, and lists after
+ * the first successful one.  Thread-safe. */
 unsigned long inf_reflector_watch_restarts(struct inf_reflector *r);
 unsigned long inf_reflector_relists(struct inf_reflector *r);
 

@@ -35,13 +35,33 @@ struct lease;
 struct lease *lease_start(const struct kube_config *cfg, const struct lease_opts *opts,
                           struct dd_err *err);
 
-/* 1 while this candidate holds the Lease (thread-safe). */
+/*
+ * 1 while this candidate holds the Lease (thread-safe): its last successful
+ * write is younger than the renew deadline, so this turns 0 on time even
+ * while a renewal hangs.  After losing the Lease the candidate keeps
+ * competing and may lead again later; callers stop working when this is 0.
+ * Expiry of a rival is judged with this candidate's own lease_duration_ms
+ * (candidates of one election share their timing); lease_start requires
+ * lease duration > renew deadline > retry period (DD_EINVAL otherwise).
+ */
 int lease_is_leader(struct lease *l);
 
 /* Blocks until leading, stopped, or timeout_ms (-1: forever); returns lease_is_leader. */
 int lease_wait_leader(struct lease *l, int timeout_ms);
 
-/* Stops the candidate; when leading, releases the Lease first.  Frees l. */
+/*
+ * Stops the candidate; when leading, releases the Lease first.  Frees l.
+ * No other call on l may be running or start (lease_wait_leader included).
+ * Returns promptly: a request in flight is interrupted; the release itself
+ * is one GET and one PUT, each bounded by the renew deadline.
+ */
 void lease_stop(struct lease *l);
+
+/*
+ * Like lease_stop, but without the release, as if the process had died: the
+ * Lease keeps naming this candidate until it expires.  For tests of takeover
+ * after expiry; production code uses lease_stop.
+ */
+void lease_abandon(struct lease *l);
 
 #endif

@@ -390,31 +390,78 @@ static void quota_one(struct rule_ctx *ctx, const struct dra_quota *q,
     free(reported);
 }
 
+/* Claims and pods by namespace (then model order), so that each quota visits its own. */
+struct ns_ref {
+    const char *ns;
+    size_t i;
+};
+
+static int cmp_ns_ref(const void *a, const void *b)
+{
+    const struct ns_ref *x = a, *y = b;
+    int c = strcmp(x->ns, y->ns);
+
+    return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+/* The first of v[0..n) (sorted) in namespace ns, or n. */
+static size_t ns_first(const struct ns_ref *v, size_t n, const char *ns)
+{
+    size_t lo = 0, hi = n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(v[mid].ns, ns) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static void check_quota(struct rule_ctx *ctx)
 {
     const struct dra_model *m = ctx->m;
     struct claim_event *ev;
-    size_t qi, i, j, nev;
+    struct ns_ref *cl, *pl;
+    size_t qi, i, j, nev, ncl = 0, npl = m->npods;
 
     if (!m->nquotas)
         return;
     ev = calloc(m->nclaims + 1, sizeof(*ev));
+    cl = malloc((m->nclaims + 1) * sizeof(*cl));
+    pl = malloc((m->npods + 1) * sizeof(*pl));
+    if (!cl || !pl) {
+        free(ev);
+        ev = NULL;
+    }
+    for (i = 0; ev && i < m->nclaims; i++)
+        if (!m->claims[i].is_template) {
+            cl[ncl].ns = m->claims[i].o.ns;
+            cl[ncl++].i = i;
+        }
+    for (i = 0; ev && i < m->npods; i++) {
+        pl[i].ns = m->pods[i].o.ns;
+        pl[i].i = i;
+    }
+    if (ev) {
+        qsort(cl, ncl, sizeof(*cl), cmp_ns_ref);
+        qsort(pl, npl, sizeof(*pl), cmp_ns_ref);
+    }
     for (qi = 0; ev && qi < m->nquotas; qi++) {
         const struct dra_quota *q = &m->quotas[qi];
-        size_t cap = m->nclaims + 1;
+        size_t cap = m->nclaims + 1, k;
 
         nev = 0;
-        for (i = 0; i < m->nclaims; i++)
-            if (!m->claims[i].is_template && STRIEQ(m->claims[i].o.ns, q->o.ns)) {
-                ev[nev].o = &m->claims[i].o;
-                ev[nev].spec = &m->claims[i].spec;
-                ev[nev].claims = 1;
-                ev[nev++].tmpl = NULL;
-            }
-        for (i = 0; i < m->npods; i++) {
-            const struct dra_podspec *p = &m->pods[i];
-            if (!STRIEQ(p->o.ns, q->o.ns))
-                continue;
+        for (k = ns_first(cl, ncl, q->o.ns); k < ncl && STRIEQ(cl[k].ns, q->o.ns); k++) {
+            i = cl[k].i;
+            ev[nev].o = &m->claims[i].o;
+            ev[nev].spec = &m->claims[i].spec;
+            ev[nev].claims = 1;
+            ev[nev++].tmpl = NULL;
+        }
+        for (k = ns_first(pl, npl, q->o.ns); k < npl && STRIEQ(pl[k].ns, q->o.ns); k++) {
+            const struct dra_podspec *p = &m->pods[pl[k].i];
             for (j = 0; j < p->nclaims; j++) {
                 const struct dra_claim *t;
                 /* A live pod's generated claim is a ResourceClaim already counted above. */
@@ -443,6 +490,8 @@ out:
     if (!ev)
         ctx->out->oom = 1;
     free(ev);
+    free(cl);
+    free(pl);
 }
 
 /* ---- references ---------------------------------------------------------- */

@@ -4,6 +4,9 @@
  * by libyaml alone, and the two must agree exactly: the same sequence of
  * documents and errors, the same trees (types included, so 1 and "1" differ),
  * the same position for every node, the same messages and return code.
+ * A third read with skimming (struct ydoc_skim) must give the same sequence
+ * again, except that documents the skimming rule allows to skip may be
+ * reported as skipped instead.
  *
  * A first byte 0x01..0x07 picks tighter limits and is skipped, as in
  * fuzz_manifest.c.
@@ -18,7 +21,7 @@
 #include "yaml.h"
 
 struct rec {
-    int is_doc;
+    int is_doc;            /* 0 error, 1 document, 2 skimmed document */
     cJSON *root;           /* documents: the tree (owned) */
     int *lc;               /* 2 ints per node, in pre-order; owned */
     size_t n;
@@ -101,6 +104,44 @@ static enum dd_rc on_err(void *ctx, const struct dd_err *err)
     return DD_OK;
 }
 
+/* Skimming rule: kinds not starting with 'K', unless a key "claims" occurs. */
+static int skim_skip(void *ctx, const char *api_version, const char *kind)
+{
+    (void)ctx;
+    (void)api_version;
+    return kind[0] != 'K';
+}
+
+static enum dd_rc skim_skipped(void *ctx)
+{
+    push(ctx)->is_doc = 2;
+    return DD_OK;
+}
+
+static int has_key(const cJSON *node, const char *key)
+{
+    const cJSON *c;
+
+    for (c = node->child; c; c = c->next)
+        if ((c->string && strcmp(c->string, key) == 0) || has_key(c, key))
+            return 1;
+    return 0;
+}
+
+static int skippable(const cJSON *root)
+{
+    const cJSON *av = cJSON_GetObjectItemCaseSensitive(root, "apiVersion");
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(root, "kind");
+    size_t n;
+
+    if (!cJSON_IsObject(root) || !cJSON_IsString(av) || !cJSON_IsString(kind))
+        return 0;
+    n = strlen(kind->valuestring);
+    if (n >= 4 && strcmp(kind->valuestring + n - 4, "List") == 0)
+        return 0;
+    return skim_skip(NULL, av->valuestring, kind->valuestring) && !has_key(root, "claims");
+}
+
 static int same_tree(const cJSON *a, const cJSON *b)
 {
     const cJSON *x, *y;
@@ -136,9 +177,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct ydoc_limits lim = { 16, 64, 200 };
-    struct log fast = { 0 }, slow = { 0 };
+    struct log fast = { 0 }, slow = { 0 }, skim = { 0 };
     struct ydoc_sink sf = { &fast, on_doc, on_err }, ss = { &slow, on_doc, on_err };
-    enum dd_rc rf, rs;
+    struct ydoc_sink sk = { &skim, on_doc, on_err };
+    struct ydoc_skim how = { &skim, skim_skip, "claims", skim_skipped };
+    enum dd_rc rf, rs, rk;
     size_t i;
 
     if (size > 0 && data[0] >= 1 && data[0] <= 7) {
@@ -153,8 +196,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     rf = ydoc_parse_stream_ex((const char *)data, size, &lim, &sf, 0, NULL);
     rs = ydoc_parse_stream_ex((const char *)data, size, &lim, &ss, YDOC_LIBYAML_ONLY, NULL);
-    if (rf == DD_ENOMEM || rs == DD_ENOMEM)
+    rk = ydoc_parse_stream_skim((const char *)data, size, &lim, &sk, &how, 0, NULL);
+    if (rf == DD_ENOMEM || rs == DD_ENOMEM || rk == DD_ENOMEM)
         abort();
+    if (rk != rf || skim.n != fast.n)
+        fail("skimming: return codes or number of entries differ");
+    for (i = 0; i < fast.n; i++) {
+        const struct rec *a = &skim.r[i], *b = &fast.r[i];
+        if (a->is_doc == 2) {
+            if (b->is_doc != 1 || !b->root || !skippable(b->root))
+                fail("skimming skipped a document it must not skip");
+            continue;
+        }
+        if (a->is_doc != b->is_doc ||
+            (!a->is_doc && (a->err.rc != b->err.rc || a->err.line != b->err.line ||
+                            a->err.col != b->err.col || strcmp(a->err.msg, b->err.msg))) ||
+            (a->is_doc && ((a->root == NULL) != (b->root == NULL) ||
+                           (a->root && !same_tree(a->root, b->root)) || a->n != b->n ||
+                           (a->n && memcmp(a->lc, b->lc, 2 * a->n * sizeof(int))))))
+            fail("skimming changed a document or an error");
+    }
     if (rf != rs)
         fail("return codes differ");
     if (fast.n != slow.n)
@@ -176,5 +237,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     release(&fast);
     release(&slow);
+    release(&skim);
     return 0;
 }

@@ -132,6 +132,68 @@ static void workload_replicas(void **state)
     snap_free(&s);
 }
 
+/* dra_object_relevant is what lint drops early: 0 only where dra_model_add reads nothing. */
+static void object_relevance(void **state)
+{
+    static const struct {
+        const char *json;
+        int relevant;
+    } cases[] = {
+        { WL("apps/v1", "Deployment", "{\"template\":" PODT "}"), 1 },
+        { WL("apps/v1", "Deployment", "{\"template\":{\"spec\":{\"containers\":[]}}}"), 0 },
+        { WL("apps/v1", "Deployment", "{\"template\":{\"spec\":{\"resourceClaims\":{}}}}"), 0 },
+        { WL("apps/v1", "StatefulSet", "{\"template\":" PODT "}"), 1 },
+        { WL("apps/v1", "ReplicaSet", "{}"), 0 },
+        { WL("batch/v1", "Job", "{\"template\":" PODT "}"), 1 },
+        { WL("batch/v1", "Job", "{\"resourceClaims\":[],\"template\":{}}"), 0 },
+        { WL("batch/v1", "CronJob", "{\"jobTemplate\":{\"spec\":{\"template\":" PODT "}}}"), 1 },
+        { WL("batch/v1", "CronJob", "{\"template\":" PODT "}"), 0 },
+        { WL("apps/v1", "DaemonSet", "{}"), 1 },
+        { WL("apps/v1", "ControllerRevision", "{}"), 0 },
+        { WL("v1", "ConfigMap", "{}"), 0 },
+        { WL("v1", "Service", "{}"), 0 },
+        { WL("v1", "Pod", "{}"), 1 },
+        { WL("v1", "ServiceAccount", "{}"), 1 },
+        { WL("v1", "Namespace", "{}"), 1 },
+        { WL("v1", "ResourceQuota", "{}"), 1 },
+        { WL("v1", "Node", "{}"), 1 },
+        { WL("v1", "Event", "{}"), 1 },
+        { WL("events.k8s.io/v1", "Event", "{}"), 1 },
+        { WL("events.k8s.io/v1", "Other", "{}"), 0 },
+        { WL("resource.k8s.io/v1", "ResourceSlice", "{}"), 1 },
+        { WL("resource.k8s.io/v1beta1", "DeviceClass", "{}"), 1 },
+        { WL("resource.k8s.io/v1", "DeviceTaintRule", "{}"), 0 },
+        { WL("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "{}"), 1 },
+        { WL("rbac.authorization.k8s.io/v1", "Other", "{}"), 0 },
+        { WL("apps/v1beta9", "Deployment", "{\"template\":" PODT "}"), 1 },
+        { WL("networking.k8s.io/v1", "Ingress", "{}"), 0 },
+    };
+    size_t i;
+    (void)state;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cJSON *obj = cJSON_Parse(cases[i].json);
+        struct dra_model m, empty;
+        assert_non_null(obj);
+        if (dra_object_relevant(obj) != cases[i].relevant)
+            fail_msg("dra_object_relevant(%s) != %d", cases[i].json, cases[i].relevant);
+        /* An object called irrelevant leaves the model as it was (but counted). */
+        dra_model_init(&m, NULL, NULL);
+        dra_model_init(&empty, NULL, NULL);
+        assert_int_equal(dra_model_add(&m, obj, "f", 1), DD_OK);
+        if (!cases[i].relevant) {
+            m.nobjects = 0;
+            if (memcmp(&m, &empty, sizeof(m)) != 0)
+                fail_msg("irrelevant object changed the model: %s", cases[i].json);
+        }
+        dra_model_release(&m);
+        cJSON_Delete(obj);
+    }
+    assert_int_equal(dra_kind_relevant("apps/v1", "Deployment"), DRA_KIND_USED_WITH_CLAIMS);
+    assert_int_equal(dra_kind_relevant("v1", "ConfigMap"), DRA_KIND_IGNORED);
+    assert_int_equal(dra_kind_relevant(NULL, "Pod"), DRA_KIND_IGNORED);
+}
+
 #define DSET(image, env, vols)                                                                 \
     "{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"metadata\":{\"name\":\"d\","         \
     "\"namespace\":\"n\"},\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\","  \
@@ -212,6 +274,7 @@ int main(void)
         cmocka_unit_test(slice_versions),
         cmocka_unit_test(claim_versions),
         cmocka_unit_test(workload_replicas),
+        cmocka_unit_test(object_relevance),
         cmocka_unit_test(driver_detection),
         cmocka_unit_test(env_and_flags),
     };

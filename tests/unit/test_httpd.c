@@ -359,7 +359,7 @@ static void test_post_body_intact(void **state)
 static void test_body_cap(void **state)
 {
     struct httpd *h = start_local(1024, 0);
-    char *body = pattern(4096);
+    char *body = pattern(4096), *big;
     struct fetch f = { 0 };
     char url[128];
     int before;
@@ -396,6 +396,18 @@ static void test_body_cap(void **state)
     assert_int_equal(f.status, 413);
     assert_contains(f.resp, "exceeds the limit");
     fetch_release(&f);
+    /* a client that keeps sending long after the cap is cut off rather than read forever */
+    big = pattern(3u << 20);
+    memset(&f, 0, sizeof(f));
+    f.url = url;
+    f.body = big;
+    f.len = 3u << 20;
+    f.chunked = 1;
+    fetch_run(&f);
+    assert_int_not_equal(f.rc, CURLE_OK);
+    assert_int_not_equal(f.rc, CURLE_OPERATION_TIMEDOUT);
+    fetch_release(&f);
+    free(big);
     assert_int_equal(atomic_load(&calls), before); /* the handler never saw them */
 
     /* the server is still fine afterwards */

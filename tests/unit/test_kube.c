@@ -233,6 +233,17 @@ static void test_config_malformed(void **state)
     assert_int_equal(parse(&c, "- just\n- a list\n", NULL, NULL, &err), DD_EPARSE);
     assert_int_equal(parse(&c, "current-context: [x]\n", NULL, NULL, &err), DD_EPARSE);
     assert_contains(err.msg, "current-context must be a string");
+    assert_int_equal(parse(&c, "current-context: x\nclusters: [{name: a, cluster: {server: "
+                               "'https:///'}}]\ncontexts: [{name: x, context: {cluster: a}}]\n",
+                           NULL, NULL, &err),
+                     DD_EINVAL);
+    assert_contains(err.msg, "names no host");
+    assert_int_equal(parse(&c, "current-context: x\nclusters: [{name: a, cluster: {server: "
+                               "'ftp://a'}}]\ncontexts: [{name: x, context: {cluster: a}}]\n",
+                           NULL, NULL, &err),
+                     DD_EINVAL);
+    assert_contains(err.msg, "not an http(s) URL");
+    assert_null(c.server);
 }
 
 static void test_config_json(void **state)

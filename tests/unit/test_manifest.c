@@ -735,6 +735,58 @@ static void test_release_and_reuse(void **state)
     }
 }
 
+/* keep drops ConfigMaps, and Jobs without a "claims" key; skim lets the reader skip both. */
+static int keep_no_cm(void *ctx, const cJSON *obj)
+{
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(obj, "kind");
+    ++*(int *)ctx;
+    if (strcmp(kind->valuestring, "Job") == 0)
+        return GET(obj, "spec", "claims") != NULL;
+    return strcmp(kind->valuestring, "ConfigMap") != 0;
+}
+
+static int skim_no_cm(void *ctx, const char *api_version, const char *kind)
+{
+    (void)ctx;
+    (void)api_version;
+    return strcmp(kind, "ConfigMap") == 0 || strcmp(kind, "Job") == 0;
+}
+
+static void test_keep_and_skim(void **state)
+{
+    static const char text[] =
+        "apiVersion: v1\nkind: ConfigMap\ndata:\n  a: b\n"            /* 1-4: skimmed */
+        "---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n"  /* 5-9: kept */
+        "---\napiVersion: batch/v1\nkind: Job\nspec:\n  claims: []\n" /* 10-14: kept */
+        "---\napiVersion: batch/v1\nkind: Job\nspec: {}\n"            /* 15-18: skimmed */
+        "---\n{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\"}\n"  /* 19-20: built, dropped */
+        "---\napiVersion: v1\nkind: ConfigMap\nbad: [\n"               /* 21-24: an error */
+        "---\nkind: ConfigMap\napiVersion: v1\n";                      /* 25-27: skimmed */
+    int skim;
+
+    (void)state;
+    for (skim = 0; skim < 2; skim++) {
+        struct mf_set set = MF_SET_INIT;
+        int built = 0;
+        set.keep = keep_no_cm;
+        set.keep_ctx = &built;
+        set.skim = skim ? skim_no_cm : NULL;
+        set.skim_unless = "claims";
+        assert_int_equal(load_str(&set, "k.yaml", text), DD_EPARSE);
+        assert_int_equal(set.n, 2);
+        assert_int_equal(set.nfiltered, 4);
+        assert_int_equal(set.nerrors, 1);
+        assert_string_equal(set.objs[0].kind, "Secret");
+        assert_int_equal(set.objs[0].line, 6);
+        assert_pos(&set, GET(set.objs[0].json, "metadata", "name"), 9, 9);
+        assert_string_equal(set.objs[1].kind, "Job");
+        assert_pos(&set, GET(set.objs[1].json, "spec", "claims"), 14, 11);
+        /* Skimmed documents never reach keep: no tree was built for them. */
+        assert_int_equal(built, skim ? 3 : 6);
+        mf_set_release(&set);
+    }
+}
+
 static void test_many_objects_positions(void **state)
 {
     struct mf_set set = MF_SET_INIT;
@@ -781,6 +833,7 @@ int main(void)
         cmocka_unit_test(test_missing_path),
         cmocka_unit_test(test_release_and_reuse),
         cmocka_unit_test(test_many_objects_positions),
+        cmocka_unit_test(test_keep_and_skim),
     };
 
     return cmocka_run_group_tests_name("manifest", tests, tmp_setup, tmp_teardown);

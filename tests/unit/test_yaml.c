@@ -4,7 +4,8 @@
  * same documents, trees, positions and errors (tests/fuzz/fuzz_yaml_diff.c
  * does the same with generated inputs).  The snippets also check that the
  * fast path itself read them, so the comparison is not libyaml against
- * libyaml.
+ * libyaml.  Every input is also read a third time with skimming, which may
+ * only replace documents it is allowed to skip by a "skipped" report.
  */
 #include "harness.h"
 
@@ -14,7 +15,7 @@
 #include "yaml.h"
 
 struct rec {
-    int is_doc;
+    int is_doc;  /* 0 error, 1 document, 2 skimmed document */
     cJSON *root; /* owned */
     int *lc;     /* line, col per node in pre-order; owned */
     size_t n;
@@ -83,6 +84,49 @@ static enum dd_rc on_err(void *ctx, const struct dd_err *err)
     return DD_OK;
 }
 
+/* The skimming rule of these tests: kinds not starting with 'K', unless a key "claims" occurs. */
+static int skim_skip(void *ctx, const char *api_version, const char *kind)
+{
+    (void)ctx;
+    (void)api_version;
+    return kind[0] != 'K';
+}
+
+static enum dd_rc skim_skipped(void *ctx)
+{
+    struct log *lg = ctx;
+
+    assert_true(lg->n < sizeof(lg->r) / sizeof(lg->r[0]));
+    memset(&lg->r[lg->n], 0, sizeof(lg->r[0]));
+    lg->r[lg->n++].is_doc = 2;
+    return DD_OK;
+}
+
+static int has_key(const cJSON *node, const char *key)
+{
+    const cJSON *c;
+
+    for (c = node->child; c; c = c->next)
+        if ((c->string && strcmp(c->string, key) == 0) || has_key(c, key))
+            return 1;
+    return 0;
+}
+
+/* May a skimming reader report this document (as built without skimming) as skipped? */
+static int skippable(const cJSON *root)
+{
+    const cJSON *av = cJSON_GetObjectItemCaseSensitive(root, "apiVersion");
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(root, "kind");
+    size_t n;
+
+    if (!cJSON_IsObject(root) || !cJSON_IsString(av) || !cJSON_IsString(kind))
+        return 0;
+    n = strlen(kind->valuestring);
+    if (n >= 4 && strcmp(kind->valuestring + n - 4, "List") == 0)
+        return 0;
+    return skim_skip(NULL, av->valuestring, kind->valuestring) && !has_key(root, "claims");
+}
+
 static int same_tree(const cJSON *a, const cJSON *b)
 {
     const cJSON *x, *y;
@@ -113,18 +157,45 @@ static void release(struct log *lg)
     lg->n = 0;
 }
 
-/* Reads text both ways and compares; returns the fast path's counters. */
+/*
+ * Reads text both ways and compares, then once more with skimming; returns
+ * the fast path's counters (skimmed: from the third read).
+ */
 static struct ydoc_stats compare(const char *what, const char *text, size_t len)
 {
-    static struct log fast, slow;
+    static struct log fast, slow, skim;
     struct ydoc_limits lim = { 64, 100000, 10000 };
     struct ydoc_sink sf = { &fast, on_doc, on_err }, ss = { &slow, on_doc, on_err };
-    struct ydoc_stats st = { 0, 0, 0 };
-    enum dd_rc rf, rs;
+    struct ydoc_sink sk = { &skim, on_doc, on_err };
+    struct ydoc_skim how = { &skim, skim_skip, "claims", skim_skipped };
+    struct ydoc_stats st = { 0, 0, 0 }, st2 = { 0, 0, 0 };
+    enum dd_rc rf, rs, rk;
     size_t i;
 
     rf = ydoc_parse_stream_ex(text, len, &lim, &sf, 0, &st);
     rs = ydoc_parse_stream_ex(text, len, &lim, &ss, YDOC_LIBYAML_ONLY, NULL);
+    rk = ydoc_parse_stream_skim(text, len, &lim, &sk, &how, 0, &st2);
+    if (rk != rf || skim.n != fast.n)
+        fail_msg("%s: skimming: rc %d vs %d, %zu vs %zu entries", what, rk, rf, skim.n, fast.n);
+    for (i = 0; i < fast.n; i++) {
+        const struct rec *a = &skim.r[i], *b = &fast.r[i];
+        if (a->is_doc == 2) {
+            if (b->is_doc != 1 || !b->root || !skippable(b->root))
+                fail_msg("%s: entry %zu: skimmed, but not skippable", what, i);
+            continue;
+        }
+        if (a->is_doc != b->is_doc ||
+            (!a->is_doc && (a->err.line != b->err.line || a->err.col != b->err.col ||
+                            a->err.rc != b->err.rc || strcmp(a->err.msg, b->err.msg))) ||
+            (a->is_doc && ((a->root == NULL) != (b->root == NULL) ||
+                           (a->root && !same_tree(a->root, b->root)) || a->n != b->n ||
+                           (a->n && memcmp(a->lc, b->lc, 2 * a->n * sizeof(int))))))
+            fail_msg("%s: entry %zu differs when skimming", what, i);
+    }
+    if (st2.fast_docs != st.fast_docs || st2.fallbacks != st.fallbacks)
+        fail_msg("%s: skimming changed the counters", what);
+    st.skimmed = st2.skimmed;
+    release(&skim);
     if (rf != rs || fast.n != slow.n)
         fail_msg("%s: rc %d vs %d, %zu vs %zu documents and errors", what, rf, rs, fast.n, slow.n);
     for (i = 0; i < fast.n; i++) {
@@ -260,6 +331,39 @@ static void test_fallback_snippets(void **state)
         compare(cases[i], cases[i], strlen(cases[i]));
 }
 
+/* Documents skimming must skip (the compare() oracle checks that it may). */
+static void test_skim_snippets(void **state)
+{
+    static const struct {
+        const char *text;
+        size_t skimmed;
+    } cases[] = {
+        { "apiVersion: v1\nkind: ConfigMap\ndata:\n  a: b\n  c: |\n    x\n", 1 },
+        { "kind: Service\napiVersion: v1\nspec:\n  ports:\n  - port: 80\n    name: \"h\"\n", 1 },
+        { "apiVersion: v1\nkind: Keep\n---\napiVersion: v1\nkind: Skip\n---\nkind: Skip\n", 1 },
+        { "apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n"
+          "      claims: []\n---\napiVersion: apps/v1\nkind: Deployment\nspec: {a: [1, {b: c}]}\n", 1 },
+        { "apiVersion: v1\nkind: ConfigMap\na: 1\na: 2\n---\napiVersion: v1\nkind: C\n", 1 },
+        { "apiVersion: v1\nkind: ConfigMap\nx: &a 1\n---\napiVersion: v1\nkind: C\n", 1 },
+        { "apiVersion: v1\nkind: C\n---\napiVersion: v1\nkind: C\nbad: [\n---\nkind: C\napiVersion: v1\n", 2 },
+        { "apiVersion: v1\nkind: \"C\"\n", 0 },
+        { "apiVersion: 1\nkind: C\n", 0 },
+        { "apiVersion: v1\nkind: C\n\"q\": 1\n", 0 },
+        { "apiVersion: v1\nkind: ItemList\nitems: []\n", 0 },
+        { "{\"apiVersion\": \"v1\", \"kind\": \"C\"}\n", 0 },
+        { "apiVersion: v1\nkind: C\napiVersion: v2\n", 0 },
+    };
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ydoc_stats st = compare(cases[i].text, cases[i].text, strlen(cases[i].text));
+        if (st.skimmed != cases[i].skimmed)
+            fail_msg("skimmed %zu, not %zu, documents of: %s", st.skimmed, cases[i].skimmed,
+                     cases[i].text);
+    }
+}
+
 /* Exact values and positions for a few cases, beyond agreeing with libyaml. */
 static void test_values(void **state)
 {
@@ -305,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_all_test_inputs),
         cmocka_unit_test(test_fast_snippets),
         cmocka_unit_test(test_fallback_snippets),
+        cmocka_unit_test(test_skim_snippets),
         cmocka_unit_test(test_values),
     };
 
