@@ -74,6 +74,7 @@ struct driver {
     char host_dir[PATH_MAX];   /* where spec files land on the simulated fs */
     char host_desc[PATH_MAX];  /* "hostPath /var/run/cdi" or "container-private" */
     int shared;                /* host_dir is on a hostPath volume */
+    char old_dirs[4][PATH_MAX];/* earlier shared host_dirs that may still hold claim specs */
     int common_written;
     /* the driver's own API identity */
     char *token;
@@ -872,7 +873,19 @@ static void driver_configure(struct driver *d, const cJSON *ds)
          * again and re-creates claim specs there; a private dir went away
          * with the old container. */
         d->common_written = 0;
-        if (!old.shared) {
+        if (old.shared) {
+            size_t k, slot = 0;
+            int known = 0;
+
+            for (k = 0; k < 4; k++) {
+                if (!strcmp(d->old_dirs[k], old.host_dir))
+                    known = 1;
+                if (!d->old_dirs[k][0])
+                    slot = k;
+            }
+            if (!known && strcmp(old.host_dir, d->host_dir))
+                copy(d->old_dirs[slot], sizeof(d->old_dirs[slot]), old.host_dir);
+        } else {
             DIR *dir = opendir(old.host_dir);
             struct dirent *de;
             char p[PATH_MAX];
@@ -1261,13 +1274,14 @@ static char *cdi_spec_text(const struct driver *d, cJSON *devs /* consumed */)
 
 static void cdi_write_common(struct driver *d)
 {
-    cJSON *devs = cJSON_CreateArray(), *dev, *env;
+    cJSON *devs, *dev, *env;
     char path[PATH_MAX], line[512];
     char *text;
     int r;
 
     if (d->common_written || !d->host_dir[0])
         return;
+    devs = cJSON_CreateArray();
     dev = push_obj(devs);
     add_str(dev, "name", "common");
     env = add_arr(add_obj(dev, "containerEdits"), "env");
@@ -1347,20 +1361,60 @@ static int claim_reserved_here(const cJSON *claim, const cJSON *pods)
     return 0;
 }
 
-/* NodePrepareResources / NodeUnprepareResources for driver d. */
-static void driver_prepare(struct driver *d, const cJSON *claims, const cJSON *pods)
+/* Removes d's claim spec files in dir whose claims are no longer prepared here. */
+static void unprepare_dir(const struct driver *d, const char *dirpath, const cJSON *claims,
+                          const cJSON *pods)
 {
     const cJSON *claim, *res[MAX_DEVICES];
     char path[PATH_MAX], prefix[256];
     DIR *dir;
     struct dirent *de;
 
+    snprintf(prefix, sizeof(prefix), "k8s.%s-%s_", d->dname, SIM_CDI_CLASS);
+    dir = opendir(dirpath);
+    while (dir && (de = readdir(dir)) != NULL) {
+        char id[256];
+        size_t len;
+        int want = 0;
+
+        if (!starts_with(de->d_name, prefix) || !ends_with(de->d_name, ".json"))
+            continue;
+        len = strlen(de->d_name) - strlen(prefix) - strlen(".json");
+        if (len == 0 || len >= sizeof(id))
+            continue;
+        memcpy(id, de->d_name + strlen(prefix), len);
+        id[len] = '\0';
+        if (strcmp(id, "common") == 0)
+            continue;
+        cJSON_ArrayForEach(claim, claims) {
+            const char *uid = dd_json_str(claim, "metadata", "uid", NULL);
+
+            if (uid && strcmp(uid, id) == 0 && claim_results_for(d, claim, res, MAX_DEVICES) > 0 &&
+                claim_reserved_here(claim, pods))
+                want = 1;
+        }
+        if (want || fmt(path, sizeof(path), "%s/%s", dirpath, de->d_name))
+            continue;
+        if (unlink(path) == 0)
+            say("driver %s: unprepared claim %s: removed CDI spec %s", d->dname, id, path);
+    }
+    if (dir)
+        closedir(dir);
+}
+
+/* NodePrepareResources / NodeUnprepareResources for driver d. */
+static void driver_prepare(struct driver *d, const cJSON *claims, const cJSON *pods)
+{
+    const cJSON *claim, *res[MAX_DEVICES];
+    char path[PATH_MAX];
+    size_t i;
+
     if (!d->host_dir[0])
         return;
     cdi_write_common(d);
     cJSON_ArrayForEach(claim, claims) {
         const char *uid = dd_json_str(claim, "metadata", "uid", NULL);
-        int i, n = claim_results_for(d, claim, res, MAX_DEVICES);
+        int k, n = claim_results_for(d, claim, res, MAX_DEVICES);
         cJSON *devs;
         char *text;
         int r;
@@ -1368,8 +1422,8 @@ static void driver_prepare(struct driver *d, const cJSON *claims, const cJSON *p
         if (!uid || n == 0 || !claim_reserved_here(claim, pods))
             continue;
         devs = cJSON_CreateArray();
-        for (i = 0; i < n; i++) {
-            const char *dev = dd_json_str(res[i], "device", NULL);
+        for (k = 0; k < n; k++) {
+            const char *dev = dd_json_str(res[k], "device", NULL);
             long idx = gpu_index(dev);
             cJSON *cd = push_obj(devs), *env;
             char name[256], line[512];
@@ -1407,37 +1461,13 @@ static void driver_prepare(struct driver *d, const cJSON *claims, const cJSON *p
                 dd_json_str(claim, "metadata", "name", NULL), uid, n, n == 1 ? "" : "s", path,
                 d->host_desc);
     }
-    /* Unprepare: spec files of claims no longer allocated here / reserved for a pod here. */
-    snprintf(prefix, sizeof(prefix), "k8s.%s-%s_", d->dname, SIM_CDI_CLASS);
-    dir = opendir(d->host_dir);
-    while (dir && (de = readdir(dir)) != NULL) {
-        char id[256];
-        size_t len;
-        int want = 0;
-
-        if (!starts_with(de->d_name, prefix) || !ends_with(de->d_name, ".json"))
-            continue;
-        len = strlen(de->d_name) - strlen(prefix) - strlen(".json");
-        if (len == 0 || len >= sizeof(id))
-            continue;
-        memcpy(id, de->d_name + strlen(prefix), len);
-        id[len] = '\0';
-        if (strcmp(id, "common") == 0)
-            continue;
-        cJSON_ArrayForEach(claim, claims) {
-            const char *uid = dd_json_str(claim, "metadata", "uid", NULL);
-
-            if (uid && strcmp(uid, id) == 0 && claim_results_for(d, claim, res, MAX_DEVICES) > 0 &&
-                claim_reserved_here(claim, pods))
-                want = 1;
-        }
-        if (want || fmt(path, sizeof(path), "%s/%s", d->host_dir, de->d_name))
-            continue;
-        if (unlink(path) == 0)
-            say("driver %s: unprepared claim %s: removed CDI spec %s", d->dname, id, path);
-    }
-    if (dir)
-        closedir(dir);
+    /* Unprepare: claim specs no longer allocated here / reserved for a pod here,
+     * wherever this driver wrote them (also a shared dir it used before a
+     * CDI_ROOT change: it unprepares what it prepared). */
+    unprepare_dir(d, d->host_dir, claims, pods);
+    for (i = 0; i < 4; i++)
+        if (d->old_dirs[i][0] && strcmp(d->old_dirs[i], d->host_dir))
+            unprepare_dir(d, d->old_dirs[i], claims, pods);
 }
 
 /* Lists the DaemonSets, follows the driver ones, publishes slices. */
