@@ -19,13 +19,15 @@ LIB_SRC    := $(sort $(wildcard lib/*.c lib/*/*.c))
 APP_SRC    := $(sort $(wildcard lint/*.c controller/*.c))
 MAIN_SRC   := dra-doctor.c
 TEST_SRC   := $(sort $(wildcard tests/unit/test_*.c))
+E2E_SRC    := $(sort $(wildcard tests/e2e/e2e_*.c))
 FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
 LIB_OBJ    := $(LIB_SRC:%.c=$(B)/%.o)
 APP_OBJ    := $(APP_SRC:%.c=$(B)/%.o)
 TEST_BIN   := $(TEST_SRC:tests/unit/%.c=$(B)/tests/%)
+E2E_BIN    := $(E2E_SRC:tests/e2e/%.c=$(B)/e2e/%)
 
-.PHONY: all deps demo test test-unit test-asan test-fuzz fuzz bench clean
+.PHONY: all deps demo test test-unit test-asan test-fuzz test-e2e fuzz bench clean
 all: dra-doctor $(B)/nodesim
 
 $(B)/%.o: %.c $(wildcard lib/*.h lib/*/*.h lint/*.h controller/*.h)
@@ -54,6 +56,15 @@ $(B)/tests/%: tests/unit/%.c $(B)/libdd.a tests/unit/harness.h
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $@"
 	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -Itests/unit -o $@ $< $(B)/libdd.a $(LDLIBS) -lcmocka
+
+$(B)/e2e/%: tests/e2e/%.c $(B)/libdd.a tests/unit/harness.h
+	@mkdir -p $(dir $@)
+	@echo "  E2E     $@"
+	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -Itests/unit -o $@ $< $(B)/libdd.a $(LDLIBS) -lcmocka
+
+# A real control plane (e2e/cluster), the simulated node, and dra-doctor under its own RBAC.
+test-e2e: $(B)/dra-doctor $(B)/nodesim $(E2E_BIN)
+	scripts/e2e.sh $(B)
 
 deps:
 	scripts/deps.sh
