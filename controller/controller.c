@@ -34,7 +34,7 @@
 #include "workqueue.h"
 
 #define SNAPSHOT_MIN_MS 100  /* batch bursts of changes into one rebuild */
-#define KEY_MAX 512
+#define KEY_MAX WQ_KEY_SIZE
 #define REPORTER "dra-doctor"
 
 struct ctl_opts {
