@@ -90,9 +90,11 @@ fuzz:
 	scripts/fuzz.sh long
 
 test: deps
+	@rm -f build/test-counts
 	$(MAKE) --no-print-directory test-unit
 	$(MAKE) --no-print-directory test-asan
 	$(MAKE) --no-print-directory test-fuzz
+	$(MAKE) --no-print-directory test-e2e
 	scripts/summary.sh
 
 bench: dra-doctor
