@@ -36,6 +36,7 @@
 #define SNAPSHOT_MIN_MS 100  /* batch bursts of changes into one rebuild */
 #define KEY_MAX WQ_KEY_SIZE
 #define REPORTER "dra-doctor"
+#define FIELD_MANAGER "dra-doctor"
 
 struct ctl_opts {
     const char *kubeconfig, *context;
@@ -248,24 +249,28 @@ static int post_event(struct ctl *c, struct kube_client *k, const cJSON *pod, co
     return rc == DD_OK ? 0 : -1;
 }
 
-/* A merge patch that sets (or, with NULL values, removes) our three annotations. */
-static char *annotation_patch(const struct diag_result *r)
+/*
+ * Server-side apply of the pod's annotations under our own field manager:
+ * the applied configuration holds exactly the annotations we want, so
+ * applying it without them (a healthy pod) removes ours and touches no one
+ * else's.
+ */
+static char *annotation_apply(const char *ns, const char *name, const struct diag_result *r)
 {
-    cJSON *p = cJSON_CreateObject(), *a;
+    cJSON *p = cJSON_CreateObject(), *meta, *a;
     char *s = NULL;
 
-    if (p && (a = cJSON_AddObjectToObject(cJSON_AddObjectToObject(p, "metadata"), "annotations"))) {
-        if (r->healthy) {
-            cJSON_AddNullToObject(a, DIAG_ANN_ROOT_CAUSE);
-            cJSON_AddNullToObject(a, DIAG_ANN_FINDINGS);
-            cJSON_AddNullToObject(a, DIAG_ANN_MESSAGE);
-        } else {
-            cJSON_AddStringToObject(a, DIAG_ANN_ROOT_CAUSE, r->codes[0]);
-            cJSON_AddStringToObject(a, DIAG_ANN_FINDINGS, r->list);
-            cJSON_AddStringToObject(a, DIAG_ANN_MESSAGE, r->message);
-        }
+    if (p && cJSON_AddStringToObject(p, "apiVersion", "v1") &&
+        cJSON_AddStringToObject(p, "kind", "Pod") &&
+        (meta = cJSON_AddObjectToObject(p, "metadata")) &&
+        cJSON_AddStringToObject(meta, "name", name) &&
+        cJSON_AddStringToObject(meta, "namespace", ns) &&
+        (r->healthy ||
+         ((a = cJSON_AddObjectToObject(meta, "annotations")) &&
+          cJSON_AddStringToObject(a, DIAG_ANN_ROOT_CAUSE, r->codes[0]) &&
+          cJSON_AddStringToObject(a, DIAG_ANN_FINDINGS, r->list) &&
+          cJSON_AddStringToObject(a, DIAG_ANN_MESSAGE, r->message))))
         s = cJSON_PrintUnformatted(p);
-    }
     cJSON_Delete(p);
     return s;
 }
@@ -311,8 +316,8 @@ static int reconcile(struct ctl *c, struct kube_client *k, const char *key)
         return 0;
     }
     kube_path(path, sizeof(path), "", "v1", "pods", ns, name, NULL);
-    if (!(patch = annotation_patch(&r)) ||
-        kube_patch(k, path, KUBE_PATCH_MERGE, patch, NULL, 0, NULL, NULL, NULL) != DD_OK) {
+    if (!(patch = annotation_apply(ns, name, &r)) ||
+        kube_patch(k, path, KUBE_PATCH_APPLY, patch, FIELD_MANAGER, 1, NULL, NULL, NULL) != DD_OK) {
         free(patch);
         cJSON_Delete(pod);
         return -1;
