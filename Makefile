@@ -70,8 +70,8 @@ deps:
 	scripts/deps.sh
 
 demo: deps
-	$(MAKE) --no-print-directory dra-doctor
-	scripts/demo.sh
+	$(MAKE) --no-print-directory all
+	B=$(B) scripts/demo.sh
 
 # Every unit test binary runs in its own process; scripts/run-tests.sh prints
 # cmocka's summaries and one closing "N passed, N failed" line.
@@ -97,8 +97,9 @@ test: deps
 	$(MAKE) --no-print-directory test-e2e
 	scripts/summary.sh
 
-bench: dra-doctor
+bench: dra-doctor $(B)/nodesim
 	bench/lint-bench.sh
+	bench/controller-bench.sh $(B)
 
 clean:
 	rm -rf build dra-doctor

@@ -34,6 +34,7 @@
 #include "workqueue.h"
 
 #define SNAPSHOT_MIN_MS 100  /* batch bursts of changes into one rebuild */
+#define LEADER_POLL_MS 250   /* how often the builder looks for a gain of leadership */
 #define KEY_MAX WQ_KEY_SIZE
 #define REPORTER "dra-doctor"
 #define FIELD_MANAGER "dra-doctor"
@@ -61,6 +62,7 @@ struct ctl {
     pthread_cond_t cv;
     struct snapshot *snap;     /* current snapshot; refs guarded by mu */
     int dirty;
+    int led;                   /* builder thread only: leading at its last look */
     atomic_int stop;
     atomic_ulong reconciles, errors, patches, events, builds;
 };
@@ -142,6 +144,20 @@ static void sleep_ms(long ms)
         ;
 }
 
+static void timed_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, long ms)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts); /* the condition variable's default clock */
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(cv, mu, &ts);
+}
+
 static void *builder(void *arg)
 {
     struct ctl *c = arg;
@@ -156,8 +172,24 @@ static void *builder(void *arg)
         struct snapshot *s, *old;
 
         pthread_mutex_lock(&c->mu);
-        while (!c->dirty && !atomic_load(&c->stop))
-            pthread_cond_wait(&c->cv, &c->mu);
+        while (!c->dirty && !atomic_load(&c->stop)) {
+            int led;
+            if (!c->lease) {
+                pthread_cond_wait(&c->cv, &c->mu);
+                continue;
+            }
+            /*
+             * Workers drop the keys they get while not leading, so a
+             * replica that becomes leader (at start, after a failover, or
+             * after losing the Lease for a while) must go over every pod
+             * once: a fresh snapshot enqueues them all.
+             */
+            timed_wait_ms(&c->cv, &c->mu, LEADER_POLL_MS);
+            led = lease_is_leader(c->lease);
+            if (led && !c->led)
+                c->dirty = 1;
+            c->led = led;
+        }
         c->dirty = 0;
         pthread_mutex_unlock(&c->mu);
         if (atomic_load(&c->stop))
@@ -574,8 +606,7 @@ bad:
     return -1;
 }
 
-static void shutdown_all(struct ctl *c, pthread_t *threads, int nthreads, int have_builder,
-                         pthread_t b)
+static void shutdown_all(struct ctl *c, pthread_t *threads, int nthreads, const pthread_t *b)
 {
     size_t i;
     int t;
@@ -585,8 +616,8 @@ static void shutdown_all(struct ctl *c, pthread_t *threads, int nthreads, int ha
     mark_dirty(c);
     for (t = 0; t < nthreads; t++)
         pthread_join(threads[t], NULL);
-    if (have_builder)
-        pthread_join(b, NULL);
+    if (b)
+        pthread_join(*b, NULL);
     if (c->lease)
         lease_stop(c->lease); /* releases the Lease so a successor takes over at once */
     if (c->http)
@@ -690,7 +721,7 @@ int controller_main(int argc, char **argv)
     fprintf(stderr, "dra-doctor controller: %s: shutting down\n", strsignal(sig));
     code = 0;
 out:
-    shutdown_all(c, threads, nthreads, have_builder, b);
+    shutdown_all(c, threads, nthreads, have_builder ? &b : NULL);
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->cv);
     free(c);

@@ -1,15 +1,64 @@
 #!/bin/sh
-# The main job, until the controller lands: lint the bundled seed scenario
-# (ICTSC 2025 "The Giver": six layered DRA faults) and show what dra-doctor
-# finds, then the fixed scenario, which is clean.
+# The main job: the reference scenario (ICTSC 2025 "The Giver", six layered DRA
+# faults) on a real local control plane, diagnosed by dra-doctor.
+#
+#   1. lint: the manifests and the node's containerd config, offline (the six
+#      root causes, before anything is applied);
+#   2. a real control plane (etcd, kube-apiserver, kube-controller-manager,
+#      kube-scheduler; the node is simulated), the broken scenario applied, the
+#      controller running: `kubectl describe pod` of both pods shows what it
+#      wrote.
+# The first run builds Kubernetes from source (15-30 minutes); later runs
+# reuse it.  DEMO_KEEP=1 leaves the cluster running to explore.
 set -u
 cd "$(dirname "$0")/.."
+B=${B:-build/release}
 seed=tests/data/lint/seed
-echo "== dra-doctor lint $seed/broken (the scenario as shipped: both pods would stay Pending)"
-./dra-doctor lint "$seed/broken" --containerd-config "$seed/broken/containerd-config.toml"
-rc=$?
-echo "(exit status $rc: 1 means findings at error level)"
-[ "$rc" -eq 1 ] || exit 1
+
+echo "== 1. dra-doctor lint $seed/broken --containerd-config $seed/broken/containerd-config.toml"
+"$B/dra-doctor" lint "$seed/broken" --containerd-config "$seed/broken/containerd-config.toml"
+[ $? -eq 1 ] || exit 1
+
 echo
-echo "== dra-doctor lint $seed/fixed (after the write-up's six fixes)"
-./dra-doctor lint "$seed/fixed" --containerd-config "$seed/fixed/containerd-config.toml" || exit 1
+echo "== 2. the same scenario on a real control plane"
+state=$(mktemp -d /tmp/dra-doctor-demo.XXXXXX)
+if [ -z "${DEMO_KEEP:-}" ]; then
+    trap 'scripts/stack.sh down "$state"' EXIT INT TERM
+fi
+cp "$seed/broken/containerd-config.toml" "$state/containerd-config.toml"
+mkdir -p "$state/node-1/host/etc/containerd"
+cp "$seed/broken/containerd-config.toml" "$state/node-1/host/etc/containerd/config.toml"
+scripts/stack.sh up "$state" "$B" || exit 1
+eval "$(e2e/cluster env --dir "$state")"
+for f in namespace driver-rbac driver-daemonset deviceclass quota resourceclaim-first pods; do
+    kubectl apply -f "$seed/broken/$f.yaml"
+done
+echo "\$ kubectl apply -f $seed/broken/resourceclaim-second.yaml"
+kubectl apply -f "$seed/broken/resourceclaim-second.yaml"
+echo "(rejected by the real quota admission, as in the contest)"
+
+# Wait for the controller's diagnosis of both pods.
+i=0
+until [ -n "$(kubectl get pod -n dra-tutorial pod1 -o jsonpath='{.metadata.annotations.dra-doctor\.io/root-cause}' 2>/dev/null)" ] &&
+      [ -n "$(kubectl get pod -n dra-tutorial pod0 -o jsonpath='{.metadata.annotations.dra-doctor\.io/root-cause}' 2>/dev/null)" ]; do
+    i=$((i + 1))
+    [ $i -gt 120 ] && { echo "no diagnosis after 120 s; see $state/logs/controller.log" >&2; exit 1; }
+    sleep 1
+done
+echo
+echo "\$ kubectl get pods -n dra-tutorial"
+kubectl get pods -n dra-tutorial
+for p in pod0 pod1; do
+    echo
+    echo "\$ kubectl describe pod -n dra-tutorial $p"
+    kubectl describe pod -n dra-tutorial "$p"
+done
+echo
+echo "\$ dra-doctor diagnose -n dra-tutorial"
+"$B/dra-doctor" diagnose -n dra-tutorial
+if [ -n "${DEMO_KEEP:-}" ]; then
+    echo
+    echo "The cluster keeps running: eval \"\$(e2e/cluster env --dir $state)\" for kubectl;"
+    echo "scripts/stack.sh down $state stops it."
+fi
+exit 0

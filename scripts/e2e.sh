@@ -7,6 +7,18 @@
 #   3. run each tests/e2e/*.c program (cmocka) against it;
 #   4. tear everything down, whatever happened.
 # Usage: scripts/e2e.sh BUILD_DIR
+# DD_E2E_ONLY=PATTERN runs only the programs whose name matches the shell
+# pattern (e.g. 'e2e_faults').
+#
+# The tests get, besides KUBECONFIG, DD_CLUSTER_DIR and DD_HOST_ROOT:
+#   DD_CONTROLLER_METRICS    ADDR:PORT of the controller's /metrics, /readyz
+#   DD_CONTROLLER_PID        its pid (a test that kills it must start a
+#                            replacement, see e2e_faults.c)
+#   DD_CONTROLLER_CMD        the command line that starts a controller replica,
+#                            without --identity and --metrics-bind-address
+#   DD_CONTROLLER_LOG        its log file
+# A test that starts processes of its own appends their pids to
+# $DD_CLUSTER_DIR/extra-pids; the cleanup here kills whatever is left of them.
 set -u
 B=${1:?usage: e2e.sh BUILD_DIR}
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,9 +27,24 @@ state=$(mktemp -d /tmp/dra-doctor-e2e.XXXXXX)
 pids=""
 pass=0; fail=0
 
+# Pids the tests recorded, if they still run dra-doctor (never a recycled pid).
+extra_pids() {
+    [ -f "$state/extra-pids" ] || return 0
+    while read -r p; do
+        tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -q "dra-doctor controller" && echo "$p"
+    done <"$state/extra-pids"
+}
+
 cleanup() {
     for p in $pids; do kill "$p" 2>/dev/null; done
     for p in $pids; do wait "$p" 2>/dev/null; done
+    x=$(extra_pids)
+    for p in $x; do kill "$p" 2>/dev/null; done
+    for p in $x; do
+        i=0
+        while [ -d "/proc/$p" ] && [ $i -lt 50 ]; do i=$((i + 1)); sleep 0.1; done
+        kill -KILL "$p" 2>/dev/null
+    done
     e2e/cluster down --dir "$state" >/dev/null 2>&1
 }
 trap cleanup EXIT INT TERM
@@ -52,13 +79,45 @@ sa_kubeconfig dra-doctor-node "$state/node.kubeconfig" || { fail=1; record; exit
 "$B/dra-doctor" node --kubeconfig "$state/node.kubeconfig" --node node-1 --host-root "$root" \
     --interval 1 >"$state/logs/node-agent.log" 2>&1 &
 pids="$pids $!"
-"$B/dra-doctor" controller --kubeconfig "$state/controller.kubeconfig" \
-    --leader-elect-namespace dra-doctor --metrics-bind-address 127.0.0.1:0 \
-    >"$state/logs/controller.log" 2>&1 &
+
+# A free loopback port for the controller's metrics (the tests curl it), below
+# the kernel's ephemeral range and outside e2e/cluster's 20000-45000.
+free_port() {
+    used=" $(ss -Htan 2>/dev/null | awk '{n=split($4,a,":"); printf "%s ", a[n]}')"
+    while :; do
+        p=$(( 10000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 10000 ))
+        case "$used" in *" $p "*) continue ;; esac
+        echo "$p"; return
+    done
+}
+# Short leader-election timings, so that the failover test (e2e_faults) does
+# not wait out the default 15 s lease.  A replica is this command plus its own
+# --identity and --metrics-bind-address.
+export DD_CONTROLLER_CMD="$top/$B/dra-doctor controller --kubeconfig $state/controller.kubeconfig \
+--leader-elect-namespace dra-doctor --leader-elect-lease-duration 4 \
+--leader-elect-renew-deadline 3 --leader-elect-retry-period 1"
+DD_CONTROLLER_METRICS="127.0.0.1:$(free_port)"
+export DD_CONTROLLER_METRICS
+export DD_CONTROLLER_LOG="$state/logs/controller.log"
+# shellcheck disable=SC2086
+$DD_CONTROLLER_CMD --identity controller-0 --metrics-bind-address "$DD_CONTROLLER_METRICS" \
+    >"$DD_CONTROLLER_LOG" 2>&1 &
+export DD_CONTROLLER_PID=$!
 pids="$pids $!"
+i=0
+until curl -sf --max-time 2 "http://$DD_CONTROLLER_METRICS/readyz" >/dev/null 2>&1; do
+    i=$((i + 1))
+    if [ $i -gt 240 ] || ! kill -0 "$DD_CONTROLLER_PID" 2>/dev/null; then
+        echo "e2e: the controller did not become ready"; tail -n 40 "$DD_CONTROLLER_LOG"
+        fail=1; record; exit 1
+    fi
+    sleep 0.25
+done
 
 for t in "$B"/e2e/e2e_*; do
     [ -x "$t" ] || continue
+    # shellcheck disable=SC2254
+    case ${t##*/} in ${DD_E2E_ONLY:-*}) ;; *) continue ;; esac
     o=$("$t" 2>&1); rc=$?
     printf '%s\n' "$o"
     p=$(printf '%s\n' "$o" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | tail -n 1)
@@ -67,7 +126,7 @@ for t in "$B"/e2e/e2e_*; do
     [ "$rc" -eq 0 ] || { [ -z "$f" ] && fail=$((fail + 1)); }
 done
 if [ "$fail" -ne 0 ]; then
-    for l in "$state"/logs/controller.log "$state"/logs/nodesim.log "$state"/logs/node-agent.log; do
+    for l in "$state"/logs/controller*.log "$state"/logs/nodesim.log "$state"/logs/node-agent.log; do
         echo "---- $l (tail)"; tail -n 40 "$l" 2>/dev/null
     done
 fi

@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -776,11 +777,13 @@ static int fix_setup(void **state)
     return 0;
 }
 
+static int64_t stop_timed(struct fix *f);
+
 static int fix_teardown(void **state)
 {
     struct fix *f = *state;
 
-    inf_reflector_stop(f->r);
+    stop_timed(f);
     mock_stop();
     inf_store_free(f->store);
     pthread_mutex_destroy(&f->rec.mu);
@@ -997,23 +1000,61 @@ static void list_error_retried_after_backoff(void **state)
     assert_int_equal(inf_reflector_relists(f->r), 0);
 }
 
+struct stopper {
+    struct inf_reflector *r;
+    atomic_int done;
+};
+
+static void *stopper_main(void *arg)
+{
+    struct stopper *s = arg;
+
+    inf_reflector_stop(s->r);
+    atomic_store(&s->done, 1);
+    return NULL;
+}
+
+/* Stops f->r and returns how long that took (ms). */
+static int64_t stop_timed(struct fix *f)
+{
+    struct stopper s;
+    pthread_t th;
+    int64_t t0 = now_ms();
+
+    if (!f->r)
+        return 0;
+    s.r = f->r;
+    atomic_init(&s.done, 0);
+    f->r = NULL;
+    assert_int_equal(pthread_create(&th, NULL, stopper_main, &s), 0);
+    if (!WAIT_FOR(atomic_load(&s.done), 1000)) {
+        /* End the watch from the server's side so the test fails instead of hanging. */
+        mock_push("CLOSE");
+    }
+    pthread_join(th, NULL);
+    return now_ms() - t0;
+}
+
+/* Stops f->r, failing when that takes a second or more. */
+static void stop_promptly(struct fix *f)
+{
+    int64_t took = stop_timed(f);
+
+    if (took >= 1000)
+        fail_msg("stop took %lld ms", (long long)took);
+}
+
 static void stop_interrupts_hanging_watch(void **state)
 {
     struct fix *f = started(state, 0);
-    int64_t t0;
 
     usleep(100000); /* let the watch settle into waiting */
-    t0 = now_ms();
-    inf_reflector_stop(f->r);
-    f->r = NULL;
-    if (now_ms() - t0 >= 1000)
-        fail_msg("stop took %lld ms", (long long)(now_ms() - t0));
+    stop_promptly(f);
 }
 
 static void stop_interrupts_backoff(void **state)
 {
     struct fix *f = *state;
-    int64_t t0;
 
     pthread_mutex_lock(&M.mu);
     M.list_fail = 1000;
@@ -1021,11 +1062,7 @@ static void stop_interrupts_backoff(void **state)
     start(f, -1);
     assert_true(WAIT_FOR(mock_int(&M.nlists) >= 2, 5000)); /* second list: after a backoff */
     usleep(50000);                                          /* now in the next backoff */
-    t0 = now_ms();
-    inf_reflector_stop(f->r);
-    f->r = NULL;
-    if (now_ms() - t0 >= 1000)
-        fail_msg("stop took %lld ms", (long long)(now_ms() - t0));
+    stop_promptly(f);
 }
 
 static void start_rejects_bad_options(void **state)

@@ -1,0 +1,107 @@
+#!/bin/sh
+# Controller benchmark on a real control plane (docs/benchmarks.md, "Controller on a real
+# control plane"):
+#   1. e2e/cluster up in its own state dir (no nodesim: the nodes are fake Node objects whose
+#      Leases bench/ctl-load.py renews; see that file for the load);
+#   2. bench/ctl-load.py creates 100 Nodes, 500 ResourceSlices, 200 DeviceClasses, 6 driver
+#      DaemonSets, ~4,700 claims and 5,000 pods, then waits until the scheduler has bound the
+#      healthy ones;
+#   3. starts `dra-doctor controller` under its own ServiceAccount (deploy/base) and polls
+#      until every pod shows the root cause it should (healthy ones: none);
+#   4. BENCH_SAMPLES (120) reaction samples: create a pod (and its claim) with a fault, time
+#      until the pod's dra-doctor.io/root-cause names it (a watch, so no poll granularity);
+#   5. prints a table: time to diagnose all, reaction p50/p90/p99/max, the controller's peak
+#      RSS (VmHWM) and CPU seconds (utime+stime); tears the cluster down.
+# Usage: bench/controller-bench.sh [BUILD_DIR]   (default build/release)
+# Env: BENCH_PODS (5000), BENCH_NODES (100), BENCH_SAMPLES (120), BENCH_DIR (state dir),
+#      BENCH_KEEP=1 (leave the cluster up), DD_BIN (another dra-doctor binary),
+#      BENCH_CTL_ARGS (extra controller flags), BENCH_MD=file (also write the table as Markdown).
+set -u
+B=${1:-build/release}
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+DD_BIN=${DD_BIN:-$B/dra-doctor}
+SAMPLES=${BENCH_SAMPLES:-120}
+state=${BENCH_DIR:-$(mktemp -d /tmp/dra-doctor-ctlbench.XXXXXX)}
+ctl_pid=""; renew_pid=""
+
+cleanup() {
+    [ -n "$ctl_pid" ] && kill "$ctl_pid" 2>/dev/null && wait "$ctl_pid" 2>/dev/null
+    [ -n "$renew_pid" ] && kill "$renew_pid" 2>/dev/null && wait "$renew_pid" 2>/dev/null
+    if [ "${BENCH_KEEP:-0}" != 1 ]; then
+        e2e/cluster down --dir "$state" --purge >/dev/null 2>&1
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+die() { echo "controller-bench: $*" >&2; exit 1; }
+
+[ -x "$DD_BIN" ] || die "no $DD_BIN (make -s first)"
+unset DD_NODE_SIM
+echo "controller-bench: cluster in $state"
+e2e/cluster up --dir "$state" >"$state.up.log" 2>&1 || { cat "$state.up.log"; die "cluster up failed"; }
+mv "$state.up.log" "$state/up.log"
+eval "$(e2e/cluster env --dir "$state")"
+
+kubectl apply -k deploy/base >/dev/null || die "kubectl apply -k deploy/base failed"
+tok=$(kubectl create token dra-doctor-controller -n dra-doctor --duration=2h) || die "no token"
+kubectl config view --raw --minify -o json >"$state/controller.kubeconfig.json"
+kubectl --kubeconfig="$state/controller.kubeconfig.json" config view --raw >"$state/controller.kubeconfig"
+KUBECONFIG="$state/controller.kubeconfig" kubectl config set-credentials sa --token="$tok" >/dev/null
+KUBECONFIG="$state/controller.kubeconfig" kubectl config set-context --current --user=sa >/dev/null
+
+t=$(date +%s)
+python3 bench/ctl-load.py renew >"$state/logs/renew.log" 2>&1 &
+renew_pid=$!
+python3 bench/ctl-load.py create "$state/expected.json" || die "load creation failed"
+python3 bench/ctl-load.py settle "$state/expected.json" || die "scheduling did not settle"
+python3 bench/ctl-load.py react-setup "$SAMPLES" || die "react-setup failed"
+echo "controller-bench: load ready in $(( $(date +%s) - t )) s"
+npods=$(kubectl get pods -A --no-headers 2>/dev/null | wc -l)
+nclaims=$(kubectl get resourceclaims -A --no-headers 2>/dev/null | wc -l)
+nevents=$(kubectl get events -A --no-headers 2>/dev/null | wc -l)
+
+cpu_s() { awk '{ printf "%.2f", ($14 + $15) / 100 }' "/proc/$1/stat"; }
+hwm_mib() { awk '/^VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
+rss_mib() { awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
+
+t0=$(date +%s.%N)
+# shellcheck disable=SC2086
+"$DD_BIN" controller --kubeconfig "$state/controller.kubeconfig" \
+    --leader-elect-namespace dra-doctor --metrics-bind-address 127.0.0.1:0 ${BENCH_CTL_ARGS:-} \
+    >"$state/logs/controller.log" 2>&1 &
+ctl_pid=$!
+all_s=$(python3 bench/ctl-load.py diagnosed "$state/expected.json" "$t0" 2>"$state/logs/diagnosed.log")
+rc=$?
+tail -n 1 "$state/logs/diagnosed.log"
+[ $rc -eq 0 ] || { tail -n 20 "$state/logs/controller.log"; die "not every pod diagnosed: $all_s"; }
+kill -0 "$ctl_pid" 2>/dev/null || die "controller exited"
+cpu1=$(cpu_s "$ctl_pid"); hwm1=$(hwm_mib "$ctl_pid"); rss1=$(rss_mib "$ctl_pid")
+
+react=$(python3 bench/ctl-load.py react "$SAMPLES" "$state/react.json") || die "reaction samples failed"
+printf '%s\n' "$react"
+cpu2=$(cpu_s "$ctl_pid"); hwm2=$(hwm_mib "$ctl_pid"); rss2=$(rss_mib "$ctl_pid")
+p50=$(printf '%s\n' "$react" | sed -n 's/.*p50 \([0-9.]*\) s, p90.*/\1/p')
+p90=$(printf '%s\n' "$react" | sed -n 's/.*p90 \([0-9.]*\) s.*/\1/p')
+p99=$(printf '%s\n' "$react" | sed -n 's/.*p99 \([0-9.]*\) s.*/\1/p')
+max=$(printf '%s\n' "$react" | sed -n 's/.*max \([0-9.]*\) s, min.*/\1/p')
+answered=$(printf '%s\n' "$react" | sed -n 's/^react: [0-9]* samples, \([0-9]*\) answered.*/\1/p')
+
+verdict() { awk -v v="$1" -v lim="$2" 'BEGIN { print (v != "" && v + 0 <= lim + 0) ? "met" : "MISSED" }'; }
+table() {
+    echo "| measure | value | target |"
+    echo "|---|---:|---|"
+    echo "| load | $npods pods, $nclaims claims, $nevents events, 200 DeviceClasses, 500 ResourceSlices, ${BENCH_NODES:-100} nodes | |"
+    echo "| time until every pod diagnosed | ${all_s} s | |"
+    echo "| CPU s / peak RSS / RSS then | ${cpu1} s / ${hwm1} MiB / ${rss1} MiB | |"
+    echo "| reaction p50 / p90 | ${p50} s / ${p90} s | |"
+    echo "| reaction p99 ($answered of $SAMPLES samples) | ${p99} s | ≤ 1 s: $(verdict "$p99" 1) |"
+    echo "| reaction max | ${max} s | |"
+    echo "| controller peak RSS (VmHWM), end | ${hwm2} MiB | ≤ 64 MiB: $(verdict "$hwm2" 64) |"
+    echo "| controller CPU s (utime+stime), end | ${cpu2} s | |"
+    echo "| controller RSS at end | ${rss2} MiB | |"
+}
+echo
+table
+[ -n "${BENCH_MD:-}" ] && table >"$BENCH_MD"
+exit 0

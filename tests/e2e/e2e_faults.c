@@ -1,0 +1,526 @@
+/*
+ * e2e_faults.c - fault injection against the controller on a real control
+ * plane (see e2e/README.md).
+ *
+ * Run by scripts/e2e.sh, which exports KUBECONFIG (admin), DD_CLUSTER_DIR,
+ * and the controller's DD_CONTROLLER_METRICS (ADDR:PORT of /metrics),
+ * DD_CONTROLLER_PID, DD_CONTROLLER_CMD (the command line of a replica, with
+ * short leader-election timings: lease 4 s, renew deadline 3 s, retry 1 s)
+ * and DD_CONTROLLER_LOG.  The main controller runs as identity controller-0.
+ *
+ *   1. kube-apiserver is SIGKILLed and started again while the controller
+ *      watches: every informer's watch restarts, and the controller goes on
+ *      diagnosing: a pod created afterwards is annotated, and a claim created
+ *      afterwards moves an older pod's diagnosis on.
+ *   2. 410 Gone: with the API server down, etcd gets one more write and is
+ *      compacted at that revision.  Every resourceVersion the informers hold
+ *      is then older than the compacted revision (and older than the new
+ *      watch cache), so each resumed watch must get 410 and relist.
+ *   3. Failover: a second replica (controller-1) joins; the leader is
+ *      SIGKILLed (no release); the other must take the Lease within the lease
+ *      duration plus 5 s and diagnose the pods, including one created while no
+ *      one led.  Then controller-0 is restored as the leader for the programs
+ *      that follow, through a graceful handover.
+ *
+ * Everything runs in namespace dd-faults, deleted at the end.  The broken pod
+ * is always the same fault: a claim reference to a ResourceClaim that does
+ * not exist (root cause ClaimNotFound).
+ */
+#include "harness.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#define NS "dd-faults"
+#define WAIT_S 60          /* generous bound for a diagnosis after a fault */
+#define RECOVER_S 45       /* the controller must be diagnosing again within this */
+#define LEASE_S 4          /* --leader-elect-lease-duration in scripts/e2e.sh */
+#define TAKEOVER_SLACK_S 5 /* allowed on top of the lease duration */
+#define NEW_LEADER_S 5     /* a new leader diagnoses what it saw as a follower within this */
+#define NWATCHES 11        /* informers of the controller (snap_resources in controller/snapshot.c) */
+
+static char out[1 << 20];
+
+/* Runs a shell command; returns its exit status and leaves stdout+stderr in out. */
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+    char cmd[8192];
+    va_list ap;
+    FILE *p;
+    size_t n;
+    int st;
+
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof(cmd), fmt, ap);
+    va_end(ap);
+    if (!(p = popen(cmd, "r")))
+        return -1;
+    n = fread(out, 1, sizeof(out) - 1, p);
+    out[n] = '\0';
+    st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void nap_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+    nanosleep(&ts, NULL);
+}
+
+static const char *env(const char *name)
+{
+    const char *v = getenv(name);
+
+    if (!v || !*v)
+        fail_msg("%s is not set (run through scripts/e2e.sh)", name);
+    return v;
+}
+
+/* ---- the controller's metrics ------------------------------------------ */
+
+/* Value of an unlabelled metric from http://addr/metrics; -1 when unreachable. */
+static double metric(const char *addr, const char *name)
+{
+    size_t len = strlen(name);
+    const char *l;
+
+    if (sh("curl -sf --max-time 3 http://%s/metrics 2>/dev/null", addr))
+        return -1;
+    for (l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+        if (!strncmp(l, name, len) && l[len] == ' ')
+            return strtod(l + len + 1, NULL);
+    fail_msg("no metric %s at %s", name, addr);
+    return -1;
+}
+
+/* Waits until metric name at addr is at least min; returns its value. */
+static double wait_metric(const char *addr, const char *name, double min, int secs)
+{
+    double end = now_s() + secs, v;
+
+    while ((v = metric(addr, name)) < min) {
+        if (now_s() > end)
+            fail_msg("%s at %s: expected >= %.0f within %d s, have %.0f", name, addr, min, secs, v);
+        nap_ms(200);
+    }
+    return v;
+}
+
+static void wait_ready(const char *addr, int secs)
+{
+    double end = now_s() + secs;
+
+    while (sh("curl -sf --max-time 2 http://%s/readyz 2>&1", addr)) {
+        if (now_s() > end)
+            fail_msg("controller at %s not ready within %d s", addr, secs);
+        nap_ms(200);
+    }
+}
+
+/* ---- objects ----------------------------------------------------------- */
+
+/* A pod whose claim reference names a ResourceClaim that does not exist (yet). */
+static void broken_pod(const char *pod, const char *claim)
+{
+    if (sh("kubectl apply -f - 2>&1 <<'EOF'\n"
+           "apiVersion: v1\n"
+           "kind: Pod\n"
+           "metadata: {name: %s, namespace: " NS "}\n"
+           "spec:\n"
+           "  terminationGracePeriodSeconds: 0\n"
+           "  resourceClaims: [{name: gpu, resourceClaimName: %s}]\n"
+           "  containers:\n"
+           "  - name: c\n"
+           "    image: registry.k8s.io/pause:3.10\n"
+           "    resources: {claims: [{name: gpu}]}\n"
+           "EOF\n",
+           pod, claim))
+        fail_msg("cannot create pod %s: %s", pod, out);
+}
+
+/* A claim for a DeviceClass that does not exist. */
+static void claim_without_class(const char *claim)
+{
+    if (sh("kubectl apply -f - 2>&1 <<'EOF'\n"
+           "apiVersion: resource.k8s.io/v1\n"
+           "kind: ResourceClaim\n"
+           "metadata: {name: %s, namespace: " NS "}\n"
+           "spec:\n"
+           "  devices:\n"
+           "    requests:\n"
+           "    - name: gpu\n"
+           "      exactly: {deviceClassName: dd-faults-no-such-class}\n"
+           "EOF\n",
+           claim))
+        fail_msg("cannot create claim %s: %s", claim, out);
+}
+
+static char *pod_root_cause(const char *pod)
+{
+    if (sh("kubectl get pod -n " NS " %s -o "
+           "jsonpath='{.metadata.annotations.dra-doctor\\.io/root-cause}' 2>/dev/null",
+           pod))
+        return NULL;
+    return strdup(out);
+}
+
+/* Waits until pod's root cause is want; returns the seconds it took. */
+static double expect_root(const char *pod, const char *want, int secs)
+{
+    double t0 = now_s(), end = t0 + secs;
+    char *have = NULL;
+
+    for (;;) {
+        free(have);
+        have = pod_root_cause(pod);
+        if (have && !strcmp(have, want))
+            break;
+        if (now_s() > end)
+            fail_msg("pod %s: expected root cause %s within %d s, have \"%s\"", pod, want, secs,
+                     have ? have : "(pod not found)");
+        nap_ms(250);
+    }
+    free(have);
+    return now_s() - t0;
+}
+
+/* The reportingInstance (controller identity) of pod's Warning event with reason. */
+static void expect_event_from(const char *pod, const char *reason, const char *identity)
+{
+    double end = now_s() + WAIT_S;
+
+    while (sh("kubectl get events -n " NS " --field-selector "
+              "involvedObject.name=%s,reason=%s -o jsonpath='{.items[*].reportingInstance}' 2>&1",
+              pod, reason) ||
+           !strstr(out, identity)) {
+        if (now_s() > end)
+            fail_msg("no %s event on pod %s from %s: \"%s\"", reason, pod, identity, out);
+        nap_ms(250);
+    }
+}
+
+static char *lease_holder(void)
+{
+    if (sh("kubectl get lease -n dra-doctor dra-doctor-controller "
+           "-o jsonpath='{.spec.holderIdentity}' 2>/dev/null"))
+        return NULL;
+    return strdup(out);
+}
+
+/* ---- cluster faults ---------------------------------------------------- */
+
+static void cluster(const char *args)
+{
+    double t0 = now_s();
+
+    if (sh("e2e/cluster %s 2>&1", args))
+        fail_msg("e2e/cluster %s failed: %s", args, out);
+    fprintf(stderr, "  e2e/cluster %s: %.1f s\n", args, now_s() - t0);
+}
+
+/* An etcd v3 JSON-gateway call; returns the response (cJSON, free it) or NULL, out says why. */
+static cJSON *etcd(const char *port, const char *method, const char *body)
+{
+    if (sh("curl -sf --max-time 5 -X POST http://127.0.0.1:%s/v3/%s -d '%s' 2>&1", port, method,
+           body))
+        return NULL;
+    return cJSON_Parse(out);
+}
+
+static char *etcd_port(void)
+{
+    if (sh(". '%s/cluster.env' && printf %%s \"$ETCD_PORT\"", env("DD_CLUSTER_DIR")) || !*out)
+        fail_msg("no ETCD_PORT in %s/cluster.env", env("DD_CLUSTER_DIR"));
+    return strdup(out);
+}
+
+/* ---- replicas ---------------------------------------------------------- */
+
+static unsigned free_port(void)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof(sa);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    unsigned port = 0;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd >= 0 && !bind(fd, (struct sockaddr *)&sa, sizeof(sa)) &&
+        !getsockname(fd, (struct sockaddr *)&sa, &len))
+        port = ntohs(sa.sin_port);
+    if (fd >= 0)
+        close(fd);
+    if (!port)
+        fail_msg("no free loopback port");
+    return port;
+}
+
+/* Starts a controller replica in the background; its pid goes to extra-pids for cleanup. */
+static pid_t start_replica(const char *identity, const char *addr, const char *log)
+{
+    long pid;
+    char *end;
+
+    if (sh("%s --identity %s --metrics-bind-address %s >>%s 2>&1 </dev/null & echo $! && "
+           "echo $! >>'%s/extra-pids'",
+           env("DD_CONTROLLER_CMD"), identity, addr, log, env("DD_CLUSTER_DIR")))
+        fail_msg("cannot start replica %s: %s", identity, out);
+    pid = strtol(out, &end, 10);
+    if (pid <= 1 || (*end && *end != '\n'))
+        fail_msg("replica %s: bad pid \"%s\"", identity, out);
+    return (pid_t)pid;
+}
+
+static int alive(pid_t pid)
+{
+    char path[64], buf[256];
+    FILE *f;
+    size_t n;
+
+    /* Not a zombie: the main controller is scripts/e2e.sh's child, reaped only at the end. */
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    if (!(f = fopen(path, "r")))
+        return 0;
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return strstr(buf, ") Z ") == NULL;
+}
+
+static void wait_gone(pid_t pid, int secs)
+{
+    double end = now_s() + secs;
+
+    while (alive(pid)) {
+        if (now_s() > end)
+            fail_msg("process %ld still running after %d s", (long)pid, secs);
+        nap_ms(50);
+    }
+}
+
+/* ---- tests ------------------------------------------------------------- */
+
+static void apiserver_restart(void **state)
+{
+    const char *m = env("DD_CONTROLLER_METRICS");
+    pid_t ctl = (pid_t)strtol(env("DD_CONTROLLER_PID"), NULL, 10);
+    double restarts0, restarts, relists0, t_up, t;
+
+    (void)state;
+    broken_pod("before-restart", "claim-before-restart");
+    expect_root("before-restart", "ClaimNotFound", WAIT_S);
+    restarts0 = metric(m, "dra_doctor_watch_restarts_total");
+    relists0 = metric(m, "dra_doctor_relists_total");
+
+    /* A crash: no graceful close of the watches. */
+    cluster("restart --kill kube-apiserver");
+    t_up = now_s();
+    broken_pod("after-restart", "claim-after-restart");
+    claim_without_class("claim-before-restart");
+    t = expect_root("after-restart", "ClaimNotFound", RECOVER_S);
+    fprintf(stderr, "  new broken pod diagnosed %.1f s after the API server was back\n", t);
+    /* The claim's appearance reached the claim informer: the diagnosis moved on. */
+    expect_root("before-restart", "DeviceClassNotFound", WAIT_S);
+    fprintf(stderr, "  the older pod's diagnosis moved on %.1f s after the API server was back\n",
+            now_s() - t_up);
+
+    /* Every informer noticed its watch break and resumed it. */
+    restarts = wait_metric(m, "dra_doctor_watch_restarts_total", restarts0 + NWATCHES, WAIT_S);
+    fprintf(stderr, "  watch restarts %.0f -> %.0f, relists %.0f -> %.0f\n", restarts0, restarts,
+            relists0, metric(m, "dra_doctor_relists_total"));
+    assert_true(alive(ctl)); /* the same process recovered, nobody restarted it */
+    wait_ready(m, 10);
+}
+
+static void gone_410_relist(void **state)
+{
+    const char *m = env("DD_CONTROLLER_METRICS");
+    char *port = etcd_port(), body[256], etcd_err[300] = "";
+    const char *rev;
+    double relists0, relists, t_up, t;
+    cJSON *r, *c;
+
+    (void)state;
+    relists0 = metric(m, "dra_doctor_relists_total");
+    /*
+     * Deterministic 410: with the API server stopped, nothing can move the
+     * informers' resourceVersions.  One more etcd write (outside /registry,
+     * invisible to Kubernetes) gives a revision R newer than all of them, and
+     * compacting at R removes every older revision.  The restarted API server
+     * fills its watch cache from R onwards, so each informer resuming from its
+     * old resourceVersion gets "410 Gone: too old resource version" (from the
+     * cache, and from etcd too were the cache bypassed), and must relist.
+     */
+    cluster("stop --kill kube-apiserver"); /* SIGTERM would take 10 s */
+    /* Whatever happens with etcd, the API server is started again before failing. */
+    r = etcd(port, "kv/put", "{\"key\":\"L2RkLWZhdWx0cy9maWxsZXI=\",\"value\":\"eA==\"}");
+    rev = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "header"), "revision"));
+    if (rev) {
+        snprintf(body, sizeof(body), "{\"revision\":\"%s\",\"physical\":true}", rev);
+        fprintf(stderr, "  etcd compacted at revision %s\n", rev);
+        cJSON_Delete(c = etcd(port, "kv/compaction", body));
+        if (!c)
+            snprintf(etcd_err, sizeof(etcd_err), "etcd compaction at %s failed: %.200s", rev, out);
+    } else {
+        snprintf(etcd_err, sizeof(etcd_err), "etcd put failed: %.200s", out);
+    }
+    cJSON_Delete(r);
+    free(port);
+    cluster("start kube-apiserver");
+    t_up = now_s();
+    if (etcd_err[0])
+        fail_msg("%s", etcd_err);
+
+    relists = wait_metric(m, "dra_doctor_relists_total", relists0 + NWATCHES, RECOVER_S);
+    fprintf(stderr, "  relists %.0f -> %.0f (every informer), %.1f s after the API server was back\n",
+            relists0, relists, now_s() - t_up);
+    broken_pod("after-410", "claim-after-410");
+    t = expect_root("after-410", "ClaimNotFound", WAIT_S);
+    fprintf(stderr, "  new broken pod diagnosed in %.1f s after the relists\n", t);
+    wait_ready(m, 10);
+}
+
+static void leader_failover(void **state)
+{
+    const char *m0 = env("DD_CONTROLLER_METRICS");
+    char m1[64], log1[512], *holder;
+    pid_t pid0 = (pid_t)strtol(env("DD_CONTROLLER_PID"), NULL, 10), pid1, dead, live;
+    const char *dead_id, *live_id, *live_m;
+    double t_kill, takeover, t;
+    int zero_leads;
+
+    (void)state;
+    /* controller-0 leads (it may have lost the Lease for a moment during the restarts). */
+    wait_metric(m0, "dra_doctor_leader", 1, WAIT_S);
+    snprintf(m1, sizeof(m1), "127.0.0.1:%u", free_port());
+    snprintf(log1, sizeof(log1), "%s/logs/controller-1.log", env("DD_CLUSTER_DIR"));
+    pid1 = start_replica("controller-1", m1, log1);
+    wait_ready(m1, WAIT_S);
+    assert_int_equal((int)metric(m1, "dra_doctor_leader"), 0); /* a follower */
+
+    holder = lease_holder();
+    assert_non_null(holder);
+    fprintf(stderr, "  leader: %s\n", holder);
+    if (strcmp(holder, "controller-0") && strcmp(holder, "controller-1"))
+        fail_msg("unexpected Lease holder \"%s\"", holder);
+    zero_leads = !strcmp(holder, "controller-0");
+    dead = zero_leads ? pid0 : pid1;
+    dead_id = zero_leads ? "controller-0" : "controller-1";
+    live = zero_leads ? pid1 : pid0;
+    live_id = zero_leads ? "controller-1" : "controller-0";
+    live_m = zero_leads ? m1 : m0;
+    free(holder);
+
+    /* SIGKILL: no release, the successor has to wait the Lease out. */
+    assert_int_equal(kill(dead, SIGKILL), 0);
+    t_kill = now_s();
+    wait_gone(dead, 10);
+    /* Broken while nobody leads: the follower must not lose it when it takes over. */
+    broken_pod("during-failover", "claim-during-failover");
+    for (;;) {
+        holder = lease_holder();
+        if (holder && !strcmp(holder, live_id))
+            break;
+        if (now_s() - t_kill > LEASE_S + TAKEOVER_SLACK_S)
+            fail_msg("%s did not take over within %d s (holder \"%s\")", live_id,
+                     LEASE_S + TAKEOVER_SLACK_S, holder ? holder : "");
+        free(holder);
+        nap_ms(100);
+    }
+    free(holder);
+    takeover = now_s() - t_kill;
+    fprintf(stderr, "  %s SIGKILLed; %s took the Lease after %.1f s (lease duration %d s)\n",
+            dead_id, live_id, takeover, LEASE_S);
+    wait_metric(live_m, "dra_doctor_leader", 1, 5);
+
+    /*
+     * The new leader dropped this pod's key as a follower; on gaining the
+     * Lease it must go over every pod by itself, not wait for some unrelated
+     * change in the cluster to trigger a new snapshot.
+     */
+    t = expect_root("during-failover", "ClaimNotFound", NEW_LEADER_S);
+    fprintf(stderr, "  pod broken during the failover diagnosed %.1f s after the takeover\n", t);
+    expect_event_from("during-failover", "ClaimNotFound", live_id);
+    broken_pod("after-failover", "claim-after-failover");
+    t = expect_root("after-failover", "ClaimNotFound", WAIT_S);
+    expect_event_from("after-failover", "ClaimNotFound", live_id);
+    fprintf(stderr, "  pod broken after the failover diagnosed by %s in %.1f s\n", live_id, t);
+    assert_true(alive(live));
+
+    /* Leave controller-0 leading, on its metrics port, for the programs that follow. */
+    if (dead == pid0) {
+        pid0 = start_replica("controller-0", m0, env("DD_CONTROLLER_LOG"));
+        wait_ready(m0, WAIT_S);
+        assert_int_equal(kill(pid1, SIGTERM), 0); /* graceful: releases the Lease */
+        t = now_s();
+        wait_gone(pid1, 15);
+        wait_metric(m0, "dra_doctor_leader", 1, LEASE_S + TAKEOVER_SLACK_S);
+        t = now_s() - t;
+        fprintf(stderr, "  controller-1 stopped (SIGTERM, Lease released); controller-0 leads "
+                        "again after %.1f s\n", t);
+        /* A released Lease is free at once: well below the lease duration. */
+        assert_true(t < LEASE_S);
+    }
+    (void)pid0;
+}
+
+/* ---- setup ------------------------------------------------------------- */
+
+static int setup(void **state)
+{
+    double end = now_s() + WAIT_S;
+
+    (void)state;
+    if (sh("kubectl create namespace " NS " 2>&1")) {
+        fprintf(stderr, "cannot create namespace " NS ": %s\n", out);
+        return -1;
+    }
+    /* Pods are admitted only once the namespace's default ServiceAccount exists. */
+    while (sh("kubectl get serviceaccount default -n " NS " 2>&1")) {
+        if (now_s() > end) {
+            fprintf(stderr, "no default ServiceAccount in " NS "\n");
+            return -1;
+        }
+        nap_ms(200);
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    if (sh("kubectl delete namespace " NS " --wait=true --timeout=60s 2>&1")) {
+        fprintf(stderr, "cannot delete namespace " NS ": %s\n", out);
+        return -1;
+    }
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(apiserver_restart),
+        cmocka_unit_test(gone_410_relist),
+        cmocka_unit_test(leader_failover),
+    };
+    return cmocka_run_group_tests_name("e2e-faults", tests, setup, teardown);
+}
