@@ -131,6 +131,15 @@ static int is_assumed(const struct dra_claim *c)
     return dd_json_str(c->o.json, "metadata", "annotations", DIAG_ANN_ASSUMED, NULL) != NULL;
 }
 
+/* Is f about a stand-in claim (one the quota rejected)? */
+static int assumed_object(const struct dra_model *m, const struct dd_finding *f)
+{
+    const struct dra_claim *c;
+
+    return !strcmp(f->obj.kind, "ResourceClaim") &&
+           (c = dra_find_claim(m, f->obj.namespace_, f->obj.name, 0)) && is_assumed(c);
+}
+
 /* Classes and drivers the pod's claims lead to. */
 static void collect_path(struct pod_view *v, const struct dd_findings *fs)
 {
@@ -359,7 +368,13 @@ void diag_pod(const struct dra_model *m, const struct dd_findings *findings,
         len += (size_t)snprintf(out->list + len, len < sizeof(out->list) ? sizeof(out->list) - len : 0,
                                 "%s%s", i ? "," : "", v->c[i].code);
     }
-    if (v->c[0].f)
+    if (v->c[0].f && assumed_object(m, v->c[0].f))
+        snprintf(out->message, sizeof(out->message),
+                 "ResourceClaim %s/%s does not exist: creating it is refused by the quota "
+                 "(dra-doctor assumes it asks for one device of the class the quota is full "
+                 "for). %s Fix: %s", v->c[0].f->obj.namespace_, v->c[0].f->obj.name,
+                 v->c[0].f->message, v->c[0].f->fix);
+    else if (v->c[0].f)
         snprintf(out->message, sizeof(out->message), "%s Fix: %s", v->c[0].f->message,
                  v->c[0].f->fix);
     else

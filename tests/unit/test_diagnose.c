@@ -196,7 +196,7 @@ static void broken_seed(void **state)
     if (getenv("DIAG_DEBUG"))
         fprintf(stderr, "pod1: [%s] %s\n", r.list, r.message);
     assert_string_equal(r.codes[0], "QuotaExceeded");
-    assert_contains(r.message, "second-gpu");
+    assert_contains(r.message, "ResourceClaim dra-tutorial/second-gpu does not exist");
     assert_contains(r.message, "gpu-quota");
     /* pod1's stand-in claim counts: two claims, one device advertised. */
     assert_true(has_code(&r, "InsufficientDevices"));
