@@ -390,13 +390,14 @@ def plan():
     for q in range(NQUOTA_NS):
         ns = "bench-quota-%d" % q
         nss.add(ns)
+        qc = q % NVALID
         quotas.append((ns_path(ns, "resourcequotas"), {
             "apiVersion": "v1", "kind": "ResourceQuota", "metadata": meta("devices", ns),
-            "spec": {"hard": {"cls-v-000.deviceclass.resource.k8s.io/devices": "1"}}}))
-        claims.append((CLAIMS % ns, claim(ns, "held", "cls-v-000")))
-        node, dev = alloc.take(DRIVERS[0])
+            "spec": {"hard": {"cls-v-%03d.deviceclass.resource.k8s.io/devices" % qc: "1"}}}))
+        claims.append((CLAIMS % ns, claim(ns, "held", "cls-v-%03d" % qc)))
+        node, dev = alloc.take(DRIVERS[qc % len(DRIVERS)])
         p = pod(ns, "held", "held", node=node)
-        p["x-alloc"] = (DRIVERS[0], node, dev, "held")
+        p["x-alloc"] = (DRIVERS[qc % len(DRIVERS)], node, dev, "held")
         pods.append((ns_path(ns, "pods"), p))
         expect["%s/held" % ns] = ""
     for i in range(NFAULT):
@@ -598,7 +599,7 @@ def cmd_react(n, out_path):
                 c.request("GET", "/api/v1/pods?watch=1&timeoutSeconds=25&resourceVersion=" + rv + sel)
                 r = c.getresponse()
                 while not stop.is_set():
-                    line = r.fp.readline()
+                    line = r.readline()
                     if not line:
                         break
                     t = time.monotonic()
