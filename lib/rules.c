@@ -323,71 +323,87 @@ struct claim_event {
     const char *tmpl; /* template name for generated claims, else NULL */
 };
 
+/* Is h a quota key the DRA evaluator charges? */
+static int dra_quota_key(const struct dra_quota_item *h)
+{
+    return !strcmp(h->key, QUOTA_CLAIM_COUNT_KEY) || strstr(h->key, QUOTA_CLASS_SUFFIX);
+}
+
+static void quota_report(struct rule_ctx *ctx, const struct dra_quota *q,
+                         const struct claim_event *ev, const struct dra_quota_item *h,
+                         int64_t per, int64_t need)
+{
+    char msg[MSG_MAX], fix[MSG_MAX], qn[300], on[300], cls[256] = "";
+    const char *sfx = strstr(h->key, QUOTA_CLASS_SUFFIX);
+    size_t len = 0;
+
+    objname(&q->o, qn, sizeof(qn));
+    objname(ev->o, on, sizeof(on));
+    if (ev->tmpl)
+        cat(msg, sizeof(msg), &len,
+            "%s %s creates %lld claim(s) from ResourceClaimTemplate %s; with them the namespace "
+            "needs %s=%lld, but ResourceQuota %s allows %lld, so kube-controller-manager's "
+            "claim creation is rejected (\"exceeded quota: %s\") and the pod never gets its "
+            "claim.",
+            ev->o->kind, on, (long long)ev->claims, ev->tmpl, h->key, (long long)need, qn,
+            (long long)h->hard, q->o.name);
+    else
+        cat(msg, sizeof(msg), &len,
+            "ResourceClaim %s needs %s=%lld; with the claims before it the namespace needs %lld, "
+            "but ResourceQuota %s allows %lld, so the API server rejects it (\"exceeded quota: "
+            "%s\").",
+            on, h->key, (long long)per, (long long)need, qn, (long long)h->hard, q->o.name);
+    snprintf(fix, sizeof(fix), "Raise %s in ResourceQuota %s to at least %lld, or remove that limit.",
+             h->key, qn, (long long)need);
+    if (sfx && (size_t)(sfx - h->key) < sizeof(cls))
+        memcpy(cls, h->key, (size_t)(sfx - h->key));
+    scope(ctx, emit(ctx, ctx->rule->severity, ev->o, 0, msg, fix), *cls ? cls : NULL, NULL,
+          NULL);
+}
+
+/*
+ * Admits claims in order as the quota admission would: a claim that does not
+ * fit is reported and, being rejected, charges nothing, so every later claim
+ * is judged against what was really admitted.  Of a template's N claims the
+ * ones that fit are admitted and the rest reported.
+ */
 static void quota_one(struct rule_ctx *ctx, const struct dra_quota *q,
                       const struct claim_event *ev, size_t nev)
 {
     struct quota_usage u = QUOTA_USAGE_INIT;
-    char *reported = calloc(q->nhard ? q->nhard : 1, 1);
     size_t i, k;
 
-    if (!reported) {
-        ctx->out->oom = 1;
-        return;
-    }
     for (i = 0; i < nev; i++) {
-        struct quota_usage before = QUOTA_USAGE_INIT;
+        struct quota_usage one = QUOTA_USAGE_INIT;
+        int64_t fit = ev[i].claims;
+        const struct dra_quota_item *over = NULL;
 
-        if (quota_usage_add_claim(&before, ev[i].spec, 1) ||
-            quota_usage_add_claim(&u, ev[i].spec, ev[i].claims)) {
+        if (quota_usage_add_claim(&one, ev[i].spec, 1)) {
             ctx->out->oom = 1;
-            quota_usage_release(&before);
             break;
         }
         for (k = 0; k < q->nhard; k++) {
             const struct dra_quota_item *h = &q->hard[k];
-            int64_t used = quota_usage_get(&u, h->key);
-            int64_t per = quota_usage_get(&before, h->key);
-            char msg[MSG_MAX], fix[MSG_MAX], qn[300], on[300];
-            size_t len = 0;
-
-            if (reported[k] || used <= h->hard || per == 0 ||
-                (strcmp(h->key, QUOTA_CLAIM_COUNT_KEY) &&
-                 !strstr(h->key, QUOTA_CLASS_SUFFIX)))
+            int64_t per = quota_usage_get(&one, h->key), room;
+            if (per <= 0 || !dra_quota_key(h))
                 continue;
-            reported[k] = 1;
-            objname(&q->o, qn, sizeof(qn));
-            objname(ev[i].o, on, sizeof(on));
-            if (ev[i].tmpl)
-                cat(msg, sizeof(msg), &len,
-                    "%s %s creates %lld claim(s) from ResourceClaimTemplate %s; with them the "
-                    "namespace needs %s=%lld, but ResourceQuota %s allows %lld, so "
-                    "kube-controller-manager's claim creation is rejected (\"exceeded quota: %s\") "
-                    "and the pod never gets its claim.",
-                    ev[i].o->kind, on, (long long)ev[i].claims, ev[i].tmpl, h->key,
-                    (long long)used, qn, (long long)h->hard, q->o.name);
-            else
-                cat(msg, sizeof(msg), &len,
-                    "ResourceClaim %s needs %s=%lld; with the claims before it the namespace "
-                    "needs %lld, but ResourceQuota %s allows %lld, so the API server rejects it "
-                    "(\"exceeded quota: %s\").",
-                    on, h->key, (long long)per, (long long)used, qn, (long long)h->hard,
-                    q->o.name);
-            snprintf(fix, sizeof(fix),
-                     "Raise %s in ResourceQuota %s to at least %lld, or remove that limit.",
-                     h->key, qn, (long long)used);
-            {
-                char cls[256] = "";
-                const char *sfx = strstr(h->key, QUOTA_CLASS_SUFFIX);
-                if (sfx && (size_t)(sfx - h->key) < sizeof(cls))
-                    memcpy(cls, h->key, (size_t)(sfx - h->key));
-                scope(ctx, emit(ctx, ctx->rule->severity, ev[i].o, 0, msg, fix),
-                      *cls ? cls : NULL, NULL, NULL);
+            room = h->hard - quota_usage_get(&u, h->key);
+            if (room < 0)
+                room = 0;
+            if (room / per < fit) {
+                fit = room / per;
+                over = h;
             }
         }
-        quota_usage_release(&before);
+        if (over)
+            quota_report(ctx, q, &ev[i], over, quota_usage_get(&one, over->key),
+                         quota_usage_get(&u, over->key) +
+                             quota_usage_get(&one, over->key) * ev[i].claims);
+        if (fit > 0 && quota_usage_add_claim(&u, ev[i].spec, fit))
+            ctx->out->oom = 1;
+        quota_usage_release(&one);
     }
     quota_usage_release(&u);
-    free(reported);
 }
 
 /* Claims and pods by namespace (then model order), so that each quota visits its own. */

@@ -231,6 +231,15 @@ static void quota_exceeded(void **state)
     assert_string_equal(f->obj.name, "second");
     assert_contains(f->fix, "at least 2");
     snap_free(&s);
+    /* A rejected claim charges nothing: with room for one, the second and third are rejected. */
+    only(&s, objs("[%s,%s,%s,%s,%s,%s]", QUOTA("gpu.deviceclass.resource.k8s.io/devices", "1"),
+                  CLAIM("first", "gpu"), CLAIM("second", "gpu"), CLAIM("third", "gpu"),
+                  CLASS("gpu", "device.driver == 'gpu.example.com'"), SLICE2),
+         "QuotaExceeded", 2);
+    assert_string_equal(s.f.v[0].obj.name, "second");
+    assert_string_equal(s.f.v[1].obj.name, "third");
+    assert_contains(s.f.v[1].fix, "at least 2"); /* second was never admitted */
+    snap_free(&s);
     only(&s, objs("[%s,%s,%s,%s,%s]", QUOTA("gpu.deviceclass.resource.k8s.io/devices", "2"),
                   CLAIM("first", "gpu"), CLAIM("second", "gpu"),
                   CLASS("gpu", "device.driver == 'gpu.example.com'"), SLICE2),
