@@ -61,43 +61,119 @@ struct ctl {
     pthread_mutex_t mu;        /* guards snap, dirty */
     pthread_cond_t cv;
     struct snapshot *snap;     /* current snapshot; refs guarded by mu */
-    int dirty;
+    int dirty;                 /* the caches changed since the last snapshot */
+    int requeue_all;           /* ...in a way any pod's diagnosis may depend on */
+    char **pending;            /* pods whose own state changed since the last snapshot */
+    size_t npending, cappending;
     int led;                   /* builder thread only: leading at its last look */
     atomic_int stop;
     atomic_ulong reconciles, errors, patches, events, builds;
 };
 
 /* ---- informer handlers ---------------------------------------------------- */
+/*
+ * Handlers only record what changed.  A pod's own change (or an Event about
+ * it) re-diagnoses that pod once the next snapshot holds the change; a
+ * change to anything else (a class, a slice, a quota...) re-diagnoses every
+ * pod.  Node heartbeats change nothing a rule reads and are ignored, or a
+ * cluster with many nodes would rebuild forever.
+ */
+
+#define MAX_PENDING 10000 /* beyond that, re-diagnosing everything is cheaper to track */
 
 static int pod_has_claims(const cJSON *pod)
 {
     return cJSON_GetArraySize(dd_json_arr(pod, "spec", "resourceClaims", NULL)) > 0;
 }
 
+static void mark_dirty_locked(struct ctl *c, int all)
+{
+    c->dirty = 1;
+    c->requeue_all |= all;
+    pthread_cond_signal(&c->cv);
+}
+
 static void mark_dirty(struct ctl *c)
 {
     pthread_mutex_lock(&c->mu);
-    c->dirty = 1;
-    pthread_cond_signal(&c->cv);
+    mark_dirty_locked(c, 0);
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void note_pod(struct ctl *c, const char *ns, const char *name)
+{
+    char key[KEY_MAX], *dup;
+
+    snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", name ? name : "");
+    pthread_mutex_lock(&c->mu);
+    if (c->npending == c->cappending && c->npending < MAX_PENDING) {
+        size_t cap = c->cappending ? c->cappending * 2 : 64;
+        char **v = realloc(c->pending, cap * sizeof(*v));
+        if (v) {
+            c->pending = v;
+            c->cappending = cap;
+        }
+    }
+    if (c->npending < c->cappending && (dup = strdup(key)))
+        c->pending[c->npending++] = dup;
+    else
+        c->requeue_all = 1;
+    mark_dirty_locked(c, 0);
     pthread_mutex_unlock(&c->mu);
 }
 
 static void on_pod(struct ctl *c, const cJSON *pod)
 {
-    char key[KEY_MAX];
+    if (pod_has_claims(pod))
+        note_pod(c, dd_json_str(pod, "metadata", "namespace", NULL),
+                 dd_json_str(pod, "metadata", "name", NULL));
+}
 
-    if (!pod_has_claims(pod))
-        return;
-    mark_dirty(c);
-    wq_add(c->q, inf_key(pod, key, sizeof(key)));
+static void on_any(struct ctl *c)
+{
+    pthread_mutex_lock(&c->mu);
+    mark_dirty_locked(c, 1);
+    pthread_mutex_unlock(&c->mu);
+}
+
+static int same(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* Only Events the diagnosis reads matter, and only to the pod they are about. */
+static void on_event(struct ctl *c, const cJSON *e)
+{
+    static const char *const reasons[] = { "FailedScheduling", "FailedResourceClaimCreation",
+                                           "Failed" };
+    const char *reason = dd_json_str(e, "reason", NULL);
+    const cJSON *about = dd_json_path(e, "involvedObject", NULL);
+    size_t i;
+
+    for (i = 0; reason && i < sizeof(reasons) / sizeof(reasons[0]); i++)
+        if (!strcmp(reason, reasons[i]) && same(dd_json_str(about, "kind", NULL), "Pod"))
+            note_pod(c, dd_json_str(about, "namespace", NULL), dd_json_str(about, "name", NULL));
 }
 
 static void h_pod_add(void *ctx, const cJSON *o) { on_pod(ctx, o); }
 static void h_pod_upd(void *ctx, const cJSON *a, const cJSON *b) { (void)a; on_pod(ctx, b); }
 static void h_pod_del(void *ctx, const cJSON *o) { on_pod(ctx, o); }
-static void h_any_add(void *ctx, const cJSON *o) { (void)o; mark_dirty(ctx); }
-static void h_any_upd(void *ctx, const cJSON *a, const cJSON *b) { (void)a; (void)b; mark_dirty(ctx); }
-static void h_any_del(void *ctx, const cJSON *o) { (void)o; mark_dirty(ctx); }
+static void h_ev_add(void *ctx, const cJSON *o) { on_event(ctx, o); }
+static void h_ev_upd(void *ctx, const cJSON *a, const cJSON *b) { (void)a; on_event(ctx, b); }
+static void h_ev_del(void *ctx, const cJSON *o) { (void)ctx; (void)o; }
+static void h_any_add(void *ctx, const cJSON *o) { (void)o; on_any(ctx); }
+static void h_any_upd(void *ctx, const cJSON *a, const cJSON *b) { (void)a; (void)b; on_any(ctx); }
+static void h_any_del(void *ctx, const cJSON *o) { (void)o; on_any(ctx); }
+
+static void h_node_upd(void *ctx, const cJSON *a, const cJSON *b)
+{
+    if (same(dd_json_str(a, "metadata", "annotations", DRA_NODE_CDI_ANNOTATION, NULL),
+             dd_json_str(b, "metadata", "annotations", DRA_NODE_CDI_ANNOTATION, NULL)) &&
+        same(dd_json_str(a, "status", "nodeInfo", "containerRuntimeVersion", NULL),
+             dd_json_str(b, "status", "nodeInfo", "containerRuntimeVersion", NULL)))
+        return;
+    on_any(ctx);
+}
 
 /* ---- snapshots ------------------------------------------------------------ */
 
@@ -170,6 +246,9 @@ static void *builder(void *arg)
     while (!atomic_load(&c->stop)) {
         cJSON *objs;
         struct snapshot *s, *old;
+        char **keys;
+        size_t nkeys;
+        int all;
 
         pthread_mutex_lock(&c->mu);
         while (!c->dirty && !atomic_load(&c->stop)) {
@@ -187,19 +266,34 @@ static void *builder(void *arg)
             timed_wait_ms(&c->cv, &c->mu, LEADER_POLL_MS);
             led = lease_is_leader(c->lease);
             if (led && !c->led)
-                c->dirty = 1;
+                mark_dirty_locked(c, 1);
             c->led = led;
         }
+        /* What changed before the copy below is in this snapshot; later changes mark
+         * the next one dirty. */
         c->dirty = 0;
+        all = c->requeue_all || !c->snap;
+        c->requeue_all = 0;
+        keys = c->pending;
+        nkeys = c->npending;
+        c->pending = NULL;
+        c->npending = c->cappending = 0;
         pthread_mutex_unlock(&c->mu);
-        if (atomic_load(&c->stop))
+        if (atomic_load(&c->stop)) {
+            while (nkeys)
+                free(keys[--nkeys]);
+            free(keys);
             break;
+        }
         objs = cJSON_CreateArray();
         for (i = 0; objs && i < snap_nresources; i++)
             inf_store_foreach(c->stores[i], copy_obj, objs);
         if (!objs || !(s = snapshot_build(objs, client, NULL, &err))) {
             fprintf(stderr, "dra-doctor controller: %s\n", err.msg);
-            mark_dirty(c);
+            while (nkeys)
+                free(keys[--nkeys]);
+            free(keys);
+            on_any(c);
             sleep_ms(1000);
             continue;
         }
@@ -209,13 +303,19 @@ static void *builder(void *arg)
         c->snap = s;
         pthread_mutex_unlock(&c->mu);
         snap_put(c, old);
-        /* Anything may have changed for any pod: let the workers compare. */
-        for (i = 0; i < s->m.npods; i++)
+        /* The workers compare each affected pod's diagnosis with its annotations. */
+        for (i = 0; all && i < s->m.npods; i++)
             if (s->m.pods[i].status) {
                 char key[KEY_MAX];
                 snprintf(key, sizeof(key), "%s/%s", s->m.pods[i].o.ns, s->m.pods[i].o.name);
                 wq_add(c->q, key);
             }
+        for (i = 0; i < nkeys; i++) {
+            if (!all)
+                wq_add(c->q, keys[i]);
+            free(keys[i]);
+        }
+        free(keys);
         sleep_ms(SNAPSHOT_MIN_MS);
     }
     kube_client_free(client);
@@ -227,11 +327,6 @@ static void *builder(void *arg)
 static const char *ann(const cJSON *pod, const char *key)
 {
     return dd_json_str(pod, "metadata", "annotations", key, NULL);
-}
-
-static int same(const char *a, const char *b)
-{
-    return (!a && !b) || (a && b && !strcmp(a, b));
 }
 
 static void now_rfc3339(char *buf, size_t size)
@@ -333,9 +428,10 @@ static int reconcile(struct ctl *c, struct kube_client *k, const char *key)
         int claims = pod_has_claims(pod);
         snap_put(c, s);
         cJSON_Delete(pod);
+        /* The next snapshot re-queues it; meanwhile nothing is lost. */
         if (claims)
-            mark_dirty(c);
-        return claims;
+            note_pod(c, ns, name);
+        return 0;
     }
     diag_pod(&s->m, &s->f, p, &r);
     snap_put(c, s);
@@ -628,6 +724,9 @@ static void shutdown_all(struct ctl *c, pthread_t *threads, int nthreads, const 
     for (i = 0; i < snap_nresources; i++)
         inf_store_free(c->stores[i]);
     snapshot_free(c->snap);
+    while (c->npending)
+        free(c->pending[--c->npending]);
+    free(c->pending);
     wq_free(c->q);
     kube_config_release(&c->cfg);
 }
@@ -635,7 +734,7 @@ static void shutdown_all(struct ctl *c, pthread_t *threads, int nthreads, const 
 int controller_main(int argc, char **argv)
 {
     struct ctl *c = calloc(1, sizeof(*c));
-    struct inf_handlers pods, others;
+    struct inf_handlers pods, events, nodes, others;
     struct httpd_route routes[3];
     pthread_t threads[64], b;
     struct httpd_opts hopts;
@@ -667,6 +766,8 @@ int controller_main(int argc, char **argv)
     pthread_cond_init(&c->cv, NULL);
     c->q = wq_new(NULL);
     pods = (struct inf_handlers){ c, h_pod_add, h_pod_upd, h_pod_del };
+    events = (struct inf_handlers){ c, h_ev_add, h_ev_upd, h_ev_del };
+    nodes = (struct inf_handlers){ c, h_any_add, h_node_upd, h_any_del };
     others = (struct inf_handlers){ c, h_any_add, h_any_upd, h_any_del };
     for (i = 0; i < snap_nresources; i++) {
         const struct snap_resource *r = &snap_resources[i];
@@ -677,8 +778,14 @@ int controller_main(int argc, char **argv)
         kube_path(path, sizeof(path), r->group, r->version, r->resource, NULL, NULL, NULL);
         ro.path = path;
         ro.selector = r->selector;
-        if (!(c->refl[i] = inf_reflector_start(&c->cfg, &ro, c->stores[i], i ? &others : &pods,
-                                               &err))) {
+        ro.transform = snapshot_trim;
+        if (!(c->refl[i] = inf_reflector_start(
+                  &c->cfg, &ro, c->stores[i],
+                  !strcmp(r->resource, "pods")     ? &pods
+                  : !strcmp(r->resource, "events") ? &events
+                  : !strcmp(r->resource, "nodes")  ? &nodes
+                                                   : &others,
+                  &err))) {
             fprintf(stderr, "dra-doctor controller: watching %s: %s\n", r->resource, err.msg);
             goto out;
         }

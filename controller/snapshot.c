@@ -85,6 +85,41 @@ static int collect_sar(struct snapshot *s, struct kube_client *c)
     return 0;
 }
 
+static size_t key_hash(const char *ns, const char *name)
+{
+    size_t h = 1469598103934665603ULL;
+    const char *p;
+
+    for (p = ns; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    h = (h ^ '/') * 1099511628211ULL;
+    for (p = name; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    return h;
+}
+
+/* Workers look a pod up for every key they take: index the Pods once per snapshot. */
+static int index_pods(struct snapshot *s)
+{
+    size_t cap = 16, i;
+
+    while (cap < 2 * s->m.npods)
+        cap *= 2;
+    if (!(s->pod_idx = calloc(cap, sizeof(*s->pod_idx))))
+        return -1;
+    s->npod_idx = cap;
+    for (i = 0; i < s->m.npods; i++) {
+        const struct dra_podspec *p = &s->m.pods[i];
+        size_t h;
+        if (strcmp(p->o.kind, "Pod"))
+            continue;
+        for (h = key_hash(p->o.ns, p->o.name) & (cap - 1); s->pod_idx[h]; h = (h + 1) & (cap - 1))
+            ;
+        s->pod_idx[h] = i + 1;
+    }
+    return 0;
+}
+
 struct snapshot *snapshot_build(cJSON *objects, struct kube_client *client,
                                 const struct rule_options *opt, struct dd_err *err)
 {
@@ -113,7 +148,7 @@ struct snapshot *snapshot_build(cJSON *objects, struct kube_client *client,
         goto oom;
     s->m.sar = s->sar;
     s->m.nsar = s->nsar;
-    if (dd_rules_run(&s->m, opt, &s->f))
+    if (dd_rules_run(&s->m, opt, &s->f) || index_pods(s))
         goto oom;
     return s;
 oom:
@@ -160,13 +195,26 @@ cJSON *snapshot_list_all(struct kube_client *c, struct dd_err *err)
 
 const struct dra_podspec *snapshot_pod(const struct snapshot *s, const char *ns, const char *name)
 {
-    size_t i;
+    size_t h, mask = s->npod_idx - 1;
 
-    for (i = 0; i < s->m.npods; i++)
-        if (!strcmp(s->m.pods[i].o.kind, "Pod") && !strcmp(s->m.pods[i].o.ns, ns) &&
-            !strcmp(s->m.pods[i].o.name, name))
-            return &s->m.pods[i];
+    if (!s->npod_idx)
+        return NULL;
+    for (h = key_hash(ns, name) & mask; s->pod_idx[h]; h = (h + 1) & mask) {
+        const struct dra_podspec *p = &s->m.pods[s->pod_idx[h] - 1];
+        if (!strcmp(p->o.ns, ns) && !strcmp(p->o.name, name))
+            return p;
+    }
     return NULL;
+}
+
+void snapshot_trim(cJSON *obj)
+{
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, "managedFields");
+    cJSON_DeleteItemFromObjectCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(meta, "annotations"),
+        "kubectl.kubernetes.io/last-applied-configuration");
 }
 
 void snapshot_free(struct snapshot *s)
@@ -179,5 +227,6 @@ void snapshot_free(struct snapshot *s)
     cJSON_Delete(s->assumed);
     free(s->sar);
     free(s->sar_strings);
+    free(s->pod_idx);
     free(s);
 }

@@ -38,6 +38,8 @@ struct snapshot {
     char *sar_strings;      /* owned storage behind sar[].ns/sa */
     struct dra_model m;
     struct dd_findings f;
+    size_t *pod_idx;        /* owned: open-addressing index of Pods (1 + position; 0 empty) */
+    size_t npod_idx;        /* its capacity, a power of two */
     int refs;               /* guarded by the owner's lock */
 };
 
@@ -54,9 +56,13 @@ struct snapshot *snapshot_build(cJSON *objects, struct kube_client *client,
  * client may not list (403) is skipped with a note on stderr; other errors fail. */
 cJSON *snapshot_list_all(struct kube_client *c, struct dd_err *err);
 
-/* The Pod ns/name of the snapshot, or NULL. */
+/* The Pod ns/name of the snapshot, or NULL (constant time). */
 const struct dra_podspec *snapshot_pod(const struct snapshot *s, const char *ns, const char *name);
 
 void snapshot_free(struct snapshot *s);
+
+/* Drops what no rule reads (metadata.managedFields, kubectl's last-applied copy) before an
+ * object is cached: the informers' transform. */
+void snapshot_trim(cJSON *obj);
 
 #endif

@@ -114,15 +114,13 @@ static void add_cand(struct pod_view *v, const char *code, const struct dd_findi
 static const struct dra_event *last_event(const struct dra_model *m, const struct dra_podspec *p,
                                           const char *reason, const char *needle)
 {
-    const struct dra_event *hit = NULL;
-    size_t i;
+    const struct dra_event *hit = NULL, *ev;
+    size_t i, n;
 
-    for (i = 0; i < m->nevents; i++) {
-        const struct dra_event *e = &m->events[i];
-        if (STRIEQ(e->kind, "Pod") && STRIEQ(e->ns, p->o.ns) && STRIEQ(e->name, p->o.name) &&
-            STRIEQ(e->reason, reason) && (!needle || strstr(e->message, needle)))
-            hit = e;
-    }
+    ev = dra_events_about(m, "Pod", p->o.ns, p->o.name, &n);
+    for (i = 0; i < n; i++)
+        if (STRIEQ(ev[i].reason, reason) && (!needle || strstr(ev[i].message, needle)))
+            hit = &ev[i];
     return hit;
 }
 

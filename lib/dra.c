@@ -464,6 +464,7 @@ static enum dd_rc add_event(struct dra_model *m, const cJSON *obj, int v1core)
     if (!(e = PUSH(m->events, m->nevents, m->capevents)))
         return DD_ENOMEM;
     e->type = str_or(dd_json_str(obj, "type", NULL), "");
+    e->seq = m->nevents - 1;
     e->reason = str_or(dd_json_str(obj, "reason", NULL), "");
     e->message = str_or(dd_json_str(obj, v1core ? "message" : "note", NULL), "");
     e->kind = str_or(dd_json_str(about, "kind", NULL), "");
@@ -801,6 +802,43 @@ static void index_claims(struct dra_model *m)
     m->nclaims_indexed = m->nclaims;
 }
 
+static int cmp_event_obj(const struct dra_event *a, const char *kind, const char *ns,
+                         const char *name)
+{
+    int c;
+
+    if ((c = strcmp(a->kind, kind)) || (c = strcmp(a->ns, ns)))
+        return c;
+    return strcmp(a->name, name);
+}
+
+static int cmp_events(const void *pa, const void *pb)
+{
+    const struct dra_event *a = pa, *b = pb;
+    int c = cmp_event_obj(a, b->kind, b->ns, b->name);
+
+    return c ? c : (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+const struct dra_event *dra_events_about(const struct dra_model *m, const char *kind,
+                                         const char *ns, const char *name, size_t *n)
+{
+    size_t lo = 0, hi = m->nevents, end;
+
+    /* Lower bound of the object's run in the sorted array. */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp_event_obj(&m->events[mid], kind, ns, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (end = lo; end < m->nevents && !cmp_event_obj(&m->events[end], kind, ns, name); end++)
+        ;
+    *n = end - lo;
+    return m->events + lo;
+}
+
 enum dd_rc dra_model_finish(struct dra_model *m)
 {
     struct dra_runtime *r;
@@ -808,6 +846,8 @@ enum dd_rc dra_model_finish(struct dra_model *m)
     enum dd_rc rc;
 
     index_claims(m);
+    if (m->nevents > 1)
+        qsort(m->events, m->nevents, sizeof(*m->events), cmp_events);
     for (i = 0; i < m->npods; i++)
         if (m->pods[i].replicas < 0 && (rc = detect_driver(m, i)) != DD_OK)
             return rc;

@@ -175,6 +175,7 @@ struct dra_event {
     const char *kind;     /* of the object it is about */
     const char *ns;
     const char *name;
+    size_t seq;           /* order of arrival: the later of two events is the newer */
 };
 
 /*
@@ -294,6 +295,11 @@ const char *dra_container_flag(const struct dra_container *c, const char *flag);
 const struct dra_claim *dra_pod_claim_resolve(const struct dra_model *m,
                                               const struct dra_podspec *p,
                                               const struct dra_pod_claim *pc);
+
+/* The events about object kind ns/name, in arrival order: *n of them from the returned
+ * pointer (dra_model_finish sorts events by object). */
+const struct dra_event *dra_events_about(const struct dra_model *m, const char *kind,
+                                         const char *ns, const char *name, size_t *n);
 
 /* The runtime facts of node (NULL: the lint file, or the only entry), or NULL. */
 const struct dra_runtime *dra_runtime_for_node(const struct dra_model *m, const char *node);

@@ -467,6 +467,7 @@ struct inf_reflector {
     int min_to, max_to;         /* watch timeout range, seconds */
     struct inf_store *store;    /* borrowed */
     struct inf_handlers h;
+    void (*transform)(cJSON *obj); /* optional */
 
     pthread_mutex_t mu;         /* with cond: lets stop cut a backoff sleep short */
     pthread_cond_t cond;
@@ -577,6 +578,11 @@ static enum dd_rc relist(struct inf_reflector *r)
     rc = kube_list(r->c, r->path, r->selector, r->page_size, &items, &rv, &st, &err);
     if (rc != DD_OK)
         return rc;
+    if (r->transform) {
+        cJSON *it;
+        cJSON_ArrayForEach(it, items)
+            r->transform(it);
+    }
     if (store_replace(r->store, items, &old)) {
         free(rv);
         return DD_ENOMEM;
@@ -635,6 +641,8 @@ static int on_event(void *ctx, const char *type, cJSON *obj)
     }
     set_rv(r, dd_json_str(obj, "metadata", "resourceVersion", NULL));
     if (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED")) {
+        if (r->transform)
+            r->transform(obj);
         /* obj now belongs to the store; it stays valid here because only we write. */
         if (store_put(r->store, key, obj, &old))
             return 0;
@@ -721,6 +729,7 @@ struct inf_reflector *inf_reflector_start(const struct kube_config *cfg,
     if (!(r->c = kube_client_new(cfg, opts->client, err)))
         goto fail;
     r->page_size = opts->page_size > 0 ? opts->page_size : 500;
+    r->transform = opts->transform;
     r->min_to = opts->min_watch_timeout_s > 0 ? opts->min_watch_timeout_s : 300;
     r->max_to = opts->max_watch_timeout_s > 0 ? opts->max_watch_timeout_s : 600;
     if (r->max_to < r->min_to)

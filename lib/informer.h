@@ -90,6 +90,9 @@ struct inf_reflector_opts {
     int min_watch_timeout_s;/* default 300 */
     int max_watch_timeout_s;/* default 600 */
     const struct kube_client_opts *client; /* for the reflector's client; NULL: defaults */
+    /* Optional: trims an object before it is stored (client-go's TransformFunc), e.g. drops
+     * metadata.managedFields no consumer reads.  Called on the reflector thread. */
+    void (*transform)(cJSON *obj);
 };
 
 struct inf_reflector;
