@@ -207,14 +207,55 @@ const struct dra_podspec *snapshot_pod(const struct snapshot *s, const char *ns,
     return NULL;
 }
 
+/* Keeps only the named members of o (NULL-terminated list). */
+static void keep_only(cJSON *o, const char *const *names)
+{
+    cJSON *it = o ? o->child : NULL, *next;
+    size_t i;
+
+    for (; it; it = next) {
+        int keep = 0;
+        next = it->next;
+        for (i = 0; names[i] && !keep; i++)
+            keep = it->string && !strcmp(it->string, names[i]);
+        if (!keep)
+            cJSON_Delete(cJSON_DetachItemViaPointer(o, it));
+    }
+}
+
 void snapshot_trim(cJSON *obj)
 {
-    cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    static const char *const pod_spec[] = { "resourceClaims", "nodeName", "serviceAccountName",
+                                            "serviceAccount", "containers", NULL };
+    static const char *const pod_status[] = { "phase", "containerStatuses",
+                                              "resourceClaimStatuses", NULL };
+    static const char *const ctr[] = { "name", NULL };
+    static const char *const ctr_status[] = { "name", "state", NULL };
+    static const char *const node_status[] = { "nodeInfo", NULL };
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata"), *it;
+    const char *kind = dd_json_str(obj, "kind", NULL);
 
     cJSON_DeleteItemFromObjectCaseSensitive(meta, "managedFields");
     cJSON_DeleteItemFromObjectCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(meta, "annotations"),
         "kubectl.kubernetes.io/last-applied-configuration");
+    if (!kind)
+        return;
+    /* A Pod is read for its claims, node, phase and container states (lib/dra.c, diagnose.c);
+     * its containers' names only.  Thousands of pods make this most of the memory. */
+    if (!strcmp(kind, "Pod")) {
+        cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
+        cJSON *status = cJSON_GetObjectItemCaseSensitive(obj, "status");
+        keep_only(spec, pod_spec);
+        cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(spec, "containers"))
+            keep_only(it, ctr);
+        keep_only(status, pod_status);
+        cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(status, "containerStatuses"))
+            keep_only(it, ctr_status);
+    } else if (!strcmp(kind, "Node")) {
+        /* Only the agent's annotation and the runtime version say anything about CDI. */
+        keep_only(cJSON_GetObjectItemCaseSensitive(obj, "status"), node_status);
+    }
 }
 
 void snapshot_free(struct snapshot *s)

@@ -24,28 +24,10 @@ B=${1:?usage: e2e.sh BUILD_DIR}
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 state=$(mktemp -d /tmp/dra-doctor-e2e.XXXXXX)
-pids=""
 pass=0; fail=0
 
-# Pids the tests recorded, if they still run dra-doctor (never a recycled pid).
-extra_pids() {
-    [ -f "$state/extra-pids" ] || return 0
-    while read -r p; do
-        tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -q "dra-doctor controller" && echo "$p"
-    done <"$state/extra-pids"
-}
-
 cleanup() {
-    for p in $pids; do kill "$p" 2>/dev/null; done
-    for p in $pids; do wait "$p" 2>/dev/null; done
-    x=$(extra_pids)
-    for p in $x; do kill "$p" 2>/dev/null; done
-    for p in $x; do
-        i=0
-        while [ -d "/proc/$p" ] && [ $i -lt 50 ]; do i=$((i + 1)); sleep 0.1; done
-        kill -KILL "$p" 2>/dev/null
-    done
-    e2e/cluster down --dir "$state" >/dev/null 2>&1
+    scripts/stack.sh down "$state"
 }
 trap cleanup EXIT INT TERM
 
@@ -55,55 +37,28 @@ record() {
     echo "e2e: $pass passed, $fail failed"
 }
 
-root="$state/node-1/host"
-mkdir -p "$root/etc/containerd"
-export DD_NODE_SIM="$top/$B/nodesim --node node-1 --root $root"
-if ! e2e/cluster up --dir "$state" >"$state/up.log" 2>&1; then
-    cat "$state/up.log"; fail=1; record; exit 1
+# The cluster, the simulated node, dra-doctor's RBAC and node agent; the controller is
+# started below with the tests' own flags.
+if ! DD_STACK_CONTROLLER=0 scripts/stack.sh up "$state" "$B"; then
+    fail=1; record; exit 1
 fi
 eval "$(e2e/cluster env --dir "$state")"
-export DD_HOST_ROOT="$root"
+export DD_HOST_ROOT="$state/node-1/host"
 
-# dra-doctor's own identities: a kubeconfig per ServiceAccount token.
-kubectl apply -k deploy/base >/dev/null || { fail=1; record; exit 1; }
-sa_kubeconfig() { # SA FILE
-    tok=$(kubectl create token "$1" -n dra-doctor --duration=2h) || return 1
-    kubectl config view --raw --minify -o json >"$2.json" || return 1
-    kubectl --kubeconfig="$2.json" config view --raw >"$2" 2>/dev/null
-    KUBECONFIG="$2" kubectl config set-credentials sa --token="$tok" >/dev/null &&
-    KUBECONFIG="$2" kubectl config set-context --current --user=sa >/dev/null
-}
-sa_kubeconfig dra-doctor-controller "$state/controller.kubeconfig" || { fail=1; record; exit 1; }
-sa_kubeconfig dra-doctor-node "$state/node.kubeconfig" || { fail=1; record; exit 1; }
-
-"$B/dra-doctor" node --kubeconfig "$state/node.kubeconfig" --node node-1 --host-root "$root" \
-    --interval 1 >"$state/logs/node-agent.log" 2>&1 &
-pids="$pids $!"
-
-# A free loopback port for the controller's metrics (the tests curl it), below
-# the kernel's ephemeral range and outside e2e/cluster's 20000-45000.
-free_port() {
-    used=" $(ss -Htan 2>/dev/null | awk '{n=split($4,a,":"); printf "%s ", a[n]}')"
-    while :; do
-        p=$(( 10000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 10000 ))
-        case "$used" in *" $p "*) continue ;; esac
-        echo "$p"; return
-    done
-}
 # Short leader-election timings, so that the failover test (e2e_faults) does
 # not wait out the default 15 s lease.  A replica is this command plus its own
 # --identity and --metrics-bind-address.
 export DD_CONTROLLER_CMD="$top/$B/dra-doctor controller --kubeconfig $state/controller.kubeconfig \
 --leader-elect-namespace dra-doctor --leader-elect-lease-duration 4 \
 --leader-elect-renew-deadline 3 --leader-elect-retry-period 1"
-DD_CONTROLLER_METRICS="127.0.0.1:$(free_port)"
+DD_CONTROLLER_METRICS="127.0.0.1:$(scripts/stack.sh port)"
 export DD_CONTROLLER_METRICS
 export DD_CONTROLLER_LOG="$state/logs/controller.log"
 # shellcheck disable=SC2086
 $DD_CONTROLLER_CMD --identity controller-0 --metrics-bind-address "$DD_CONTROLLER_METRICS" \
     >"$DD_CONTROLLER_LOG" 2>&1 &
 export DD_CONTROLLER_PID=$!
-pids="$pids $!"
+echo "$DD_CONTROLLER_PID" >>"$state/dd.pids"
 i=0
 until curl -sf --max-time 2 "http://$DD_CONTROLLER_METRICS/readyz" >/dev/null 2>&1; do
     i=$((i + 1))

@@ -3,30 +3,50 @@
 #
 #   scripts/stack.sh up STATE BUILD_DIR   control plane + simulated node (e2e/cluster,
 #                                         e2e/sim), dra-doctor's RBAC (deploy/base), the
-#                                         node agent and the controller, each under its
-#                                         own ServiceAccount token (not as admin)
-#   scripts/stack.sh down STATE           stops all of it
+#                                         node agent and (unless DD_STACK_CONTROLLER=0) the
+#                                         controller, each under its own ServiceAccount's
+#                                         token (not as admin)
+#   scripts/stack.sh down STATE           stops all of it, including controller replicas
+#                                         whose pids a test appended to STATE/extra-pids
+#   scripts/stack.sh port                 prints a free loopback port
 #
-# After `up`, `eval "$(e2e/cluster env --dir STATE)"` gives kubectl; the
-# simulated node's filesystem is STATE/node-1/host; logs are in STATE/logs/.
-# Extra controller flags: DD_CONTROLLER_ARGS.  The controller's metrics
-# address is written to STATE/controller.metrics.
+# After `up`: `eval "$(e2e/cluster env --dir STATE)"` gives kubectl; the simulated node's
+# filesystem is STATE/node-1/host; logs are in STATE/logs/; STATE/controller.kubeconfig is the
+# controller's identity; the controller's metrics address is in STATE/controller.metrics.
+# Extra controller flags: DD_CONTROLLER_ARGS.
 set -eu
-cmd=${1:?usage: stack.sh up STATE BUILD_DIR | down STATE}
-state=${2:?usage: stack.sh up STATE BUILD_DIR | down STATE}
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
+# A free loopback port below the kernel's ephemeral range and outside e2e/cluster's 20000-45000.
 free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+    used=" $(ss -Htan 2>/dev/null | awk '{n=split($4,a,":"); printf "%s ", a[n]}')"
+    while :; do
+        p=$((10000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 10000))
+        case "$used" in *" $p "*) continue ;; esac
+        echo "$p"
+        return
+    done
 }
 
-# A kubeconfig for ServiceAccount $1 (token from the TokenRequest API) in file $2.
+cmd=${1:?usage: stack.sh up STATE BUILD_DIR | down STATE | port}
+[ "$cmd" = port ] && { free_port; exit 0; }
+state=${2:?usage: stack.sh up STATE BUILD_DIR | down STATE}
+
+# A kubeconfig for ServiceAccount $1 (a TokenRequest token) in file $2.
 sa_kubeconfig() {
     tok=$(kubectl create token "$1" -n dra-doctor --duration=12h)
     kubectl config view --raw --minify >"$2"
     KUBECONFIG="$2" kubectl config set-credentials "$1" --token="$tok" >/dev/null
     KUBECONFIG="$2" kubectl config set-context --current --user="$1" >/dev/null
+}
+
+# Pids in a file that still run a dra-doctor process (never a recycled pid).
+live_pids() {
+    [ -f "$1" ] || return 0
+    while read -r p; do
+        tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -q "dra-doctor" && echo "$p"
+    done <"$1"
 }
 
 case "$cmd" in
@@ -40,28 +60,28 @@ up)
     kubectl apply -k deploy/base >/dev/null
     sa_kubeconfig dra-doctor-controller "$state/controller.kubeconfig"
     sa_kubeconfig dra-doctor-node "$state/node.kubeconfig"
-    port=$(free_port)
-    echo "127.0.0.1:$port" >"$state/controller.metrics"
     # The agent reads the simulated node's containerd config, as its DaemonSet would the host's.
-    setsid "$B/dra-doctor" node --kubeconfig "$state/node.kubeconfig" --node node-1 \
+    "$B/dra-doctor" node --kubeconfig "$state/node.kubeconfig" --node node-1 \
         --host-root "$root" --interval 1 >"$state/logs/node-agent.log" 2>&1 &
     echo $! >>"$state/dd.pids"
+    [ "${DD_STACK_CONTROLLER:-1}" = 0 ] && exit 0
+    addr="127.0.0.1:$(free_port)"
+    echo "$addr" >"$state/controller.metrics"
     # shellcheck disable=SC2086
-    setsid "$B/dra-doctor" controller --kubeconfig "$state/controller.kubeconfig" \
-        --leader-elect-namespace dra-doctor --metrics-bind-address "127.0.0.1:$port" \
+    "$B/dra-doctor" controller --kubeconfig "$state/controller.kubeconfig" \
+        --leader-elect-namespace dra-doctor --metrics-bind-address "$addr" \
         ${DD_CONTROLLER_ARGS:-} >"$state/logs/controller.log" 2>&1 &
     echo $! >>"$state/dd.pids"
     ;;
 down)
-    if [ -f "$state/dd.pids" ]; then
-        for p in $(cat "$state/dd.pids"); do kill "$p" 2>/dev/null || true; done
-        for p in $(cat "$state/dd.pids"); do
-            i=0
-            while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-            kill -9 "$p" 2>/dev/null || true
-        done
-        rm -f "$state/dd.pids"
-    fi
+    x="$(live_pids "$state/dd.pids") $(live_pids "$state/extra-pids")"
+    for p in $x; do kill "$p" 2>/dev/null || true; done
+    for p in $x; do
+        i=0
+        while [ -d "/proc/$p" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+        kill -KILL "$p" 2>/dev/null || true
+    done
+    rm -f "$state/dd.pids"
     e2e/cluster down --dir "$state" >/dev/null 2>&1 || true
     ;;
 *)
