@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -747,6 +748,9 @@ int controller_main(int argc, char **argv)
 
     if (!c)
         return 2;
+    /* A dozen threads (reflectors, workers, builder) would each get a malloc arena of their
+     * own; objects made on one and freed on another leave every arena at its peak. */
+    mallopt(M_ARENA_MAX, 2);
     if ((rc = parse_args(&c->o, argc, argv))) {
         free(c);
         return rc > 0 ? 0 : 2;
