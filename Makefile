@@ -57,7 +57,7 @@ $(B)/tests/%: tests/unit/%.c $(B)/libdd.a tests/unit/harness.h
 	@echo "  TEST    $@"
 	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -Itests/unit -o $@ $< $(B)/libdd.a $(LDLIBS) -lcmocka
 
-$(B)/e2e/%: tests/e2e/%.c $(B)/libdd.a tests/unit/harness.h
+$(B)/e2e/%: tests/e2e/%.c $(B)/libdd.a tests/unit/harness.h tests/e2e/e2e.h
 	@mkdir -p $(dir $@)
 	@echo "  E2E     $@"
 	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -Itests/unit -o $@ $< $(B)/libdd.a $(LDLIBS) -lcmocka

@@ -28,6 +28,8 @@
  */
 #include "harness.h"
 
+#include "e2e.h"
+
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -47,28 +49,6 @@
 #define NEW_LEADER_S 5     /* a new leader diagnoses what it saw as a follower within this */
 #define NWATCHES 11        /* informers of the controller (snap_resources in controller/snapshot.c) */
 
-static char out[1 << 20];
-
-/* Runs a shell command; returns its exit status and leaves stdout+stderr in out. */
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-    char cmd[8192];
-    va_list ap;
-    FILE *p;
-    size_t n;
-    int st;
-
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof(cmd), fmt, ap);
-    va_end(ap);
-    if (!(p = popen(cmd, "r")))
-        return -1;
-    n = fread(out, 1, sizeof(out) - 1, p);
-    out[n] = '\0';
-    st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 static double now_s(void)
 {

@@ -11,6 +11,8 @@
  */
 #include "harness.h"
 
+#include "e2e.h"
+
 #include <stdarg.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -23,28 +25,6 @@
 #define NS "dra-tutorial"
 #define WAIT_S 90
 
-static char out[1 << 20];
-
-/* Runs a shell command; returns its exit status and leaves stdout+stderr in out. */
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    FILE *p;
-    size_t n;
-    int st;
-
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof(cmd), fmt, ap);
-    va_end(ap);
-    if (!(p = popen(cmd, "r")))
-        return -1;
-    n = fread(out, 1, sizeof(out) - 1, p);
-    out[n] = '\0';
-    st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 static void apply(const char *file)
 {
