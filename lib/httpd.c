@@ -322,7 +322,14 @@ struct httpd *httpd_start(const struct httpd_opts *opts, const struct httpd_rout
     unsigned short port = opts ? opts->port : 0;
     unsigned threads = opts && opts->threads ? opts->threads : DEFAULT_THREADS;
     int tls = opts && opts->cert_file && opts->key_file;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
+    /*
+     * poll(), not epoll: libmicrohttpd 0.9.75 removes the listen socket from its epoll set
+     * both in MHD_quiesce_daemon (our thread) and in its polling thread when the connection
+     * limit is reached; the two race and the loser aborts the process ("Failed to remove
+     * listen FD from epoll set"), seen under ASan in test_httpd.  A health, metrics or
+     * webhook server of a few hundred connections loses nothing with poll().
+     */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC |
                      MHD_USE_ERROR_LOG;
     struct sockaddr_in6 sa6;
     struct sockaddr_in sa4;
