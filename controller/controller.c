@@ -66,6 +66,14 @@ struct ctl {
     int requeue_all;           /* ...in a way any pod's diagnosis may depend on */
     char **pending;            /* pods whose own state changed since the last snapshot */
     size_t npending, cappending;
+    /* Snapshots borrow the informers' objects instead of copying them; an object a store
+     * lets go of waits in the graveyard until no snapshot that may hold it is alive. */
+    pthread_mutex_t gmu;       /* guards everything below */
+    struct grave { cJSON *obj; uint64_t epoch; } *graves;
+    size_t ngraves, capgraves;
+    uint64_t collect_id;       /* id of the newest snapshot that started collecting */
+    uint64_t alive[256];       /* ids of snapshots not yet freed */
+    size_t nalive;
     int led;                   /* builder thread only: leading at its last look */
     atomic_int stop;
     atomic_ulong reconciles, errors, patches, events, builds;
@@ -178,14 +186,95 @@ static void h_node_upd(void *ctx, const cJSON *a, const cJSON *b)
 
 /* ---- snapshots ------------------------------------------------------------ */
 
-static int copy_obj(void *ctx, const cJSON *obj)
+/* The informers' drop hook: objects may still be borrowed by a snapshot collected before. */
+static void on_drop(void *ctx, cJSON *obj)
 {
-    cJSON *dup = cJSON_Duplicate(obj, 1);
+    struct ctl *c = ctx;
 
-    if (!dup || !cJSON_AddItemToArray(ctx, dup)) {
-        cJSON_Delete(dup);
-        return 1;
+    pthread_mutex_lock(&c->gmu);
+    if (c->ngraves == c->capgraves) {
+        size_t cap = c->capgraves ? c->capgraves * 2 : 256;
+        struct grave *g = realloc(c->graves, cap * sizeof(*g));
+        if (!g) {
+            /* Cannot defer: leaking one object beats freeing one a snapshot may hold. */
+            pthread_mutex_unlock(&c->gmu);
+            return;
+        }
+        c->graves = g;
+        c->capgraves = cap;
     }
+    c->graves[c->ngraves].obj = obj;
+    c->graves[c->ngraves++].epoch = c->collect_id;
+    pthread_mutex_unlock(&c->gmu);
+}
+
+/* Frees the dropped objects no alive snapshot can hold (all of them when none is alive). */
+static void sweep(struct ctl *c)
+{
+    uint64_t min = UINT64_MAX;
+    size_t i, k = 0;
+
+    pthread_mutex_lock(&c->gmu);
+    for (i = 0; i < c->nalive; i++)
+        if (c->alive[i] < min)
+            min = c->alive[i];
+    for (i = 0; i < c->ngraves; i++) {
+        /* A snapshot with id <= epoch may have collected the object before it was dropped. */
+        if (c->graves[i].epoch < min)
+            cJSON_Delete(c->graves[i].obj);
+        else
+            c->graves[k++] = c->graves[i];
+    }
+    c->ngraves = k;
+    pthread_mutex_unlock(&c->gmu);
+}
+
+/* Registers a new snapshot id before it collects objects; 0 when too many are alive. */
+static uint64_t snap_begin(struct ctl *c)
+{
+    uint64_t id = 0;
+
+    pthread_mutex_lock(&c->gmu);
+    if (c->nalive < sizeof(c->alive) / sizeof(c->alive[0])) {
+        id = ++c->collect_id;
+        c->alive[c->nalive++] = id;
+    }
+    pthread_mutex_unlock(&c->gmu);
+    return id;
+}
+
+static void snap_end(struct ctl *c, uint64_t id)
+{
+    size_t i;
+
+    pthread_mutex_lock(&c->gmu);
+    for (i = 0; i < c->nalive; i++)
+        if (c->alive[i] == id) {
+            c->alive[i] = c->alive[--c->nalive];
+            break;
+        }
+    pthread_mutex_unlock(&c->gmu);
+    sweep(c);
+}
+
+struct collect {
+    const cJSON **v;
+    size_t n, cap;
+};
+
+static int collect_obj(void *ctx, const cJSON *obj)
+{
+    struct collect *col = ctx;
+
+    if (col->n == col->cap) {
+        size_t cap = col->cap ? col->cap * 2 : 4096;
+        const cJSON **v = realloc(col->v, cap * sizeof(*v));
+        if (!v)
+            return 1;
+        col->v = v;
+        col->cap = cap;
+    }
+    col->v[col->n++] = obj;
     return 0;
 }
 
@@ -202,6 +291,7 @@ static struct snapshot *snap_get(struct ctl *c)
 
 static void snap_put(struct ctl *c, struct snapshot *s)
 {
+    uint64_t id;
     int last;
 
     if (!s)
@@ -209,8 +299,11 @@ static void snap_put(struct ctl *c, struct snapshot *s)
     pthread_mutex_lock(&c->mu);
     last = --s->refs == 0;
     pthread_mutex_unlock(&c->mu);
-    if (last)
-        snapshot_free(s);
+    if (!last)
+        return;
+    id = s->id;
+    snapshot_free(s);
+    snap_end(c, id);
 }
 
 static void sleep_ms(long ms)
@@ -245,7 +338,8 @@ static void *builder(void *arg)
     dd_err_clear(&err);
     client = kube_client_new(&c->cfg, NULL, &err);
     while (!atomic_load(&c->stop)) {
-        cJSON *objs;
+        struct collect col;
+        uint64_t id;
         struct snapshot *s, *old;
         char **keys;
         size_t nkeys;
@@ -286,11 +380,17 @@ static void *builder(void *arg)
             free(keys);
             break;
         }
-        objs = cJSON_CreateArray();
-        for (i = 0; objs && i < snap_nresources; i++)
-            inf_store_foreach(c->stores[i], copy_obj, objs);
-        if (!objs || !(s = snapshot_build(objs, client, NULL, &err))) {
-            fprintf(stderr, "dra-doctor controller: %s\n", err.msg);
+        memset(&col, 0, sizeof(col));
+        id = snap_begin(c);
+        for (i = 0; id && i < snap_nresources; i++)
+            inf_store_foreach(c->stores[i], collect_obj, &col);
+        s = id ? snapshot_build(NULL, col.v, col.n, client, NULL, &err) : NULL;
+        if (!s) {
+            if (id)
+                snap_end(c, id);
+            else
+                free(col.v);
+            fprintf(stderr, "dra-doctor controller: %s\n", id ? err.msg : "too many snapshots");
             while (nkeys)
                 free(keys[--nkeys]);
             free(keys);
@@ -298,6 +398,7 @@ static void *builder(void *arg)
             sleep_ms(1000);
             continue;
         }
+        s->id = id;
         atomic_fetch_add(&c->builds, 1);
         pthread_mutex_lock(&c->mu);
         old = c->snap;
@@ -723,8 +824,11 @@ static void shutdown_all(struct ctl *c, pthread_t *threads, int nthreads, const 
         if (c->refl[i])
             inf_reflector_stop(c->refl[i]);
     for (i = 0; i < snap_nresources; i++)
-        inf_store_free(c->stores[i]);
-    snapshot_free(c->snap);
+        inf_store_free(c->stores[i]); /* their objects go to the graveyard */
+    if (c->snap)
+        snap_put(c, c->snap);
+    sweep(c);
+    free(c->graves);
     while (c->npending)
         free(c->pending[--c->npending]);
     free(c->pending);
@@ -767,6 +871,7 @@ int controller_main(int argc, char **argv)
     sigaddset(&sigs, SIGINT);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     pthread_mutex_init(&c->mu, NULL);
+    pthread_mutex_init(&c->gmu, NULL);
     pthread_cond_init(&c->cv, NULL);
     c->q = wq_new(NULL);
     pods = (struct inf_handlers){ c, h_pod_add, h_pod_upd, h_pod_del };
@@ -778,6 +883,7 @@ int controller_main(int argc, char **argv)
         struct inf_reflector_opts ro;
         if (!(c->stores[i] = inf_store_new()))
             goto out;
+        inf_store_set_drop(c->stores[i], on_drop, c);
         memset(&ro, 0, sizeof(ro));
         kube_path(path, sizeof(path), r->group, r->version, r->resource, NULL, NULL, NULL);
         ro.path = path;
@@ -834,6 +940,7 @@ int controller_main(int argc, char **argv)
 out:
     shutdown_all(c, threads, nthreads, have_builder ? &b : NULL);
     pthread_mutex_destroy(&c->mu);
+    pthread_mutex_destroy(&c->gmu);
     pthread_cond_destroy(&c->cv);
     free(c);
     return code;

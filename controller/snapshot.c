@@ -120,23 +120,31 @@ static int index_pods(struct snapshot *s)
     return 0;
 }
 
-struct snapshot *snapshot_build(cJSON *objects, struct kube_client *client,
-                                const struct rule_options *opt, struct dd_err *err)
+struct snapshot *snapshot_build(cJSON *owned, const cJSON **borrowed, size_t n,
+                                struct kube_client *client, const struct rule_options *opt,
+                                struct dd_err *err)
 {
     struct snapshot *s = calloc(1, sizeof(*s));
     const cJSON *it;
+    size_t i;
 
     if (!s) {
-        cJSON_Delete(objects);
+        cJSON_Delete(owned);
+        free(borrowed);
         dd_failf(err, DD_ENOMEM, "out of memory building a snapshot");
         return NULL;
     }
-    s->objects = objects;
+    s->objects = owned;
+    s->borrowed = borrowed;
+    s->nborrowed = n;
     s->refs = 1;
     dra_model_init(&s->m, NULL, NULL);
     s->m.live = 1;
-    cJSON_ArrayForEach(it, objects)
+    cJSON_ArrayForEach(it, owned)
         if (dra_model_add(&s->m, it, NULL, 0) != DD_OK)
+            goto oom;
+    for (i = 0; i < n; i++)
+        if (dra_model_add(&s->m, borrowed[i], NULL, 0) != DD_OK)
             goto oom;
     if (dra_model_finish(&s->m) != DD_OK)
         goto oom;
@@ -265,6 +273,7 @@ void snapshot_free(struct snapshot *s)
     dd_findings_release(&s->f);
     dra_model_release(&s->m);
     cJSON_Delete(s->objects);
+    free(s->borrowed);
     cJSON_Delete(s->assumed);
     free(s->sar);
     free(s->sar_strings);

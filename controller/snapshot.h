@@ -31,7 +31,10 @@ extern const struct snap_resource snap_resources[];
 extern const size_t snap_nresources;
 
 struct snapshot {
-    cJSON *objects;         /* owned: every object, an array */
+    cJSON *objects;         /* owned objects (an array), or NULL */
+    const cJSON **borrowed; /* owned array of borrowed objects (the controller's caches) */
+    size_t nborrowed;
+    uint64_t id;            /* the builder's sequence number (controller) */
     cJSON *assumed;         /* owned: stand-in claims (diag_assume_rejected_claims), or NULL */
     struct dra_sar *sar;    /* owned array */
     size_t nsar;
@@ -44,13 +47,16 @@ struct snapshot {
 };
 
 /*
- * Builds a snapshot from objects (a cJSON array; ownership passes to the
- * snapshot, even on failure).  client, when not NULL, is used to ask the
- * API server SubjectAccessReviews for each driver's ServiceAccount (the only
- * I/O here).  opt may be NULL.  Returns NULL on ENOMEM (err says so).
+ * Builds a snapshot from objects: owned (a cJSON array, taken) and/or
+ * borrowed[0..n) (the array is taken and freed with the snapshot; the objects
+ * are only borrowed and must outlive it).  Either may be NULL.  Ownership
+ * passes even on failure.  client, when not NULL, is used to ask the API
+ * server SubjectAccessReviews for each driver's ServiceAccount (the only I/O
+ * here).  opt may be NULL.  Returns NULL on ENOMEM (err says so).
  */
-struct snapshot *snapshot_build(cJSON *objects, struct kube_client *client,
-                                const struct rule_options *opt, struct dd_err *err);
+struct snapshot *snapshot_build(cJSON *owned, const cJSON **borrowed, size_t n,
+                                struct kube_client *client, const struct rule_options *opt,
+                                struct dd_err *err);
 
 /* Lists every snap_resource with c into one array (new; cJSON_Delete it).  A resource the
  * client may not list (403) is skipped with a note on stderr; other errors fail. */

@@ -47,6 +47,8 @@ struct inf_store {
     pthread_mutex_t mu;         /* guards t and gen */
     struct table t;
     uint64_t gen;               /* bumped on every change */
+    void (*drop)(void *ctx, cJSON *obj); /* see inf_store_set_drop; NULL frees */
+    void *drop_ctx;
 };
 
 static uint64_t hash_str(const char *s)
@@ -56,6 +58,14 @@ static uint64_t hash_str(const char *s)
     while (*s)
         h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
     return h;
+}
+
+void inf_store_set_drop(struct inf_store *s, void (*fn)(void *ctx, cJSON *obj), void *ctx)
+{
+    pthread_mutex_lock(&s->mu);
+    s->drop = fn;
+    s->drop_ctx = ctx;
+    pthread_mutex_unlock(&s->mu);
 }
 
 const char *inf_key(const cJSON *obj, char *buf, size_t size)
@@ -82,7 +92,16 @@ struct inf_store *inf_store_new(void)
     return s;
 }
 
-static void table_release(struct table *t)
+/* Lets go of an object that was in the store: freed, or handed to the drop hook. */
+static void drop(struct inf_store *s, cJSON *obj)
+{
+    if (obj && s && s->drop)
+        s->drop(s->drop_ctx, obj);
+    else
+        cJSON_Delete(obj);
+}
+
+static void table_release(struct inf_store *s, struct table *t)
 {
     size_t i;
 
@@ -92,7 +111,7 @@ static void table_release(struct table *t)
         for (; e; e = next) {
             next = e->next;
             free(e->key);
-            cJSON_Delete(e->obj);
+            drop(s, e->obj);
             free(e);
         }
     }
@@ -114,7 +133,7 @@ void inf_store_free(struct inf_store *s)
 {
     if (!s)
         return;
-    table_release(&s->t);
+    table_release(s, &s->t);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
@@ -400,7 +419,7 @@ enum dd_rc inf_store_put(struct inf_store *s, const cJSON *obj)
         return DD_EINVAL;
     if (!(copy = cJSON_Duplicate(obj, 1)) || store_put(s, key, copy, &old))
         return DD_ENOMEM;
-    cJSON_Delete(old);
+    drop(s, old);
     return DD_OK;
 }
 
@@ -410,7 +429,7 @@ int inf_store_delete(struct inf_store *s, const char *key)
 
     if (!s || !key || !(old = store_take(s, key)))
         return 0;
-    cJSON_Delete(old);
+    drop(s, old);
     return 1;
 }
 
@@ -440,7 +459,7 @@ static int store_replace(struct inf_store *s, cJSON *items, struct table *old)
     }
     cJSON_Delete(items);
     if (rc) {
-        table_release(&t);
+        table_release(NULL, &t); /* never published */
         return -1;
     }
     /* The new table is built outside the lock, so readers wait only for the swap. */
@@ -601,7 +620,7 @@ static enum dd_rc relist(struct inf_reflector *r)
                 call_update(r, prev, e->obj);
             else
                 call_add(r, e->obj);
-            cJSON_Delete(prev);
+            drop(r->store, prev);
         }
     }
     for (i = 0; i < old.nb; i++) {
@@ -610,7 +629,7 @@ static enum dd_rc relist(struct inf_reflector *r)
         for (e = old.b[i]; e; e = e->next)
             call_delete(r, e->obj);
     }
-    table_release(&old);
+    table_release(r->store, &old);
     if (atomic_load(&r->synced))
         atomic_fetch_add(&r->relists, 1);
     free(r->rv);
@@ -650,12 +669,12 @@ static int on_event(void *ctx, const char *type, cJSON *obj)
             call_update(r, old, obj);
         else
             call_add(r, obj);
-        cJSON_Delete(old);
+        drop(r->store, old);
     } else if (!strcmp(type, "DELETED")) {
         /* The event carries the final state; report that, known before or not. */
         old = store_take(r->store, key);
         call_delete(r, obj);
-        cJSON_Delete(old);
+        drop(r->store, old);
         cJSON_Delete(obj);
     } else {
         cJSON_Delete(obj);

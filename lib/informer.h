@@ -44,6 +44,15 @@ struct inf_store;
 struct inf_store *inf_store_new(void);
 void inf_store_free(struct inf_store *s);
 
+/*
+ * Objects the store lets go of (replaced, deleted, dropped at a relist, or
+ * at inf_store_free) go to fn (which takes them) instead of being freed, so
+ * a consumer that kept borrowing them after inf_store_foreach (the
+ * controller's snapshots) can free them once it is done.  Set it before the
+ * store is used.
+ */
+void inf_store_set_drop(struct inf_store *s, void (*fn)(void *ctx, cJSON *obj), void *ctx);
+
 /* "ns/name" (or "name" when cluster-scoped) of obj into buf.  Returns buf, or NULL
  * when obj has no metadata.name or the key does not fit. */
 const char *inf_key(const cJSON *obj, char *buf, size_t size);
