@@ -4,12 +4,12 @@
  *
  * Threads: one reflector per watched resource (lib/informer), one snapshot
  * builder, N workers, the leader-election candidate, the HTTP server, and
- * the main thread waiting for SIGTERM.  Reflector handlers only mark the
- * snapshot dirty and enqueue pod keys; the builder batches changes into a new
- * snapshot at most every SNAPSHOT_MIN_MS and then enqueues every DRA pod, so
- * a change to a class or a slice re-diagnoses the pods it may affect; a
- * worker compares the diagnosis with the pod's annotations and patches only
- * on a difference, so the loop converges.
+ * the main thread waiting for SIGTERM.  Reflector handlers only record what
+ * changed (see "informer handlers"); the builder batches changes into a new
+ * snapshot at most every SNAPSHOT_MIN_MS and then enqueues the pods they may
+ * affect (a pod's own change: that pod; a class, claim or slice: every pod);
+ * a worker compares the diagnosis with the pod's annotations and patches
+ * only on a difference, so the loop converges.
  */
 #include "controller.h"
 
@@ -34,7 +34,7 @@
 #include "snapshot.h"
 #include "workqueue.h"
 
-#define SNAPSHOT_MIN_MS 100  /* batch bursts of changes into one rebuild */
+#define SNAPSHOT_MIN_MS 25   /* batch bursts of changes into one rebuild */
 #define LEADER_POLL_MS 250   /* how often the builder looks for a gain of leadership */
 #define KEY_MAX WQ_KEY_SIZE
 #define REPORTER "dra-doctor"

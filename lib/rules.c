@@ -1097,11 +1097,13 @@ static int build_inventory(const struct rule_ctx *ctx, struct inventory *inv)
 /*
  * Devices of the inventory matching every selector of cls.  A selector whose
  * driver name is a typo is evaluated as if it named the driver it was meant
- * to (SelectorMatchesNoDriver reports the typo itself).  Returns -1 when the
- * answer cannot be known.
+ * to (SelectorMatchesNoDriver reports the typo itself).  Counting stops at
+ * need: only a shortfall is reported, with its exact figure.  Returns -1 when
+ * the answer cannot be known.
  */
 static int64_t class_supply(const struct rule_ctx *ctx, const struct dra_class *cls,
-                            const struct inventory *inv, const struct dra_driver **from)
+                            const struct inventory *inv, int64_t need,
+                            const struct dra_driver **from)
 {
     struct rule_names drivers = { { 0 }, 0 };
     struct driver_verdict v[32];
@@ -1126,7 +1128,7 @@ static int64_t class_supply(const struct rule_ctx *ctx, const struct dra_class *
         if (any || names_has(&drivers, inv->unknown.v[i]))
             return -1;
     *from = NULL;
-    for (i = 0; i < inv->n; i++) {
+    for (i = 0; i < inv->n && supply < need; i++) {
         int ok = 1;
         if (!any && !names_has(&drivers, inv->v[i].dev.driver))
             continue;
@@ -1219,7 +1221,7 @@ static void check_devices(struct rule_ctx *ctx)
         size_t len = 0;
         int64_t supply;
 
-        if (!dem[i].n || (supply = class_supply(ctx, cls, &inv, &from)) < 0 || supply >= dem[i].n)
+        if (!dem[i].n || (supply = class_supply(ctx, cls, &inv, dem[i].n, &from)) < 0 || supply >= dem[i].n)
             continue;
         cat(msg, sizeof(msg), &len,
             "Claims need %lld device(s) of DeviceClass %s (%s), but the known inventory offers "
