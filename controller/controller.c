@@ -34,7 +34,7 @@
 #include "snapshot.h"
 #include "workqueue.h"
 
-#define SNAPSHOT_MIN_MS 25   /* batch bursts of changes into one rebuild */
+#define SNAPSHOT_MIN_MS 100  /* batch bursts of changes into one rebuild */
 #define LEADER_POLL_MS 250   /* how often the builder looks for a gain of leadership */
 #define KEY_MAX WQ_KEY_SIZE
 #define REPORTER "dra-doctor"
