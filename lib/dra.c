@@ -865,17 +865,6 @@ enum dd_rc dra_model_finish(struct dra_model *m)
     return DD_OK;
 }
 
-const struct dra_runtime *dra_runtime_for_node(const struct dra_model *m, const char *node)
-{
-    size_t i;
-
-    for (i = 0; i < m->nruntimes; i++)
-        if (m->runtimes[i].src == DRA_RT_FILE || (node && m->runtimes[i].node &&
-                                                  STRIEQ(m->runtimes[i].node, node)))
-            return &m->runtimes[i];
-    return !node && m->nruntimes == 1 ? &m->runtimes[0] : NULL;
-}
-
 const struct dra_claim *dra_pod_claim_resolve(const struct dra_model *m,
                                               const struct dra_podspec *p,
                                               const struct dra_pod_claim *pc)

@@ -301,9 +301,6 @@ const struct dra_claim *dra_pod_claim_resolve(const struct dra_model *m,
 const struct dra_event *dra_events_about(const struct dra_model *m, const char *kind,
                                          const char *ns, const char *name, size_t *n);
 
-/* The runtime facts of node (NULL: the lint file, or the only entry), or NULL. */
-const struct dra_runtime *dra_runtime_for_node(const struct dra_model *m, const char *node);
-
 /* Number of nodes: Node objects in the model, else fallback. */
 long dra_node_count(const struct dra_model *m, long fallback);
 
