@@ -9,14 +9,14 @@ PKGS       := libcjson libyaml-0.1 libpcre2-8 libcurl libmicrohttpd
 WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
               -Wvla -Wformat=2 -Wformat-security -Wwrite-strings -Wno-format-nonliteral \
               -fno-common
-BASECFLAGS := -std=c11 -D_GNU_SOURCE -DDD_VERSION='"$(VERSION)"' -Ilib -Ilint -Icontroller $(WARN)
+BASECFLAGS := -std=c11 -D_GNU_SOURCE -DDD_VERSION='"$(VERSION)"' -Ilib -Ilint -Icontroller -Iwebhook -Icerts $(WARN)
 CFLAGS     ?= -O2 -g
 DEPCFLAGS   = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS      = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lcjson -lyaml -lpcre2-8 -lcurl -lmicrohttpd) -lm -pthread
 B          ?= build/release
 
 LIB_SRC    := $(sort $(wildcard lib/*.c lib/*/*.c))
-APP_SRC    := $(sort $(wildcard lint/*.c controller/*.c))
+APP_SRC    := $(sort $(wildcard lint/*.c controller/*.c webhook/*.c certs/*.c))
 MAIN_SRC   := dra-doctor.c
 TEST_SRC   := $(sort $(wildcard tests/unit/test_*.c))
 E2E_SRC    := $(sort $(wildcard tests/e2e/e2e_*.c))
@@ -30,7 +30,7 @@ E2E_BIN    := $(E2E_SRC:tests/e2e/%.c=$(B)/e2e/%)
 .PHONY: all deps demo test test-unit test-asan test-fuzz test-e2e fuzz bench clean
 all: dra-doctor $(B)/nodesim
 
-$(B)/%.o: %.c $(wildcard lib/*.h lib/*/*.h lint/*.h controller/*.h)
+$(B)/%.o: %.c $(wildcard lib/*.h lib/*/*.h lint/*.h controller/*.h webhook/*.h certs/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -c -o $@ $<

@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "certs.h"
 #include "controller.h"
 #include "lint.h"
+#include "webhook.h"
 
 struct command {
     const char *name;
@@ -18,6 +20,8 @@ static const struct command commands[] = {
     { "diagnose", diagnose_main, "diagnose the pods of a live cluster once, read-only" },
     { "controller", controller_main, "annotate stuck DRA pods with their root cause (reconcile loop)" },
     { "node", node_main, "node agent: publish containerd's CDI settings on the Node" },
+    { "webhook", webhook_main, "HTTPS admission webhook: refuse broken DRA objects at the door" },
+    { "certs", certs_main, "create or rotate the webhook's CA and serving certificate" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

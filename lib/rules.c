@@ -1180,26 +1180,16 @@ static void demand_add(struct demand *dem, const struct dra_model *m,
     }
 }
 
-static void check_devices(struct rule_ctx *ctx)
+/* Demand per class (dem[0..m->nclasses)): claims some pod uses (a shared claim is allocated
+ * once) or already allocated, and one claim per pod for templates.  0, or -1 on ENOMEM. */
+static int class_demand(const struct rule_ctx *ctx, struct demand *dem)
 {
     const struct dra_model *m = ctx->m;
-    struct inventory inv;
-    struct demand *dem;
-    char *used;
+    char *used = calloc(m->nclaims + 1, 1);
     size_t i, j;
 
-    if (!m->nclasses)
-        return;
-    dem = calloc(m->nclasses, sizeof(*dem));
-    used = calloc(m->nclaims + 1, 1);
-    if (!dem || !used || build_inventory(ctx, &inv)) {
-        ctx->out->oom = 1;
-        free(dem);
-        free(used);
-        return;
-    }
-    /* Demand: claims some pod uses (a shared claim is allocated once) or already allocated,
-     * and one claim per pod for templates. */
+    if (!used)
+        return -1;
     for (i = 0; i < m->npods; i++) {
         const struct dra_podspec *p = &m->pods[i];
         int64_t pods = p->replicas < 0 ? dra_node_count(m, ctx->opt->nodes) : p->replicas;
@@ -1214,6 +1204,25 @@ static void check_devices(struct rule_ctx *ctx)
     for (i = 0; i < m->nclaims; i++)
         if (!m->claims[i].is_template && (used[i] || m->claims[i].allocated))
             demand_add(dem, m, &m->claims[i].spec, 1, &m->claims[i].o);
+    free(used);
+    return 0;
+}
+
+static void check_devices(struct rule_ctx *ctx)
+{
+    const struct dra_model *m = ctx->m;
+    struct inventory inv;
+    struct demand *dem;
+    size_t i;
+
+    if (!m->nclasses)
+        return;
+    dem = calloc(m->nclasses, sizeof(*dem));
+    if (!dem || class_demand(ctx, dem) || build_inventory(ctx, &inv)) {
+        ctx->out->oom = 1;
+        free(dem);
+        return;
+    }
     for (i = 0; i < m->nclasses; i++) {
         const struct dra_class *cls = &m->classes[i];
         const struct dra_driver *from = NULL;
@@ -1251,7 +1260,32 @@ static void check_devices(struct rule_ctx *ctx)
     }
     free(inv.v);
     free(dem);
-    free(used);
+}
+
+int dd_rules_class_capacity(const struct dra_model *m, const struct rule_options *opt,
+                            int64_t *supply, int64_t *demand)
+{
+    static const struct rule_options defaults = RULE_OPTIONS_INIT;
+    struct dd_findings none = DD_FINDINGS_INIT;
+    struct rule_names known;
+    struct rule_ctx ctx = { m, opt ? opt : &defaults, &none, NULL, &known };
+    struct inventory inv;
+    struct demand *dem = calloc(m->nclasses + 1, sizeof(*dem));
+    size_t i;
+
+    known_drivers(&ctx, &known);
+    if (!dem || class_demand(&ctx, dem) || build_inventory(&ctx, &inv)) {
+        free(dem);
+        return -1;
+    }
+    for (i = 0; i < m->nclasses; i++) {
+        const struct dra_driver *from;
+        supply[i] = class_supply(&ctx, &m->classes[i], &inv, INT64_MAX, &from);
+        demand[i] = dem[i].n;
+    }
+    free(inv.v);
+    free(dem);
+    return 0;
 }
 
 /* ---- CDI ----------------------------------------------------------------- */

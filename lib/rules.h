@@ -16,6 +16,7 @@
 #define DD_RULES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "finding.h"
 
@@ -62,5 +63,15 @@ const struct dd_rule *dd_rule_find(const char *code);
  */
 int dd_rules_run(const struct dra_model *m, const struct rule_options *opt,
                  struct dd_findings *out);
+
+/*
+ * InsufficientDevices' counting, per DeviceClass of m (in m->classes order),
+ * for judging one more claim against a cluster (the webhook):
+ * supply[i] = devices of the known inventory that match class i (-1 when that
+ * cannot be known), demand[i] = devices that claims in use or allocated
+ * already take.  The arrays have m->nclasses entries.  0, or -1 on ENOMEM.
+ */
+int dd_rules_class_capacity(const struct dra_model *m, const struct rule_options *opt,
+                            int64_t *supply, int64_t *demand);
 
 #endif
