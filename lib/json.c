@@ -118,3 +118,70 @@ int dd_quantity_int(const char *s, int64_t *out)
     }
     return 0;
 }
+
+/* Deepest [ / { nesting of buf, outside strings; stops counting past limit. */
+static int json_depth(const char *buf, size_t len, int limit)
+{
+    int depth = 0, max = 0, in_str = 0;
+    size_t i;
+
+    for (i = 0; i < len && max <= limit; i++) {
+        char c = buf[i];
+        if (in_str) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_str = 0;
+        } else if (c == '"') {
+            in_str = 1;
+        } else if (c == '{' || c == '[') {
+            if (++depth > max)
+                max = depth;
+        } else if ((c == '}' || c == ']') && depth > 0) {
+            depth--;
+        }
+    }
+    return max;
+}
+
+static void json_position(const char *buf, const char *at, int *line, int *col)
+{
+    const char *p;
+
+    *line = 1;
+    *col = 1;
+    for (p = buf; p < at; p++) {
+        if (*p == '\n') {
+            (*line)++;
+            *col = 1;
+        } else {
+            (*col)++;
+        }
+    }
+}
+
+cJSON *dd_json_parse(const char *buf, size_t len, int max_depth, struct dd_err *err)
+{
+    const char *end = NULL;
+    cJSON *root;
+    int line, col;
+
+    if (json_depth(buf, len, max_depth) > max_depth) {
+        dd_failf(err, DD_ETOOBIG, "JSON nests deeper than %d levels", max_depth);
+        return NULL;
+    }
+    root = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
+    if (root) {
+        while (end < buf + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
+            end++;
+        if (end == buf + len)
+            return root;
+        cJSON_Delete(root);
+    }
+    if (!end || end < buf || end > buf + len)
+        end = buf + len;
+    json_position(buf, end, &line, &col);
+    dd_failf(err, DD_EPARSE, "malformed JSON at line %d, column %d%s", line, col,
+             root ? ": unexpected data after the value" : "");
+    return NULL;
+}

@@ -8,6 +8,9 @@
 
 #include <stdint.h>
 #include <cjson/cJSON.h>
+#include <stddef.h>
+
+#include "err.h"
 
 /* Follows object keys (a NULL-terminated list) from o; NULL when any step is missing. */
 const cJSON *dd_json_path(const cJSON *o, ...) __attribute__((sentinel));
@@ -34,5 +37,14 @@ int dd_json_true(const cJSON *o, ...) __attribute__((sentinel));
  * fits in int64 (e.g. "500m", "abc").
  */
 int dd_quantity_int(const char *s, int64_t *out);
+
+/*
+ * Parses one JSON value from untrusted buf[0..len) (need not be
+ * NUL-terminated): a new tree (cJSON_Delete it), or NULL with err set:
+ * DD_ETOOBIG when arrays/objects nest deeper than max_depth (checked before
+ * any tree is built), DD_EPARSE with "line L, column C" for malformed JSON or
+ * anything but whitespace after the value.
+ */
+cJSON *dd_json_parse(const char *buf, size_t len, int max_depth, struct dd_err *err);
 
 #endif

@@ -1,0 +1,470 @@
+/*
+ * test_review.c - admission decisions without HTTP: a view of a small
+ * cluster (one driver publishing two GPUs, its class, a quota that is full)
+ * and AdmissionReviews about DeviceClasses, claims, templates and pods.
+ */
+#include "harness.h"
+
+#include <cjson/cJSON.h>
+
+#include "json.h"
+#include "review.h"
+
+#define SLICE                                                                                  \
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":" \
+    "\"node-1-gpu\"},\"spec\":{\"driver\":\"gpu.example.com\",\"nodeName\":\"node-1\","         \
+    "\"pool\":{\"name\":\"node-1\",\"generation\":1,\"resourceSliceCount\":1},\"devices\":["    \
+    "{\"name\":\"gpu-0\",\"attributes\":{\"model\":{\"string\":\"LATEST-GPU-MODEL\"},"        \
+    "\"index\":{\"int\":0}},\"capacity\":{\"memory\":{\"value\":\"80Gi\"}}},"                   \
+    "{\"name\":\"gpu-1\",\"attributes\":{\"model\":{\"string\":\"LATEST-GPU-MODEL\"},"        \
+    "\"index\":{\"int\":1}},\"capacity\":{\"memory\":{\"value\":\"80Gi\"}}}]}}"
+
+#define CLASS(name, driver)                                                                   \
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\",\"metadata\":{\"name\":\"" \
+    name "\"},\"spec\":{\"selectors\":[{\"cel\":{\"expression\":\"device.driver == '" driver  \
+    "'\"}}]}}"
+
+#define QUOTA                                                                                 \
+    "{\"apiVersion\":\"v1\",\"kind\":\"ResourceQuota\",\"metadata\":{\"name\":\"gpu-quota\","  \
+    "\"namespace\":\"team\"},\"spec\":{\"hard\":{\"count/resourceclaims.resource.k8s.io\":"   \
+    "\"2\",\"gpu.example.com.deviceclass.resource.k8s.io/devices\":\"1\"}},\"status\":{"       \
+    "\"hard\":{},\"used\":{\"count/resourceclaims.resource.k8s.io\":\"1\","                    \
+    "\"gpu.example.com.deviceclass.resource.k8s.io/devices\":\"1\"}}}"
+
+#define TEMPLATE                                                                              \
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaimTemplate\",\"metadata\":{" \
+    "\"name\":\"one-gpu\",\"namespace\":\"team\"},\"spec\":{\"spec\":{\"devices\":{"          \
+    "\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"gpu.example.com\"}}]}}}}"
+
+/* An allocated claim: it takes one of the two GPUs. */
+#define TAKEN                                                                                 \
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":" \
+    "\"taken\",\"namespace\":\"other\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\"," \
+    "\"exactly\":{\"deviceClassName\":\"gpu.example.com\"}}]}},\"status\":{\"allocation\":{"   \
+    "\"devices\":{\"results\":[]}}}}"
+
+#define DAEMONSET                                                                             \
+    "{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"metadata\":{\"name\":\"nic-plugin\"," \
+    "\"namespace\":\"nic\"},\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":"      \
+    "\"plugin\",\"image\":\"x\",\"env\":[{\"name\":\"DRIVER_NAME\",\"value\":\"nic.example.org\"}]," \
+    "\"volumeMounts\":[{\"name\":\"plugins\",\"mountPath\":\"/var/lib/kubelet/plugins\"}]}],"    \
+    "\"volumes\":[{\"name\":\"plugins\",\"hostPath\":{\"path\":\"/var/lib/kubelet/plugins/"     \
+    "nic.example.org\"}},{\"name\":\"reg\",\"hostPath\":{\"path\":"                          \
+    "\"/var/lib/kubelet/plugins_registry\"}},{\"name\":\"cdi\",\"hostPath\":{\"path\":"       \
+    "\"/var/run/cdi\"}}]}}}}"
+
+struct fx {
+    cJSON *objs[8];
+    size_t n;
+    struct wh_view *v;
+    struct wh_options opt;
+    const char *known[1];
+};
+
+static int setup(void **state)
+{
+    static const char *const src[] = { SLICE, CLASS("gpu.example.com", "gpu.example.com"),
+                                       QUOTA, TEMPLATE, TAKEN, DAEMONSET };
+    struct fx *f = calloc(1, sizeof(*f));
+    size_t i;
+
+    assert_non_null(f);
+    for (i = 0; i < sizeof(src) / sizeof(src[0]); i++) {
+        f->objs[f->n] = cJSON_Parse(src[i]);
+        assert_non_null(f->objs[f->n]);
+        f->n++;
+    }
+    f->known[0] = "fpga.example.net";
+    f->opt.known_drivers = f->known;
+    f->opt.nknown_drivers = 1;
+    f->v = wh_view_build((const cJSON *const *)f->objs, f->n, &f->opt, NULL);
+    assert_non_null(f->v);
+    /* The view copies what it keeps: the sources can go at once. */
+    for (i = 0; i < f->n; i++)
+        cJSON_Delete(f->objs[i]);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+
+    wh_view_free(f->v);
+    free(f);
+    return 0;
+}
+
+/* Reviews an object; returns the parsed response (cJSON_Delete it). */
+static cJSON *review(const struct wh_view *v, const char *group, const char *version,
+                     const char *kind, const char *op, const char *ns, const char *obj,
+                     const char *old, struct wh_result *res)
+{
+    char body[16384];
+    struct dd_err err;
+    cJSON *out;
+
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+             "\"uid\":\"705ab4f5-6393-11e8-b7cc-42010a800002\",\"kind\":{\"group\":\"%s\","
+             "\"version\":\"%s\",\"kind\":\"%s\"},\"operation\":\"%s\",\"namespace\":\"%s\","
+             "\"object\":%s%s%s}}",
+             group, version, kind, op, ns, obj, old ? ",\"oldObject\":" : "", old ? old : "");
+    dd_err_clear(&err);
+    assert_int_equal(wh_review(v, body, strlen(body), res, &err), DD_OK);
+    assert_non_null(res->body);
+    assert_int_equal(strlen(res->body), res->len);
+    out = cJSON_Parse(res->body);
+    assert_non_null(out);
+    assert_string_equal(dd_json_str(out, "apiVersion", NULL), "admission.k8s.io/v1");
+    assert_string_equal(dd_json_str(out, "kind", NULL), "AdmissionReview");
+    assert_string_equal(dd_json_str(out, "response", "uid", NULL),
+                        "705ab4f5-6393-11e8-b7cc-42010a800002");
+    return out;
+}
+
+static int allowed(const cJSON *r)
+{
+    return cJSON_IsTrue(dd_json_path(r, "response", "allowed", NULL));
+}
+
+/* All warnings joined by newlines ("" when none), into buf. */
+static const char *warnings(const cJSON *r, char *buf, size_t size)
+{
+    const cJSON *w;
+    size_t len = 0;
+
+    buf[0] = '\0';
+    cJSON_ArrayForEach(w, dd_json_arr(r, "response", "warnings", NULL)) {
+        assert_true(cJSON_IsString(w));
+        len += (size_t)snprintf(buf + len, size - len, "%s\n", w->valuestring);
+        assert_true(len < size);
+    }
+    return buf;
+}
+
+static void test_drivers_registered(void **state)
+{
+    struct fx *f = *state;
+    const char *const *d;
+    size_t n;
+
+    d = wh_view_drivers(f->v, &n);
+    assert_int_equal(n, 3);
+    assert_string_equal(d[0], "fpga.example.net");  /* --known-driver */
+    assert_string_equal(d[1], "gpu.example.com");   /* publishes slices */
+    assert_string_equal(d[2], "nic.example.org");   /* its DaemonSet is installed */
+}
+
+static void test_typo_class_denied(void **state)
+{
+    struct fx *f = *state;
+    struct wh_result res;
+    cJSON *r = review(f->v, "resource.k8s.io", "v1", "DeviceClass", "CREATE", "",
+                      CLASS("gpu.example.com", "gpu.exmaple.com"), NULL, &res);
+    const char *msg = dd_json_str(r, "response", "status", "message", NULL);
+
+    assert_false(allowed(r));
+    assert_int_equal(res.verdict, WH_DENIED);
+    assert_string_equal(res.kind, "DeviceClass");
+    assert_string_equal(res.operation, "CREATE");
+    assert_int_equal(dd_json_path(r, "response", "status", "code", NULL)->valueint, 403);
+    assert_contains(msg, "'gpu.exmaple.com'");
+    assert_contains(msg, "Did you mean 'gpu.example.com'?");
+    assert_contains(msg, "(known: gpu.example.com, fpga.example.net, nic.example.org)");
+    cJSON_Delete(r);
+    free(res.body);
+}
+
+static void test_good_class_allowed(void **state)
+{
+    struct fx *f = *state;
+    struct wh_result res;
+    char w[4096];
+    cJSON *r;
+
+    r = review(f->v, "resource.k8s.io", "v1", "DeviceClass", "CREATE", "",
+               CLASS("gpu.example.com", "gpu.example.com"), NULL, &res);
+    assert_true(allowed(r));
+    assert_string_equal(warnings(r, w, sizeof(w)), "");
+    assert_int_equal(res.verdict, WH_ALLOWED);
+    cJSON_Delete(r);
+    free(res.body);
+    /* A driver known only by its DaemonSet (installed before it publishes) is registered. */
+    r = review(f->v, "resource.k8s.io", "v1", "DeviceClass", "CREATE", "",
+               CLASS("nic", "nic.example.org"), NULL, &res);
+    assert_true(allowed(r));
+    cJSON_Delete(r);
+    free(res.body);
+    /* So is one declared with --known-driver. */
+    r = review(f->v, "resource.k8s.io", "v1", "DeviceClass", "CREATE", "",
+               CLASS("fpga", "fpga.example.net"), NULL, &res);
+    assert_true(allowed(r));
+    cJSON_Delete(r);
+    free(res.body);
+}
+
+static void test_escape_hatches(void **state)
+{
+    struct fx *f = *state;
+    struct wh_result res;
+    struct wh_options warn = f->opt;
+    struct wh_view *v2;
+    char w[4096];
+    cJSON *r, *src[1];
+    const char *annotated =
+        "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\",\"metadata\":{\"name\":"
+        "\"x\",\"annotations\":{\"dra-doctor.io/allow-unregistered-driver\":\"true\"}},\"spec\":"
+        "{\"selectors\":[{\"cel\":{\"expression\":\"device.driver == 'gpu.exmaple.com'\"}}]}}";
+
+    r = review(f->v, "resource.k8s.io", "v1", "DeviceClass", "CREATE", "", annotated, NULL, &res);
+    assert_true(allowed(r));
+    assert_int_equal(res.verdict, WH_WARNED);
+    assert_contains(warnings(r, w, sizeof(w)), "SelectorMatchesNoDriver: ");
+    assert_contains(w, "(allowed by annotation)");
+    cJSON_Delete(r);
+    free(res.body);
+
+    /* --unknown-driver=warn */
+    warn.unknown_driver_warn = 1;
+    src[0] = cJSON_Parse(SLICE);
+    v2 = wh_view_build((const cJSON *const *)src, 1, &warn, NULL);
+    assert_non_null(v2);
+    r = review(v2, "resource.k8s.io", "v1", "DeviceClass", "CREATE", "",
+               CLASS("y", "gpu.exmaple.com"), NULL, &res);
+    assert_true(allowed(r));
+    assert_contains(warnings(r, w, sizeof(w)), "SelectorMatchesNoDriver: ");
+    cJSON_Delete(r);
+    free(res.body);
+    wh_view_free(v2);
+    cJSON_Delete(src[0]);
+}
+
+static void test_update_keeps_unrelated_edits(void **state)
+{
+    struct fx *f = *state;
+    struct wh_result res;
+    char w[4096];
+    cJSON *r;
+    const char *bad = CLASS("z", "gpu.exmaple.com");
+
+    /* Already broken before: an edit that does not add the typo only warns. */
+    r = review(f->v, "resource.k8s.io", "v1", "DeviceClass", "UPDATE", "", bad, bad, &res);
+    assert_true(allowed(r));
+    assert_contains(warnings(r, w, sizeof(w)), "SelectorMatchesNoDriver");
+    cJSON_Delete(r);
+    free(res.body);
+    /* An update that introduces it is denied. */
+    r = review(f->v, "resource.k8s.io", "v1", "DeviceClass", "UPDATE", "", bad,
+               CLASS("z", "gpu.example.com"), &res);
+    assert_false(allowed(r));
+    cJSON_Delete(r);
+    free(res.body);
+}
+
+static void test_unknown_attribute_warns(void **state)
+{
+    struct fx *f = *state;
+    struct wh_result res;
+    char w[4096];
+    const char *cls =
+        "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\",\"metadata\":{\"name\":"
+        "\"big\"},\"spec\":{\"selectors\":[{\"cel\":{\"expression\":\"device.driver == "
+        "'gpu.example.com' && device.attributes['gpu.example.com'].modle == 'X'\"}}]}}";
+    cJSON *r = review(f->v, "resource.k8s.io", "v1", "DeviceClass", "CREATE", "", cls, NULL, &res);
+
+    assert_true(allowed(r));
+    assert_contains(warnings(r, w, sizeof(w)), "SelectorUnknownAttribute: ");
+    assert_contains(w, "modle");
+    cJSON_Delete(r);
+    free(res.body);
+}
+
+static void assert_short(const char *w)
+{
+    const char *line = w, *nl;
+
+    for (; (nl = strchr(line, '\n')); line = nl + 1)
+        if (nl - line > WH_WARNING_MAX)
+            fail_msg("warning longer than %d characters: %.*s", WH_WARNING_MAX,
+                     (int)(nl - line), line);
+}
+
+static void test_claim_over_quota_warns(void **state)
+{
+    struct fx *f = *state;
+    struct wh_result res;
+    char w[4096];
+    const char *claim =
+        "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":"
+        "\"second\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{"
+        "\"deviceClassName\":\"gpu.example.com\"}}]}}}";
+    cJSON *r = review(f->v, "resource.k8s.io", "v1", "ResourceClaim", "CREATE", "team", claim,
+                      NULL, &res);
+
+    assert_true(allowed(r));  /* quota admission itself refuses; we only say why first */
+    assert_int_equal(res.verdict, WH_WARNED);
+    warnings(r, w, sizeof(w));
+    assert_contains(w, "QuotaExceeded: ResourceQuota gpu-quota allows 1 gpu.example.com devices, "
+                       "1 in use; claim second needs 1");
+    /* The claim count (2 allowed, 1 used) is not exceeded. */
+    assert_null(strstr(w, "ResourceClaims"));
+    assert_short(w);
+    cJSON_Delete(r);
+    free(res.body);
+    /* Another namespace has no quota. */
+    r = review(f->v, "resource.k8s.io", "v1", "ResourceClaim", "CREATE", "free", claim, NULL, &res);
+    assert_string_equal(warnings(r, w, sizeof(w)), "");
+    cJSON_Delete(r);
+    free(res.body);
+}
+
+static void test_claim_missing_class_and_devices(void **state)
+{
+    struct fx *f = *state;
+    struct wh_result res;
+    char w[4096];
+    cJSON *r;
+    const char *typo =
+        "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":"
+        "\"c\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{"
+        "\"deviceClassName\":\"gpu.exmaple.com\"}}]}}}";
+    const char *three =
+        "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":"
+        "\"three\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{"
+        "\"deviceClassName\":\"gpu.example.com\",\"count\":2}}]}}}";
+
+    r = review(f->v, "resource.k8s.io", "v1", "ResourceClaim", "CREATE", "free", typo, NULL, &res);
+    assert_true(allowed(r));
+    assert_contains(warnings(r, w, sizeof(w)), "DeviceClassNotFound: ");
+    assert_contains(w, "gpu.exmaple.com");
+    cJSON_Delete(r);
+    free(res.body);
+    /* Two GPUs published, one taken by an allocated claim: two more do not fit. */
+    r = review(f->v, "resource.k8s.io", "v1", "ResourceClaim", "CREATE", "free", three, NULL, &res);
+    assert_contains(warnings(r, w, sizeof(w)),
+                    "InsufficientDevices: DeviceClass gpu.example.com has 1 free device(s) of 2; "
+                    "claim three needs 2");
+    assert_short(w);
+    cJSON_Delete(r);
+    free(res.body);
+}
+
+static void test_pod_template_over_quota(void **state)
+{
+    struct fx *f = *state;
+    struct wh_result res;
+    char w[4096];
+    const char *pod =
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"pod1\"},\"spec\":{"
+        "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\",\"resources\":{\"claims\":[{"
+        "\"name\":\"gpu\"}]}}],\"resourceClaims\":[{\"name\":\"gpu\","
+        "\"resourceClaimTemplateName\":\"one-gpu\"}]}}";
+    const char *missing =
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"pod2\"},\"spec\":{"
+        "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\"}],\"resourceClaims\":[{\"name\":"
+        "\"gpu\",\"resourceClaimTemplateName\":\"nope\"}]}}";
+    const char *deploy =
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"},"
+        "\"spec\":{\"replicas\":3,\"selector\":{},\"template\":{\"spec\":{\"containers\":[{"
+        "\"name\":\"c\",\"image\":\"x\"}],\"resourceClaims\":[{\"name\":\"gpu\","
+        "\"resourceClaimTemplateName\":\"one-gpu\"}]}}}}";
+    cJSON *r;
+
+    /* The namespace comes from the request: a pod's object may not carry it. */
+    r = review(f->v, "", "v1", "Pod", "CREATE", "team", pod, NULL, &res);
+    assert_true(allowed(r));
+    assert_contains(warnings(r, w, sizeof(w)), "QuotaExceeded: ResourceQuota gpu-quota allows 1 "
+                                               "gpu.example.com devices, 1 in use; Pod pod1 needs 1");
+    assert_short(w);
+    cJSON_Delete(r);
+    free(res.body);
+    r = review(f->v, "", "v1", "Pod", "CREATE", "team", missing, NULL, &res);
+    assert_contains(warnings(r, w, sizeof(w)), "ClaimTemplateNotFound: ");
+    cJSON_Delete(r);
+    free(res.body);
+    /* A workload's replicas multiply: 3 claims against 2 allowed, 3 devices against 1. */
+    r = review(f->v, "apps", "v1", "Deployment", "CREATE", "team", deploy, NULL, &res);
+    warnings(r, w, sizeof(w));
+    assert_contains(w, "allows 2 ResourceClaims, 1 in use; Deployment d needs 3");
+    assert_contains(w, "allows 1 gpu.example.com devices, 1 in use; Deployment d needs 3");
+    cJSON_Delete(r);
+    free(res.body);
+    /* Without a view (caches not synced yet) everything passes. */
+    r = review(NULL, "", "v1", "Pod", "CREATE", "team", pod, NULL, &res);
+    assert_true(allowed(r));
+    assert_string_equal(warnings(r, w, sizeof(w)), "");
+    cJSON_Delete(r);
+    free(res.body);
+}
+
+static void test_other_kinds_pass(void **state)
+{
+    struct fx *f = *state;
+    struct wh_result res;
+    cJSON *r = review(f->v, "", "v1", "ConfigMap", "CREATE", "team",
+                      "{\"metadata\":{\"name\":\"cm\"}}", NULL, &res);
+
+    assert_true(allowed(r));
+    assert_null(dd_json_path(r, "response", "warnings", NULL));
+    assert_int_equal(res.verdict, WH_ALLOWED);
+    cJSON_Delete(r);
+    free(res.body);
+}
+
+static void expect_error(const struct wh_view *v, const char *body, enum dd_rc want,
+                         const char *msg)
+{
+    struct wh_result res;
+    struct dd_err err;
+
+    dd_err_clear(&err);
+    assert_int_equal(wh_review(v, body, strlen(body), &res, &err), want);
+    assert_null(res.body);
+    assert_contains(err.msg, msg);
+}
+
+static void test_bad_requests(void **state)
+{
+    struct fx *f = *state;
+    char deep[512];
+    size_t i;
+
+    expect_error(f->v, "{\"apiVersion\":", DD_EPARSE, "malformed JSON at line 1, column ");
+    expect_error(f->v, "{\n\"a\": tru}", DD_EPARSE, "line 2");
+    expect_error(f->v, "{} x", DD_EPARSE, "unexpected data after the value");
+    expect_error(f->v, "[]", DD_EINVAL, "not a JSON object");
+    expect_error(f->v, "{\"apiVersion\":\"admission.k8s.io/v1beta1\",\"kind\":\"AdmissionReview\"}",
+                 DD_EINVAL, "apiVersion: want \"admission.k8s.io/v1\", got \"admission.k8s.io/v1beta1\"");
+    expect_error(f->v, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\"}",
+                 DD_EINVAL, "request: missing");
+    expect_error(f->v, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+                       "\"request\":{\"kind\":{\"group\":\"\",\"kind\":\"Pod\"}}}",
+                 DD_EINVAL, "request.uid: missing");
+    expect_error(f->v, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+                       "\"request\":{\"uid\":\"u\",\"kind\":{\"group\":\"\",\"kind\":\"Pod\"}}}",
+                 DD_EINVAL, "request.operation");
+    for (i = 0; i < 300; i++)
+        deep[i] = '[';
+    deep[i] = '\0';
+    expect_error(f->v, deep, DD_ETOOBIG, "deeper than");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_drivers_registered),
+        cmocka_unit_test(test_typo_class_denied),
+        cmocka_unit_test(test_good_class_allowed),
+        cmocka_unit_test(test_escape_hatches),
+        cmocka_unit_test(test_update_keeps_unrelated_edits),
+        cmocka_unit_test(test_unknown_attribute_warns),
+        cmocka_unit_test(test_claim_over_quota_warns),
+        cmocka_unit_test(test_claim_missing_class_and_devices),
+        cmocka_unit_test(test_pod_template_over_quota),
+        cmocka_unit_test(test_other_kinds_pass),
+        cmocka_unit_test(test_bad_requests),
+    };
+
+    return cmocka_run_group_tests_name("review", tests, setup, teardown);
+}

@@ -1,0 +1,857 @@
+/*
+ * review.c - admission decisions (see review.h).
+ *
+ * A view is what a request needs from the whole cluster, computed once per
+ * cache change instead of once per request: registered drivers, copies of
+ * the classes, templates and a few ResourceSlices per driver (one for each
+ * distinct device shape: enough for attribute checks), each ResourceQuota's
+ * hard and used figures, and each class's device supply and demand.
+ *
+ * A request is then judged by the rule engine over a model of a handful of
+ * objects: the incoming one, the templates and classes it names, and those
+ * slices.  The engine's findings about the incoming object become the
+ * verdict; quota and free-device warnings add this object's cost (lib/quota,
+ * the evaluator's counting) to the view's figures.
+ */
+#include "review.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dra.h"
+#include "finding.h"
+#include "json.h"
+#include "quota.h"
+#include "rules.h"
+
+#define MAX_DEPTH 100              /* Kubernetes objects nest ~20 deep */
+#define MAX_SHAPES 32              /* device shapes remembered per driver */
+#define MAX_WARNINGS 16
+#define MSG_MAX 2048
+
+struct named {
+    char *key;                     /* owned: "name" or "ns/name" */
+    const cJSON *obj;              /* borrowed from view->keep */
+};
+
+struct vquota {
+    char *ns, *name;               /* owned */
+    struct vq_item { char *key; int64_t hard, used; } *items; /* owned */
+    size_t nitems;
+};
+
+struct vclass {
+    char *name;                    /* owned */
+    int64_t supply, demand;        /* dd_rules_class_capacity; supply -1 unknown */
+};
+
+struct wh_view {
+    const struct wh_options *opt;
+    cJSON *keep;                   /* owned copies: classes, templates, sample slices */
+    struct named *classes, *templates;
+    size_t nclasses, ntemplates;
+    const cJSON **slices;          /* borrowed from keep */
+    size_t nslices;
+    char **drivers;                /* owned, sorted */
+    size_t ndrivers;
+    struct vquota *quotas;         /* sorted by namespace */
+    size_t nquotas;
+    struct vclass *cap;            /* sorted by name */
+    size_t ncap;
+};
+
+/* ---- view ------------------------------------------------------------------ */
+
+static int cmp_named(const void *a, const void *b)
+{
+    return strcmp(((const struct named *)a)->key, ((const struct named *)b)->key);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int cmp_quota(const void *a, const void *b)
+{
+    return strcmp(((const struct vquota *)a)->ns, ((const struct vquota *)b)->ns);
+}
+
+static int cmp_vclass(const void *a, const void *b)
+{
+    return strcmp(((const struct vclass *)a)->name, ((const struct vclass *)b)->name);
+}
+
+static const cJSON *find_named(const struct named *v, size_t n, const char *key)
+{
+    struct named k = { (char *)key, NULL };
+    const struct named *f = n ? bsearch(&k, v, n, sizeof(*v), cmp_named) : NULL;
+
+    return f ? f->obj : NULL;
+}
+
+/* Copies obj into keep and indexes it under key; 0, or -1 on ENOMEM. */
+static int keep_named(struct wh_view *v, const cJSON *obj, const char *ns, const char *name,
+                      struct named *arr, size_t *n)
+{
+    cJSON *dup = cJSON_Duplicate(obj, 1);
+    size_t len = strlen(ns) + strlen(name) + 2;
+    char *key = malloc(len);
+
+    if (!dup || !key) {
+        cJSON_Delete(dup);
+        free(key);
+        return -1;
+    }
+    snprintf(key, len, "%s%s%s", ns, *ns ? "/" : "", name);
+    cJSON_AddItemToArray(v->keep, dup);
+    arr[*n].key = key;
+    arr[(*n)++].obj = dup;
+    return 0;
+}
+
+static int has_str(char *const *v, size_t n, const char *s)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        if (!strcmp(v[i], s))
+            return 1;
+    return 0;
+}
+
+static int add_driver(struct wh_view *v, const char *name, size_t cap)
+{
+    if (!name || !*name || has_str(v->drivers, v->ndrivers, name) || v->ndrivers == cap)
+        return 0;
+    return (v->drivers[v->ndrivers++] = strdup(name)) ? 0 : -1;
+}
+
+static uint64_t fnv(uint64_t h, const char *s)
+{
+    for (; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return (h ^ 0xff) * 1099511628211ULL;
+}
+
+/* A device's shape: the names of its attributes and capacities, in order. */
+static uint64_t device_shape(const struct cel_device *d)
+{
+    uint64_t h = fnv(14695981039346656037ULL, d->driver);
+    size_t i;
+
+    for (i = 0; i < d->nattrs; i++)
+        h = fnv(fnv(h, d->attrs[i].domain), d->attrs[i].name);
+    h = fnv(h, "|");
+    for (i = 0; i < d->ncaps; i++)
+        h = fnv(fnv(h, d->caps[i].domain), d->caps[i].name);
+    return h;
+}
+
+/* Keeps a slice when one of its devices has a shape not seen yet for its driver. */
+static int keep_slices(struct wh_view *v, const struct dra_model *m)
+{
+    struct seen { const char *driver; uint64_t shape; } *seen;
+    size_t nseen = 0, i, j, k;
+
+    if (!(v->slices = calloc(m->nslices + 1, sizeof(*v->slices))) ||
+        !(seen = calloc(m->nslices * MAX_SHAPES + 1, sizeof(*seen))))
+        return -1;
+    for (i = 0; i < m->nslices; i++) {
+        const struct dra_slice *s = &m->slices[i];
+        size_t known = 0;
+        int fresh = 0;
+        for (k = 0; k < nseen; k++)
+            known += !strcmp(seen[k].driver, s->driver);
+        for (j = 0; j < s->ndev && known < MAX_SHAPES; j++) {
+            uint64_t h = device_shape(&s->dev[j].dev);
+            for (k = 0; k < nseen && !(seen[k].shape == h && !strcmp(seen[k].driver, s->driver));
+                 k++)
+                ;
+            if (k == nseen) {
+                seen[nseen].driver = s->driver;
+                seen[nseen++].shape = h;
+                known++;
+                fresh = 1;
+            }
+        }
+        if (fresh) {
+            cJSON *dup = cJSON_Duplicate(s->o.json, 1);
+            if (!dup) {
+                free(seen);
+                return -1;
+            }
+            cJSON_AddItemToArray(v->keep, dup);
+            v->slices[v->nslices++] = dup;
+        }
+    }
+    free(seen);
+    return 0;
+}
+
+static int keep_quota(struct vquota *q, const struct dra_quota *src)
+{
+    const cJSON *used = dd_json_path(src->o.json, "status", "used", NULL);
+    size_t i;
+
+    q->ns = strdup(src->o.ns);
+    q->name = strdup(src->o.name);
+    q->items = calloc(src->nhard + 1, sizeof(*q->items));
+    if (!q->ns || !q->name || !q->items)
+        return -1;
+    for (i = 0; i < src->nhard; i++) {
+        const char *u = dd_json_str(used, src->hard[i].key, NULL);
+        struct vq_item *it = &q->items[q->nitems];
+        if (strcmp(src->hard[i].key, QUOTA_CLAIM_COUNT_KEY) &&
+            !strstr(src->hard[i].key, QUOTA_CLASS_SUFFIX))
+            continue;
+        if (!(it->key = strdup(src->hard[i].key)))
+            return -1;
+        it->hard = src->hard[i].hard;
+        if (!u || !dd_quantity_int(u, &it->used))
+            it->used = 0;
+        q->nitems++;
+    }
+    return 0;
+}
+
+static int is_daemonset(const cJSON *o)
+{
+    const char *kind = dd_json_str(o, "kind", NULL);
+
+    return kind && !strcmp(kind, "DaemonSet");
+}
+
+static int view_fill(struct wh_view *v, const cJSON *const *objs, size_t n)
+{
+    struct dra_model m, ds;
+    struct rule_options ro = RULE_OPTIONS_INIT;
+    int64_t *supply = NULL, *demand = NULL;
+    size_t i, cap;
+    int rc = -1;
+
+    /* DaemonSets only name drivers: their device counts need Node objects the webhook does
+     * not watch, so free devices are counted from slices alone. */
+    dra_model_init(&m, NULL, NULL);
+    dra_model_init(&ds, NULL, NULL);
+    m.live = ds.live = 1;
+    for (i = 0; i < n; i++)
+        if (dra_model_add(is_daemonset(objs[i]) ? &ds : &m, objs[i], NULL, 0) != DD_OK)
+            goto out;
+    if (dra_model_finish(&m) != DD_OK || dra_model_finish(&ds) != DD_OK)
+        goto out;
+
+    cap = m.nslices + ds.ndrivers + v->opt->nknown_drivers;
+    if (!(v->drivers = calloc(cap + 1, sizeof(*v->drivers))))
+        goto out;
+    for (i = 0; i < m.nslices; i++)
+        if (add_driver(v, m.slices[i].driver, cap))
+            goto out;
+    for (i = 0; i < ds.ndrivers; i++)
+        if (add_driver(v, ds.drivers[i].name, cap))
+            goto out;
+    for (i = 0; i < v->opt->nknown_drivers; i++)
+        if (add_driver(v, v->opt->known_drivers[i], cap))
+            goto out;
+    qsort(v->drivers, v->ndrivers, sizeof(*v->drivers), cmp_str);
+
+    v->classes = calloc(m.nclasses + 1, sizeof(*v->classes));
+    v->cap = calloc(m.nclasses + 1, sizeof(*v->cap));
+    supply = calloc(m.nclasses + 1, sizeof(*supply));
+    demand = calloc(m.nclasses + 1, sizeof(*demand));
+    if (!v->classes || !v->cap || !supply || !demand)
+        goto out;
+    if (m.nclasses && dd_rules_class_capacity(&m, &ro, supply, demand))
+        goto out;
+    for (i = 0; i < m.nclasses; i++) {
+        if (keep_named(v, m.classes[i].o.json, "", m.classes[i].o.name, v->classes,
+                       &v->nclasses) ||
+            !(v->cap[i].name = strdup(m.classes[i].o.name)))
+            goto out;
+        v->cap[i].supply = supply[i];
+        v->cap[i].demand = demand[i];
+        v->ncap++;
+    }
+    qsort(v->classes, v->nclasses, sizeof(*v->classes), cmp_named);
+    qsort(v->cap, v->ncap, sizeof(*v->cap), cmp_vclass);
+
+    if (!(v->templates = calloc(m.nclaims + 1, sizeof(*v->templates))))
+        goto out;
+    for (i = 0; i < m.nclaims; i++)
+        if (m.claims[i].is_template &&
+            keep_named(v, m.claims[i].o.json, m.claims[i].o.ns, m.claims[i].o.name,
+                       v->templates, &v->ntemplates))
+            goto out;
+    qsort(v->templates, v->ntemplates, sizeof(*v->templates), cmp_named);
+
+    if (!(v->quotas = calloc(m.nquotas + 1, sizeof(*v->quotas))))
+        goto out;
+    for (i = 0; i < m.nquotas; i++)
+        if (keep_quota(&v->quotas[v->nquotas++], &m.quotas[i]))
+            goto out;
+    qsort(v->quotas, v->nquotas, sizeof(*v->quotas), cmp_quota);
+
+    rc = keep_slices(v, &m);
+out:
+    free(supply);
+    free(demand);
+    dra_model_release(&m);
+    dra_model_release(&ds);
+    return rc;
+}
+
+struct wh_view *wh_view_build(const cJSON *const *objs, size_t n, const struct wh_options *opt,
+                              struct dd_err *err)
+{
+    static const struct wh_options defaults = { NULL, 0, 0 };
+    struct wh_view *v = calloc(1, sizeof(*v));
+
+    if (v) {
+        v->opt = opt ? opt : &defaults;
+        if ((v->keep = cJSON_CreateArray()) && !view_fill(v, objs, n))
+            return v;
+        wh_view_free(v);
+    }
+    dd_failf(err, DD_ENOMEM, "out of memory building the webhook's view of the cluster");
+    return NULL;
+}
+
+void wh_view_free(struct wh_view *v)
+{
+    size_t i, j;
+
+    if (!v)
+        return;
+    for (i = 0; i < v->nclasses; i++)
+        free(v->classes[i].key);
+    for (i = 0; i < v->ntemplates; i++)
+        free(v->templates[i].key);
+    for (i = 0; v->drivers && v->drivers[i]; i++)
+        free(v->drivers[i]);
+    for (i = 0; i < v->nquotas; i++) {
+        for (j = 0; j < v->quotas[i].nitems; j++)
+            free(v->quotas[i].items[j].key);
+        free(v->quotas[i].items);
+        free(v->quotas[i].ns);
+        free(v->quotas[i].name);
+    }
+    for (i = 0; i < v->ncap; i++)
+        free(v->cap[i].name);
+    free(v->classes);
+    free(v->templates);
+    free(v->drivers);
+    free(v->quotas);
+    free(v->cap);
+    free(v->slices);
+    cJSON_Delete(v->keep);
+    free(v);
+}
+
+const char *const *wh_view_drivers(const struct wh_view *v, size_t *n)
+{
+    *n = v ? v->ndrivers : 0;
+    return v ? (const char *const *)v->drivers : NULL;
+}
+
+/* ---- decision -------------------------------------------------------------- */
+
+struct decision {
+    int deny;
+    char message[MSG_MAX];
+    char *warn[MAX_WARNINGS];      /* owned */
+    size_t nwarn;
+};
+
+static void warnf(struct decision *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void warnf(struct decision *d, const char *fmt, ...)
+{
+    char buf[MSG_MAX];
+    va_list ap;
+
+    if (d->nwarn == MAX_WARNINGS)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    d->warn[d->nwarn] = strdup(buf);
+    if (d->warn[d->nwarn])
+        d->nwarn++;
+}
+
+/*
+ * A finding as a warning: its first sentence, shortened at a word to
+ * WH_WARNING_MAX when longer.  The denial (and lint, and the controller)
+ * keep the whole text; a warning is a pointer to it.
+ */
+static void warn_finding(struct decision *d, const struct dd_finding *f, const char *suffix)
+{
+    char buf[MSG_MAX];
+    size_t len, cut, room = WH_WARNING_MAX - strlen(suffix);
+    const char *dot = strstr(f->message, ". ");
+
+    len = dot ? (size_t)(dot - f->message) + 1 : strlen(f->message);
+    snprintf(buf, sizeof(buf), "%s: %.*s", f->code, (int)len, f->message);
+    if (strlen(buf) > room) {
+        cut = room - 4;
+        while (cut > 40 && buf[cut] != ' ')
+            cut--;
+        memcpy(buf + cut, " ...", 5);
+    }
+    warnf(d, "%s%s", buf, suffix);
+}
+
+static int same_obj(const struct dd_finding *f, const struct dra_obj *o)
+{
+    return !strcmp(f->obj.kind, o->kind) && !strcmp(f->obj.namespace_, o->ns) &&
+           !strcmp(f->obj.name, o->name);
+}
+
+/* The codes a webhook reports: about the incoming object itself, knowable before it exists. */
+static int webhook_code(const char *code)
+{
+    static const char *const codes[] = { "SelectorSyntaxError", "SelectorMatchesNoDriver",
+                                         "SelectorUnknownAttribute", "DeviceClassNotFound",
+                                         "ClaimTemplateNotFound" };
+    size_t i;
+
+    for (i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+        if (!strcmp(code, codes[i]))
+            return 1;
+    return 0;
+}
+
+static int has_selectors(const struct dra_claim_spec *spec)
+{
+    size_t i, j;
+
+    for (i = 0; i < spec->nreq; i++) {
+        if (spec->req[i].nsel)
+            return 1;
+        for (j = 0; j < spec->req[i].nsub; j++)
+            if (spec->req[i].sub[j].nsel)
+                return 1;
+    }
+    return 0;
+}
+
+/* Adds the view's copy of a class a request names, once. */
+static enum dd_rc add_class(struct dra_model *m, const struct wh_view *v, const char *name)
+{
+    const cJSON *c;
+
+    if (!name || dra_find_class(m, name) || !(c = find_named(v->classes, v->nclasses, name)))
+        return DD_OK;
+    return dra_model_add(m, c, NULL, 0);
+}
+
+static enum dd_rc add_classes(struct dra_model *m, const struct wh_view *v,
+                              const struct dra_claim_spec *spec)
+{
+    enum dd_rc rc = DD_OK;
+    size_t i, j;
+
+    for (i = 0; rc == DD_OK && i < spec->nreq; i++) {
+        rc = add_class(m, v, spec->req[i].class_name);
+        for (j = 0; rc == DD_OK && j < spec->req[i].nsub; j++)
+            rc = add_class(m, v, spec->req[i].sub[j].class_name);
+    }
+    return rc;
+}
+
+/*
+ * The model a request is judged on: obj, the templates a pod spec names,
+ * the classes its claims request, and (when selectors are to be judged) the
+ * sample slices.  *self is obj's entry.
+ */
+static enum dd_rc request_model(struct dra_model *m, const struct wh_view *v, const cJSON *obj,
+                                const struct dra_obj **self)
+{
+    enum dd_rc rc;
+    size_t i, nclaims;
+    int slices, is_class, is_claim;
+
+    dra_model_init(m, NULL, NULL);
+    m->live = 1;
+    *self = NULL;
+    if ((rc = dra_model_add(m, obj, NULL, 0)) != DD_OK)
+        return rc;
+    /* obj is the first entry of whichever array it went to; what is added below never
+     * goes before it. */
+    is_class = m->nclasses > 0;
+    is_claim = m->nclaims > 0;
+    if (!is_class && !is_claim && !m->npods)
+        return DD_OK;
+    slices = is_class;
+    for (i = 0; v && m->npods && i < m->pods[0].nclaims; i++) {
+        const struct dra_pod_claim *pc = &m->pods[0].claims[i];
+        char key[512];
+        const cJSON *t;
+        if (!pc->tmpl || dra_find_claim(m, m->pods[0].o.ns, pc->tmpl, 1))
+            continue;
+        snprintf(key, sizeof(key), "%s/%s", m->pods[0].o.ns, pc->tmpl);
+        if ((t = find_named(v->templates, v->ntemplates, key)) &&
+            (rc = dra_model_add(m, t, NULL, 0)) != DD_OK)
+            return rc;
+    }
+    nclaims = m->nclaims;
+    for (i = 0; v && i < nclaims; i++) {
+        slices |= has_selectors(&m->claims[i].spec);
+        if ((rc = add_classes(m, v, &m->claims[i].spec)) != DD_OK)
+            return rc;
+    }
+    for (i = 0; v && slices && i < v->nslices; i++)
+        if ((rc = dra_model_add(m, v->slices[i], NULL, 0)) != DD_OK)
+            return rc;
+    if ((rc = dra_model_finish(m)) != DD_OK)
+        return rc;
+    *self = is_class ? &m->classes[0].o : is_claim ? &m->claims[0].o : &m->pods[0].o;
+    return DD_OK;
+}
+
+/* The engine's findings about obj that a webhook reports, into out. */
+static enum dd_rc judge(const struct wh_view *v, const cJSON *obj, struct dd_findings *out,
+                        struct dra_model *m, const struct dra_obj **self)
+{
+    struct rule_options ro = RULE_OPTIONS_INIT;
+    struct dd_findings all = DD_FINDINGS_INIT;
+    enum dd_rc rc;
+    size_t i;
+
+    if ((rc = request_model(m, v, obj, self)) != DD_OK || !*self)
+        return rc;
+    if (v) {
+        ro.known_drivers = (const char *const *)v->drivers;
+        ro.nknown_drivers = v->ndrivers;
+    }
+    if (dd_rules_run(m, &ro, &all)) {
+        dd_findings_release(&all);
+        return DD_ENOMEM;
+    }
+    for (i = 0; i < all.n; i++) {
+        const struct dd_finding *f = &all.v[i];
+        if (webhook_code(f->code) && same_obj(f, *self) &&
+            !dd_findings_add(out, f->code, f->severity, f->obj.api_version, f->obj.kind,
+                             f->obj.namespace_, f->obj.name, NULL, 0, f->message, f->fix))
+            rc = DD_ENOMEM;
+    }
+    dd_findings_release(&all);
+    return rc;
+}
+
+static int found_in(const struct dd_findings *l, const struct dd_finding *f)
+{
+    size_t i;
+
+    for (i = 0; i < l->n; i++)
+        if (!strcmp(l->v[i].code, f->code) && !strcmp(l->v[i].message, f->message))
+            return 1;
+    return 0;
+}
+
+static enum dd_rc decide_class(const struct wh_view *v, const cJSON *req, const cJSON *obj,
+                               struct decision *d)
+{
+    struct dd_findings now = DD_FINDINGS_INIT, before = DD_FINDINGS_INIT;
+    struct dra_model m, mo;
+    const struct dra_obj *self = NULL, *oself = NULL;
+    const char *op = dd_json_str(req, "operation", NULL);
+    const cJSON *old = cJSON_GetObjectItemCaseSensitive(req, "oldObject");
+    const char *allow = dd_json_str(obj, "metadata", "annotations", WH_ALLOW_ANNOTATION, NULL);
+    int escape = (allow && !strcmp(allow, "true")) || (v && v->opt->unknown_driver_warn) ||
+                 dd_json_path(obj, "metadata", "deletionTimestamp", NULL);
+    enum dd_rc rc;
+    size_t i;
+
+    rc = judge(v, obj, &now, &m, &self);
+    if (rc == DD_OK && op && !strcmp(op, "UPDATE") && cJSON_IsObject(old)) {
+        rc = judge(v, old, &before, &mo, &oself);
+        dra_model_release(&mo);
+    }
+    for (i = 0; rc == DD_OK && i < now.n; i++) {
+        const struct dd_finding *f = &now.v[i];
+        if (!strcmp(f->code, "SelectorMatchesNoDriver") && !escape && !found_in(&before, f)) {
+            if (!d->deny)
+                snprintf(d->message, sizeof(d->message), "%s %s", f->message, f->fix);
+            d->deny = 1;
+        } else {
+            warn_finding(d, f, !strcmp(f->code, "SelectorMatchesNoDriver") && allow &&
+                                       !strcmp(allow, "true") ? " (allowed by annotation)" : "");
+        }
+    }
+    dd_findings_release(&now);
+    dd_findings_release(&before);
+    dra_model_release(&m);
+    return rc;
+}
+
+/* "gpu.example.com devices" for a class key, "ResourceClaims" for the count key. */
+static void quota_what(const char *key, char *buf, size_t size)
+{
+    const char *sfx = strstr(key, QUOTA_CLASS_SUFFIX);
+
+    if (sfx)
+        snprintf(buf, size, "%.*s devices", (int)(sfx - key), key);
+    else
+        snprintf(buf, size, "ResourceClaims");
+}
+
+static void check_quota(const struct wh_view *v, const char *ns, const struct quota_usage *cost,
+                        const char *who, struct decision *d)
+{
+    size_t i, j;
+
+    for (i = 0; i < v->nquotas; i++) {
+        const struct vquota *q = &v->quotas[i];
+        if (strcmp(q->ns, ns))
+            continue;
+        for (j = 0; j < q->nitems; j++) {
+            int64_t need = quota_usage_get(cost, q->items[j].key);
+            char what[256];
+            if (need <= 0 || q->items[j].used + need <= q->items[j].hard)
+                continue;
+            quota_what(q->items[j].key, what, sizeof(what));
+            warnf(d, "QuotaExceeded: ResourceQuota %s allows %lld %s, %lld in use; %s needs %lld",
+                  q->name, (long long)q->items[j].hard, what, (long long)q->items[j].used, who,
+                  (long long)need);
+        }
+    }
+}
+
+static const struct vclass *find_cap(const struct wh_view *v, const char *cls)
+{
+    struct vclass k = { (char *)cls, 0, 0 };
+
+    return v->ncap ? bsearch(&k, v->cap, v->ncap, sizeof(k), cmp_vclass) : NULL;
+}
+
+/* Devices per class an object makes claims for (ExactCount requests; All and firstAvailable
+ * have no fixed figure). */
+struct need {
+    const char *cls;
+    int64_t n;
+};
+
+static void need_add(struct need *nv, size_t *nn, size_t cap, const struct dra_claim_spec *spec,
+                     int64_t mult)
+{
+    size_t i, k;
+
+    for (i = 0; i < spec->nreq; i++) {
+        const struct dra_request *r = &spec->req[i];
+        if (r->nsub || r->all || !r->class_name)
+            continue;
+        for (k = 0; k < *nn && strcmp(nv[k].cls, r->class_name); k++)
+            ;
+        if (k == *nn) {
+            if (k == cap)
+                continue;
+            nv[(*nn)++] = (struct need){ r->class_name, 0 };
+        }
+        nv[k].n += r->count * mult;
+    }
+}
+
+static void check_free(const struct wh_view *v, const struct need *nv, size_t nn, const char *who,
+                       struct decision *d)
+{
+    size_t i;
+
+    for (i = 0; i < nn; i++) {
+        const struct vclass *c = find_cap(v, nv[i].cls);
+        int64_t left;
+        if (!c || c->supply < 0 || c->demand + nv[i].n <= c->supply)
+            continue;
+        left = c->supply > c->demand ? c->supply - c->demand : 0;
+        warnf(d, "InsufficientDevices: DeviceClass %s has %lld free device(s) of %lld; %s needs "
+              "%lld", c->name, (long long)left, (long long)c->supply, who, (long long)nv[i].n);
+    }
+}
+
+static enum dd_rc decide_claims(const struct wh_view *v, const cJSON *obj, struct decision *d)
+{
+    struct dd_findings found = DD_FINDINGS_INIT;
+    struct quota_usage cost = QUOTA_USAGE_INIT;
+    struct need nv[32];
+    struct dra_model m;
+    const struct dra_obj *self = NULL;
+    char who[320];
+    size_t i, j, nn = 0;
+    enum dd_rc rc;
+
+    rc = judge(v, obj, &found, &m, &self);
+    for (i = 0; rc == DD_OK && i < found.n; i++)
+        warn_finding(d, &found.v[i], "");
+    if (rc == DD_OK && self && v) {
+        if (m.npods) {
+            const struct dra_podspec *p = &m.pods[0];
+            int64_t pods = p->replicas < 0 ? 1 : p->replicas;
+            for (j = 0; j < p->nclaims; j++) {
+                const struct dra_claim *t;
+                if (!p->claims[j].tmpl || !(t = dra_find_claim(&m, p->o.ns, p->claims[j].tmpl, 1)))
+                    continue;
+                if (quota_usage_add_claim(&cost, &t->spec, pods))
+                    rc = DD_ENOMEM;
+                need_add(nv, &nn, 32, &t->spec, pods);
+            }
+            if (p->replicas < 0)
+                snprintf(who, sizeof(who), "each node's %s %s", self->kind, self->name);
+            else
+                snprintf(who, sizeof(who), "%s %s", self->kind, self->name);
+        } else if (m.nclaims) {
+            const struct dra_claim *c = &m.claims[0];
+            if (quota_usage_add_claim(&cost, &c->spec, 1))
+                rc = DD_ENOMEM;
+            need_add(nv, &nn, 32, &c->spec, 1);
+            snprintf(who, sizeof(who), c->is_template ? "each claim of template %s" : "claim %s",
+                     self->name);
+        }
+        check_quota(v, self->ns, &cost, who, d);
+        check_free(v, nv, nn, who, d);
+    }
+    quota_usage_release(&cost);
+    dd_findings_release(&found);
+    dra_model_release(&m);
+    return rc;
+}
+
+/* ---- AdmissionReview ------------------------------------------------------ */
+
+static int str_is(const char *s, const char *want)
+{
+    return s && !strcmp(s, want);
+}
+
+static int workload_kind(const char *group, const char *kind)
+{
+    if (str_is(group, "apps"))
+        return str_is(kind, "Deployment") || str_is(kind, "StatefulSet") ||
+               str_is(kind, "DaemonSet") || str_is(kind, "ReplicaSet");
+    if (str_is(group, "batch"))
+        return str_is(kind, "Job") || str_is(kind, "CronJob");
+    return str_is(group, "") && str_is(kind, "Pod");
+}
+
+/* Gives obj the identity the request states (a CREATE's object may lack its namespace). */
+static int complete_object(cJSON *obj, const cJSON *req)
+{
+    const cJSON *rk = cJSON_GetObjectItemCaseSensitive(req, "kind");
+    const char *group = dd_json_str(rk, "group", NULL), *version = dd_json_str(rk, "version", NULL);
+    const char *ns = dd_json_str(req, "namespace", NULL);
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    char av[256];
+
+    if (!dd_json_str(obj, "kind", NULL) && !cJSON_AddStringToObject(obj, "kind",
+                                                                     dd_json_str(rk, "kind", NULL)))
+        return -1;
+    if (!dd_json_str(obj, "apiVersion", NULL)) {
+        snprintf(av, sizeof(av), "%s%s%s", group ? group : "", group && *group ? "/" : "",
+                 version ? version : "v1");
+        if (!cJSON_AddStringToObject(obj, "apiVersion", av))
+            return -1;
+    }
+    if (!meta && !(meta = cJSON_AddObjectToObject(obj, "metadata")))
+        return -1;
+    if (ns && *ns && !dd_json_str(meta, "namespace", NULL) &&
+        !cJSON_AddStringToObject(meta, "namespace", ns))
+        return -1;
+    return 0;
+}
+
+static char *response(const char *uid, const struct decision *d)
+{
+    cJSON *root = cJSON_CreateObject(), *r, *w;
+    char *out = NULL;
+    size_t i;
+
+    if (!root)
+        return NULL;
+    cJSON_AddStringToObject(root, "apiVersion", "admission.k8s.io/v1");
+    cJSON_AddStringToObject(root, "kind", "AdmissionReview");
+    if (!(r = cJSON_AddObjectToObject(root, "response")))
+        goto out;
+    cJSON_AddStringToObject(r, "uid", uid);
+    cJSON_AddBoolToObject(r, "allowed", !d->deny);
+    if (d->deny) {
+        cJSON *st = cJSON_AddObjectToObject(r, "status");
+        if (!st)
+            goto out;
+        cJSON_AddNumberToObject(st, "code", 403);
+        cJSON_AddStringToObject(st, "reason", "Forbidden");
+        cJSON_AddStringToObject(st, "message", d->message);
+    }
+    if (d->nwarn) {
+        if (!(w = cJSON_AddArrayToObject(r, "warnings")))
+            goto out;
+        for (i = 0; i < d->nwarn; i++)
+            cJSON_AddItemToArray(w, cJSON_CreateString(d->warn[i]));
+    }
+    out = cJSON_PrintUnformatted(root);
+out:
+    cJSON_Delete(root);
+    return out;
+}
+
+enum dd_rc wh_review(const struct wh_view *v, const char *body, size_t len,
+                     struct wh_result *res, struct dd_err *err)
+{
+    struct decision d;
+    cJSON *root, *req, *obj;
+    const char *uid = NULL, *group = NULL, *kind = NULL, *op = NULL, *av;
+    enum dd_rc rc = DD_OK;
+    size_t i;
+
+    memset(res, 0, sizeof(*res));
+    memset(&d, 0, sizeof(d));
+    if (!(root = dd_json_parse(body, len, MAX_DEPTH, err)))
+        return err ? err->rc : DD_EPARSE;
+    av = dd_json_str(root, "apiVersion", NULL);
+    req = cJSON_GetObjectItemCaseSensitive(root, "request");
+    if (!cJSON_IsObject(root))
+        rc = dd_failf(err, DD_EINVAL, "the body is not a JSON object");
+    else if (!str_is(dd_json_str(root, "kind", NULL), "AdmissionReview"))
+        rc = dd_failf(err, DD_EINVAL, "kind: want \"AdmissionReview\"");
+    else if (!str_is(av, "admission.k8s.io/v1"))
+        rc = dd_failf(err, DD_EINVAL, "apiVersion: want \"admission.k8s.io/v1\", got %s%s%s",
+                      av ? "\"" : "", av ? av : "nothing", av ? "\"" : "");
+    else if (!cJSON_IsObject(req))
+        rc = dd_failf(err, DD_EINVAL, "request: missing or not an object");
+    else if (!(uid = dd_json_str(req, "uid", NULL)) || !*uid)
+        rc = dd_failf(err, DD_EINVAL, "request.uid: missing or not a string");
+    else if (!(kind = dd_json_str(req, "kind", "kind", NULL)) ||
+             !(group = dd_json_str(req, "kind", "group", NULL)))
+        rc = dd_failf(err, DD_EINVAL, "request.kind: want {group, version, kind}");
+    else if (!(op = dd_json_str(req, "operation", NULL)))
+        rc = dd_failf(err, DD_EINVAL, "request.operation: missing or not a string");
+    if (rc != DD_OK) {
+        cJSON_Delete(root);
+        return rc;
+    }
+    snprintf(res->kind, sizeof(res->kind), "%s", kind);
+    snprintf(res->operation, sizeof(res->operation), "%s", op);
+    obj = cJSON_GetObjectItemCaseSensitive(req, "object");
+    if (v && cJSON_IsObject(obj)) {
+        int create = str_is(op, "CREATE");
+        if (complete_object(obj, req))
+            rc = DD_ENOMEM;
+        else if (str_is(group, "resource.k8s.io") && str_is(kind, "DeviceClass") &&
+                 (create || str_is(op, "UPDATE")))
+            rc = decide_class(v, req, obj, &d);
+        else if (create && ((str_is(group, "resource.k8s.io") &&
+                             (str_is(kind, "ResourceClaim") || str_is(kind, "ResourceClaimTemplate"))) ||
+                            workload_kind(group, kind)))
+            rc = decide_claims(v, obj, &d);
+    }
+    if (rc == DD_OK && !(res->body = response(uid, &d)))
+        rc = DD_ENOMEM;
+    if (rc == DD_ENOMEM)
+        dd_failf(err, DD_ENOMEM, "out of memory deciding the AdmissionReview");
+    res->len = res->body ? strlen(res->body) : 0;
+    res->verdict = d.deny ? WH_DENIED : d.nwarn ? WH_WARNED : WH_ALLOWED;
+    for (i = 0; i < d.nwarn; i++)
+        free(d.warn[i]);
+    cJSON_Delete(root);
+    return rc;
+}

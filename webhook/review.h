@@ -1,0 +1,80 @@
+/*
+ * review.h - admission decisions: a pure function of a cluster view and one
+ * AdmissionReview (admission.k8s.io/v1).  No I/O: the server (webhook.c)
+ * builds views from its informer caches and calls wh_review per request;
+ * the unit tests call it without HTTP.
+ *
+ * What is decided, and with which code (docs/webhook.md):
+ *   DeviceClass CREATE/UPDATE   the rule engine over the class and the
+ *       published devices: SelectorMatchesNoDriver denies (unless the class
+ *       carries WH_ALLOW_ANNOTATION: "true", or --unknown-driver=warn; an
+ *       UPDATE that does not add the unknown name only warns, so unrelated
+ *       edits such as a finalizer's removal never get stuck);
+ *       SelectorUnknownAttribute and SelectorSyntaxError warn.
+ *   ResourceClaim, ResourceClaimTemplate, Pod and pod-template workloads
+ *   CREATE   warnings only: QuotaExceeded (the namespace's ResourceQuota
+ *       status.used plus what this object makes, counted by lib/quota as the
+ *       quota evaluator counts), DeviceClassNotFound, ClaimTemplateNotFound,
+ *       InsufficientDevices (the class's devices minus those claims already
+ *       take, dd_rules_class_capacity), and the selector codes above.
+ * Everything else is allowed without a word.
+ */
+#ifndef DD_REVIEW_H
+#define DD_REVIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cjson/cJSON.h>
+
+#include "err.h"
+
+#define WH_ALLOW_ANNOTATION "dra-doctor.io/allow-unregistered-driver"
+/* Kubernetes shows warnings best at this length or less (kubectl prints each on a line). */
+#define WH_WARNING_MAX 120
+
+struct wh_options {
+    const char *const *known_drivers; /* --known-driver; borrowed, must outlive the views */
+    size_t nknown_drivers;
+    int unknown_driver_warn;          /* --unknown-driver=warn: warn instead of deny */
+};
+
+/* What the caches held at one moment, reduced to what decisions read.  Immutable once
+ * built: requests on any thread read it concurrently. */
+struct wh_view;
+
+/*
+ * Builds a view from objs[0..n) (any kinds; borrowed for the call only: the
+ * view copies what it keeps).  opt is borrowed for the view's lifetime.
+ * Returns NULL on ENOMEM (err says so).
+ */
+struct wh_view *wh_view_build(const cJSON *const *objs, size_t n, const struct wh_options *opt,
+                              struct dd_err *err);
+void wh_view_free(struct wh_view *v);
+
+/* Registered driver names of the view (slices, DaemonSets, --known-driver), sorted;
+ * borrowed from the view. */
+const char *const *wh_view_drivers(const struct wh_view *v, size_t *n);
+
+/* The verdict, for metrics. */
+enum wh_verdict { WH_ALLOWED, WH_WARNED, WH_DENIED };
+
+struct wh_result {
+    char *body;                /* owned: the AdmissionReview response (JSON), NUL-terminated */
+    size_t len;
+    enum wh_verdict verdict;
+    char kind[64];             /* request.kind.kind ("" when unknown), for metrics */
+    char operation[16];        /* request.operation */
+};
+
+/*
+ * Decides one AdmissionReview body[0..len) (need not be NUL-terminated).
+ * v may be NULL (caches not built yet): everything is then allowed.
+ * Returns DD_OK with res filled, DD_EINVAL when the body is not an
+ * AdmissionReview v1 request (err names the field path, e.g.
+ * "request.uid: missing"; the server answers 400), DD_ETOOBIG when JSON
+ * nests too deep, or DD_ENOMEM.  On error res->body is NULL.
+ */
+enum dd_rc wh_review(const struct wh_view *v, const char *body, size_t len,
+                     struct wh_result *res, struct dd_err *err);
+
+#endif
