@@ -5,14 +5,14 @@
 VERSION    := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 CC         ?= cc
 CLANG      ?= $(shell command -v clang-14 || command -v clang)
-PKGS       := libcjson libyaml-0.1 libpcre2-8 libcurl libmicrohttpd
+PKGS       := libcjson yaml-0.1 libpcre2-8 libcurl libmicrohttpd gnutls libssl libcrypto
 WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
               -Wvla -Wformat=2 -Wformat-security -Wwrite-strings -Wno-format-nonliteral \
               -fno-common
 BASECFLAGS := -std=c11 -D_GNU_SOURCE -DDD_VERSION='"$(VERSION)"' -Ilib -Ilint -Icontroller -Iwebhook -Icerts $(WARN)
 CFLAGS     ?= -O2 -g
 DEPCFLAGS   = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS      = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lcjson -lyaml -lpcre2-8 -lcurl -lmicrohttpd) -lm -pthread
+LDLIBS      = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lcjson -lyaml -lpcre2-8 -lcurl -lmicrohttpd -lgnutls -lssl -lcrypto) -lm -pthread
 B          ?= build/release
 
 LIB_SRC    := $(sort $(wildcard lib/*.c lib/*/*.c))

@@ -901,9 +901,9 @@ int controller_main(int argc, char **argv)
         }
     }
     if (c->o.port) {
-        routes[0] = (struct httpd_route){ "/healthz", h_healthz, c };
-        routes[1] = (struct httpd_route){ "/readyz", h_readyz, c };
-        routes[2] = (struct httpd_route){ "/metrics", h_metrics, c };
+        routes[0] = (struct httpd_route){ "/healthz", h_healthz, c, NULL };
+        routes[1] = (struct httpd_route){ "/readyz", h_readyz, c, NULL };
+        routes[2] = (struct httpd_route){ "/metrics", h_metrics, c, NULL };
         memset(&hopts, 0, sizeof(hopts));
         hopts.bind = c->o.bind;
         hopts.port = c->o.port;

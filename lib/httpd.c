@@ -14,6 +14,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
+#include <gnutls/abstract.h>
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -21,7 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,8 +42,33 @@
 #define DISCARD_MAX ((size_t)1 << 20)
 /* How long httpd_stop waits for started requests; as long as an idle connection may live. */
 #define DRAIN_MS 30000L
-/* Only TLS 1.2 and 1.3: what the API server speaks, and what audits accept. */
-#define TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+/* Only TLS 1.2 and 1.3 with forward-secret AEAD suites: what the API server speaks, and
+ * what audits accept. */
+#define TLS_PRIORITIES                                                                     \
+    "SECURE128:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:" \
+    "+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:%SERVER_PRECEDENCE"
+#define DEFAULT_RELOAD_MS 1000u
+#define MAX_CHAIN 8
+
+/*
+ * A certificate chain and its key, as GnuTLS hands them to a handshake.
+ * Handshakes may still read a replaced pair, so pairs are kept (in a list)
+ * until the server stops; certificates rotate a few times a year.
+ */
+struct creds {
+    gnutls_pcert_st pcert[MAX_CHAIN];
+    unsigned npcert;
+    gnutls_privkey_t key;
+    struct creds *older;
+};
+
+/* The identity of a file's content, to notice a change (inode: renames and symlink swaps). */
+struct fid {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+};
 
 static const char text_plain[] = "text/plain; charset=utf-8";
 
@@ -49,11 +78,20 @@ struct httpd {
     size_t nroutes;
     size_t max_body;
     unsigned short port;               /* bound port, read back after start */
-    char *cert_pem, *key_pem;          /* kept until MHD is stopped; key wiped on free */
+    char *cert_file, *key_file;        /* owned copies of the paths (TLS only) */
+    struct fid cert_id, key_id;        /* of the pair in use */
+    unsigned reload_ms;
+    pthread_t reloader;
+    int has_reloader;
     pthread_mutex_t mu;                /* guards the fields below */
+    pthread_cond_t wake;               /* the reloader's sleep; signalled to stop it */
+    struct creds *creds;               /* the pair handshakes get; older ones hang off it */
+    unsigned long reloads, reload_errors;
+    char reload_err[1024];              /* last reload failure, logged once per change */
     pthread_cond_t idle;               /* signalled when inflight drops to 0 */
     unsigned inflight;                 /* requests started and not yet completed */
     int stopping;                      /* set by httpd_stop: answers close their connection */
+    int quit;                          /* the reloader stops */
     char lastlog[256];                 /* MHD's last log line, to explain a failed start */
 };
 
@@ -179,6 +217,21 @@ static int body_append(struct req *r, size_t max, const char *data, size_t n)
     return 1;
 }
 
+/* 1 when the request's media type (Content-Type without parameters) is want. */
+static int media_type_is(struct MHD_Connection *conn, const char *want)
+{
+    const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_CONTENT_TYPE);
+    size_t n = strlen(want);
+
+    if (!ct)
+        return 0;
+    while (*ct == ' ' || *ct == '\t')
+        ct++;
+    return !strncasecmp(ct, want, n) &&
+           (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ' || ct[n] == '\t');
+}
+
 static enum MHD_Result call_handler(struct httpd *h, struct MHD_Connection *conn, struct req *r,
                                     const char *method)
 {
@@ -218,6 +271,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             return respond_text(h, conn, MHD_HTTP_NOT_FOUND, "no such path\n");
         if (announced_too_big(h, conn))
             return respond_too_big(h, conn);
+        if (r->route->content_type && strcmp(method, "GET") && strcmp(method, "HEAD") &&
+            !media_type_is(conn, r->route->content_type)) {
+            char msg[160];
+            snprintf(msg, sizeof(msg), "Content-Type must be %s\n", r->route->content_type);
+            return respond_text(h, conn, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, msg);
+        }
         return MHD_YES;
     }
     if (*upload_data_size) {
@@ -298,18 +357,248 @@ static char *read_pem(const char *path, struct dd_err *err)
     return buf;
 }
 
-static void free_secret(char *s)
+static void free_secret(char *s, size_t len)
 {
     if (s) {
-        explicit_bzero(s, strlen(s));
+        explicit_bzero(s, len);
         free(s);
     }
 }
 
+/* ---- TLS: the certificate handed per handshake, reloaded on change ---------- */
+
+static pthread_mutex_t tls_mu = PTHREAD_MUTEX_INITIALIZER; /* before any h->mu */
+static struct httpd *tls_server;                           /* the one TLS server */
+
+static int fid_of(const char *path, struct fid *id)
+{
+    struct stat st;
+
+    if (stat(path, &st))
+        return -1;
+    id->dev = st.st_dev;
+    id->ino = st.st_ino;
+    id->size = st.st_size;
+    id->mtime = st.st_mtim;
+    return 0;
+}
+
+static int fid_eq(const struct fid *a, const struct fid *b)
+{
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+           a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
+}
+
+static void free_creds(struct creds *c)
+{
+    while (c) {
+        struct creds *older = c->older;
+        unsigned i;
+        for (i = 0; i < c->npcert; i++)
+            gnutls_pcert_deinit(&c->pcert[i]);
+        if (c->key)
+            gnutls_privkey_deinit(c->key);
+        free(c);
+        c = older;
+    }
+}
+
+/* 1 when key is the private half of cert's public key. */
+static int key_matches(gnutls_privkey_t key, gnutls_pubkey_t cert_pub)
+{
+    gnutls_pubkey_t pub;
+    gnutls_datum_t a = { NULL, 0 }, b = { NULL, 0 };
+    int same = 0;
+
+    if (gnutls_pubkey_init(&pub) < 0)
+        return 0;
+    if (gnutls_pubkey_import_privkey(pub, key, 0, 0) >= 0 &&
+        gnutls_pubkey_export2(pub, GNUTLS_X509_FMT_DER, &a) >= 0 &&
+        gnutls_pubkey_export2(cert_pub, GNUTLS_X509_FMT_DER, &b) >= 0)
+        same = a.size == b.size && !memcmp(a.data, b.data, a.size);
+    gnutls_free(a.data);
+    gnutls_free(b.data);
+    gnutls_pubkey_deinit(pub);
+    return same;
+}
+
+/* Loads a certificate chain and its key; their file identities (taken before reading, so
+ * a change during the read is noticed next time) go to cid and kid. */
+static struct creds *load_creds(const char *cert_file, const char *key_file, struct fid *cid,
+                                struct fid *kid, struct dd_err *err)
+{
+    struct creds *c;
+    char *cert = NULL, *key = NULL;
+    size_t keylen = 0;
+    gnutls_datum_t d;
+    int rc;
+
+    if (fid_of(cert_file, cid) || fid_of(key_file, kid)) {
+        dd_failf(err, DD_EIO, "cannot open %s: %s", fid_of(cert_file, cid) ? cert_file : key_file,
+                 strerror(errno));
+        return NULL;
+    }
+    if (!(c = calloc(1, sizeof(*c)))) {
+        dd_failf(err, DD_ENOMEM, "out of memory");
+        return NULL;
+    }
+    if (!(cert = read_pem(cert_file, err)) || !(key = read_pem(key_file, err)))
+        goto fail;
+    keylen = strlen(key);
+    d.data = (unsigned char *)cert;
+    d.size = (unsigned)strlen(cert);
+    c->npcert = MAX_CHAIN;
+    if ((rc = gnutls_pcert_list_import_x509_raw(c->pcert, &c->npcert, &d, GNUTLS_X509_FMT_PEM,
+                                                0)) < 0) {
+        c->npcert = 0;
+        dd_failf(err, DD_EPARSE, "%s: not a PEM certificate chain of at most %d: %s", cert_file,
+                 MAX_CHAIN, gnutls_strerror(rc));
+        goto fail;
+    }
+    d.data = (unsigned char *)key;
+    d.size = (unsigned)keylen;
+    if ((rc = gnutls_privkey_init(&c->key)) < 0 ||
+        (rc = gnutls_privkey_import_x509_raw(c->key, &d, GNUTLS_X509_FMT_PEM, NULL, 0)) < 0) {
+        dd_failf(err, DD_EPARSE, "%s: not a PEM private key: %s", key_file, gnutls_strerror(rc));
+        goto fail;
+    }
+    if (!key_matches(c->key, c->pcert[0].pubkey)) {
+        dd_failf(err, DD_EPARSE, "the key in %s does not belong to the certificate in %s",
+                 key_file, cert_file);
+        goto fail;
+    }
+    free(cert);
+    free_secret(key, keylen);
+    return c;
+fail:
+    free(cert);
+    free_secret(key, keylen);
+    free_creds(c);
+    return NULL;
+}
+
+/* GnuTLS asks for the server's certificate on every handshake. */
+static int cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_dn, int nreqs,
+                         const gnutls_pk_algorithm_t *algos, int nalgos, gnutls_pcert_st **pcert,
+                         unsigned int *npcert, gnutls_privkey_t *key)
+{
+    struct creds *c = NULL;
+
+    (void)session;
+    (void)req_ca_dn;
+    (void)nreqs;
+    (void)algos;
+    (void)nalgos;
+    pthread_mutex_lock(&tls_mu);
+    if (tls_server) {
+        pthread_mutex_lock(&tls_server->mu);
+        c = tls_server->creds;
+        pthread_mutex_unlock(&tls_server->mu);
+    }
+    pthread_mutex_unlock(&tls_mu);
+    if (!c)
+        return -1;
+    *pcert = c->pcert;
+    *npcert = c->npcert;
+    *key = c->key;
+    return 0;
+}
+
+static void deadline_in(struct timespec *ts, long ms)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+static void *reloader(void *arg)
+{
+    struct httpd *h = arg;
+    struct timespec ts;
+
+    pthread_mutex_lock(&h->mu);
+    while (!h->quit) {
+        struct fid c, k;
+        int changed;
+
+        deadline_in(&ts, h->reload_ms);
+        while (!h->quit && pthread_cond_timedwait(&h->wake, &h->mu, &ts) != ETIMEDOUT)
+            ;
+        if (h->quit)
+            break;
+        changed = fid_of(h->cert_file, &c) || fid_of(h->key_file, &k) ||
+                  !fid_eq(&c, &h->cert_id) || !fid_eq(&k, &h->key_id);
+        if (changed) {
+            struct dd_err err;
+            struct creds *nc;
+
+            pthread_mutex_unlock(&h->mu);
+            dd_err_clear(&err);
+            nc = load_creds(h->cert_file, h->key_file, &c, &k, &err);
+            pthread_mutex_lock(&h->mu);
+            if (nc) {
+                nc->older = h->creds;
+                h->creds = nc;
+                h->cert_id = c;
+                h->key_id = k;
+                h->reloads++;
+                h->reload_err[0] = '\0';
+            } else {
+                /* Mid-rotation the new certificate may sit beside the old key: retry. */
+                h->reload_errors++;
+                if (strcmp(err.msg, h->reload_err)) {
+                    snprintf(h->reload_err, sizeof(h->reload_err), "%s", err.msg);
+                    fprintf(stderr, "dra-doctor: keeping the current TLS certificate: %s\n",
+                            err.msg);
+                }
+            }
+        }
+    }
+    pthread_mutex_unlock(&h->mu);
+    return NULL;
+}
+
+unsigned long httpd_cert_reloads(struct httpd *h)
+{
+    unsigned long n;
+
+    pthread_mutex_lock(&h->mu);
+    n = h->reloads;
+    pthread_mutex_unlock(&h->mu);
+    return n;
+}
+
+unsigned long httpd_cert_reload_errors(struct httpd *h)
+{
+    unsigned long n;
+
+    pthread_mutex_lock(&h->mu);
+    n = h->reload_errors;
+    pthread_mutex_unlock(&h->mu);
+    return n;
+}
+
 static void httpd_free(struct httpd *h)
 {
-    free(h->cert_pem);
-    free_secret(h->key_pem);
+    if (h->has_reloader) {
+        pthread_mutex_lock(&h->mu);
+        h->quit = 1;
+        pthread_cond_broadcast(&h->wake);
+        pthread_mutex_unlock(&h->mu);
+        pthread_join(h->reloader, NULL);
+    }
+    pthread_mutex_lock(&tls_mu);
+    if (tls_server == h)
+        tls_server = NULL;
+    pthread_mutex_unlock(&tls_mu);
+    free_creds(h->creds);
+    free(h->cert_file);
+    free(h->key_file);
+    pthread_cond_destroy(&h->wake);
     pthread_cond_destroy(&h->idle);
     pthread_mutex_destroy(&h->mu);
     free(h);
@@ -376,23 +665,35 @@ struct httpd *httpd_start(const struct httpd_opts *opts, const struct httpd_rout
     /* The drain bound must not move when the wall clock is set. */
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&h->idle, &ca);
+    pthread_cond_init(&h->wake, &ca);
     pthread_condattr_destroy(&ca);
     h->routes = routes;
     h->nroutes = nroutes;
     h->max_body = opts && opts->max_body ? opts->max_body : DEFAULT_MAX_BODY;
+    h->reload_ms = opts && opts->reload_ms ? opts->reload_ms : DEFAULT_RELOAD_MS;
     if (tls) {
-        if (!(h->cert_pem = read_pem(opts->cert_file, err)) ||
-            !(h->key_pem = read_pem(opts->key_file, err))) {
+        int taken;
+
+        pthread_mutex_lock(&tls_mu);
+        if (!(taken = tls_server != NULL))
+            tls_server = h;
+        pthread_mutex_unlock(&tls_mu);
+        if (taken) {
+            dd_failf(err, DD_EINVAL, "only one TLS server per process");
+            httpd_free(h);
+            return NULL;
+        }
+        if (!(h->cert_file = strdup(opts->cert_file)) || !(h->key_file = strdup(opts->key_file))) {
+            dd_failf(err, DD_ENOMEM, "out of memory");
+            httpd_free(h);
+            return NULL;
+        }
+        if (!(h->creds = load_creds(h->cert_file, h->key_file, &h->cert_id, &h->key_id, err))) {
             httpd_free(h);
             return NULL;
         }
         flags |= MHD_USE_TLS;
     }
-    /*
-     * The certificate is loaded once, here.  The admission webhook will need
-     * rotation without a restart: that is MHD_OPTION_HTTPS_CERT_CALLBACK2,
-     * handing the current certificate per handshake.
-     */
     {
         struct MHD_OptionItem o[10];
         size_t k = 0;
@@ -405,8 +706,8 @@ struct httpd *httpd_start(const struct httpd_opts *opts, const struct httpd_rout
         if (threads > 1)
             o[k++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, threads, NULL };
         if (tls) {
-            o[k++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, h->cert_pem };
-            o[k++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, h->key_pem };
+            o[k++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_CERT_CALLBACK, 0,
+                                              (void *)cert_callback };
             o[k++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_PRIORITIES, 0,
                                               (void *)TLS_PRIORITIES };
         }
@@ -422,6 +723,9 @@ struct httpd *httpd_start(const struct httpd_opts *opts, const struct httpd_rout
     }
     info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
     h->port = info && info->port ? info->port : port;
+    if (tls && !(h->has_reloader = !pthread_create(&h->reloader, NULL, reloader, h)))
+        fprintf(stderr, "dra-doctor: cannot start the certificate reloader; rotation needs a "
+                        "restart\n");
     return h;
 }
 

@@ -6,6 +6,11 @@
  * A server has a table of routes (exact path -> handler).  Handlers run on
  * the server's threads and must be thread-safe; they fill a response and
  * never block on the network.
+ *
+ * TLS is libmicrohttpd's GnuTLS, reached only from httpd.c: the certificate
+ * is handed per handshake from files watched for changes, so a rotated
+ * certificate is served from the next handshake on and no connection is
+ * dropped.  One TLS server per process (GnuTLS's callback has no closure).
  */
 #ifndef DD_HTTPD_H
 #define DD_HTTPD_H
@@ -33,6 +38,8 @@ struct httpd_route {
     const char *path;        /* exact match, e.g. "/healthz" */
     httpd_handler fn;
     void *ctx;
+    const char *content_type; /* when set, a request with a body must have this media type
+                                 (parameters such as charset ignored), else 415 */
 };
 
 struct httpd_opts {
@@ -40,8 +47,10 @@ struct httpd_opts {
     unsigned short port;     /* 0 picks a free port (see httpd_port) */
     size_t max_body;         /* 413 above; default 1 MiB */
     unsigned threads;        /* worker threads; default 2 */
-    const char *cert_file;   /* TLS when both are set (PEM files) */
+    const char *cert_file;   /* TLS when both are set (PEM files; the first certificate is
+                                the server's, the rest its chain) */
     const char *key_file;
+    unsigned reload_ms;      /* how often the files are checked for changes; default 1000 */
 };
 
 struct httpd;
@@ -49,10 +58,15 @@ struct httpd;
 /*
  * Starts serving routes (borrowed; must outlive the server).  The server
  * answers by itself: 404 for a path no route matches, 413 for a body over
- * max_body (refused before reading when Content-Length announces it), 500
- * when a handler sets a status outside 100..599.  TLS allows only 1.2 and
- * 1.3.  Errors: DD_EINVAL (bind not an IP literal, only one of cert/key),
- * DD_EIO (a PEM file unreadable, MHD could not start: port taken...),
+ * max_body (refused before reading when Content-Length announces it), 415
+ * for a body of another media type than the route's, 500 when a handler
+ * sets a status outside 100..599.  TLS allows only 1.2 and 1.3 with AEAD
+ * ciphers.  When the certificate or key file changes (a write, a rename, a
+ * Secret volume's symlink swap), the pair is reloaded if it parses and
+ * matches; otherwise the old pair stays in use and the reload is retried.
+ * Errors: DD_EINVAL (bind not an IP literal, only one of cert/key, a second
+ * TLS server), DD_EIO (a PEM file unreadable, MHD could not start: port
+ * taken...), DD_EPARSE (certificate or key not PEM, or not a pair),
  * DD_ETOOBIG (PEM file over 1 MiB), DD_ENOMEM.
  */
 struct httpd *httpd_start(const struct httpd_opts *opts, const struct httpd_route *routes,
@@ -60,6 +74,10 @@ struct httpd *httpd_start(const struct httpd_opts *opts, const struct httpd_rout
 
 /* The bound port (useful with port 0). */
 unsigned short httpd_port(const struct httpd *h);
+
+/* Certificate reloads so far, and failed reload attempts (for /metrics and tests). */
+unsigned long httpd_cert_reloads(struct httpd *h);
+unsigned long httpd_cert_reload_errors(struct httpd *h);
 
 /*
  * Stops accepting, finishes in-flight requests (waiting up to 30 s; answers

@@ -3,7 +3,7 @@
 # does nothing when every package is present.  The Dockerfile installs the same list.
 set -eu
 PKGS="build-essential pkg-config libcjson-dev libyaml-dev libpcre2-dev libcmocka-dev
-      libcurl4-openssl-dev libssl-dev libmicrohttpd-dev clang-14 libclang-rt-14-dev
+      libcurl4-openssl-dev libssl-dev libmicrohttpd-dev libgnutls28-dev clang-14 libclang-rt-14-dev
       openssl curl procps util-linux python3"
 missing=""
 for p in $PKGS; do

@@ -94,11 +94,12 @@ static void h_slow(void *ctx, const char *method, const char *body, size_t len,
 }
 
 static const struct httpd_route routes[] = {
-    { "/healthz", h_healthz, NULL },
-    { "/teapot", h_teapot, NULL },
-    { "/echo", h_echo, NULL },
-    { "/empty", h_empty, NULL },
-    { "/slow", h_slow, NULL },
+    { "/healthz", h_healthz, NULL, NULL },
+    { "/teapot", h_teapot, NULL, NULL },
+    { "/echo", h_echo, NULL, NULL },
+    { "/empty", h_empty, NULL, NULL },
+    { "/slow", h_slow, NULL, NULL },
+    { "/json", h_echo, NULL, "application/json" },
 };
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
 
@@ -112,6 +113,7 @@ struct fetch {
     int chunked;           /* send the body chunked, with no Content-Length */
     const char *cainfo;
     long sslversion;       /* CURLOPT_SSLVERSION, 0 for the default */
+    const char *header;    /* one extra request header, e.g. "Content-Type: ..." */
     /* out */
     CURLcode rc;
     long status;
@@ -172,6 +174,10 @@ static void fetch_run(struct fetch *f)
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, f->body);
         curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)f->len);
     }
+    if (f->header) {
+        hdr = curl_slist_append(hdr, f->header);
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+    }
     if (f->cainfo)
         curl_easy_setopt(c, CURLOPT_CAINFO, f->cainfo);
     if (f->sslversion) {
@@ -203,7 +209,7 @@ static void url_of(char *buf, size_t size, const char *scheme, const char *host,
 
 static struct httpd *start_local(size_t max_body, unsigned threads)
 {
-    struct httpd_opts o = { "127.0.0.1", 0, max_body, threads, NULL, NULL };
+    struct httpd_opts o = { "127.0.0.1", 0, max_body, threads, NULL, NULL, 0 };
     struct dd_err err = { 0 };
     struct httpd *h = httpd_start(&o, routes, NROUTES, &err);
 
@@ -524,7 +530,7 @@ static void test_stop_drains(void **state)
 
 static void test_ipv6_and_bad_options(void **state)
 {
-    struct httpd_opts o = { "::1", 0, 0, 1, NULL, NULL };
+    struct httpd_opts o = { "::1", 0, 0, 1, NULL, NULL, 0 };
     struct dd_err err = { 0 };
     struct httpd *h, *h2;
     struct fetch f = { 0 };
@@ -586,7 +592,7 @@ static void test_ipv6_and_bad_options(void **state)
 
 /* ---- TLS ----------------------------------------------------------------- */
 
-static int run_openssl(const char *dir)
+static int run_openssl_to(const char *dir, const char *keyout, const char *out)
 {
     pid_t pid = fork();
     int st;
@@ -604,7 +610,7 @@ static int run_openssl(const char *dir)
             _exit(126);
         execlp("openssl", "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
                "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=127.0.0.1", "-addext",
-               "subjectAltName=IP:127.0.0.1", "-days", "1", "-keyout", "k.pem", "-out", "c.pem",
+               "subjectAltName=IP:127.0.0.1", "-days", "1", "-keyout", keyout, "-out", out,
                (char *)NULL);
         _exit(127);
     }
@@ -613,11 +619,124 @@ static int run_openssl(const char *dir)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+static int run_openssl(const char *dir)
+{
+    return run_openssl_to(dir, "k.pem", "c.pem");
+}
+
+static void fetch_ok(const char *url, const char *cainfo)
+{
+    struct fetch f = { 0 };
+
+    f.url = url;
+    f.cainfo = cainfo;
+    fetch_run(&f);
+    assert_int_equal(f.rc, CURLE_OK);
+    assert_int_equal(f.status, 200);
+    fetch_release(&f);
+}
+
+static void wait_reload(struct httpd *h, unsigned long reloads, unsigned long errors)
+{
+    int i;
+
+    for (i = 0; i < 200 && (httpd_cert_reloads(h) < reloads ||
+                            httpd_cert_reload_errors(h) < errors); i++)
+        usleep(20000);
+    assert_true(httpd_cert_reloads(h) >= reloads);
+    assert_true(httpd_cert_reload_errors(h) >= errors);
+}
+
+static void test_content_type(void **state)
+{
+    struct httpd_opts o = { "127.0.0.1", 0, 0, 1, NULL, NULL, 0 };
+    struct dd_err err = { 0 };
+    struct httpd *h;
+    struct fetch f = { 0 };
+    char url[128];
+
+    (void)state;
+    h = httpd_start(&o, routes, NROUTES, &err);
+    assert_non_null(h);
+    url_of(url, sizeof(url), "http", "127.0.0.1", h, "/json");
+    f.url = url;
+    f.body = "{}";
+    f.len = 2;
+    fetch_run(&f); /* curl's default form type */
+    assert_int_equal(f.status, 415);
+    assert_contains(f.resp, "application/json");
+    fetch_release(&f);
+    memset(&f, 0, sizeof(f));
+    f.url = url;
+    f.body = "{}";
+    f.len = 2;
+    f.header = "Content-Type: Application/JSON; charset=utf-8";
+    fetch_run(&f);
+    assert_int_equal(f.status, 200);
+    assert_contains(f.resp, "{}");
+    fetch_release(&f);
+    httpd_stop(h);
+}
+
+/* A rotated pair is served from the next handshake; a mismatched pair is refused and the
+ * old one kept; a second TLS server in the process is refused. */
+static void test_tls_reload(void **state)
+{
+    char dir[] = "/tmp/dd-httpd-XXXXXX";
+    char cert[64], key[64], url[128], newc[64], newk[64], keep[64], cmd[512];
+    struct httpd_opts o = { "127.0.0.1", 0, 0, 2, cert, key, 20 };
+    struct dd_err err = { 0 };
+    struct httpd *h, *h2;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(cert, sizeof(cert), "%s/c.pem", dir);
+    snprintf(key, sizeof(key), "%s/k.pem", dir);
+    snprintf(newc, sizeof(newc), "%s/c2.pem", dir);
+    snprintf(newk, sizeof(newk), "%s/k2.pem", dir);
+    snprintf(keep, sizeof(keep), "%s/c1.pem", dir);
+    if (run_openssl(dir) == 127)
+        skip();
+    assert_int_equal(run_openssl_to(dir, "k2.pem", "c2.pem"), 0);
+    snprintf(cmd, sizeof(cmd), "cp %s %s", cert, keep);
+    assert_int_equal(system(cmd), 0);
+    h = httpd_start(&o, routes, NROUTES, &err);
+    if (!h)
+        fail_msg("httpd_start (TLS): %s", err.msg);
+    assert_null(h2 = httpd_start(&o, routes, NROUTES, &err));
+    assert_contains(err.msg, "one TLS server");
+    url_of(url, sizeof(url), "https", "127.0.0.1", h, "/healthz");
+    fetch_ok(url, keep);
+
+    /* Half a rotation: the new certificate beside the old key. */
+    assert_int_equal(rename(newc, cert), 0);
+    wait_reload(h, 0, 1);
+    fetch_ok(url, keep);
+    assert_int_equal(httpd_cert_reloads(h), 0);
+    /* The rest of it. */
+    assert_int_equal(rename(newk, key), 0);
+    wait_reload(h, 1, 1);
+    fetch_ok(url, cert);
+    {
+        struct fetch f = { 0 };
+        f.url = url;
+        f.cainfo = keep; /* the old certificate is no longer served */
+        fetch_run(&f);
+        assert_int_not_equal(f.rc, CURLE_OK);
+        fetch_release(&f);
+    }
+    httpd_stop(h);
+    unlink(cert);
+    unlink(key);
+    unlink(keep);
+    rmdir(dir);
+}
+
 static void test_tls(void **state)
 {
     char dir[] = "/tmp/dd-httpd-XXXXXX";
     char cert[64], key[64], url[128];
-    struct httpd_opts o = { "127.0.0.1", 0, 0, 2, cert, key };
+    struct httpd_opts o = { "127.0.0.1", 0, 0, 2, cert, key, 50 };
     struct dd_err err = { 0 };
     struct httpd *h;
     struct fetch f = { 0 };
@@ -712,6 +831,8 @@ int main(void)
         cmocka_unit_test(test_stop_drains),
         cmocka_unit_test(test_ipv6_and_bad_options),
         cmocka_unit_test(test_tls),
+        cmocka_unit_test(test_content_type),
+        cmocka_unit_test(test_tls_reload),
     };
 
     return cmocka_run_group_tests_name("httpd", tests, group_setup, group_teardown);

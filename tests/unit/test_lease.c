@@ -145,8 +145,8 @@ static void h_coll(void *ctx, const char *method, const char *body, size_t len,
 }
 
 static const struct httpd_route routes[] = {
-    { LEASE_PATH, h_lease, NULL },
-    { COLL_PATH, h_coll, NULL },
+    { LEASE_PATH, h_lease, NULL, NULL },
+    { COLL_PATH, h_coll, NULL, NULL },
 };
 
 static struct httpd *srv;
@@ -489,7 +489,7 @@ static void test_bad_options(void **state)
 
 static int group_setup(void **state)
 {
-    struct httpd_opts o = { "127.0.0.1", 0, 0, 4, NULL, NULL };
+    struct httpd_opts o = { "127.0.0.1", 0, 0, 4, NULL, NULL, 0 };
     struct dd_err err = { 0 };
 
     (void)state;
