@@ -734,9 +734,17 @@ unsigned short httpd_port(const struct httpd *h)
     return h ? h->port : 0;
 }
 
+/* Open connections (0 when MHD cannot say). */
+static unsigned connections(struct httpd *h)
+{
+    const union MHD_DaemonInfo *i = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+
+    return i ? i->num_connections : 0;
+}
+
 void httpd_stop(struct httpd *h)
 {
-    struct timespec deadline;
+    struct timespec deadline, now;
     MHD_socket lsock;
 
     if (!h)
@@ -744,11 +752,28 @@ void httpd_stop(struct httpd *h)
     lsock = MHD_quiesce_daemon(h->d);
     clock_gettime(CLOCK_MONOTONIC, &deadline);
     deadline.tv_sec += DRAIN_MS / 1000;
+    /*
+     * Answers from now on close their connection, so a client sends its next
+     * request elsewhere; wait for the started requests and then for the
+     * connections themselves, or a client that sent a request on an idle
+     * keep-alive connection just now would see it closed unanswered.
+     */
     pthread_mutex_lock(&h->mu);
     h->stopping = 1;
-    while (h->inflight > 0)
-        if (pthread_cond_timedwait(&h->idle, &h->mu, &deadline) == ETIMEDOUT)
+    for (;;) {
+        while (h->inflight > 0)
+            if (pthread_cond_timedwait(&h->idle, &h->mu, &deadline) == ETIMEDOUT)
+                break;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (h->inflight == 0 && connections(h) == 0)
             break;
+        if (now.tv_sec > deadline.tv_sec ||
+            (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec))
+            break;
+        pthread_mutex_unlock(&h->mu);
+        usleep(10000);
+        pthread_mutex_lock(&h->mu);
+    }
     pthread_mutex_unlock(&h->mu);
     MHD_stop_daemon(h->d);
     /* MHD's threads may poll the quiesced socket until they are stopped: close it only now. */

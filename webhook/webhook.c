@@ -1,12 +1,762 @@
-/* webhook.c - placeholder until the webhook module lands. */
-#include <stdio.h>
-
+/*
+ * webhook.c - `dra-doctor webhook`: the HTTPS validating admission webhook.
+ *
+ * Informers keep the objects decisions read (classes, slices, claims,
+ * templates, quotas, DaemonSets); a builder thread turns them into an
+ * immutable view (review.h) when they change, at most every BUILD_MIN_MS;
+ * request threads judge AdmissionReviews against the current view.  No API
+ * call on the request path.  SIGTERM: /readyz fails for --shutdown-delay
+ * (so endpoints drop this replica), then the server stops accepting and
+ * answers every request already started.
+ */
 #include "webhook.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "httpd.h"
+#include "informer.h"
+#include "json.h"
+#include "kube.h"
+#include "manifest.h"
+#include "review.h"
+#include "snapshot.h"
+
+#define BUILD_MIN_MS 200           /* batches bursts of cache changes into one view */
+#define DEFAULT_MAX_BODY (4u << 20) /* an AdmissionReview carries object and oldObject */
+#define MAX_KNOWN 64
+
+/* What the webhook watches: what review.c's view reads. */
+static const struct snap_resource watched[] = {
+    { "resource.k8s.io", "v1", "deviceclasses", NULL },
+    { "resource.k8s.io", "v1", "resourceslices", NULL },
+    { "resource.k8s.io", "v1", "resourceclaims", NULL },
+    { "resource.k8s.io", "v1", "resourceclaimtemplates", NULL },
+    { "", "v1", "resourcequotas", NULL },
+    { "apps", "v1", "daemonsets", NULL },
+};
+#define NWATCHED (sizeof(watched) / sizeof(watched[0]))
+
+/* Metrics labels: the kinds the webhook is registered for, then everything else. */
+static const char *const kinds[] = { "DeviceClass", "ResourceClaim", "ResourceClaimTemplate",
+                                     "Pod", "Deployment", "StatefulSet", "DaemonSet",
+                                     "ReplicaSet", "Job", "CronJob", "other" };
+#define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
+static const char *const ops[] = { "CREATE", "UPDATE", "DELETE", "CONNECT", "other" };
+#define NOPS (sizeof(ops) / sizeof(ops[0]))
+static const char *const verdicts[] = { "allowed", "warned", "denied", "error" };
+#define NVERDICTS 4
+static const double buckets[] = { 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.1, 1 };
+#define NBUCKETS (sizeof(buckets) / sizeof(buckets[0]))
+
+struct wh_opts {
+    const char *kubeconfig, *context, *objects;
+    const char *cert, *key;
+    char bind[64];
+    unsigned short port;
+    unsigned threads;
+    size_t max_body;
+    int shutdown_delay_s;
+    int null_baseline;
+    struct wh_options review;
+    const char *known[MAX_KNOWN];
+};
+
+/* A view and the requests reading it. */
+struct vref {
+    struct wh_view *view;
+    int refs;                       /* guarded by wh.mu */
+};
+
+struct wh {
+    struct wh_opts o;
+    struct kube_config cfg;
+    struct inf_store *stores[NWATCHED];
+    struct inf_reflector *refl[NWATCHED];
+    struct mf_set fixed;            /* --objects */
+    pthread_mutex_t mu;             /* guards cur, dirty, stop and the graveyard */
+    pthread_cond_t cv;
+    struct vref *cur;
+    int dirty, stop;
+    /* Objects the stores let go of while a view is being built wait here until it is. */
+    int building;
+    cJSON **graves;
+    size_t ngraves, capgraves;
+    atomic_int draining;
+    struct httpd *http;             /* for its certificate reload counters */
+    atomic_ulong builds;
+    atomic_ulong count[NKINDS][NOPS][NVERDICTS];
+    atomic_ulong hist[NBUCKETS + 1];
+    atomic_ullong sum_us;
+};
+
+/* ---- views ------------------------------------------------------------------ */
+
+static struct vref *view_get(struct wh *w)
+{
+    struct vref *r;
+
+    pthread_mutex_lock(&w->mu);
+    if ((r = w->cur))
+        r->refs++;
+    pthread_mutex_unlock(&w->mu);
+    return r;
+}
+
+static void view_put(struct wh *w, struct vref *r)
+{
+    int last;
+
+    if (!r)
+        return;
+    pthread_mutex_lock(&w->mu);
+    last = --r->refs == 0;
+    pthread_mutex_unlock(&w->mu);
+    if (last) {
+        wh_view_free(r->view);
+        free(r);
+    }
+}
+
+static void publish(struct wh *w, struct wh_view *v)
+{
+    struct vref *r = calloc(1, sizeof(*r)), *old;
+
+    if (!r) {
+        wh_view_free(v);
+        return;
+    }
+    r->view = v;
+    r->refs = 1;
+    pthread_mutex_lock(&w->mu);
+    old = w->cur;
+    w->cur = r;
+    pthread_mutex_unlock(&w->mu);
+    view_put(w, old);
+    atomic_fetch_add(&w->builds, 1);
+}
+
+static void on_drop(void *ctx, cJSON *obj)
+{
+    struct wh *w = ctx;
+
+    pthread_mutex_lock(&w->mu);
+    if (w->building) {
+        if (w->ngraves == w->capgraves) {
+            size_t cap = w->capgraves ? w->capgraves * 2 : 256;
+            cJSON **g = realloc(w->graves, cap * sizeof(*g));
+            if (!g) {
+                /* Cannot defer: leaking one object beats freeing one being read. */
+                pthread_mutex_unlock(&w->mu);
+                return;
+            }
+            w->graves = g;
+            w->capgraves = cap;
+        }
+        w->graves[w->ngraves++] = obj;
+        obj = NULL;
+    }
+    pthread_mutex_unlock(&w->mu);
+    cJSON_Delete(obj);
+}
+
+static void changed(struct wh *w)
+{
+    pthread_mutex_lock(&w->mu);
+    w->dirty = 1;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void on_add(void *ctx, const cJSON *obj)
+{
+    (void)obj;
+    changed(ctx);
+}
+
+static void on_update(void *ctx, const cJSON *a, const cJSON *b)
+{
+    (void)a;
+    (void)b;
+    changed(ctx);
+}
+
+struct collect {
+    const cJSON **v;
+    size_t n, cap;
+};
+
+static int collect_obj(void *ctx, const cJSON *obj)
+{
+    struct collect *c = ctx;
+
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 4096;
+        const cJSON **v = realloc(c->v, cap * sizeof(*v));
+        if (!v)
+            return 1;
+        c->v = v;
+        c->cap = cap;
+    }
+    c->v[c->n++] = obj;
+    return 0;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+    while (nanosleep(&ts, &ts) && errno == EINTR)
+        ;
+}
+
+static void *builder(void *arg)
+{
+    struct wh *w = arg;
+
+    for (;;) {
+        struct collect col = { NULL, 0, 0 };
+        struct wh_view *v;
+        struct dd_err err;
+        cJSON **graves;
+        size_t i, ngraves;
+
+        pthread_mutex_lock(&w->mu);
+        while (!w->dirty && !w->stop)
+            pthread_cond_wait(&w->cv, &w->mu);
+        if (w->stop) {
+            pthread_mutex_unlock(&w->mu);
+            break;
+        }
+        w->dirty = 0;
+        w->building = 1;
+        pthread_mutex_unlock(&w->mu);
+
+        for (i = 0; i < NWATCHED; i++)
+            inf_store_foreach(w->stores[i], collect_obj, &col);
+        dd_err_clear(&err);
+        v = wh_view_build(col.v, col.n, &w->o.review, &err);
+        free(col.v);
+
+        pthread_mutex_lock(&w->mu);
+        w->building = 0;
+        graves = w->graves;
+        ngraves = w->ngraves;
+        w->graves = NULL;
+        w->ngraves = w->capgraves = 0;
+        pthread_mutex_unlock(&w->mu);
+        for (i = 0; i < ngraves; i++)
+            cJSON_Delete(graves[i]);
+        free(graves);
+        if (v)
+            publish(w, v);
+        else
+            fprintf(stderr, "dra-doctor webhook: %s; keeping the previous view\n", err.msg);
+        sleep_ms(BUILD_MIN_MS);
+    }
+    return NULL;
+}
+
+static int synced(struct wh *w)
+{
+    size_t i;
+
+    if (w->o.objects)
+        return 1;
+    for (i = 0; i < NWATCHED; i++)
+        if (!w->refl[i] || !inf_reflector_synced(w->refl[i]))
+            return 0;
+    return 1;
+}
+
+/* ---- HTTP ------------------------------------------------------------------- */
+
+static void text(struct httpd_response *r, int status, const char *msg)
+{
+    r->status = status;
+    r->body = strdup(msg);
+    r->len = r->body ? strlen(r->body) : 0;
+}
+
+static size_t label_index(const char *const *labels, size_t n, const char *s)
+{
+    size_t i;
+
+    for (i = 0; i + 1 < n; i++)
+        if (!strcmp(labels[i], s))
+            return i;
+    return n - 1;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void observe(struct wh *w, const char *kind, const char *op, int verdict, double secs)
+{
+    size_t b;
+
+    atomic_fetch_add(&w->count[label_index(kinds, NKINDS, kind)][label_index(ops, NOPS, op)]
+                              [verdict], 1);
+    for (b = 0; b < NBUCKETS && secs > buckets[b]; b++)
+        ;
+    atomic_fetch_add(&w->hist[b], 1);
+    atomic_fetch_add(&w->sum_us, (unsigned long long)(secs * 1e6));
+}
+
+/*
+ * The benchmark's null baseline (--null-baseline): the same server, routes and
+ * TLS, answering allowed without decoding; only the uid is copied out.
+ */
+static void null_answer(const char *body, struct httpd_response *r)
+{
+    const char *u = body ? strstr(body, "\"uid\":\"") : NULL, *e = NULL;
+    char *out;
+    size_t n;
+
+    if (u)
+        e = strchr(u += 7, '"');
+    if (!e) {
+        text(r, 400, "no request.uid\n");
+        return;
+    }
+    n = (size_t)(e - u) + 128;
+    if (!(out = malloc(n))) {
+        text(r, 500, "out of memory\n");
+        return;
+    }
+    r->len = (size_t)snprintf(out, n, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":"
+                              "\"AdmissionReview\",\"response\":{\"uid\":\"%.*s\",\"allowed\":true}}",
+                              (int)(e - u), u);
+    r->body = out;
+    r->content_type = "application/json";
+}
+
+static void h_validate(void *ctx, const char *method, const char *body, size_t len,
+                       struct httpd_response *r)
+{
+    struct wh *w = ctx;
+    struct wh_result res;
+    struct dd_err err;
+    struct vref *vr;
+    enum dd_rc rc;
+    double t0 = now_s();
+
+    if (strcmp(method, "POST")) {
+        text(r, 405, "POST an AdmissionReview (admission.k8s.io/v1)\n");
+        return;
+    }
+    if (w->o.null_baseline) {
+        null_answer(body, r);
+        return;
+    }
+    dd_err_clear(&err);
+    vr = view_get(w);
+    rc = wh_review(vr ? vr->view : NULL, body ? body : "", len, &res, &err);
+    view_put(w, vr);
+    if (rc == DD_OK) {
+        r->body = res.body;
+        r->len = res.len;
+        r->content_type = "application/json";
+        observe(w, res.kind, res.operation, (int)res.verdict, now_s() - t0);
+        return;
+    }
+    observe(w, "other", "other", 3, now_s() - t0);
+    if (rc == DD_ENOMEM) {
+        text(r, 500, "out of memory\n");
+    } else {
+        char msg[sizeof(err.msg) + 64];
+        snprintf(msg, sizeof(msg), "malformed AdmissionReview: %s\n", err.msg);
+        text(r, 400, msg);
+    }
+}
+
+static void h_healthz(void *ctx, const char *m, const char *b, size_t n, struct httpd_response *r)
+{
+    (void)ctx; (void)m; (void)b; (void)n;
+    text(r, 200, "ok\n");
+}
+
+static void h_readyz(void *ctx, const char *m, const char *b, size_t n, struct httpd_response *r)
+{
+    struct wh *w = ctx;
+    struct vref *vr = view_get(w);
+
+    (void)m; (void)b; (void)n;
+    if (atomic_load(&w->draining))
+        text(r, 503, "shutting down\n");
+    else if (!vr || !synced(w))
+        text(r, 503, "caches not synced yet\n");
+    else
+        text(r, 200, "ok\n");
+    view_put(w, vr);
+}
+
+static void h_metrics(void *ctx, const char *m, const char *b, size_t n, struct httpd_response *r)
+{
+    struct wh *w = ctx;
+    size_t len = 0, cap = 65536, i, j, k;
+    unsigned long long cum = 0;
+    char *buf = malloc(cap);
+    struct httpd *http;
+
+    (void)m; (void)b; (void)n;
+    pthread_mutex_lock(&w->mu);
+    http = w->http;
+    pthread_mutex_unlock(&w->mu);
+    if (!buf) {
+        text(r, 500, "out of memory\n");
+        return;
+    }
+#define OUT(...) (len += len < cap ? (size_t)snprintf(buf + len, cap - len, __VA_ARGS__) : 0)
+    OUT("# HELP dra_doctor_webhook_requests_total AdmissionReviews answered, by kind, operation "
+        "and verdict.\n# TYPE dra_doctor_webhook_requests_total counter\n");
+    for (i = 0; i < NKINDS; i++)
+        for (j = 0; j < NOPS; j++)
+            for (k = 0; k < NVERDICTS; k++) {
+                unsigned long v = atomic_load(&w->count[i][j][k]);
+                if (v)
+                    OUT("dra_doctor_webhook_requests_total{kind=\"%s\",operation=\"%s\","
+                        "verdict=\"%s\"} %lu\n", kinds[i], ops[j], verdicts[k], v);
+            }
+    OUT("# HELP dra_doctor_webhook_request_duration_seconds Time to decide an AdmissionReview.\n"
+        "# TYPE dra_doctor_webhook_request_duration_seconds histogram\n");
+    for (i = 0; i <= NBUCKETS; i++) {
+        cum += atomic_load(&w->hist[i]);
+        if (i < NBUCKETS)
+            OUT("dra_doctor_webhook_request_duration_seconds_bucket{le=\"%g\"} %llu\n", buckets[i],
+                cum);
+        else
+            OUT("dra_doctor_webhook_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n", cum);
+    }
+    OUT("dra_doctor_webhook_request_duration_seconds_sum %.6f\n"
+        "dra_doctor_webhook_request_duration_seconds_count %llu\n",
+        (double)atomic_load(&w->sum_us) / 1e6, cum);
+    OUT("# HELP dra_doctor_webhook_views_total Views of the caches built.\n"
+        "# TYPE dra_doctor_webhook_views_total counter\ndra_doctor_webhook_views_total %lu\n",
+        atomic_load(&w->builds));
+    if (http)
+        OUT("# HELP dra_doctor_webhook_cert_reloads_total Serving certificate reloads.\n"
+            "# TYPE dra_doctor_webhook_cert_reloads_total counter\n"
+            "dra_doctor_webhook_cert_reloads_total %lu\n"
+            "# HELP dra_doctor_webhook_cert_reload_errors_total Reloads refused (unreadable, "
+            "or not a pair); the previous certificate stays.\n"
+            "# TYPE dra_doctor_webhook_cert_reload_errors_total counter\n"
+            "dra_doctor_webhook_cert_reload_errors_total %lu\n",
+            httpd_cert_reloads(http), httpd_cert_reload_errors(http));
+#undef OUT
+    r->body = buf;
+    r->len = len < cap ? len : cap - 1;
+    r->content_type = "text/plain; version=0.0.4; charset=utf-8";
+}
+
+/* ---- command line ------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+"usage: dra-doctor webhook --tls-cert-file FILE --tls-key-file FILE [options]\n"
+"\n"
+"Validating admission webhook for DRA objects (AdmissionReview admission.k8s.io/v1\n"
+"on POST /validate).  Denies a DeviceClass whose CEL selector requires a driver\n"
+"that no registered DRA driver has (with a did-you-mean); warns on ResourceClaims,\n"
+"ResourceClaimTemplates, Pods and workloads that a ResourceQuota will refuse, that\n"
+"name a missing DeviceClass, or that need more devices than are free.  Registered\n"
+"drivers: those publishing ResourceSlices, those whose kubelet-plugin DaemonSet is\n"
+"installed, and --known-driver.  Decisions come from informer caches only.\n"
+"\n"
+"  --tls-cert-file FILE      serving certificate (PEM, chain after it); reloaded\n"
+"  --tls-key-file FILE       its key (PEM); both are re-read when they change\n"
+"  --bind ADDR               IP to listen on (default 0.0.0.0)\n"
+"  --port N                  HTTPS port (default 8443); /validate, /healthz,\n"
+"                            /readyz (caches synced), /metrics (Prometheus)\n"
+"  --threads N               server threads (default 2: one per core here)\n"
+"  --max-body BYTES          larger requests get 413 (default 4194304)\n"
+"  --unknown-driver MODE     deny (default) or warn on a selector's unregistered\n"
+"                            driver; a DeviceClass annotated\n"
+"                            " WH_ALLOW_ANNOTATION ": \"true\"\n"
+"                            is only warned about\n"
+"  --known-driver NAME       a driver to treat as registered (repeatable)\n"
+"  --shutdown-delay SECONDS  on SIGTERM, fail /readyz this long before draining\n"
+"                            (default 0; give endpoints time to drop the pod)\n"
+"  --kubeconfig FILE         default: $KUBECONFIG, ~/.kube/config, in-cluster\n"
+"  --context NAME            kubeconfig context\n"
+"  --objects PATH            judge against these manifests (file or directory)\n"
+"                            instead of watching a cluster: tests, benchmarks\n"
+"  --null-baseline           answer allowed without decoding (benchmark baseline)\n"
+"\n"
+"Exit status: 0 after a clean shutdown (SIGTERM/SIGINT), 1 when it cannot start\n"
+"(certificate, port, cluster), 2 on a usage error.  See docs/webhook.md.\n");
+}
+
+static int parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+    char *end;
+    unsigned long v;
+
+    errno = 0;
+    v = strtoul(s, &end, 10);
+    if (errno || end == s || *end || v > max || *s == '-')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_args(struct wh_opts *o, int argc, char **argv)
+{
+    static const struct option lopts[] = {
+        { "tls-cert-file", required_argument, NULL, 'c' },
+        { "tls-key-file", required_argument, NULL, 'k' },
+        { "bind", required_argument, NULL, 'b' },
+        { "port", required_argument, NULL, 'p' },
+        { "threads", required_argument, NULL, 't' },
+        { "max-body", required_argument, NULL, 'm' },
+        { "unknown-driver", required_argument, NULL, 'u' },
+        { "known-driver", required_argument, NULL, 'K' },
+        { "shutdown-delay", required_argument, NULL, 'd' },
+        { "kubeconfig", required_argument, NULL, 'C' },
+        { "context", required_argument, NULL, 'x' },
+        { "objects", required_argument, NULL, 'o' },
+        { "null-baseline", no_argument, NULL, 'n' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    unsigned long v;
+    int ch;
+
+    memset(o, 0, sizeof(*o));
+    snprintf(o->bind, sizeof(o->bind), "0.0.0.0");
+    o->port = 8443;
+    o->threads = 2;
+    o->max_body = DEFAULT_MAX_BODY;
+    optind = 1;
+    while ((ch = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+        switch (ch) {
+        case 'c': o->cert = optarg; break;
+        case 'k': o->key = optarg; break;
+        case 'b':
+            if (strlen(optarg) >= sizeof(o->bind))
+                goto bad;
+            snprintf(o->bind, sizeof(o->bind), "%s", optarg);
+            break;
+        case 'p':
+            if (parse_uint(optarg, 65535, &v))
+                goto bad;
+            o->port = (unsigned short)v;
+            break;
+        case 't':
+            if (parse_uint(optarg, 64, &v) || !v)
+                goto bad;
+            o->threads = (unsigned)v;
+            break;
+        case 'm':
+            if (parse_uint(optarg, 64ul << 20, &v) || v < 1024)
+                goto bad;
+            o->max_body = v;
+            break;
+        case 'u':
+            if (!strcmp(optarg, "warn"))
+                o->review.unknown_driver_warn = 1;
+            else if (strcmp(optarg, "deny"))
+                goto bad;
+            break;
+        case 'K':
+            if (o->review.nknown_drivers == MAX_KNOWN || !*optarg)
+                goto bad;
+            o->known[o->review.nknown_drivers++] = optarg;
+            break;
+        case 'd':
+            if (parse_uint(optarg, 3600, &v))
+                goto bad;
+            o->shutdown_delay_s = (int)v;
+            break;
+        case 'C': o->kubeconfig = optarg; break;
+        case 'x': o->context = optarg; break;
+        case 'o': o->objects = optarg; break;
+        case 'n': o->null_baseline = 1; break;
+        case 'h': usage(stdout); return 1;
+        default: goto bad;
+        }
+    }
+    o->review.known_drivers = o->known;
+    if (optind < argc) {
+        fprintf(stderr, "dra-doctor webhook: unexpected argument \"%s\"\n", argv[optind]);
+        return -1;
+    }
+    if (!o->cert || !o->key) {
+        fprintf(stderr, "dra-doctor webhook: --tls-cert-file and --tls-key-file are required "
+                        "(the API server calls webhooks over HTTPS only; see `dra-doctor certs`)\n");
+        return -1;
+    }
+    return 0;
+bad:
+    if (ch != '?')
+        fprintf(stderr, "dra-doctor webhook: invalid value \"%s\" for --%s\n", optarg,
+                lopts[0].name ? argv[optind - 1] + 2 : "");
+    fprintf(stderr, "Try 'dra-doctor webhook --help'.\n");
+    return -1;
+}
+
+/* --objects: one fixed view, no cluster. */
+static int load_fixed(struct wh *w)
+{
+    struct mf_limits lim = MF_LIMITS_DEFAULT;
+    const cJSON **objs;
+    struct wh_view *v;
+    struct dd_err err;
+    size_t i;
+
+    mf_set_init(&w->fixed);
+    if (mf_load_path(&w->fixed, w->o.objects, &lim) != DD_OK || w->fixed.nerrors) {
+        char line[1200];
+        for (i = 0; i < w->fixed.ndiags; i++)
+            fprintf(stderr, "%s\n", mf_diag_format(&w->fixed.diags[i], line, sizeof(line)));
+        fprintf(stderr, "dra-doctor webhook: cannot load %s\n", w->o.objects);
+        return -1;
+    }
+    if (!(objs = calloc(w->fixed.n + 1, sizeof(*objs))))
+        return -1;
+    for (i = 0; i < w->fixed.n; i++)
+        objs[i] = w->fixed.objs[i].json;
+    dd_err_clear(&err);
+    v = wh_view_build(objs, w->fixed.n, &w->o.review, &err);
+    free(objs);
+    if (!v) {
+        fprintf(stderr, "dra-doctor webhook: %s\n", err.msg);
+        return -1;
+    }
+    publish(w, v);
+    return 0;
+}
+
+static int start_informers(struct wh *w)
+{
+    struct inf_handlers hs = { w, on_add, on_update, on_add };
+    struct dd_err err;
+    size_t i;
+
+    dd_err_clear(&err);
+    if (kube_config_load(&w->cfg, w->o.kubeconfig, w->o.context, &err) != DD_OK) {
+        fprintf(stderr, "dra-doctor webhook: %s\n", err.msg);
+        return -1;
+    }
+    for (i = 0; i < NWATCHED; i++) {
+        struct inf_reflector_opts ro;
+        char path[256];
+
+        memset(&ro, 0, sizeof(ro));
+        kube_path(path, sizeof(path), watched[i].group, watched[i].version,
+                  watched[i].resource, NULL, NULL, NULL);
+        ro.path = path;
+        ro.selector = watched[i].selector;
+        ro.transform = snapshot_trim;
+        if (!(w->stores[i] = inf_store_new()))
+            return -1;
+        inf_store_set_drop(w->stores[i], on_drop, w);
+        if (!(w->refl[i] = inf_reflector_start(&w->cfg, &ro, w->stores[i], &hs, &err))) {
+            fprintf(stderr, "dra-doctor webhook: watching %s: %s\n", watched[i].resource,
+                    err.msg);
+            return -1;
+        }
+    }
+    return 0;
+}
 
 int webhook_main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "dra-doctor webhook: not built yet\n");
-    return 2;
+    struct wh *w = calloc(1, sizeof(*w));
+    struct httpd_route routes[4];
+    struct httpd_opts ho;
+    struct httpd *http = NULL;
+    struct dd_err err;
+    pthread_t bt;
+    int have_builder = 0, rc = 1, sig = 0;
+    sigset_t set;
+    size_t i;
+
+    if (!w)
+        return 1;
+    if ((rc = parse_args(&w->o, argc, argv))) {
+        free(w);
+        return rc > 0 ? 0 : 2;
+    }
+    rc = 1;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    /* Every thread started from here on inherits the mask: only sigwait below sees them. */
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    if (!w->o.null_baseline) {
+        if (w->o.objects ? load_fixed(w) : start_informers(w))
+            goto out;
+        if (!w->o.objects && !(have_builder = !pthread_create(&bt, NULL, builder, w)))
+            goto out;
+    }
+    routes[0] = (struct httpd_route){ "/validate", h_validate, w, "application/json" };
+    routes[1] = (struct httpd_route){ "/healthz", h_healthz, w, NULL };
+    routes[2] = (struct httpd_route){ "/readyz", h_readyz, w, NULL };
+    routes[3] = (struct httpd_route){ "/metrics", h_metrics, w, NULL };
+    memset(&ho, 0, sizeof(ho));
+    ho.bind = w->o.bind;
+    ho.port = w->o.port;
+    ho.threads = w->o.threads;
+    ho.max_body = w->o.max_body;
+    ho.cert_file = w->o.cert;
+    ho.key_file = w->o.key;
+    dd_err_clear(&err);
+    if (!(http = httpd_start(&ho, routes, 4, &err))) {
+        fprintf(stderr, "dra-doctor webhook: %s\n", err.msg);
+        goto out;
+    }
+    pthread_mutex_lock(&w->mu);
+    w->http = http;
+    pthread_mutex_unlock(&w->mu);
+    fprintf(stderr, "dra-doctor webhook: serving https://%s:%u/validate\n", w->o.bind,
+            (unsigned)httpd_port(http));
+    while (sigwait(&set, &sig) == EINTR)
+        ;
+    fprintf(stderr, "dra-doctor webhook: signal %d: %s\n", sig,
+            w->o.shutdown_delay_s ? "failing /readyz, then draining" : "draining");
+    atomic_store(&w->draining, 1);
+    sleep_ms(w->o.shutdown_delay_s * 1000L);
+    rc = 0;
+out:
+    httpd_stop(http);
+    pthread_mutex_lock(&w->mu);
+    w->stop = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    if (have_builder)
+        pthread_join(bt, NULL);
+    for (i = 0; i < NWATCHED; i++) {
+        inf_reflector_stop(w->refl[i]);
+        if (w->stores[i])
+            inf_store_free(w->stores[i]);
+    }
+    if (w->cur)
+        view_put(w, w->cur);
+    free(w->graves);
+    mf_set_release(&w->fixed);
+    kube_config_release(&w->cfg);
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->mu);
+    free(w);
+    return rc;
 }
