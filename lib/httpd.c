@@ -42,6 +42,9 @@
 #define DISCARD_MAX ((size_t)1 << 20)
 /* How long httpd_stop waits for started requests; as long as an idle connection may live. */
 #define DRAIN_MS 30000L
+/* ...and for connections to close once no request runs: clients that keep idle
+ * connections (the API server keeps them 90 s) would otherwise hold the exit up. */
+#define LINGER_MS 5000L
 /* Only TLS 1.2 and 1.3 with forward-secret AEAD suites: what the API server speaks, and
  * what audits accept. */
 #define TLS_PRIORITIES                                                                     \
@@ -744,19 +747,20 @@ static unsigned connections(struct httpd *h)
 
 void httpd_stop(struct httpd *h)
 {
-    struct timespec deadline, now;
+    struct timespec deadline, linger, now;
     MHD_socket lsock;
 
     if (!h)
         return;
     lsock = MHD_quiesce_daemon(h->d);
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += DRAIN_MS / 1000;
+    deadline_in(&deadline, DRAIN_MS);
+    deadline_in(&linger, LINGER_MS);
     /*
      * Answers from now on close their connection, so a client sends its next
-     * request elsewhere; wait for the started requests and then for the
-     * connections themselves, or a client that sent a request on an idle
-     * keep-alive connection just now would see it closed unanswered.
+     * request elsewhere; wait for the started requests and then, for up to
+     * LINGER_MS, for the connections themselves, or a client that sent a
+     * request on an idle keep-alive connection just now would see it closed
+     * unanswered.
      */
     pthread_mutex_lock(&h->mu);
     h->stopping = 1;
@@ -766,6 +770,9 @@ void httpd_stop(struct httpd *h)
                 break;
         clock_gettime(CLOCK_MONOTONIC, &now);
         if (h->inflight == 0 && connections(h) == 0)
+            break;
+        if (h->inflight == 0 && (now.tv_sec > linger.tv_sec ||
+                                 (now.tv_sec == linger.tv_sec && now.tv_nsec >= linger.tv_nsec)))
             break;
         if (now.tv_sec > deadline.tv_sec ||
             (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec))

@@ -82,8 +82,8 @@ unsigned long httpd_cert_reload_errors(struct httpd *h);
 /*
  * Stops accepting, finishes in-flight requests and waits for the open
  * connections to end (answers given meanwhile close their keep-alive
- * connection; idle ones end at the 30 s idle timeout), at most 30 s in all;
- * then frees the server.  h may be NULL.
+ * connection; idle ones are given 5 s), at most 30 s in all; then frees the
+ * server.  h may be NULL.
  */
 void httpd_stop(struct httpd *h);
 

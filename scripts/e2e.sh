@@ -17,6 +17,7 @@
 #   DD_CONTROLLER_CMD        the command line that starts a controller replica,
 #                            without --identity and --metrics-bind-address
 #   DD_CONTROLLER_LOG        its log file
+#   DD_BIN                   the dra-doctor binary under test
 # A test that starts processes of its own appends their pids to
 # $DD_CLUSTER_DIR/extra-pids; the cleanup here kills whatever is left of them.
 set -u
@@ -54,6 +55,7 @@ export DD_CONTROLLER_CMD="$top/$B/dra-doctor controller --kubeconfig $state/cont
 DD_CONTROLLER_METRICS="127.0.0.1:$(scripts/stack.sh port)"
 export DD_CONTROLLER_METRICS
 export DD_CONTROLLER_LOG="$state/logs/controller.log"
+export DD_BIN="$top/$B/dra-doctor"
 # shellcheck disable=SC2086
 $DD_CONTROLLER_CMD --identity controller-0 --metrics-bind-address "$DD_CONTROLLER_METRICS" \
     >"$DD_CONTROLLER_LOG" 2>&1 &

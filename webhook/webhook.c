@@ -696,6 +696,7 @@ int webhook_main(int argc, char **argv)
     rc = 1;
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
+    w->dirty = 1; /* a first view even if every cache stays empty */
     /* Every thread started from here on inherits the mask: only sigwait below sees them. */
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
