@@ -82,7 +82,7 @@ struct wh {
     struct kube_config cfg;
     struct inf_store *stores[NWATCHED];
     struct inf_reflector *refl[NWATCHED];
-    struct mf_set fixed;            /* --objects */
+    struct mf_set fixed;            /* --objects, while the view is built from it */
     pthread_mutex_t mu;             /* guards cur, dirty, stop and the graveyard */
     pthread_cond_t cv;
     struct vref *cur;
@@ -634,6 +634,8 @@ static int load_fixed(struct wh *w)
     dd_err_clear(&err);
     v = wh_view_build(objs, w->fixed.n, &w->o.review, &err);
     free(objs);
+    /* The view copied what it keeps. */
+    mf_set_release(&w->fixed);
     if (!v) {
         fprintf(stderr, "dra-doctor webhook: %s\n", err.msg);
         return -1;
