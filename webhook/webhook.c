@@ -535,7 +535,7 @@ static int parse_args(struct wh_opts *o, int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     unsigned long v;
-    int ch;
+    int ch, li = -1;
 
     memset(o, 0, sizeof(*o));
     snprintf(o->bind, sizeof(o->bind), "0.0.0.0");
@@ -543,7 +543,7 @@ static int parse_args(struct wh_opts *o, int argc, char **argv)
     o->threads = 2;
     o->max_body = DEFAULT_MAX_BODY;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "h", lopts, &li)) != -1) {
         switch (ch) {
         case 'c': o->cert = optarg; break;
         case 'k': o->key = optarg; break;
@@ -603,9 +603,9 @@ static int parse_args(struct wh_opts *o, int argc, char **argv)
     }
     return 0;
 bad:
-    if (ch != '?')
-        fprintf(stderr, "dra-doctor webhook: invalid value \"%s\" for --%s\n", optarg,
-                lopts[0].name ? argv[optind - 1] + 2 : "");
+    if (ch != '?' && li >= 0)
+        fprintf(stderr, "dra-doctor webhook: invalid value \"%s\" for --%s\n",
+                optarg ? optarg : "", lopts[li].name);
     fprintf(stderr, "Try 'dra-doctor webhook --help'.\n");
     return -1;
 }

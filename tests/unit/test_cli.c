@@ -109,6 +109,33 @@ static void help_and_version(void **state)
     assert_contains(R.err, "not a command");
 }
 
+static void webhook_usage(void **state)
+{
+    (void)state;
+    RUN(&R, NULL, "webhook", "--help");
+    assert_int_equal(R.status, 0);
+    assert_contains(R.out, "--unknown-driver MODE");
+    assert_contains(R.out, "Exit status");
+    RUN(&R, NULL, "webhook");
+    assert_int_equal(R.status, 2);
+    assert_contains(R.err, "--tls-cert-file and --tls-key-file are required");
+    RUN(&R, NULL, "webhook", "--tls-cert-file", "c", "--tls-key-file", "k", "--unknown-driver", "maybe");
+    assert_int_equal(R.status, 2);
+    assert_contains(R.err, "invalid value \"maybe\" for --unknown-driver");
+    RUN(&R, NULL, "webhook", "--tls-cert-file", "c", "--tls-key-file", "k", "--port", "70000");
+    assert_int_equal(R.status, 2);
+    assert_contains(R.err, "for --port");
+    /* Runtime failures exit 1 and name the file. */
+    RUN(&R, NULL, "webhook", "--tls-cert-file", "/nonexistent/tls.crt", "--tls-key-file", "k",
+        "--objects", SEED "fixed", "--port", "0", "--bind", "127.0.0.1");
+    assert_int_equal(R.status, 1);
+    assert_contains(R.err, "/nonexistent/tls.crt");
+    RUN(&R, NULL, "webhook", "--tls-cert-file", "c", "--tls-key-file", "k", "--objects",
+        "/nonexistent/objects.yaml");
+    assert_int_equal(R.status, 1);
+    assert_contains(R.err, "/nonexistent/objects.yaml");
+}
+
 static void exit_codes(void **state)
 {
     (void)state;
@@ -199,6 +226,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(help_and_version),
+        cmocka_unit_test(webhook_usage),
         cmocka_unit_test(exit_codes),
         cmocka_unit_test(formats),
         cmocka_unit_test(stdin_and_bad_input),
