@@ -7,7 +7,11 @@
 #   2. a real control plane (etcd, kube-apiserver, kube-controller-manager,
 #      kube-scheduler; the node is simulated), the broken scenario applied, the
 #      controller running: `kubectl describe pod` of both pods shows what it
-#      wrote.
+#      wrote;
+#   3. the admission webhook registered with that API server: the seed's typo
+#      DeviceClass is refused at the door with a did-you-mean, the fixed one is
+#      admitted, and the second claim gets the quota warning before the quota
+#      admission refuses it.
 # The first run builds Kubernetes from source (15-30 minutes); later runs
 # reuse it.  DEMO_KEEP=1 leaves the cluster running to explore.
 set -u
@@ -56,6 +60,29 @@ done
 echo
 echo "\$ dra-doctor diagnose -n dra-tutorial"
 "$B/dra-doctor" diagnose -n dra-tutorial
+
+echo
+echo "== 3. the admission webhook on the same API server"
+scripts/stack.sh webhook "$state" "$B" || exit 1
+echo "(dra-doctor webhook on https://127.0.0.1:$(cat "$state/webhook.port")/validate, registered"
+echo " with deploy/base/webhook-config.yaml; certificates from dra-doctor certs)"
+# The typo class under a new name: applying the scenario's own file again would be an
+# UPDATE of a class that already has the typo, which the webhook only warns about.
+sed 's/name: gpu.example.com$/name: gpu-typo.example.com/' "$seed/broken/deviceclass.yaml" \
+    >"$state/typo-class.yaml"
+# The API server notices a new webhook configuration within a second or so.
+i=0
+until kubectl create --dry-run=server -f "$state/typo-class.yaml" 2>&1 | grep -q "denied the request"; do
+    i=$((i + 1)); [ $i -gt 40 ] && break; sleep 0.25
+done
+echo "\$ kubectl apply -f typo-class.yaml   # the seed's DeviceClass, named gpu-typo.example.com"
+kubectl apply -f "$state/typo-class.yaml"
+echo "(refused: exit status $?)"
+echo "\$ kubectl apply --dry-run=server -f $seed/fixed/deviceclass.yaml"
+kubectl apply --dry-run=server -f "$seed/fixed/deviceclass.yaml"
+echo "\$ kubectl apply -f $seed/broken/resourceclaim-second.yaml"
+kubectl apply -f "$seed/broken/resourceclaim-second.yaml"
+echo "(dra-doctor's warning first, then the quota admission's refusal)"
 if [ -n "${DEMO_KEEP:-}" ]; then
     echo
     echo "The cluster keeps running: eval \"\$(e2e/cluster env --dir $state)\" for kubectl;"
