@@ -52,6 +52,7 @@ struct wh_view {
     cJSON *keep;                   /* owned copies: classes, templates, sample slices */
     struct named *classes, *templates;
     size_t nclasses, ntemplates;
+    const char **class_names;      /* borrowed from classes[].key, for "did you mean" */
     const cJSON **slices;          /* borrowed from keep */
     size_t nslices;
     char **drivers;                /* owned, sorted */
@@ -276,6 +277,10 @@ static int view_fill(struct wh_view *v, const cJSON *const *objs, size_t n)
     }
     qsort(v->classes, v->nclasses, sizeof(*v->classes), cmp_named);
     qsort(v->cap, v->ncap, sizeof(*v->cap), cmp_vclass);
+    if (!(v->class_names = calloc(v->nclasses + 1, sizeof(*v->class_names))))
+        goto out;
+    for (i = 0; i < v->nclasses; i++)
+        v->class_names[i] = v->classes[i].key;
 
     if (!(v->templates = calloc(m.nclaims + 1, sizeof(*v->templates))))
         goto out;
@@ -339,6 +344,7 @@ void wh_view_free(struct wh_view *v)
     }
     for (i = 0; i < v->ncap; i++)
         free(v->cap[i].name);
+    free(v->class_names);
     free(v->classes);
     free(v->templates);
     free(v->drivers);
@@ -381,25 +387,43 @@ static void warnf(struct decision *d, const char *fmt, ...)
         d->nwarn++;
 }
 
+/* Cuts buf at a word to fit max characters, marking the cut. */
+static void shorten(char *buf, size_t max)
+{
+    size_t cut;
+
+    if (strlen(buf) <= max)
+        return;
+    cut = max - 4;
+    while (cut > 40 && buf[cut] != ' ')
+        cut--;
+    memcpy(buf + cut, " ...", 5);
+}
+
 /*
- * A finding as a warning: its first sentence, shortened at a word to
- * WH_WARNING_MAX when longer.  The denial (and lint, and the controller)
- * keep the whole text; a warning is a pointer to it.
+ * A finding as a one-line warning about the object being admitted: the
+ * message's first clause without the object's own name (the user is applying
+ * it), or, when that is too long, the fix; the denial, lint and the
+ * controller keep the whole text.
  */
 static void warn_finding(struct decision *d, const struct dd_finding *f, const char *suffix)
 {
-    char buf[MSG_MAX];
-    size_t len, cut, room = WH_WARNING_MAX - strlen(suffix);
-    const char *dot = strstr(f->message, ". ");
+    char prefix[600], buf[MSG_MAX];
+    const char *m = f->message, *end;
+    size_t room = WH_WARNING_MAX - strlen(suffix), n;
 
-    len = dot ? (size_t)(dot - f->message) + 1 : strlen(f->message);
-    snprintf(buf, sizeof(buf), "%s: %.*s", f->code, (int)len, f->message);
-    if (strlen(buf) > room) {
-        cut = room - 4;
-        while (cut > 40 && buf[cut] != ' ')
-            cut--;
-        memcpy(buf + cut, " ...", 5);
-    }
+    snprintf(prefix, sizeof(prefix), "%s %s%s%s ", f->obj.kind, f->obj.namespace_,
+             *f->obj.namespace_ ? "/" : "", f->obj.name);
+    if (!strncmp(m, prefix, strlen(prefix)))
+        m += strlen(prefix);
+    end = m + strcspn(m, ";");
+    if (strstr(m, ". ") && strstr(m, ". ") < end)
+        end = strstr(m, ". ");
+    n = (size_t)(end - m);
+    snprintf(buf, sizeof(buf), "%s: %.*s", f->code, (int)n, m);
+    if (strlen(buf) > room && f->fix && strlen(f->code) + 2 + strlen(f->fix) <= room)
+        snprintf(buf, sizeof(buf), "%s: %s", f->code, f->fix);
+    shorten(buf, room);
     warnf(d, "%s%s", buf, suffix);
 }
 
@@ -437,14 +461,18 @@ static int has_selectors(const struct dra_claim_spec *spec)
     return 0;
 }
 
-/* Adds the view's copy of a class a request names, once. */
+/* Adds the view's copy of a class a request names, once; for a class that does not exist,
+ * the one its name most likely misspells, so the engine can say "did you mean". */
 static enum dd_rc add_class(struct dra_model *m, const struct wh_view *v, const char *name)
 {
     const cJSON *c;
 
-    if (!name || dra_find_class(m, name) || !(c = find_named(v->classes, v->nclasses, name)))
+    if (!name || dra_find_class(m, name))
         return DD_OK;
-    return dra_model_add(m, c, NULL, 0);
+    if (!(c = find_named(v->classes, v->nclasses, name)) &&
+        (name = dd_rules_nearest(name, v->class_names, v->nclasses)) && !dra_find_class(m, name))
+        c = find_named(v->classes, v->nclasses, name);
+    return c ? dra_model_add(m, c, NULL, 0) : DD_OK;
 }
 
 static enum dd_rc add_classes(struct dra_model *m, const struct wh_view *v,
