@@ -1462,3 +1462,8 @@ static void check_cdi_dir(struct rule_ctx *ctx)
             cdi_dir_one(ctx, &ctx->m->drivers[i]);
     }
 }
+
+const char *dd_rules_nearest(const char *s, const char *const *names, size_t n)
+{
+    return nearest(s, names, n);
+}

@@ -74,4 +74,8 @@ int dd_rules_run(const struct dra_model *m, const struct rule_options *opt,
 int dd_rules_class_capacity(const struct dra_model *m, const struct rule_options *opt,
                             int64_t *supply, int64_t *demand);
 
+/* The name among names[0..n) that s most likely misspells (the engine's "did you mean"),
+ * or NULL when none is close. */
+const char *dd_rules_nearest(const char *s, const char *const *names, size_t n);
+
 #endif
