@@ -8,7 +8,7 @@
 #   4. tear everything down, whatever happened.
 # Usage: scripts/e2e.sh BUILD_DIR
 # DD_E2E_ONLY=PATTERN runs only the programs whose name matches the shell
-# pattern (e.g. 'e2e_faults').
+# pattern (e.g. 'e2e_faults'); DD_E2E_KEEP=1 keeps the state directory (logs).
 #
 # The tests get, besides KUBECONFIG, DD_CLUSTER_DIR and DD_HOST_ROOT:
 #   DD_CONTROLLER_METRICS    ADDR:PORT of the controller's /metrics, /readyz
@@ -29,6 +29,8 @@ pass=0; fail=0
 
 cleanup() {
     scripts/stack.sh down "$state"
+    # The logs were printed on failure; DD_E2E_KEEP=1 keeps the state directory to look further.
+    [ -n "${DD_E2E_KEEP:-}" ] || rm -rf "$state"
 }
 trap cleanup EXIT INT TERM
 
