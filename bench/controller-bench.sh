@@ -43,7 +43,7 @@ e2e/cluster up --dir "$state" >"$state.up.log" 2>&1 || { cat "$state.up.log"; di
 mv "$state.up.log" "$state/up.log"
 eval "$(e2e/cluster env --dir "$state")"
 
-kubectl apply -k deploy/base >/dev/null || die "kubectl apply -k deploy/base failed"
+kubectl apply -k deploy/base/rbac >/dev/null || die "kubectl apply -k deploy/base/rbac failed"
 tok=$(kubectl create token dra-doctor-controller -n dra-doctor --duration=2h) || die "no token"
 kubectl config view --raw --minify -o json >"$state/controller.kubeconfig.json"
 kubectl --kubeconfig="$state/controller.kubeconfig.json" config view --raw >"$state/controller.kubeconfig"
@@ -65,10 +65,12 @@ cpu_s() { awk '{ printf "%.2f", ($14 + $15) / 100 }' "/proc/$1/stat"; }
 hwm_mib() { awk '/^VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 rss_mib() { awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 
+# A free loopback port for the controller's /metrics (read at the end).
+mport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 t0=$(date +%s.%N)
 # shellcheck disable=SC2086
 "$DD_BIN" controller --kubeconfig "$state/controller.kubeconfig" \
-    --leader-elect-namespace dra-doctor --metrics-bind-address 127.0.0.1:0 ${BENCH_CTL_ARGS:-} \
+    --leader-elect-namespace dra-doctor --metrics-bind-address "127.0.0.1:$mport" ${BENCH_CTL_ARGS:-} \
     >"$state/logs/controller.log" 2>&1 &
 ctl_pid=$!
 all_s=$(python3 bench/ctl-load.py diagnosed "$state/expected.json" "$t0" 2>"$state/logs/diagnosed.log")
@@ -81,6 +83,16 @@ cpu1=$(cpu_s "$ctl_pid"); hwm1=$(hwm_mib "$ctl_pid"); rss1=$(rss_mib "$ctl_pid")
 react=$(python3 bench/ctl-load.py react "$SAMPLES" "$state/react.json") || die "reaction samples failed"
 printf '%s\n' "$react"
 cpu2=$(cpu_s "$ctl_pid"); hwm2=$(hwm_mib "$ctl_pid"); rss2=$(rss_mib "$ctl_pid")
+# The controller's own account: snapshots built and their time, watch restarts, relists.
+python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' \
+    "http://127.0.0.1:$mport/metrics" >"$state/metrics.txt" 2>/dev/null
+metric() { awk -v m="$1" '$1 == m { print $2 }' "$state/metrics.txt"; }
+builds=$(metric dra_doctor_snapshots_total)
+build_s=$(metric dra_doctor_snapshot_build_seconds_total)
+build_cpu=$(metric dra_doctor_snapshot_build_cpu_seconds_total)
+build_max=$(metric dra_doctor_snapshot_build_max_seconds)
+build_avg=$(awk -v s="$build_s" -v n="$builds" 'BEGIN { if (n > 0) printf "%.3f", s / n }')
+build_cpu_avg=$(awk -v s="$build_cpu" -v n="$builds" 'BEGIN { if (n > 0) printf "%.3f", s / n }')
 p50=$(printf '%s\n' "$react" | sed -n 's/.*p50 \([0-9.]*\) s, p90.*/\1/p')
 p90=$(printf '%s\n' "$react" | sed -n 's/.*p90 \([0-9.]*\) s.*/\1/p')
 p99=$(printf '%s\n' "$react" | sed -n 's/.*p99 \([0-9.]*\) s.*/\1/p')
@@ -100,6 +112,8 @@ table() {
     echo "| controller peak RSS (VmHWM), end | ${hwm2} MiB | ≤ 64 MiB: $(verdict "$hwm2" 64) |"
     echo "| controller CPU s (utime+stime), end | ${cpu2} s | |"
     echo "| controller RSS at end | ${rss2} MiB | |"
+    echo "| snapshots built; build time mean (CPU) / max | ${builds:-?}; ${build_avg:-?} s (${build_cpu_avg:-?} s) / ${build_max:-?} s | |"
+    echo "| watch restarts / relists | $(metric dra_doctor_watch_restarts_total) / $(metric dra_doctor_relists_total) | |"
 }
 echo
 table

@@ -7,9 +7,10 @@
  * the main thread waiting for SIGTERM.  Reflector handlers only record what
  * changed (see "informer handlers"); the builder batches changes into a new
  * snapshot at most every SNAPSHOT_MIN_MS and then enqueues the pods they may
- * affect (a pod's own change: that pod; a class, claim or slice: every pod);
- * a worker compares the diagnosis with the pod's annotations and patches
- * only on a difference, so the loop converges.
+ * affect (a pod's own change: that pod; a class, claim or slice: every pod
+ * whose diagnosis differs from its annotations); a worker compares the
+ * diagnosis with the pod's annotations and patches only on a difference, so
+ * the loop converges.
  */
 #include "controller.h"
 
@@ -35,7 +36,11 @@
 #include "workqueue.h"
 
 #define SNAPSHOT_MIN_MS 100  /* batch bursts of changes into one rebuild */
+#define SNAPSHOT_SETTLE_MS 20 /* the first change after a quiet spell waits for its burst */
 #define LEADER_POLL_MS 250   /* how often the builder looks for a gain of leadership */
+#define LIST_PAGE 100        /* objects per LIST page: the untrimmed page is the largest
+                                transient allocation */
+#define SAR_TTL_MS 60000     /* SubjectAccessReview answers are asked again at least this often */
 #define KEY_MAX WQ_KEY_SIZE
 #define REPORTER "dra-doctor"
 #define FIELD_MANAGER "dra-doctor"
@@ -75,8 +80,12 @@ struct ctl {
     uint64_t alive[256];       /* ids of snapshots not yet freed */
     size_t nalive;
     int led;                   /* builder thread only: leading at its last look */
+    struct snapshot_cache cache; /* builder thread only: what the next snapshots reuse */
+    uint64_t sar_stamp;        /* builder thread only: RBAC and DaemonSet caches when asked */
+    int64_t sar_at_ms;
     atomic_int stop;
     atomic_ulong reconciles, errors, patches, events, builds;
+    atomic_ulong build_us, build_max_us, build_cpu_us; /* time spent building snapshots */
 };
 
 /* ---- informer handlers ---------------------------------------------------- */
@@ -150,22 +159,72 @@ static int same(const char *a, const char *b)
     return (!a && !b) || (a && b && !strcmp(a, b));
 }
 
-/* Only Events the diagnosis reads matter, and only to the pod they are about. */
+/* Only Events the diagnosis reads matter, and only to the pod they are about (the cache
+ * keeps no others, see snapshot_keep). */
 static void on_event(struct ctl *c, const cJSON *e)
 {
-    static const char *const reasons[] = { "FailedScheduling", "FailedResourceClaimCreation",
-                                           "Failed" };
-    const char *reason = dd_json_str(e, "reason", NULL);
     const cJSON *about = dd_json_path(e, "involvedObject", NULL);
-    size_t i;
 
-    for (i = 0; reason && i < sizeof(reasons) / sizeof(reasons[0]); i++)
-        if (!strcmp(reason, reasons[i]) && same(dd_json_str(about, "kind", NULL), "Pod"))
-            note_pod(c, dd_json_str(about, "namespace", NULL), dd_json_str(about, "name", NULL));
+    if (diag_event_reason_used(dd_json_str(e, "reason", NULL)) &&
+        same(dd_json_str(about, "kind", NULL), "Pod"))
+        note_pod(c, dd_json_str(about, "namespace", NULL), dd_json_str(about, "name", NULL));
+}
+
+/* 1 when objects a and b have the same members, but for member skip (may be absent). */
+static int equal_except(const cJSON *a, const cJSON *b, const char *skip)
+{
+    const cJSON *x;
+    int na = 0, nb = 0;
+
+    if (!cJSON_IsObject(a) || !cJSON_IsObject(b))
+        return cJSON_Compare(a, b, 1);
+    cJSON_ArrayForEach(x, b)
+        nb += !x->string || strcmp(x->string, skip);
+    cJSON_ArrayForEach(x, a) {
+        if (x->string && !strcmp(x->string, skip))
+            continue;
+        na++;
+        if (!x->string || !cJSON_Compare(x, cJSON_GetObjectItemCaseSensitive(b, x->string), 1))
+            return 0;
+    }
+    return na == nb;
+}
+
+/*
+ * What changed between two versions of a cached (trimmed) pod: 1 something its
+ * diagnosis reads, 2 only its annotations (our own patch, say), 0 nothing we keep (a
+ * condition, a resync).
+ */
+static int pod_change(const cJSON *a, const cJSON *b)
+{
+    const cJSON *ma = dd_json_path(a, "metadata", NULL), *mb = dd_json_path(b, "metadata", NULL);
+
+    if (!equal_except(a, b, "metadata") || !equal_except(ma, mb, "annotations"))
+        return 1;
+    return cJSON_Compare(dd_json_path(ma, "annotations", NULL),
+                         dd_json_path(mb, "annotations", NULL), 1) ? 0 : 2;
 }
 
 static void h_pod_add(void *ctx, const cJSON *o) { on_pod(ctx, o); }
-static void h_pod_upd(void *ctx, const cJSON *a, const cJSON *b) { (void)a; on_pod(ctx, b); }
+
+static void h_pod_upd(void *ctx, const cJSON *a, const cJSON *b)
+{
+    struct ctl *c = ctx;
+    char key[KEY_MAX];
+
+    switch (pod_change(a, b)) {
+    case 0:
+        return;
+    case 2:
+        /* Nothing the diagnosis reads changed: the current snapshot serves, a worker only
+         * compares the diagnosis with the new annotations. */
+        if (pod_has_claims(b) && inf_key(b, key, sizeof(key)))
+            wq_add(c->q, key);
+        return;
+    default:
+        on_pod(c, b);
+    }
+}
 static void h_pod_del(void *ctx, const cJSON *o) { on_pod(ctx, o); }
 static void h_ev_add(void *ctx, const cJSON *o) { on_event(ctx, o); }
 static void h_ev_upd(void *ctx, const cJSON *a, const cJSON *b) { (void)a; on_event(ctx, b); }
@@ -185,6 +244,32 @@ static void h_node_upd(void *ctx, const cJSON *a, const cJSON *b)
 }
 
 /* ---- snapshots ------------------------------------------------------------ */
+
+static const char *ann(const cJSON *pod, const char *key)
+{
+    return dd_json_str(pod, "metadata", "annotations", key, NULL);
+}
+
+/* 1 when pod's annotations already say what r says. */
+static int annotated(const cJSON *pod, const struct diag_result *r)
+{
+    const char *root = ann(pod, DIAG_ANN_ROOT_CAUSE);
+
+    return r->healthy ? !root && !ann(pod, DIAG_ANN_FINDINGS)
+                      : same(root, r->codes[0]) && same(ann(pod, DIAG_ANN_FINDINGS), r->list) &&
+                            same(ann(pod, DIAG_ANN_MESSAGE), r->message);
+}
+
+static int look_annotated(void *ctx, const cJSON *pod)
+{
+    return annotated(pod, ctx);
+}
+
+static int look_claims(void *ctx, const cJSON *pod)
+{
+    (void)ctx;
+    return pod_has_claims(pod);
+}
 
 /* The informers' drop hook: objects may still be borrowed by a snapshot collected before. */
 static void on_drop(void *ctx, cJSON *obj)
@@ -328,6 +413,82 @@ static void timed_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, long ms)
     pthread_cond_timedwait(cv, mu, &ts);
 }
 
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t clock_us(clockid_t clock)
+{
+    struct timespec ts;
+
+    clock_gettime(clock, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* The index of snap_resources entry resource. */
+static size_t resource_index(const char *resource)
+{
+    size_t i;
+
+    for (i = 0; i < snap_nresources; i++)
+        if (!strcmp(snap_resources[i].resource, resource))
+            break;
+    return i;
+}
+
+/*
+ * SubjectAccessReview answers change with RBAC objects (and which ServiceAccount a
+ * driver's DaemonSet uses): asked again when those caches changed, and at least every
+ * SAR_TTL_MS for what no cache shows (an authorizer webhook, say).
+ */
+static void refresh_sars(struct ctl *c)
+{
+    static const char *const deps[] = { "clusterroles", "clusterrolebindings", "daemonsets" };
+    uint64_t stamp = 0;
+    size_t i, r;
+    int64_t now = mono_ms();
+
+    for (i = 0; i < sizeof(deps) / sizeof(deps[0]); i++)
+        if ((r = resource_index(deps[i])) < snap_nresources)
+            stamp += inf_store_generation(c->stores[r]);
+    if (stamp != c->sar_stamp || now - c->sar_at_ms >= SAR_TTL_MS) {
+        snapshot_cache_forget_sars(&c->cache);
+        c->sar_stamp = stamp;
+        c->sar_at_ms = now;
+    }
+}
+
+/*
+ * After a change any pod's diagnosis may depend on, the builder compares every pod's
+ * diagnosis with its cached annotations itself (a few microseconds each, within the
+ * batching window) and queues only those that differ: the workers' queue holds what
+ * needs writing, and a new pod never waits behind thousands of unchanged ones.
+ */
+static size_t check_all_pods(struct ctl *c, const struct snapshot *s)
+{
+    size_t i, n = 0;
+
+    for (i = 0; i < s->m.npods; i++) {
+        const struct dra_podspec *p = &s->m.pods[i];
+        struct diag_result r;
+        char key[KEY_MAX];
+
+        if (!p->status || atomic_load(&c->stop))
+            continue;
+        diag_pod_indexed(&s->m, &s->f, s->ix, p, &r);
+        snprintf(key, sizeof(key), "%s/%s", p->o.ns, p->o.name);
+        if (inf_store_with(c->stores[0], key, look_annotated, &r) == 0) {
+            wq_add(c->q, key);
+            n++;
+        }
+    }
+    return n;
+}
+
 static void *builder(void *arg)
 {
     struct ctl *c = arg;
@@ -343,11 +504,13 @@ static void *builder(void *arg)
         struct snapshot *s, *old;
         char **keys;
         size_t nkeys;
-        int all;
+        int64_t t0, cpu0;
+        int all, idle = 0;
 
         pthread_mutex_lock(&c->mu);
         while (!c->dirty && !atomic_load(&c->stop)) {
             int led;
+            idle = 1;
             if (!c->lease) {
                 pthread_cond_wait(&c->cv, &c->mu);
                 continue;
@@ -363,6 +526,13 @@ static void *builder(void *arg)
             if (led && !c->led)
                 mark_dirty_locked(c, 1);
             c->led = led;
+        }
+        if (idle && !atomic_load(&c->stop)) {
+            /* The first change after a quiet spell rarely comes alone (a claim, then its
+             * pod; a kubectl apply of several objects): let the burst arrive. */
+            pthread_mutex_unlock(&c->mu);
+            sleep_ms(SNAPSHOT_SETTLE_MS);
+            pthread_mutex_lock(&c->mu);
         }
         /* What changed before the copy below is in this snapshot; later changes mark
          * the next one dirty. */
@@ -381,10 +551,13 @@ static void *builder(void *arg)
             break;
         }
         memset(&col, 0, sizeof(col));
+        t0 = clock_us(CLOCK_MONOTONIC);
+        cpu0 = clock_us(CLOCK_THREAD_CPUTIME_ID);
+        refresh_sars(c);
         id = snap_begin(c);
         for (i = 0; id && i < snap_nresources; i++)
             inf_store_foreach(c->stores[i], collect_obj, &col);
-        s = id ? snapshot_build(NULL, col.v, col.n, client, NULL, &err) : NULL;
+        s = id ? snapshot_build(NULL, col.v, col.n, client, &c->cache, NULL, &err) : NULL;
         if (!s) {
             if (id)
                 snap_end(c, id);
@@ -400,36 +573,38 @@ static void *builder(void *arg)
         }
         s->id = id;
         atomic_fetch_add(&c->builds, 1);
+        t0 = clock_us(CLOCK_MONOTONIC) - t0;
+        atomic_fetch_add(&c->build_cpu_us,
+                         (unsigned long)(clock_us(CLOCK_THREAD_CPUTIME_ID) - cpu0));
+        atomic_fetch_add(&c->build_us, (unsigned long)t0);
+        if ((unsigned long)t0 > atomic_load(&c->build_max_us))
+            atomic_store(&c->build_max_us, (unsigned long)t0);
         pthread_mutex_lock(&c->mu);
         old = c->snap;
         c->snap = s;
         pthread_mutex_unlock(&c->mu);
         snap_put(c, old);
-        /* The workers compare each affected pod's diagnosis with its annotations. */
-        for (i = 0; all && i < s->m.npods; i++)
-            if (s->m.pods[i].status) {
-                char key[KEY_MAX];
-                snprintf(key, sizeof(key), "%s/%s", s->m.pods[i].o.ns, s->m.pods[i].o.name);
-                wq_add(c->q, key);
-            }
+        /* The workers compare each affected pod's diagnosis with its annotations: first
+         * the pods whose own state changed, then, when anything else changed, every pod
+         * whose annotations differ (check_all_pods). */
         for (i = 0; i < nkeys; i++) {
-            if (!all)
-                wq_add(c->q, keys[i]);
+            wq_add(c->q, keys[i]);
             free(keys[i]);
         }
         free(keys);
-        sleep_ms(SNAPSHOT_MIN_MS);
+        t0 = mono_ms();
+        if (all && (!c->lease || lease_is_leader(c->lease)))
+            check_all_pods(c, s);
+        /* Rest, so that a burst of changes makes one more snapshot, not dozens. */
+        t0 = mono_ms() - t0;
+        if (t0 < SNAPSHOT_MIN_MS)
+            sleep_ms(SNAPSHOT_MIN_MS - t0);
     }
     kube_client_free(client);
     return NULL;
 }
 
 /* ---- reconcile ------------------------------------------------------------ */
-
-static const char *ann(const cJSON *pod, const char *key)
-{
-    return dd_json_str(pod, "metadata", "annotations", key, NULL);
-}
 
 static void now_rfc3339(char *buf, size_t size)
 {
@@ -521,27 +696,28 @@ static int reconcile(struct ctl *c, struct kube_client *k, const char *key)
     memcpy(ns, key, (size_t)(slash - key));
     ns[slash - key] = '\0';
     snprintf(name, sizeof(name), "%s", slash + 1);
-    if (!(pod = inf_store_get(c->stores[0], key)))
-        return 0; /* deleted */
     s = snap_get(c);
     p = s ? snapshot_pod(s, ns, name) : NULL;
     if (!p) {
-        /* The snapshot predates the pod: wait for the next one. */
-        int claims = pod_has_claims(pod);
+        /* The snapshot predates the pod: wait for the next one, which re-queues it (a
+         * deleted pod, -1, is nothing to wait for). */
         snap_put(c, s);
-        cJSON_Delete(pod);
-        /* The next snapshot re-queues it; meanwhile nothing is lost. */
-        if (claims)
+        if (inf_store_with(c->stores[0], key, look_claims, NULL) > 0)
             note_pod(c, ns, name);
         return 0;
     }
-    diag_pod(&s->m, &s->f, p, &r);
+    diag_pod_indexed(&s->m, &s->f, s->ix, p, &r);
     snap_put(c, s);
+    /* Most pods a snapshot re-queues are annotated as they should be already: a look at
+     * the cached pod (newer than the snapshot's, with our own last patch) says so without
+     * copying it.  -1: it is gone. */
+    if (inf_store_with(c->stores[0], key, look_annotated, &r))
+        return 0;
+    if (!(pod = inf_store_get(c->stores[0], key)))
+        return 0;
     old_root = ann(pod, DIAG_ANN_ROOT_CAUSE);
     old_msg = ann(pod, DIAG_ANN_MESSAGE);
-    if (r.healthy ? !old_root && !ann(pod, DIAG_ANN_FINDINGS)
-                  : same(old_root, r.codes[0]) && same(ann(pod, DIAG_ANN_FINDINGS), r.list) &&
-                        same(old_msg, r.message)) {
+    if (annotated(pod, &r)) {
         cJSON_Delete(pod);
         return 0;
     }
@@ -652,6 +828,15 @@ static void h_metrics(void *ctx, const char *m, const char *b, size_t n, struct 
         "dra_doctor_events_total %lu\n", atomic_load(&c->events));
     OUT("# HELP dra_doctor_snapshots_total Snapshots built.\n# TYPE dra_doctor_snapshots_total counter\n"
         "dra_doctor_snapshots_total %lu\n", atomic_load(&c->builds));
+    OUT("# HELP dra_doctor_snapshot_build_seconds_total Time spent building snapshots.\n"
+        "# TYPE dra_doctor_snapshot_build_seconds_total counter\n"
+        "dra_doctor_snapshot_build_seconds_total %.6f\n", atomic_load(&c->build_us) / 1e6);
+    OUT("# HELP dra_doctor_snapshot_build_cpu_seconds_total CPU time of the snapshot builds.\n"
+        "# TYPE dra_doctor_snapshot_build_cpu_seconds_total counter\n"
+        "dra_doctor_snapshot_build_cpu_seconds_total %.6f\n", atomic_load(&c->build_cpu_us) / 1e6);
+    OUT("# HELP dra_doctor_snapshot_build_max_seconds The longest snapshot build.\n"
+        "# TYPE dra_doctor_snapshot_build_max_seconds gauge\n"
+        "dra_doctor_snapshot_build_max_seconds %.6f\n", atomic_load(&c->build_max_us) / 1e6);
     OUT("# HELP dra_doctor_workqueue_depth Keys waiting.\n# TYPE dra_doctor_workqueue_depth gauge\n"
         "dra_doctor_workqueue_depth %zu\n", wq_len(c->q));
     OUT("# HELP dra_doctor_watch_restarts_total Watches restarted.\n"
@@ -829,6 +1014,7 @@ static void shutdown_all(struct ctl *c, pthread_t *threads, int nthreads, const 
         snap_put(c, c->snap);
     sweep(c);
     free(c->graves);
+    snapshot_cache_release(&c->cache); /* after the last snapshot */
     while (c->npending)
         free(c->pending[--c->npending]);
     free(c->pending);
@@ -889,6 +1075,8 @@ int controller_main(int argc, char **argv)
         ro.path = path;
         ro.selector = r->selector;
         ro.transform = snapshot_trim;
+        ro.keep = snapshot_keep;
+        ro.page_size = LIST_PAGE; /* pages are trimmed one by one: keep them small */
         if (!(c->refl[i] = inf_reflector_start(
                   &c->cfg, &ro, c->stores[i],
                   !strcmp(r->resource, "pods")     ? &pods

@@ -101,7 +101,7 @@ int diagnose_main(int argc, char **argv)
     if (!ns && !all)
         ns = cfg.namespace_ ? cfg.namespace_ : "default";
     if (!(c = kube_client_new(&cfg, NULL, &err)) || !(objs = snapshot_list_all(c, &err)) ||
-        !(s = snapshot_build(objs, NULL, 0, c, NULL, &err))) {
+        !(s = snapshot_build(objs, NULL, 0, c, NULL, NULL, &err))) {
         fprintf(stderr, "dra-doctor diagnose: %s\n", err.msg);
         kube_client_free(c);
         kube_config_release(&cfg);

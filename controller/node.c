@@ -7,6 +7,7 @@
 #include "controller.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 
 #include "cri.h"
 #include "dra.h"
+#include "json.h"
 #include "kube.h"
 
 #define MAX_SPEC_FILES 64
@@ -38,7 +40,9 @@ static void usage(FILE *f)
 "2.x layouts) and the CDI spec files present, and publishes them on the Node as\n"
 "the annotation " DRA_NODE_CDI_ANNOTATION ", so the controller can tell that CDI\n"
 "is off (which leaves no other trace).  Meant to run as a DaemonSet with the\n"
-"host's /etc/containerd and CDI directories mounted read-only.\n"
+"host's /etc/containerd and CDI directories mounted read-only.  Without a config\n"
+"file, containerd runs on its defaults: the agent publishes those of the runtime\n"
+"version the Node reports (containerd 1.7: CDI off; 2.x: on).\n"
 "\n"
 "options:\n"
 "  --node NAME               the Node to annotate (default: $NODE_NAME)\n"
@@ -50,8 +54,38 @@ static void usage(FILE *f)
 "  -h, --help\n");
 }
 
+/*
+ * No config file: containerd runs on its built-in defaults, which depend on
+ * its version (what the Node reports).  The source names both.
+ */
+static enum dd_rc defaults_for_node(struct kube_client *c, const char *node, const char *config,
+                                    struct cri_config *cfg, struct dd_err *err)
+{
+    char path[512], src[600];
+    const char *ver;
+    cJSON *n = NULL;
+    enum dd_rc rc;
+
+    kube_path(path, sizeof(path), "", "v1", "nodes", NULL, node, NULL);
+    if ((rc = kube_get(c, path, &n, NULL, err)) != DD_OK)
+        return rc;
+    ver = dd_json_str(n, "status", "nodeInfo", "containerRuntimeVersion", NULL);
+    if ((rc = cri_config_infer(ver, cfg)) != DD_OK) {
+        dd_failf(err, rc, "%s does not exist and the runtime %s has no known defaults", config,
+                 ver ? ver : "(unreported)");
+        cJSON_Delete(n);
+        return rc;
+    }
+    snprintf(src, sizeof(src), "%s (absent: %s defaults)", config, ver);
+    free(cfg->file);
+    cfg->file = strdup(src);
+    cJSON_Delete(n);
+    return cfg->file ? DD_OK : dd_failf(err, DD_ENOMEM, "out of memory");
+}
+
 /* The facts as JSON text: the config's CDI settings plus the spec files found. */
-static char *facts_json(const char *root, const char *config, struct dd_err *err)
+static char *facts_json(struct kube_client *c, const char *node, const char *root,
+                        const char *config, struct dd_err *err)
 {
     char path[4096];
     struct cri_config cfg;
@@ -60,10 +94,15 @@ static char *facts_json(const char *root, const char *config, struct dd_err *err
     size_t i, nfiles = 0;
 
     snprintf(path, sizeof(path), "%s%s", strcmp(root, "/") ? root : "", config);
-    if (cri_config_load(path, &cfg, err) != DD_OK)
-        return NULL;
-    free(cfg.file);
-    cfg.file = strdup(config); /* report the host's path, not the mount's */
+    if (access(path, F_OK) && errno == ENOENT) {
+        if (defaults_for_node(c, node, config, &cfg, err) != DD_OK)
+            return NULL;
+    } else {
+        if (cri_config_load(path, &cfg, err) != DD_OK)
+            return NULL;
+        free(cfg.file);
+        cfg.file = strdup(config); /* report the host's path, not the mount's */
+    }
     facts = cri_config_to_json(&cfg);
     files = facts ? cJSON_AddArrayToObject(facts, "specFiles") : NULL;
     for (i = 0; files && i < cfg.nspec_dirs; i++) {
@@ -170,7 +209,7 @@ int node_main(int argc, char **argv)
     signal(SIGTERM, on_signal);
     signal(SIGINT, on_signal);
     while (!stopping) {
-        char *facts = facts_json(root, config, &err);
+        char *facts = facts_json(c, node, root, config, &err);
         if (!facts) {
             fprintf(stderr, "dra-doctor node: %s\n", err.msg);
             code = 1;

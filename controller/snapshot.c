@@ -7,6 +7,9 @@
 #include "diagnose.h"
 #include "json.h"
 
+/* Annotations dra-doctor reads (its own); the cache keeps no others. */
+#define SNAPSHOT_ANN_PREFIX "dra-doctor.io/"
+
 const struct snap_resource snap_resources[] = {
     { "", "v1", "pods", NULL },
     { "", "v1", "nodes", NULL },
@@ -46,8 +49,66 @@ static int ask_sar(struct kube_client *c, const char *ns, const char *sa, const 
     return allowed;
 }
 
-/* Asks once per driver ServiceAccount; unanswered questions leave RBAC objects to decide. */
-static int collect_sar(struct snapshot *s, struct kube_client *c)
+void snapshot_cache_forget_sars(struct snapshot_cache *c)
+{
+    while (c->nsar) {
+        c->nsar--;
+        free(c->sar[c->nsar].ns);
+        free(c->sar[c->nsar].sa);
+    }
+    free(c->sar);
+    c->sar = NULL;
+    c->capsar = 0;
+}
+
+void snapshot_cache_release(struct snapshot_cache *c)
+{
+    snapshot_cache_forget_sars(c);
+    dra_cel_cache_free(c->cel);
+    c->cel = NULL;
+}
+
+/* The cached answer for ns/sa and verb: 0 or 1, or -1 when there is none. */
+static int sar_cached(const struct snapshot_cache *c, const char *ns, const char *sa,
+                      const char *verb)
+{
+    size_t i;
+
+    for (i = 0; c && i < c->nsar; i++)
+        if (!strcmp(c->sar[i].ns, ns) && !strcmp(c->sar[i].sa, sa) && c->sar[i].verb == verb)
+            return c->sar[i].allowed;
+    return -1;
+}
+
+/* Remembers an answer; out of memory forgets it (it is asked again next time). */
+static void sar_remember(struct snapshot_cache *c, const char *ns, const char *sa,
+                         const char *verb, int allowed)
+{
+    struct snapshot_sar_entry *e;
+
+    if (!c)
+        return;
+    if (c->nsar == c->capsar) {
+        size_t cap = c->capsar ? 2 * c->capsar : 16;
+        struct snapshot_sar_entry *v = realloc(c->sar, cap * sizeof(*v));
+        if (!v)
+            return;
+        c->sar = v;
+        c->capsar = cap;
+    }
+    e = &c->sar[c->nsar];
+    if (!(e->ns = strdup(ns)) || !(e->sa = strdup(sa))) {
+        free(e->ns);
+        return;
+    }
+    e->verb = verb;
+    e->allowed = allowed;
+    c->nsar++;
+}
+
+/* Asks once per driver ServiceAccount (or takes the cached answer); unanswered questions
+ * leave RBAC objects to decide. */
+static int collect_sar(struct snapshot *s, struct kube_client *c, struct snapshot_cache *sars)
 {
     const struct dra_model *m = &s->m;
     size_t i, j, k, cap = m->ndrivers * 3, off = 0, need = 0;
@@ -73,7 +134,9 @@ static int collect_sar(struct snapshot *s, struct kube_client *c)
         psa = s->sar_strings + off;
         off += (size_t)snprintf(psa, need + 1 - off, "%s", sa) + 1;
         for (k = 0; k < 3; k++) {
-            int a = ask_sar(c, ns, sa, sar_verbs[k]);
+            int a = sar_cached(sars, ns, sa, sar_verbs[k]);
+            if (a < 0 && (a = ask_sar(c, ns, sa, sar_verbs[k])) >= 0)
+                sar_remember(sars, ns, sa, sar_verbs[k], a);
             if (a < 0)
                 continue;
             s->sar[s->nsar].ns = pns;
@@ -121,8 +184,8 @@ static int index_pods(struct snapshot *s)
 }
 
 struct snapshot *snapshot_build(cJSON *owned, const cJSON **borrowed, size_t n,
-                                struct kube_client *client, const struct rule_options *opt,
-                                struct dd_err *err)
+                                struct kube_client *client, struct snapshot_cache *cache,
+                                const struct rule_options *opt, struct dd_err *err)
 {
     struct snapshot *s = calloc(1, sizeof(*s));
     const cJSON *it;
@@ -140,6 +203,13 @@ struct snapshot *snapshot_build(cJSON *owned, const cJSON **borrowed, size_t n,
     s->refs = 1;
     dra_model_init(&s->m, NULL, NULL);
     s->m.live = 1;
+    if (cache) {
+        /* Programs the previous snapshots used and the last one no longer does go now. */
+        if (!cache->cel)
+            cache->cel = dra_cel_cache_new();
+        dra_cel_cache_trim(cache->cel);
+        s->m.cel_cache = cache->cel;
+    }
     cJSON_ArrayForEach(it, owned)
         if (dra_model_add(&s->m, it, NULL, 0) != DD_OK)
             goto oom;
@@ -152,12 +222,13 @@ struct snapshot *snapshot_build(cJSON *owned, const cJSON **borrowed, size_t n,
     cJSON_ArrayForEach(it, s->assumed)
         if (dra_model_add(&s->m, it, NULL, 0) != DD_OK)
             goto oom;
-    if (client && collect_sar(s, client))
+    if (client && collect_sar(s, client, cache))
         goto oom;
     s->m.sar = s->sar;
     s->m.nsar = s->nsar;
     if (dd_rules_run(&s->m, opt, &s->f) || index_pods(s))
         goto oom;
+    s->ix = diag_index_new(&s->f); /* without it, diag_pod_indexed looks at every finding */
     return s;
 oom:
     snapshot_free(s);
@@ -215,13 +286,15 @@ const struct dra_podspec *snapshot_pod(const struct snapshot *s, const char *ns,
     return NULL;
 }
 
-/* Keeps only the named members of o (NULL-terminated list). */
+/* Keeps only the named members of object o (NULL-terminated list); o may be NULL. */
 static void keep_only(cJSON *o, const char *const *names)
 {
-    cJSON *it = o ? o->child : NULL, *next;
+    cJSON *it, *next;
     size_t i;
 
-    for (; it; it = next) {
+    if (!cJSON_IsObject(o))
+        return;
+    for (it = o->child; it; it = next) {
         int keep = 0;
         next = it->next;
         for (i = 0; names[i] && !keep; i++)
@@ -231,45 +304,259 @@ static void keep_only(cJSON *o, const char *const *names)
     }
 }
 
-void snapshot_trim(cJSON *obj)
+static cJSON *member(cJSON *o, const char *name)
 {
-    static const char *const pod_spec[] = { "resourceClaims", "nodeName", "serviceAccountName",
-                                            "serviceAccount", "containers", NULL };
+    return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, name) : NULL;
+}
+
+/* keep_only on every element of array arr (elements that are objects). */
+static void keep_only_each(cJSON *arr, const char *const *names)
+{
+    cJSON *it;
+
+    if (cJSON_IsArray(arr))
+        cJSON_ArrayForEach(it, arr)
+            keep_only(it, names);
+}
+
+/* Annotations: only dra-doctor's own (the pod's diagnosis, the node agent's CDI facts). */
+static void trim_annotations(cJSON *meta)
+{
+    cJSON *ann = member(meta, "annotations"), *it, *next;
+
+    if (!cJSON_IsObject(ann))
+        return;
+    for (it = ann->child; it; it = next) {
+        next = it->next;
+        if (!it->string || strncmp(it->string, SNAPSHOT_ANN_PREFIX, strlen(SNAPSHOT_ANN_PREFIX)))
+            cJSON_Delete(cJSON_DetachItemViaPointer(ann, it));
+    }
+    if (!ann->child)
+        cJSON_Delete(cJSON_DetachItemViaPointer(meta, ann));
+}
+
+/*
+ * Keys and values that recur in every cached object, in strcmp order (bsearch).  A
+ * node whose key or string value is one of them points at the entry instead of a copy
+ * of its own (cJSON's StringIsConst and IsReference flags: cJSON_Delete then frees
+ * neither), which saves an allocation per key: a third of a trimmed pod.
+ */
+static const char *const common_words[] = {
+        "All", "ClusterRole", "ClusterRoleBinding", "ContainerCreating", "CreateContainerError",
+        "DaemonSet", "DeviceClass", "Event", "ExactCount", "Failed",
+        "FailedResourceClaimCreation", "FailedScheduling", "Node", "Normal", "Pending", "Pod",
+        "ResourceClaim", "ResourceClaimTemplate", "ResourceQuota", "ResourceSlice", "Running",
+        "ServiceAccount", "Succeeded", "Unknown", "Warning", "aggregationRule", "allocation",
+        "allocationMode", "annotations", "apiGroups", "apiVersion", "apps/v1", "args",
+        "attributes", "basic", "bool", "capacity", "cel", "clusterRoleSelectors", "command",
+        "containerRuntimeVersion", "containerStatuses", "containers", "count",
+        "desiredNumberScheduled", "deviceClassName", "devices", "driver", "env", "exactly",
+        "expression", "firstAvailable", "generateName", "hard", "hostPath", "image", "int",
+        "involvedObject", "kind", "labels", "matchLabels", "message", "metadata", "mountPath",
+        "name", "namespace", "nodeInfo", "nodeName", "numberReady", "path", "phase", "pool",
+        "rbac.authorization.k8s.io", "rbac.authorization.k8s.io/v1", "reason", "requests",
+        "resource.k8s.io", "resource.k8s.io/v1", "resourceClaimName", "resourceClaimStatuses",
+        "resourceClaimTemplateName", "resourceClaims", "resourceNames", "resources",
+        "resourceslices", "results", "roleRef", "rules", "selectors", "serviceAccount",
+        "serviceAccountName", "spec", "state", "status", "string", "subjects", "template",
+        "type", "uid", "used", "v1", "value", "verbs", "version", "volumeMounts", "volumes",
+        "waiting",
+};
+
+static int cmp_word(const void *key, const void *elem)
+{
+    return strcmp(key, *(const char *const *)elem);
+}
+
+static const char *common_word(const char *s)
+{
+    const char *const *w = bsearch(s, common_words, sizeof(common_words) / sizeof(common_words[0]),
+                                   sizeof(common_words[0]), cmp_word);
+
+    return w ? *w : NULL;
+}
+
+/* Shares o's key and string value if common (see common_words), then its children's. */
+static void share_words(cJSON *o)
+{
+    const char *w;
+    cJSON *it;
+
+    if (o->string && !(o->type & cJSON_StringIsConst) && (w = common_word(o->string))) {
+        cJSON_free(o->string);
+        o->string = (char *)w;
+        o->type |= cJSON_StringIsConst;
+    }
+    if (cJSON_IsString(o) && o->valuestring && !(o->type & cJSON_IsReference) &&
+        (w = common_word(o->valuestring))) {
+        cJSON_free(o->valuestring);
+        o->valuestring = (char *)w;
+        o->type |= cJSON_IsReference;
+    }
+    if (!(o->type & cJSON_IsReference))
+        for (it = o->child; it; it = it->next)
+            share_words(it);
+}
+
+/*
+ * What each kind keeps, from what lib/dra.c, lib/rules.c, lib/rbac.c, lib/quota.c,
+ * lib/diagnose.c and the controller read (test_snapshot.c proves the diagnosis of
+ * trimmed objects equal to that of whole ones).  Kinds not named keep everything but
+ * metadata they do not need: they are few.
+ */
+static void trim_kind(cJSON *obj)
+{
+    static const char *const top[] = { "apiVersion", "kind", "metadata", "spec", "status",
+                                       NULL };
+    static const char *const meta_keep[] = { "name", "namespace", "generateName",
+                                             "annotations", NULL };
+    static const char *const meta_pod[] = { "name", "namespace", "generateName", "uid",
+                                            "annotations", NULL };
+    static const char *const meta_role[] = { "name", "namespace", "generateName", "labels",
+                                             "annotations", NULL };
+    /* Pods: the claims, the node, the phase, waiting containers' reasons (CDI errors). */
+    static const char *const pod_spec[] = { DRA_CLAIMS_KEY, "nodeName", NULL };
     static const char *const pod_status[] = { "phase", "containerStatuses",
                                               "resourceClaimStatuses", NULL };
-    static const char *const ctr[] = { "name", NULL };
     static const char *const ctr_status[] = { "name", "state", NULL };
+    static const char *const ctr_state[] = { "waiting", NULL };
+    static const char *const waiting[] = { "reason", "message", NULL };
+    static const char *const pod_claim[] = { "name", "resourceClaimName",
+                                             "resourceClaimTemplateName", NULL };
+    static const char *const claim_status[] = { "name", "resourceClaimName", NULL };
+    /* Claims: the requests; of the status, that it is allocated and by which drivers. */
+    static const char *const claim_spec[] = { "devices", NULL };
+    static const char *const claim_devices[] = { "requests", NULL };
+    static const char *const claim_st[] = { "allocation", NULL };
+    static const char *const alloc[] = { "devices", NULL };
+    static const char *const alloc_devices[] = { "results", NULL };
+    static const char *const result[] = { "driver", NULL };
+    /* Slices: the driver, node, pool and each device's name, attributes and capacity. */
+    static const char *const slice_top[] = { "apiVersion", "kind", "metadata", "spec", NULL };
+    static const char *const slice_spec[] = { "driver", "nodeName", "pool", "devices", NULL };
+    static const char *const pool[] = { "name", NULL };
+    static const char *const device[] = { "name", "attributes", "capacity", "basic", NULL };
+    static const char *const basic[] = { "attributes", "capacity", NULL };
+    /* Nodes: the runtime version (and the node agent's annotation). */
+    static const char *const node_top[] = { "apiVersion", "kind", "metadata", "status", NULL };
     static const char *const node_status[] = { "nodeInfo", NULL };
-    cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata"), *it;
+    static const char *const node_info[] = { "containerRuntimeVersion", NULL };
+    /* Events: what the diagnosis reads of the few reasons it reads; others only their key. */
+    static const char *const event_top[] = { "apiVersion", "kind", "metadata", "involvedObject",
+                                             "reason", "message", "type", NULL };
+    static const char *const event_stub[] = { "apiVersion", "kind", "metadata", NULL };
+    static const char *const involved[] = { "kind", "namespace", "name", NULL };
+    /* Quotas: the limits and what is used. */
+    static const char *const quota_status[] = { "used", NULL };
     const char *kind = dd_json_str(obj, "kind", NULL);
+    const char *av = dd_json_str(obj, "apiVersion", NULL);
+    cJSON *meta = member(obj, "metadata"), *spec = member(obj, "spec"), *it;
+    cJSON *status = member(obj, "status");
 
-    cJSON_DeleteItemFromObjectCaseSensitive(meta, "managedFields");
-    cJSON_DeleteItemFromObjectCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(meta, "annotations"),
-        "kubectl.kubernetes.io/last-applied-configuration");
-    if (!kind)
+    if (!cJSON_IsObject(obj))
         return;
-    /* A Pod is read for its claims, node, phase and container states (lib/dra.c, diagnose.c);
-     * its containers' names only.  Thousands of pods make this most of the memory. */
-    if (!strcmp(kind, "Pod")) {
-        cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
-        cJSON *status = cJSON_GetObjectItemCaseSensitive(obj, "status");
-        keep_only(spec, pod_spec);
-        cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(spec, "containers"))
-            keep_only(it, ctr);
-        keep_only(status, pod_status);
-        cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(status, "containerStatuses"))
-            keep_only(it, ctr_status);
-    } else if (!strcmp(kind, "Node")) {
-        /* Only the agent's annotation and the runtime version say anything about CDI. */
-        keep_only(cJSON_GetObjectItemCaseSensitive(obj, "status"), node_status);
+    trim_annotations(meta);
+    if (!kind || !av) {
+        cJSON_DeleteItemFromObjectCaseSensitive(meta, "managedFields");
+        return;
     }
+    if (!strcmp(av, "v1") && !strcmp(kind, "Pod")) {
+        keep_only(meta, meta_pod);
+        keep_only(obj, top);
+        /* A pod without claims is nothing to the model (lib/dra.c skips it). */
+        if (!cJSON_IsArray(member(spec, DRA_CLAIMS_KEY))) {
+            cJSON_DeleteItemFromObjectCaseSensitive(obj, "spec");
+            cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
+            return;
+        }
+        keep_only(spec, pod_spec);
+        keep_only_each(member(spec, DRA_CLAIMS_KEY), pod_claim);
+        keep_only(status, pod_status);
+        keep_only_each(member(status, "resourceClaimStatuses"), claim_status);
+        cJSON_ArrayForEach(it, member(status, "containerStatuses")) {
+            keep_only(it, ctr_status);
+            keep_only(member(it, "state"), ctr_state);
+            keep_only(member(member(it, "state"), "waiting"), waiting);
+        }
+        return;
+    }
+    if (!strcmp(av, "v1") && !strcmp(kind, "Event")) {
+        keep_only(meta, meta_keep);
+        if (!diag_event_reason_used(dd_json_str(obj, "reason", NULL))) {
+            keep_only(obj, event_stub);
+            return;
+        }
+        keep_only(obj, event_top);
+        keep_only(member(obj, "involvedObject"), involved);
+        return;
+    }
+    if (!strcmp(av, "v1") && !strcmp(kind, "Node")) {
+        keep_only(meta, meta_keep);
+        keep_only(obj, node_top);
+        keep_only(status, node_status);
+        keep_only(member(status, "nodeInfo"), node_info);
+        return;
+    }
+    if (!strcmp(av, "v1") && !strcmp(kind, "ResourceQuota")) {
+        keep_only(meta, meta_keep);
+        keep_only(obj, top);
+        keep_only(status, quota_status);
+        return;
+    }
+    if (!strncmp(av, "resource.k8s.io/", 16) && !strcmp(kind, "ResourceClaim")) {
+        keep_only(meta, meta_keep);
+        keep_only(obj, top);
+        keep_only(spec, claim_spec);
+        keep_only(member(spec, "devices"), claim_devices);
+        keep_only(status, claim_st);
+        keep_only(member(status, "allocation"), alloc);
+        keep_only(member(member(status, "allocation"), "devices"), alloc_devices);
+        keep_only_each(member(member(member(status, "allocation"), "devices"), "results"),
+                       result);
+        return;
+    }
+    if (!strncmp(av, "resource.k8s.io/", 16) && !strcmp(kind, "ResourceSlice")) {
+        keep_only(meta, meta_keep);
+        keep_only(obj, slice_top);
+        keep_only(spec, slice_spec);
+        keep_only(member(spec, "pool"), pool);
+        keep_only_each(member(spec, "devices"), device);
+        cJSON_ArrayForEach(it, member(spec, "devices"))
+            keep_only(member(it, "basic"), basic);
+        return;
+    }
+    /* Role aggregation matches ClusterRoles by their labels (lib/rbac.c). */
+    keep_only(meta, strcmp(kind, "ClusterRole") && strcmp(kind, "Role") ? meta_keep : meta_role);
+}
+
+void snapshot_trim(cJSON *obj)
+{
+    if (!cJSON_IsObject(obj))
+        return;
+    trim_kind(obj);
+    share_words(obj);
+}
+
+int snapshot_keep(const cJSON *obj)
+{
+    const char *kind = dd_json_str(obj, "kind", NULL);
+    const char *av = dd_json_str(obj, "apiVersion", NULL);
+
+    if (!kind || !av || strcmp(av, "v1"))
+        return 1;
+    /* lib/dra.c skips a Pod without a resourceClaims array; last_event reads few reasons. */
+    if (!strcmp(kind, "Pod"))
+        return dd_json_arr(obj, "spec", DRA_CLAIMS_KEY, NULL) != NULL;
+    if (!strcmp(kind, "Event"))
+        return diag_event_reason_used(dd_json_str(obj, "reason", NULL));
+    return 1;
 }
 
 void snapshot_free(struct snapshot *s)
 {
     if (!s)
         return;
+    diag_index_free(s->ix);
     dd_findings_release(&s->f);
     dra_model_release(&s->m);
     cJSON_Delete(s->objects);

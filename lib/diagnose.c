@@ -9,6 +9,7 @@
  */
 #include "diagnose.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,8 +80,8 @@ struct pod_view {
     int all_allocated;         /* every claim exists and is allocated */
     int running, pending;
     const char *cdi_error;     /* CreateContainerError text about CDI, or NULL */
-    struct cand c[DIAG_MAX_CODES * 2];
     size_t nc;
+    struct cand c[DIAG_MAX_CODES * 2]; /* last: diag_pod_indexed clears what precedes it */
 };
 
 static enum step step_of(const char *code)
@@ -111,6 +112,15 @@ static void add_cand(struct pod_view *v, const char *code, const struct dd_findi
     v->nc++;
 }
 
+/* The Event reasons last_event is asked for. */
+#define EV_CLAIM_CREATION "FailedResourceClaimCreation"
+#define EV_SCHEDULING "FailedScheduling"
+
+int diag_event_reason_used(const char *reason)
+{
+    return reason && (STRIEQ(reason, EV_CLAIM_CREATION) || STRIEQ(reason, EV_SCHEDULING));
+}
+
 static const struct dra_event *last_event(const struct dra_model *m, const struct dra_podspec *p,
                                           const char *reason, const char *needle)
 {
@@ -138,8 +148,234 @@ static int assumed_object(const struct dra_model *m, const struct dd_finding *f)
            (c = dra_find_claim(m, f->obj.namespace_, f->obj.name, 0)) && is_assumed(c);
 }
 
-/* Classes and drivers the pod's claims lead to. */
-static void collect_path(struct pod_view *v, const struct dd_findings *fs)
+/* ---- findings indexed by what they are about ------------------------------ */
+/*
+ * on_path accepts a finding only when it is about the pod or one of its claims (by
+ * object), scoped to one of the pod's classes or drivers, or a CDIDisabled finding for
+ * the pod's node (or for every node).  The index files each finding under those keys,
+ * so a pod visits only the findings filed under its own: the same ones on_path would
+ * accept out of all of them, in the same order.
+ */
+enum ix_kind { IX_OBJECT, IX_CLASS, IX_DRIVER, IX_NODE };
+
+/* Positions of findings that may lie on one pod's path, ascending. */
+struct cands {
+    const size_t *v;
+    size_t n;
+};
+
+struct ix_slot {
+    char *key;       /* owned: kind letter, then the name(s) separated by '\x1f'; NULL empty */
+    size_t *v;       /* owned: finding positions, ascending */
+    size_t n, cap;
+};
+
+struct diag_index {
+    struct ix_slot *slots; /* open addressing, at most half full */
+    size_t nslots;
+    size_t *cdi_any, ncdi_any; /* CDIDisabled without a node: on every pod's path */
+    size_t *cdi_all, ncdi_all; /* every CDIDisabled: an unscheduled pod's when one runtime */
+};
+
+static size_t ix_hash(const char *s)
+{
+    size_t h = 1469598103934665603ULL;
+
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+/* The key for kind and up to three names into buf ("<kind>a\x1fb\x1fc"); NULL when it
+ * does not fit.  (Built by hand: this runs a few times per pod per snapshot.) */
+static const char *ix_key(char *buf, size_t size, enum ix_kind kind, const char *a,
+                          const char *b, const char *c)
+{
+    const char *part[3] = { a, b, c };
+    size_t len = 1, i, n;
+
+    buf[0] = "ocdn"[kind];
+    for (i = 0; i < 3; i++) {
+        n = part[i] ? strlen(part[i]) : 0;
+        if (len + n + 2 > size)
+            return NULL;
+        memcpy(buf + len, part[i] ? part[i] : "", n);
+        len += n;
+        if (i < 2)
+            buf[len++] = '\x1f';
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+static struct ix_slot *ix_find(const struct diag_index *ix, const char *key)
+{
+    size_t mask = ix->nslots - 1, h;
+
+    for (h = ix_hash(key) & mask; ix->slots[h].key; h = (h + 1) & mask)
+        if (STRIEQ(ix->slots[h].key, key))
+            return &ix->slots[h];
+    return &ix->slots[h]; /* the empty slot where it would go */
+}
+
+static int push_pos(size_t **v, size_t *n, size_t *cap, size_t pos)
+{
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 4;
+        size_t *nv = realloc(*v, ncap * sizeof(*nv));
+        if (!nv)
+            return -1;
+        *v = nv;
+        *cap = ncap;
+    }
+    (*v)[(*n)++] = pos;
+    return 0;
+}
+
+static int ix_file(struct diag_index *ix, enum ix_kind kind, const char *a, const char *b,
+                   const char *c, size_t pos)
+{
+    char buf[1024];
+    const char *key = ix_key(buf, sizeof(buf), kind, a, b, c);
+    struct ix_slot *sl;
+
+    if (!key)
+        return -1; /* cannot happen with Kubernetes names; fail rather than miss one */
+    sl = ix_find(ix, key);
+    if (!sl->key && !(sl->key = strdup(key)))
+        return -1;
+    return push_pos(&sl->v, &sl->n, &sl->cap, pos);
+}
+
+void diag_index_free(struct diag_index *ix)
+{
+    size_t i;
+
+    if (!ix)
+        return;
+    for (i = 0; i < ix->nslots; i++) {
+        free(ix->slots[i].key);
+        free(ix->slots[i].v);
+    }
+    free(ix->slots);
+    free(ix->cdi_any);
+    free(ix->cdi_all);
+    free(ix);
+}
+
+struct diag_index *diag_index_new(const struct dd_findings *fs)
+{
+    struct diag_index *ix = calloc(1, sizeof(*ix));
+    size_t i, cap = 16, ncdi = 0, nkeys = 0;
+
+    if (!ix)
+        return NULL;
+    /* Room for every key at most half full (many findings share theirs). */
+    for (i = 0; i < fs->n; i++)
+        nkeys += 1 + !!fs->v[i].scope_class + !!fs->v[i].scope_driver + !!fs->v[i].scope_node;
+    while (cap < 2 * nkeys + 2)
+        cap *= 2;
+    if (!(ix->slots = calloc(cap, sizeof(*ix->slots))))
+        goto oom;
+    ix->nslots = cap;
+    for (i = 0; i < fs->n; i++) {
+        const struct dd_finding *f = &fs->v[i];
+        int cdi_off = STRIEQ(f->code, "CDIDisabled");
+        if ((STRIEQ(f->obj.kind, "Pod") || STRIEQ(f->obj.kind, "ResourceClaim")) &&
+            ix_file(ix, IX_OBJECT, f->obj.kind, f->obj.namespace_, f->obj.name, i))
+            goto oom;
+        if (f->scope_class && ix_file(ix, IX_CLASS, f->scope_class, NULL, NULL, i))
+            goto oom;
+        if (f->scope_driver && ix_file(ix, IX_DRIVER, f->scope_driver, NULL, NULL, i))
+            goto oom;
+        if (cdi_off && f->scope_node && ix_file(ix, IX_NODE, f->scope_node, NULL, NULL, i))
+            goto oom;
+        if (cdi_off && !f->scope_node && push_pos(&ix->cdi_any, &ix->ncdi_any, &ncdi, i))
+            goto oom;
+    }
+    ncdi = 0;
+    for (i = 0; i < fs->n; i++)
+        if (STRIEQ(fs->v[i].code, "CDIDisabled") &&
+            push_pos(&ix->cdi_all, &ix->ncdi_all, &ncdi, i))
+            goto oom;
+    return ix;
+oom:
+    diag_index_free(ix);
+    return NULL;
+}
+
+static int cmp_pos(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+static int ix_add(const struct diag_index *ix, size_t **v, size_t *n, size_t *cap,
+                  enum ix_kind kind, const char *a, const char *b, const char *c)
+{
+    char buf[1024];
+    const char *key = ix_key(buf, sizeof(buf), kind, a, b, c);
+    const struct ix_slot *sl;
+    size_t i;
+
+    if (!key)
+        return 0; /* filed under no such key either */
+    sl = ix_find(ix, key);
+    for (i = 0; sl->key && i < sl->n; i++)
+        if (push_pos(v, n, cap, sl->v[i]))
+            return -1;
+    return 0;
+}
+
+/*
+ * The findings filed under v's keys, ascending and without repeats: with main == 0 only
+ * those scoped to v's classes (collect_path), else everything on_path may accept.  0, or
+ * -1 on ENOMEM.
+ */
+static int ix_gather(const struct diag_index *ix, const struct pod_view *v, int main,
+                     struct cands *out)
+{
+    const struct dra_podspec *p = v->p;
+    size_t *r = NULL, n = 0, cap = 0, i, k;
+    int rc = 0;
+
+    for (i = 0; i < v->classes.n && !rc; i++)
+        rc = ix_add(ix, &r, &n, &cap, IX_CLASS, v->classes.v[i], NULL, NULL);
+    if (main) {
+        rc = rc || ix_add(ix, &r, &n, &cap, IX_OBJECT, "Pod", p->o.ns, p->o.name);
+        for (i = 0; i < p->nclaims && !rc; i++) {
+            const struct dra_claim *c = dra_pod_claim_resolve(v->m, p, &p->claims[i]);
+            if (c)
+                rc = ix_add(ix, &r, &n, &cap, IX_OBJECT, "ResourceClaim", c->o.ns, c->o.name);
+        }
+        for (i = 0; i < v->drivers.n && !rc; i++)
+            rc = ix_add(ix, &r, &n, &cap, IX_DRIVER, v->drivers.v[i], NULL, NULL);
+        if (*p->node)
+            rc = rc || ix_add(ix, &r, &n, &cap, IX_NODE, p->node, NULL, NULL);
+        for (i = 0; i < ix->ncdi_any && !rc; i++)
+            rc = push_pos(&r, &n, &cap, ix->cdi_any[i]);
+        for (i = 0; !*p->node && v->m->nruntimes == 1 && i < ix->ncdi_all && !rc; i++)
+            rc = push_pos(&r, &n, &cap, ix->cdi_all[i]);
+    }
+    if (rc) {
+        free(r);
+        return -1;
+    }
+    if (n > 1)
+        qsort(r, n, sizeof(*r), cmp_pos);
+    for (i = k = 0; i < n; i++)
+        if (!k || r[k - 1] != r[i])
+            r[k++] = r[i];
+    out->v = r;
+    out->n = k;
+    return 0;
+}
+
+/* Classes and drivers the pod's claims lead to.  ix: the snapshot's index of findings, or
+ * NULL to look at every finding. */
+static void collect_path(struct pod_view *v, const struct dd_findings *fs,
+                         const struct diag_index *ix)
 {
     const struct dra_model *m = v->m;
     size_t i, j, k;
@@ -170,7 +406,19 @@ static void collect_path(struct pod_view *v, const struct dd_findings *fs)
         }
     }
     /* A misspelled driver name stands for the driver it was meant to be. */
-    for (i = 0; i < fs->n; i++)
+    if (ix) {
+        struct cands c;
+        if (!ix_gather(ix, v, 0, &c)) {
+            for (i = 0; i < c.n; i++)
+                if (STRIEQ(fs->v[c.v[i]].code, "SelectorMatchesNoDriver") &&
+                    names_has(&v->classes, fs->v[c.v[i]].scope_class))
+                    names_add(&v->drivers, fs->v[c.v[i]].scope_driver);
+            free((void *)c.v);
+        } else {
+            ix = NULL; /* out of memory: look at every finding */
+        }
+    }
+    for (i = 0; !ix && i < fs->n; i++)
         if (STRIEQ(fs->v[i].code, "SelectorMatchesNoDriver") &&
             names_has(&v->classes, fs->v[i].scope_class))
             names_add(&v->drivers, fs->v[i].scope_driver);
@@ -268,7 +516,7 @@ static void pod_evidence(struct pod_view *v)
         if (c || !pc->tmpl)
             continue;
         /* kube-controller-manager could not create the claim from the template. */
-        if ((e = last_event(m, v->p, "FailedResourceClaimCreation", "exceeded quota"))) {
+        if ((e = last_event(m, v->p, EV_CLAIM_CREATION, "exceeded quota"))) {
             snprintf(text, sizeof(text), "The claim for pod claim \"%s\" (template %s) was not "
                      "created: %s. Fix: raise the ResourceQuota of namespace %s.",
                      pc->name, pc->tmpl, e->message, v->p->o.ns);
@@ -320,27 +568,36 @@ static void drop_explained(struct pod_view *v)
     v->nc = k;
 }
 
-void diag_pod(const struct dra_model *m, const struct dd_findings *findings,
-              const struct dra_podspec *pod, struct diag_result *out)
+void diag_pod_indexed(const struct dra_model *m, const struct dd_findings *findings,
+                      const struct diag_index *ix, const struct dra_podspec *pod,
+                      struct diag_result *out)
 {
-    struct pod_view *v = calloc(1, sizeof(*v));
+    /* The candidates' texts are written only when used: no need to clear them. */
+    struct pod_view *v = malloc(sizeof(*v));
     const struct dra_event *e;
+    struct cands c = { NULL, 0 };
     size_t i, len = 0;
 
     memset(out, 0, sizeof(*out));
     out->healthy = 1;
     if (!v)
         return; /* no diagnosis is better than a wrong one */
+    memset(v, 0, offsetof(struct pod_view, c));
     v->m = m;
     v->p = pod;
     pod_state(v);
     if (!v->running && !v->pending)
         goto out; /* Succeeded or Failed: DRA no longer matters */
-    collect_path(v, findings);
+    collect_path(v, findings, ix);
     pod_evidence(v);
-    for (i = 0; i < findings->n; i++)
-        if (on_path(v, &findings->v[i]))
-            add_cand(v, findings->v[i].code, &findings->v[i], NULL);
+    if (ix && ix_gather(ix, v, 1, &c))
+        ix = NULL; /* out of memory: look at every finding */
+    for (i = 0; i < (ix ? c.n : findings->n); i++) {
+        const struct dd_finding *f = &findings->v[ix ? c.v[i] : i];
+        if (on_path(v, f))
+            add_cand(v, f->code, f, NULL);
+    }
+    free((void *)c.v);
     /* A running pod is only at risk from what stops injection. */
     if (v->running && !v->cdi_error) {
         int cdi_off = 0;
@@ -350,7 +607,7 @@ void diag_pod(const struct dra_model *m, const struct dd_findings *findings,
             v->nc = 0;
     }
     if (v->pending && !v->nc && !v->all_allocated &&
-        (e = last_event(m, pod, "FailedScheduling", NULL))) {
+        (e = last_event(m, pod, EV_SCHEDULING, NULL))) {
         char text[768];
         snprintf(text, sizeof(text), "The scheduler cannot place pod %s: %s", pod->o.name,
                  e->message);
@@ -381,18 +638,45 @@ out:
     free(v);
 }
 
+void diag_pod(const struct dra_model *m, const struct dd_findings *findings,
+              const struct dra_podspec *pod, struct diag_result *out)
+{
+    diag_pod_indexed(m, findings, NULL, pod, out);
+}
+
 /* ---- stand-ins for claims the quota rejected ----------------------------- */
 
-/* A class whose device quota in ns is used up, or NULL. */
-static const char *exhausted_class(const struct dra_model *m, const char *ns, char *buf,
-                                   size_t size)
-{
-    size_t i, j;
+/* Quotas by namespace, so that each missing claim looks at its own namespace's. */
+struct quota_ns {
+    const char *ns;
+    const struct dra_quota *q;
+};
 
-    for (i = 0; i < m->nquotas; i++) {
-        const struct dra_quota *q = &m->quotas[i];
-        if (!STRIEQ(q->o.ns, ns))
-            continue;
+static int cmp_quota_ns(const void *a, const void *b)
+{
+    const struct quota_ns *x = a, *y = b;
+    int c = strcmp(x->ns, y->ns);
+
+    /* Then model order, as a scan of m->quotas would meet them. */
+    return c ? c : (x->q > y->q) - (x->q < y->q);
+}
+
+/* A class whose device quota in ns is used up, or NULL.  by_ns: m's quotas sorted by
+ * namespace (n of them). */
+static const char *exhausted_class(const struct quota_ns *by_ns, size_t n, const char *ns,
+                                   char *buf, size_t size)
+{
+    size_t lo = 0, hi = n, i, j;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(by_ns[mid].ns, ns) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (i = lo; i < n && STRIEQ(by_ns[i].ns, ns); i++) {
+        const struct dra_quota *q = by_ns[i].q;
         for (j = 0; j < q->nhard; j++) {
             const char *sfx = strstr(q->hard[j].key, QUOTA_CLASS_SUFFIX);
             int64_t used;
@@ -436,35 +720,93 @@ static cJSON *stand_in(const char *ns, const char *name, const char *cls)
     return o;
 }
 
+/* The claims (ns/name, borrowed) that have a stand-in already: open addressing. */
+struct seen_claims {
+    const char **ns, **name; /* parallel arrays of cap; ns NULL: empty */
+    size_t cap, n;
+};
+
+static size_t claim_key_hash(const char *ns, const char *name)
+{
+    size_t h = 1469598103934665603ULL;
+
+    for (; *ns; ns++)
+        h = (h ^ (unsigned char)*ns) * 1099511628211ULL;
+    h = (h ^ '/') * 1099511628211ULL;
+    for (; *name; name++)
+        h = (h ^ (unsigned char)*name) * 1099511628211ULL;
+    return h;
+}
+
+/* 1 when ns/name was in the set, 0 when added now, -1 on ENOMEM. */
+static int seen_add(struct seen_claims *s, const char *ns, const char *name)
+{
+    size_t h, i;
+
+    if (2 * (s->n + 1) > s->cap) {
+        struct seen_claims g = { NULL, NULL, s->cap ? 2 * s->cap : 64, 0 };
+        if (!(g.ns = calloc(g.cap, sizeof(*g.ns))) || !(g.name = calloc(g.cap, sizeof(*g.name)))) {
+            free(g.ns);
+            return -1;
+        }
+        for (i = 0; i < s->cap; i++)
+            if (s->ns[i])
+                seen_add(&g, s->ns[i], s->name[i]);
+        free(s->ns);
+        free(s->name);
+        *s = g;
+    }
+    for (h = claim_key_hash(ns, name) & (s->cap - 1); s->ns[h]; h = (h + 1) & (s->cap - 1))
+        if (STRIEQ(s->ns[h], ns) && STRIEQ(s->name[h], name))
+            return 1;
+    s->ns[h] = ns;
+    s->name[h] = name;
+    s->n++;
+    return 0;
+}
+
 cJSON *diag_assume_rejected_claims(const struct dra_model *m)
 {
+    struct seen_claims seen = { NULL, NULL, 0, 0 };
+    struct quota_ns *by_ns;
     cJSON *out = NULL;
     char cls[256];
     size_t i, j;
 
+    if (!m->nquotas)
+        return NULL; /* nothing is exhausted */
+    if (!(by_ns = malloc(m->nquotas * sizeof(*by_ns))))
+        return NULL;
+    for (i = 0; i < m->nquotas; i++) {
+        by_ns[i].ns = m->quotas[i].o.ns;
+        by_ns[i].q = &m->quotas[i];
+    }
+    qsort(by_ns, m->nquotas, sizeof(*by_ns), cmp_quota_ns);
     for (i = 0; i < m->npods; i++) {
         const struct dra_podspec *p = &m->pods[i];
         if (!p->status)
             continue;
         for (j = 0; j < p->nclaims; j++) {
             const char *name = p->claims[j].claim;
-            const cJSON *it;
             cJSON *c;
-            int dup = 0;
+            int dup;
             if (!name || dra_find_claim(m, p->o.ns, name, 0) ||
-                !exhausted_class(m, p->o.ns, cls, sizeof(cls)))
+                !exhausted_class(by_ns, m->nquotas, p->o.ns, cls, sizeof(cls)))
                 continue;
-            cJSON_ArrayForEach(it, out)
-                dup |= STRIEQ(dd_json_str(it, "metadata", "name", NULL), name) &&
-                       STRIEQ(dd_json_str(it, "metadata", "namespace", NULL), p->o.ns);
-            if (dup)
+            if ((dup = seen_add(&seen, p->o.ns, name)) > 0)
                 continue;
-            if ((!out && !(out = cJSON_CreateArray())) || !(c = stand_in(p->o.ns, name, cls))) {
+            if (dup < 0 || (!out && !(out = cJSON_CreateArray())) ||
+                !(c = stand_in(p->o.ns, name, cls))) {
                 cJSON_Delete(out);
-                return NULL;
+                out = NULL;
+                goto done;
             }
             cJSON_AddItemToArray(out, c);
         }
     }
+done:
+    free(seen.ns);
+    free(seen.name);
+    free(by_ns);
     return out;
 }

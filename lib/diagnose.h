@@ -44,6 +44,27 @@ void diag_pod(const struct dra_model *m, const struct dd_findings *findings,
               const struct dra_podspec *pod, struct diag_result *out);
 
 /*
+ * The findings of a snapshot filed by what they are about (object, class, driver, node),
+ * for diagnosing many pods: diag_pod_indexed then looks only at the findings that may lie
+ * on the pod's path, with the same result as diag_pod.  findings must not change while
+ * the index is used.  NULL on ENOMEM.
+ */
+struct diag_index;
+struct diag_index *diag_index_new(const struct dd_findings *findings);
+void diag_index_free(struct diag_index *ix);
+
+/* diag_pod with an index of findings (ix may be NULL: then it is diag_pod). */
+void diag_pod_indexed(const struct dra_model *m, const struct dd_findings *findings,
+                      const struct diag_index *ix, const struct dra_podspec *pod,
+                      struct diag_result *out);
+
+/*
+ * 1 when diag_pod may read an Event with this reason (reason may be NULL): Events
+ * with other reasons change no diagnosis, so a cache may keep only their keys.
+ */
+int diag_event_reason_used(const char *reason);
+
+/*
  * A pod may name a ResourceClaim that does not exist because the quota
  * rejected it (the seed's `second-gpu`).  Its spec is lost, but the quota
  * says which class it wanted.  For every such pod claim whose namespace has a

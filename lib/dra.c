@@ -1,5 +1,6 @@
 #include "dra.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,7 +8,9 @@
 
 #define STRIEQ(a, b) (strcmp((a), (b)) == 0)
 
-/* Makes room for one more element in a growable array; 0 or -1. */
+/* Makes room for one more element in a growable array; 0 or -1.  Arrays start with one
+ * element: most (a pod's claims, a claim's requests, a device's attributes) stay small, and
+ * a live snapshot holds thousands of them. */
 static int grow(void **v, size_t *cap, size_t n, size_t elem)
 {
     size_t ncap;
@@ -15,7 +18,7 @@ static int grow(void **v, size_t *cap, size_t n, size_t elem)
 
     if (n < *cap)
         return 0;
-    ncap = *cap ? *cap * 2 : 8;
+    ncap = *cap ? *cap * 2 : 1;
     p = realloc(*v, ncap * elem);
     if (!p)
         return -1;
@@ -62,6 +65,127 @@ static int in_group(const char *api_version, const char *group)
     return !strncmp(api_version, group, n) && api_version[n] == '/';
 }
 
+/* ---- shared compiled selectors --------------------------------------------- */
+
+struct dra_cel_entry {
+    char *expr;                 /* owned copy of the source */
+    struct cel_program *prog;   /* owned */
+    atomic_size_t refs;         /* selectors of live models that use it */
+    struct dra_cel_entry *next; /* hash chain */
+};
+
+struct dra_cel_cache {
+    struct dra_cel_entry **b;   /* nb chains, nb a power of two */
+    size_t nb, n;
+};
+
+static size_t text_hash(const char *s)
+{
+    size_t h = 1469598103934665603ULL;
+
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+struct dra_cel_cache *dra_cel_cache_new(void)
+{
+    struct dra_cel_cache *c = calloc(1, sizeof(*c));
+
+    if (c && !(c->b = calloc(c->nb = 256, sizeof(*c->b)))) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void cel_entry_free(struct dra_cel_entry *e)
+{
+    cel_program_free(e->prog);
+    free(e->expr);
+    free(e);
+}
+
+size_t dra_cel_cache_trim(struct dra_cel_cache *c)
+{
+    size_t i;
+
+    for (i = 0; c && i < c->nb; i++) {
+        struct dra_cel_entry **pp = &c->b[i], *e;
+        while ((e = *pp)) {
+            if (atomic_load(&e->refs) == 0) {
+                *pp = e->next;
+                cel_entry_free(e);
+                c->n--;
+            } else {
+                pp = &e->next;
+            }
+        }
+    }
+    return c ? c->n : 0;
+}
+
+void dra_cel_cache_free(struct dra_cel_cache *c)
+{
+    size_t i;
+
+    for (i = 0; c && i < c->nb; i++)
+        while (c->b[i]) {
+            struct dra_cel_entry *e = c->b[i];
+            c->b[i] = e->next;
+            cel_entry_free(e);
+        }
+    if (c)
+        free(c->b);
+    free(c);
+}
+
+/* Compiles s->expr, or takes the program the model's cache has for it.  DD_ENOMEM, or
+ * DD_OK (a failed compilation leaves s->prog NULL and s->err set; it is not cached). */
+static enum dd_rc compile_selector(struct dra_model *m, struct dra_selector *s)
+{
+    struct dra_cel_cache *c = m->cel_cache;
+    struct dra_cel_entry *e = NULL;
+    size_t h = 0;
+
+    if (c) {
+        h = text_hash(s->expr) & (c->nb - 1);
+        for (e = c->b[h]; e && strcmp(e->expr, s->expr); e = e->next)
+            ;
+        if (e) {
+            atomic_fetch_add(&e->refs, 1);
+            s->prog = e->prog;
+            s->shared = e;
+            return DD_OK;
+        }
+    }
+    s->prog = cel_compile(s->expr, strlen(s->expr), NULL, &s->err);
+    if (!s->prog)
+        return s->err.rc == DD_ENOMEM ? DD_ENOMEM : DD_OK;
+    /* Out of memory for the entry: the program stays the model's own. */
+    if (c && (e = calloc(1, sizeof(*e))) && (e->expr = strdup(s->expr))) {
+        e->prog = s->prog;
+        atomic_init(&e->refs, 1);
+        e->next = c->b[h];
+        c->b[h] = e;
+        c->n++;
+        s->shared = e;
+    } else if (e) {
+        free(e);
+    }
+    return DD_OK;
+}
+
+static void release_selector(struct dra_selector *s)
+{
+    if (s->shared)
+        atomic_fetch_sub(&s->shared->refs, 1); /* the cache's owner frees it (trim) */
+    else
+        cel_program_free(s->prog);
+    s->prog = NULL;
+    s->shared = NULL;
+}
+
 /* ---- selectors and requests ---------------------------------------------- */
 
 static enum dd_rc add_selectors(struct dra_model *m, const cJSON *arr, struct dra_selector **out,
@@ -83,8 +207,7 @@ static enum dd_rc add_selectors(struct dra_model *m, const cJSON *arr, struct dr
         }
         s->expr = expr->valuestring;
         s->line = node_line(m, expr, line);
-        s->prog = cel_compile(s->expr, strlen(s->expr), NULL, &s->err);
-        if (!s->prog && s->err.rc == DD_ENOMEM)
+        if (compile_selector(m, s) != DD_OK)
             goto oom;
     }
     *out = v;
@@ -92,7 +215,7 @@ static enum dd_rc add_selectors(struct dra_model *m, const cJSON *arr, struct dr
     return DD_OK;
 oom:
     while (n > 0)
-        cel_program_free(v[--n].prog);
+        release_selector(&v[--n]);
     free(v);
     return DD_ENOMEM;
 }
@@ -102,7 +225,7 @@ static void release_selectors(struct dra_selector *v, size_t n)
     size_t i;
 
     for (i = 0; i < n; i++)
-        cel_program_free(v[i].prog);
+        release_selector(&v[i]);
     free(v);
 }
 
@@ -165,6 +288,105 @@ static enum dd_rc add_requests(struct dra_model *m, const cJSON *arr, struct dra
     return DD_OK;
 }
 
+/* ---- name indexes ------------------------------------------------------- */
+/*
+ * Claims are looked up once per pod claim and classes once per request, thousands of
+ * times per live snapshot: open-addressing indexes (1 + position; 0 empty; at most half
+ * full) built by dra_model_finish and kept up to date by objects added after it (the
+ * controller's stand-in claims).  Without one (before finish, or after ENOMEM) lookups
+ * are linear.
+ */
+
+/* FNV-1a over namespace, name and a flag (template or claim). */
+static size_t name_hash(const char *ns, const char *name, int flag)
+{
+    size_t h = 1469598103934665603ULL;
+    const char *p;
+
+    for (p = ns; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    h = (h ^ '/') * 1099511628211ULL;
+    for (p = name; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    return (h ^ (size_t)flag) * 1099511628211ULL;
+}
+
+static void idx_insert(size_t *idx, size_t cap, size_t h, size_t pos)
+{
+    for (h &= cap - 1; idx[h]; h = (h + 1) & (cap - 1))
+        ;
+    idx[h] = pos + 1;
+}
+
+/* A new index of capacity >= 2n (power of two), or NULL. */
+static size_t *idx_new(size_t n, size_t *cap)
+{
+    *cap = 16;
+    while (*cap < 2 * n + 2)
+        *cap *= 2;
+    return calloc(*cap, sizeof(size_t));
+}
+
+static void index_claims(struct dra_model *m)
+{
+    size_t i;
+
+    free(m->claim_idx);
+    m->nclaims_indexed = 0;
+    if (!(m->claim_idx = idx_new(m->nclaims, &m->nclaim_idx))) {
+        m->nclaim_idx = 0;
+        return;
+    }
+    for (i = 0; i < m->nclaims; i++)
+        idx_insert(m->claim_idx, m->nclaim_idx,
+                   name_hash(m->claims[i].o.ns, m->claims[i].o.name, m->claims[i].is_template), i);
+    m->nclaims_indexed = m->nclaims;
+}
+
+static void index_classes(struct dra_model *m)
+{
+    size_t i;
+
+    free(m->class_idx);
+    m->nclasses_indexed = 0;
+    if (!(m->class_idx = idx_new(m->nclasses, &m->nclass_idx))) {
+        m->nclass_idx = 0;
+        return;
+    }
+    for (i = 0; i < m->nclasses; i++)
+        idx_insert(m->class_idx, m->nclass_idx, name_hash("", m->classes[i].o.name, 0), i);
+    m->nclasses_indexed = m->nclasses;
+}
+
+/* The claim just added after dra_model_finish joins the index (which grows when full). */
+static void index_late_claim(struct dra_model *m)
+{
+    const struct dra_claim *c = &m->claims[m->nclaims - 1];
+
+    if (!m->claim_idx || m->nclaims_indexed + 1 != m->nclaims)
+        return;
+    if (2 * m->nclaims + 2 > m->nclaim_idx) {
+        index_claims(m);
+        return;
+    }
+    idx_insert(m->claim_idx, m->nclaim_idx, name_hash(c->o.ns, c->o.name, c->is_template),
+               m->nclaims - 1);
+    m->nclaims_indexed = m->nclaims;
+}
+
+static void index_late_class(struct dra_model *m)
+{
+    if (!m->class_idx || m->nclasses_indexed + 1 != m->nclasses)
+        return;
+    if (2 * m->nclasses + 2 > m->nclass_idx) {
+        index_classes(m);
+        return;
+    }
+    idx_insert(m->class_idx, m->nclass_idx, name_hash("", m->classes[m->nclasses - 1].o.name, 0),
+               m->nclasses - 1);
+    m->nclasses_indexed = m->nclasses;
+}
+
 /* ---- resource.k8s.io kinds ----------------------------------------------- */
 
 static enum dd_rc add_class(struct dra_model *m, const cJSON *obj, const char *file, int line)
@@ -174,6 +396,7 @@ static enum dd_rc add_class(struct dra_model *m, const cJSON *obj, const char *f
     if (!c)
         return DD_ENOMEM;
     obj_init(&c->o, obj, file, line);
+    index_late_class(m);
     return add_selectors(m, dd_json_arr(obj, "spec", "selectors", NULL), &c->sel, &c->nsel, line);
 }
 
@@ -187,6 +410,7 @@ static enum dd_rc add_claim(struct dra_model *m, const cJSON *obj, const char *f
         return DD_ENOMEM;
     obj_init(&c->o, obj, file, line);
     c->is_template = is_template;
+    index_late_claim(m);
     spec = is_template ? dd_json_path(obj, "spec", "spec", NULL) : dd_json_path(obj, "spec", NULL);
     c->allocated = dd_json_path(obj, "status", "allocation", NULL) != NULL;
     return add_requests(m, dd_json_arr(spec, "devices", "requests", NULL), &c->spec, line);
@@ -765,43 +989,6 @@ static enum dd_rc node_runtime(struct dra_model *m, const struct dra_obj *n)
     return DD_OK;
 }
 
-/* FNV-1a over namespace, name and kind: claims are looked up once per pod claim. */
-static size_t claim_hash(const char *ns, const char *name, int is_template)
-{
-    size_t h = 1469598103934665603ULL;
-    const char *p;
-
-    for (p = ns; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-    h = (h ^ '/') * 1099511628211ULL;
-    for (p = name; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-    return (h ^ (size_t)is_template) * 1099511628211ULL;
-}
-
-/* Builds the claim index (at most half full); on ENOMEM lookups stay linear. */
-static void index_claims(struct dra_model *m)
-{
-    size_t cap = 16, i;
-
-    free(m->claim_idx);
-    m->claim_idx = NULL;
-    m->nclaim_idx = 0;
-    while (cap < 2 * m->nclaims)
-        cap *= 2;
-    if (!(m->claim_idx = calloc(cap, sizeof(*m->claim_idx))))
-        return;
-    m->nclaim_idx = cap;
-    for (i = 0; i < m->nclaims; i++) {
-        const struct dra_claim *c = &m->claims[i];
-        size_t h = claim_hash(c->o.ns, c->o.name, c->is_template) & (cap - 1);
-        while (m->claim_idx[h])
-            h = (h + 1) & (cap - 1);
-        m->claim_idx[h] = i + 1;
-    }
-    m->nclaims_indexed = m->nclaims;
-}
-
 static int cmp_event_obj(const struct dra_event *a, const char *kind, const char *ns,
                          const char *name)
 {
@@ -846,6 +1033,7 @@ enum dd_rc dra_model_finish(struct dra_model *m)
     enum dd_rc rc;
 
     index_claims(m);
+    index_classes(m);
     if (m->nevents > 1)
         qsort(m->events, m->nevents, sizeof(*m->events), cmp_events);
     for (i = 0; i < m->npods; i++)
@@ -917,6 +1105,7 @@ void dra_model_release(struct dra_model *m)
     free(m->runtimes);
     free(m->events);
     free(m->claim_idx);
+    free(m->class_idx);
     free(m->classes);
     free(m->claims);
     free(m->slices);
@@ -936,7 +1125,13 @@ const struct dra_class *dra_find_class(const struct dra_model *m, const char *na
 {
     size_t i;
 
-    for (i = 0; i < m->nclasses; i++)
+    if (m->nclass_idx) {
+        size_t mask = m->nclass_idx - 1, h = name_hash("", name, 0) & mask;
+        for (; m->class_idx[h]; h = (h + 1) & mask)
+            if (STRIEQ(m->classes[m->class_idx[h] - 1].o.name, name))
+                return &m->classes[m->class_idx[h] - 1];
+    }
+    for (i = m->nclass_idx ? m->nclasses_indexed : 0; i < m->nclasses; i++)
         if (STRIEQ(m->classes[i].o.name, name))
             return &m->classes[i];
     return NULL;
@@ -948,14 +1143,14 @@ const struct dra_claim *dra_find_claim(const struct dra_model *m, const char *ns
     size_t i;
 
     if (m->nclaim_idx) {
-        size_t mask = m->nclaim_idx - 1, h = claim_hash(ns, name, is_template) & mask;
+        size_t mask = m->nclaim_idx - 1, h = name_hash(ns, name, is_template) & mask;
         for (; m->claim_idx[h]; h = (h + 1) & mask) {
             const struct dra_claim *c = &m->claims[m->claim_idx[h] - 1];
             if (c->is_template == is_template && STRIEQ(c->o.ns, ns) && STRIEQ(c->o.name, name))
                 return c;
         }
     }
-    /* Claims added after dra_model_finish (stand-ins) are not in the index. */
+    /* Claims not in the index (none once dra_model_finish built it, but after ENOMEM). */
     for (i = m->nclaim_idx ? m->nclaims_indexed : 0; i < m->nclaims; i++) {
         const struct dra_claim *c = &m->claims[i];
         if (c->is_template == is_template && STRIEQ(c->o.ns, ns) && STRIEQ(c->o.name, name))
@@ -963,4 +1158,3 @@ const struct dra_claim *dra_find_claim(const struct dra_model *m, const char *ns
     }
     return NULL;
 }
-

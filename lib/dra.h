@@ -39,9 +39,13 @@ struct dra_obj {
     int line;                /* 1-based line of the object; 0 when unknown */
 };
 
+struct dra_cel_entry;
+
 struct dra_selector {
     const char *expr;         /* CEL source; borrowed */
-    struct cel_program *prog; /* owned; NULL when compilation failed */
+    struct cel_program *prog; /* owned, or shared through the model's cel_cache (then
+                                 `shared` holds a reference); NULL when compilation failed */
+    struct dra_cel_entry *shared;
     struct dd_err err;        /* why it failed, when prog is NULL */
     int line;                 /* line of the expression in the file; 0 when unknown */
 };
@@ -234,13 +238,34 @@ struct dra_model {
     char **owned;                  /* strings the model allocated (attribute domains) */
     size_t nowned, capowned;
     size_t *claim_idx;             /* open-addressing index of claims (1 + position; 0 empty),
-                                      built by dra_model_finish; capacity nclaim_idx */
+                                      built by dra_model_finish and kept up to date by later
+                                      adds; capacity nclaim_idx */
     size_t nclaim_idx;
     size_t nclaims_indexed;        /* claims[0..nclaims_indexed) are in the index */
+    size_t *class_idx;             /* the same for classes by name */
+    size_t nclass_idx;
+    size_t nclasses_indexed;
+    struct dra_cel_cache *cel_cache; /* optional, borrowed: compiled selectors to share (set
+                                      after dra_model_init; release clears it) */
 };
 
 /* Initialises an empty model; pos may be NULL. */
 void dra_model_init(struct dra_model *m, dra_pos_fn pos, void *pos_ctx);
+
+/*
+ * Compiled selectors shared by the successive models of one owner: the controller
+ * would otherwise compile every DeviceClass's selectors again for every snapshot, and
+ * keep two copies while two snapshots are alive.  A model with m->cel_cache set takes
+ * the program of an expression compiled before (a reference, dropped by
+ * dra_model_release on any thread) instead of compiling it.  Models that use a cache
+ * must be built on one thread at a time, the one that calls dra_cel_cache_trim.
+ */
+struct dra_cel_cache;
+struct dra_cel_cache *dra_cel_cache_new(void);
+/* Frees the programs no model holds any more; returns how many remain. */
+size_t dra_cel_cache_trim(struct dra_cel_cache *c);
+/* Frees the cache and its programs: every model that used it must be released. */
+void dra_cel_cache_free(struct dra_cel_cache *c);
 
 /*
  * What dra_model_add does with objects of a kind, so that a loader can drop

@@ -335,6 +335,21 @@ cJSON *inf_store_get(struct inf_store *s, const char *key)
     return copy;
 }
 
+int inf_store_with(struct inf_store *s, const char *key, int (*fn)(void *ctx, const cJSON *obj),
+                   void *ctx)
+{
+    const struct sent *e;
+    int rc = -1;
+
+    if (!s || !key)
+        return -1;
+    pthread_mutex_lock(&s->mu);
+    if ((e = table_find(&s->t, key)))
+        rc = fn(ctx, e->obj);
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
 void inf_store_foreach(struct inf_store *s, int (*fn)(void *ctx, const cJSON *obj), void *ctx)
 {
     size_t i;
@@ -433,42 +448,17 @@ int inf_store_delete(struct inf_store *s, const char *key)
     return 1;
 }
 
-/*
- * Replaces the store's contents with items (an array, taken) and hands the
- * previous contents back in *old for the caller to diff and release.  Items
- * without a name are dropped; of duplicate keys the last wins.
- */
-static int store_replace(struct inf_store *s, cJSON *items, struct table *old)
+/* Publishes t (taken) as the store's contents and hands the previous ones back in *old
+ * for the caller to diff and release.  The new table is built outside the lock, so
+ * readers wait only for the swap. */
+static void store_swap(struct inf_store *s, struct table *t, struct table *old)
 {
-    struct table t;
-    cJSON *it, *prev;
-    char key[1024];
-    int rc = 0;
-
-    memset(&t, 0, sizeof t);
-    while ((it = cJSON_DetachItemFromArray(items, 0))) {
-        if (!inf_key(it, key, sizeof key)) {
-            cJSON_Delete(it);
-            continue;
-        }
-        if (table_put(&t, key, it, &prev)) {
-            rc = -1;
-            break;
-        }
-        cJSON_Delete(prev);
-    }
-    cJSON_Delete(items);
-    if (rc) {
-        table_release(NULL, &t); /* never published */
-        return -1;
-    }
-    /* The new table is built outside the lock, so readers wait only for the swap. */
     pthread_mutex_lock(&s->mu);
     *old = s->t;
-    s->t = t;
+    s->t = *t;
     s->gen++;
     pthread_mutex_unlock(&s->mu);
-    return 0;
+    memset(t, 0, sizeof *t);
 }
 
 /* ---- reflector --------------------------------------------------------- */
@@ -477,6 +467,7 @@ static int store_replace(struct inf_store *s, cJSON *items, struct table *old)
 #define BACKOFF_MAX_MS 30000    /* defaultBackoffMax */
 #define BACKOFF_RESET_MS 120000 /* "If we don't backoff for 2min, assume API server is healthy" */
 #define SHORT_WATCH_MS 1000     /* a watch ending sooner, without events, is suspect */
+#define LIST_MAX_PAGES 10000    /* as kube_list: a server that never ends a list is an error */
 
 struct inf_reflector {
     pthread_t th;
@@ -487,6 +478,7 @@ struct inf_reflector {
     struct inf_store *store;    /* borrowed */
     struct inf_handlers h;
     void (*transform)(cJSON *obj); /* optional */
+    int (*keep)(const cJSON *obj); /* optional */
 
     pthread_mutex_t mu;         /* with cond: lets stop cut a backoff sleep short */
     pthread_cond_t cond;
@@ -584,28 +576,162 @@ static void call_delete(struct inf_reflector *r, const cJSON *obj)
         r->h.on_delete(r->h.ctx, obj);
 }
 
-static enum dd_rc relist(struct inf_reflector *r)
+/* Appends s percent-encoded (a query value) at buf[*len]; -1 when it does not fit. */
+static int add_escaped(char *buf, size_t size, size_t *len, const char *s)
 {
+    static const char hex[] = "0123456789ABCDEF";
+
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        int plain = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+                    (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.' || ch == '~';
+
+        if (*len + 4 > size)
+            return -1;
+        if (plain) {
+            buf[(*len)++] = (char)ch;
+        } else {
+            buf[(*len)++] = '%';
+            buf[(*len)++] = hex[ch >> 4];
+            buf[(*len)++] = hex[ch & 15];
+        }
+    }
+    buf[*len] = '\0';
+    return 0;
+}
+
+/* A string member of a list page (kind, apiVersion) or of its metadata, or NULL. */
+static const char *page_str(const cJSON *page, const char *meta_key, const char *key)
+{
+    return meta_key ? dd_json_str(page, meta_key, key, NULL) : dd_json_str(page, key, NULL);
+}
+
+/*
+ * Moves one list page's items into t: each gets the list's apiVersion and kind when it
+ * lacks them (the API server leaves them out of items), then the transform; unwanted
+ * and nameless items are dropped, and of duplicate keys the last wins.
+ */
+static enum dd_rc take_page(struct inf_reflector *r, cJSON *page, struct table *t,
+                            const char *api_version, const char *kind)
+{
+    cJSON *items = cJSON_GetObjectItemCaseSensitive(page, "items"), *it, *prev;
+    char key[1024];
+
+    while ((it = cJSON_DetachItemFromArray(items, 0))) {
+        if (!cJSON_IsObject(it) ||
+            (api_version && !cJSON_GetObjectItemCaseSensitive(it, "apiVersion") &&
+             !cJSON_AddStringToObject(it, "apiVersion", api_version)) ||
+            (kind && !cJSON_GetObjectItemCaseSensitive(it, "kind") &&
+             !cJSON_AddStringToObject(it, "kind", kind))) {
+            int oom = cJSON_IsObject(it);
+            cJSON_Delete(it);
+            if (oom)
+                return DD_ENOMEM;
+            continue;
+        }
+        if (r->transform)
+            r->transform(it);
+        if ((r->keep && !r->keep(it)) || !inf_key(it, key, sizeof key)) {
+            cJSON_Delete(it);
+            continue;
+        }
+        if (table_put(t, key, it, &prev))
+            return DD_ENOMEM;
+        cJSON_Delete(prev);
+    }
+    return DD_OK;
+}
+
+/*
+ * LIST page by page into t (a new table), transforming each page as it arrives, so that
+ * at most one page of whole objects is held at a time (a list of thousands of whole pods
+ * would be the controller's largest allocation).  *rv receives the list's
+ * resourceVersion (continued pages are served from the first page's snapshot).
+ */
+static enum dd_rc list_into(struct inf_reflector *r, struct table *t, char **rv)
+{
+    char url[4096], *cont = NULL, *kind = NULL, *api_version = NULL;
     struct kube_status st;
     struct dd_err err;
-    struct table old;
-    cJSON *items = NULL;
+    enum dd_rc rc = DD_OK;
+    const char *s;
+    size_t len;
+    int npage;
+
+    *rv = NULL;
+    for (npage = 0; rc == DD_OK; npage++) {
+        cJSON *page = NULL, *items;
+
+        if (npage >= LIST_MAX_PAGES) {
+            rc = DD_EIO;
+            break;
+        }
+        len = (size_t)snprintf(url, sizeof url, "%s?limit=%ld%s%s%s", r->path, r->page_size,
+                               r->selector && r->selector[0] ? "&" : "",
+                               r->selector ? r->selector : "", cont ? "&continue=" : "");
+        if (len >= sizeof url || (cont && add_escaped(url, sizeof url, &len, cont))) {
+            rc = DD_EINVAL;
+            break;
+        }
+        if ((rc = kube_get(r->c, url, &page, &st, &err)) != DD_OK)
+            break;
+        items = cJSON_GetObjectItemCaseSensitive(page, "items");
+        if (!cJSON_IsObject(page) || (items && !cJSON_IsNull(items) && !cJSON_IsArray(items))) {
+            cJSON_Delete(page);
+            rc = DD_EPARSE;
+            break;
+        }
+        if (npage == 0) {
+            size_t n;
+            s = page_str(page, NULL, "kind");
+            n = s ? strlen(s) : 0;
+            if ((n > 4 && !strcmp(s + n - 4, "List") && !(kind = strndup(s, n - 4))) ||
+                ((s = page_str(page, NULL, "apiVersion")) && !(api_version = strdup(s))) ||
+                !(*rv = strdup((s = page_str(page, "metadata", "resourceVersion")) ? s : ""))) {
+                cJSON_Delete(page);
+                rc = DD_ENOMEM;
+                break;
+            }
+        }
+        rc = take_page(r, page, t, api_version, kind);
+        s = page_str(page, "metadata", "continue");
+        if (rc == DD_OK && s && s[0]) {
+            if (cont && !strcmp(cont, s)) {
+                rc = DD_EIO; /* the server repeated its continue token */
+            } else {
+                free(cont);
+                if (!(cont = strdup(s)))
+                    rc = DD_ENOMEM;
+            }
+        } else if (rc == DD_OK) {
+            cJSON_Delete(page);
+            break;
+        }
+        cJSON_Delete(page);
+    }
+    free(cont);
+    free(kind);
+    free(api_version);
+    if (rc != DD_OK) {
+        free(*rv);
+        *rv = NULL;
+    }
+    return rc;
+}
+
+static enum dd_rc relist(struct inf_reflector *r)
+{
+    struct table t, old;
     char *rv = NULL;
     size_t i;
     enum dd_rc rc;
 
-    rc = kube_list(r->c, r->path, r->selector, r->page_size, &items, &rv, &st, &err);
-    if (rc != DD_OK)
+    memset(&t, 0, sizeof t);
+    if ((rc = list_into(r, &t, &rv)) != DD_OK) {
+        table_release(NULL, &t); /* never published */
         return rc;
-    if (r->transform) {
-        cJSON *it;
-        cJSON_ArrayForEach(it, items)
-            r->transform(it);
     }
-    if (store_replace(r->store, items, &old)) {
-        free(rv);
-        return DD_ENOMEM;
-    }
+    store_swap(r->store, &t, &old);
     /*
      * The store's table is read here without the lock: this thread is its
      * only writer, and readers never change it.
@@ -659,9 +785,21 @@ static int on_event(void *ctx, const char *type, cJSON *obj)
         return 0;
     }
     set_rv(r, dd_json_str(obj, "metadata", "resourceVersion", NULL));
-    if (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED")) {
+    if (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED") || !strcmp(type, "DELETED")) {
+        int deleted = !strcmp(type, "DELETED"), wanted;
         if (r->transform)
             r->transform(obj);
+        wanted = !r->keep || r->keep(obj);
+        if (deleted || !wanted) {
+            /* The event carries the final state; report that, known before or not (an
+             * unwanted object only when it was stored). */
+            old = store_take(r->store, key);
+            if (old || (deleted && wanted))
+                call_delete(r, obj);
+            drop(r->store, old);
+            cJSON_Delete(obj);
+            return 0;
+        }
         /* obj now belongs to the store; it stays valid here because only we write. */
         if (store_put(r->store, key, obj, &old))
             return 0;
@@ -670,12 +808,6 @@ static int on_event(void *ctx, const char *type, cJSON *obj)
         else
             call_add(r, obj);
         drop(r->store, old);
-    } else if (!strcmp(type, "DELETED")) {
-        /* The event carries the final state; report that, known before or not. */
-        old = store_take(r->store, key);
-        call_delete(r, obj);
-        drop(r->store, old);
-        cJSON_Delete(obj);
     } else {
         cJSON_Delete(obj);
     }
@@ -749,6 +881,7 @@ struct inf_reflector *inf_reflector_start(const struct kube_config *cfg,
         goto fail;
     r->page_size = opts->page_size > 0 ? opts->page_size : 500;
     r->transform = opts->transform;
+    r->keep = opts->keep;
     r->min_to = opts->min_watch_timeout_s > 0 ? opts->min_watch_timeout_s : 300;
     r->max_to = opts->max_watch_timeout_s > 0 ? opts->max_watch_timeout_s : 600;
     if (r->max_to < r->min_to)

@@ -2,11 +2,11 @@
  * informer.h - a reflector (list + watch loop) feeding an indexed store, per
  * resource, with client-go's contracts (style-by-example.md section 8):
  *
- *   - LIST (paginated), replace the store, then WATCH from the list's
- *     resourceVersion with bookmarks and a random 5-10 minute timeout; on a
- *     normal end resume from the last seen resourceVersion; on 410 Gone
- *     relist; on errors back off (800 ms doubling to 30 s, jittered, reset
- *     after 2 minutes of health).
+ *   - LIST (paginated; each page transformed as it arrives), replace the store,
+ *     then WATCH from the list's resourceVersion with bookmarks and a random
+ *     5-10 minute timeout; on a normal end resume from the last seen
+ *     resourceVersion; on 410 Gone relist; on errors back off (800 ms
+ *     doubling to 30 s, jittered, reset after 2 minutes of health).
  *   - Handlers are called with the store already updated, on the reflector's
  *     thread, and must only enqueue keys (no API calls).
  *   - After a relist, objects that vanished are reported as deletes.
@@ -14,7 +14,7 @@
  *
  * Departures from client-go, with reasons:
  *   - Every LIST asks for the latest state (resourceVersion ""), not "0":
- *     kube_list repeats its query on each page and the API server refuses a
+ *     each page repeats the query and the API server refuses a
  *     resourceVersion together with a continue token.  (Servers from 1.31
  *     serve such consistent lists from the watch cache anyway.)
  *   - A watch that fails for other reasons than 410 resumes from the last
@@ -60,6 +60,12 @@ const char *inf_key(const cJSON *obj, char *buf, size_t size);
 /* A deep copy of the object with key, or NULL. Free with cJSON_Delete. */
 cJSON *inf_store_get(struct inf_store *s, const char *key);
 
+/* Calls fn with the object with key, borrowed under the store's lock (fn must not call
+ * back into the store), and returns what fn returns; -1 when there is no such object.
+ * Cheaper than inf_store_get when the caller only looks. */
+int inf_store_with(struct inf_store *s, const char *key, int (*fn)(void *ctx, const cJSON *obj),
+                   void *ctx);
+
 /* Visits every object under the store's lock; fn must not call back into the store.
  * fn returns nonzero to stop. Objects are borrowed for the call. */
 void inf_store_foreach(struct inf_store *s, int (*fn)(void *ctx, const cJSON *obj), void *ctx);
@@ -100,8 +106,13 @@ struct inf_reflector_opts {
     int max_watch_timeout_s;/* default 600 */
     const struct kube_client_opts *client; /* for the reflector's client; NULL: defaults */
     /* Optional: trims an object before it is stored (client-go's TransformFunc), e.g. drops
-     * metadata.managedFields no consumer reads.  Called on the reflector thread. */
+     * metadata.managedFields no consumer reads.  Called on the reflector thread, page by
+     * page while listing, so a list never holds more than one page of untrimmed objects. */
     void (*transform)(cJSON *obj);
+    /* Optional, called after transform: 0 leaves the object out of the store, as if it did
+     * not exist (an update that makes a stored object unwanted removes it, reported as a
+     * delete; unwanted objects are never reported). */
+    int (*keep)(const cJSON *obj);
 };
 
 struct inf_reflector;

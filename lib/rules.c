@@ -559,8 +559,34 @@ static void check_template_ref(struct rule_ctx *ctx)
     check_pod_refs(ctx, 1);
 }
 
+/* "Did you mean" answers already computed in one run: many claims often name the same
+ * missing class, and each answer costs an edit distance per class. */
+struct near_memo {
+    const char *name[MAX_NAMES];
+    const char *near[MAX_NAMES];
+    size_t n;
+};
+
+static const char *nearest_memo(struct near_memo *memo, const char *s,
+                                const struct rule_names *names)
+{
+    const char *near;
+    size_t i;
+
+    for (i = 0; i < memo->n; i++)
+        if (STRIEQ(memo->name[i], s))
+            return memo->near[i];
+    near = nearest(s, names->v, names->n);
+    if (memo->n < MAX_NAMES) {
+        memo->name[memo->n] = s;
+        memo->near[memo->n++] = near;
+    }
+    return near;
+}
+
 static void class_ref_one(struct rule_ctx *ctx, const struct dra_claim *c,
-                          const struct dra_request *r, const struct rule_names *classes)
+                          const struct dra_request *r, const struct rule_names *classes,
+                          struct near_memo *memo)
 {
     char msg[MSG_MAX], fix[MSG_MAX], on[300];
     const char *near;
@@ -568,7 +594,7 @@ static void class_ref_one(struct rule_ctx *ctx, const struct dra_claim *c,
 
     if (!r->class_name || dra_find_class(ctx->m, r->class_name))
         return;
-    near = nearest(r->class_name, classes->v, classes->n);
+    near = nearest_memo(memo, r->class_name, classes);
     cat(msg, sizeof(msg), &len,
         "%s %s request \"%s\" asks for DeviceClass \"%s\", which does not exist%s%s%s; the "
         "scheduler keeps the pod Pending (\"device class %s does not exist\")%s.",
@@ -587,16 +613,18 @@ static void check_class_ref(struct rule_ctx *ctx)
 {
     const struct dra_model *m = ctx->m;
     struct rule_names classes = { { 0 }, 0 };
+    struct near_memo memo;
     size_t i, j, k;
 
+    memo.n = 0;
     for (i = 0; i < m->nclasses; i++)
         names_add(&classes, m->classes[i].o.name);
     for (i = 0; i < m->nclaims; i++)
         for (j = 0; j < m->claims[i].spec.nreq; j++) {
             const struct dra_request *r = &m->claims[i].spec.req[j];
-            class_ref_one(ctx, &m->claims[i], r, &classes);
+            class_ref_one(ctx, &m->claims[i], r, &classes, &memo);
             for (k = 0; k < r->nsub; k++)
-                class_ref_one(ctx, &m->claims[i], &r->sub[k], &classes);
+                class_ref_one(ctx, &m->claims[i], &r->sub[k], &classes, &memo);
         }
 }
 

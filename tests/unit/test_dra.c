@@ -267,6 +267,95 @@ static void env_and_flags(void **state)
     snap_free(&s);
 }
 
+/* Claims and classes added after dra_model_finish (the controller's stand-ins) are found
+ * through the index too, however many; the first of two objects with one name wins. */
+static void lookups_after_finish(void **state)
+{
+    struct snap s;
+    cJSON *late = cJSON_CreateArray(), *it;
+    char buf[256];
+    int i;
+
+    (void)state;
+    snap_load(&s, "[{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\","
+                  "\"metadata\":{\"name\":\"gpu\"}},"
+                  "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\","
+                  "\"metadata\":{\"name\":\"gpu\"},\"spec\":{\"selectors\":[]}},"
+                  "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\","
+                  "\"metadata\":{\"name\":\"c\",\"namespace\":\"n\"}}]");
+    assert_ptr_equal(dra_find_class(&s.m, "gpu"), &s.m.classes[0]);
+    for (i = 0; i < 200; i++) {
+        snprintf(buf, sizeof(buf), "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":"
+                 "\"ResourceClaim\",\"metadata\":{\"name\":\"late-%d\",\"namespace\":\"n\"}}", i);
+        cJSON_AddItemToArray(late, cJSON_Parse(buf));
+        snprintf(buf, sizeof(buf), "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":"
+                 "\"DeviceClass\",\"metadata\":{\"name\":\"late-%d\"}}", i);
+        cJSON_AddItemToArray(late, cJSON_Parse(buf));
+    }
+    cJSON_ArrayForEach(it, late)
+        assert_int_equal(dra_model_add(&s.m, it, NULL, 0), DD_OK);
+    assert_non_null(dra_find_claim(&s.m, "n", "c", 0));
+    for (i = 0; i < 200; i++) {
+        snprintf(buf, sizeof(buf), "late-%d", i);
+        assert_string_equal(dra_find_claim(&s.m, "n", buf, 0)->o.name, buf);
+        assert_null(dra_find_claim(&s.m, "m", buf, 0));
+        assert_string_equal(dra_find_class(&s.m, buf)->o.name, buf);
+    }
+    assert_int_equal(s.m.nclaims_indexed, s.m.nclaims);
+    assert_int_equal(s.m.nclasses_indexed, s.m.nclasses);
+    assert_ptr_equal(dra_find_class(&s.m, "gpu"), &s.m.classes[0]);
+    assert_null(dra_find_class(&s.m, "late-200"));
+    snap_free(&s);
+    cJSON_Delete(late);
+}
+
+static size_t add_all(struct dra_model *m, const cJSON *objs)
+{
+    const cJSON *it;
+
+    cJSON_ArrayForEach(it, objs)
+        assert_int_equal(dra_model_add(m, it, NULL, 0), DD_OK);
+    assert_int_equal(dra_model_finish(m), DD_OK);
+    return m->nclasses;
+}
+
+/* Models sharing a cache of compiled selectors share one program per expression; a
+ * program goes when no model holds it at a trim; a syntax error is not cached. */
+static void shared_selectors(void **state)
+{
+    static const char json[] =
+        "[{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\",\"metadata\":"
+        "{\"name\":\"a\"},\"spec\":{\"selectors\":[{\"cel\":{\"expression\":"
+        "\"device.driver == 'x.example.com'\"}}]}},"
+        "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\",\"metadata\":"
+        "{\"name\":\"b\"},\"spec\":{\"selectors\":[{\"cel\":{\"expression\":"
+        "\"device.driver == 'x.example.com'\"}},{\"cel\":{\"expression\":\"device.driver ==\"}}]}}]";
+    struct dra_cel_cache *cache = dra_cel_cache_new();
+    cJSON *objs = cJSON_Parse(json);
+    struct dra_model m1, m2;
+
+    (void)state;
+    assert_non_null(cache);
+    dra_model_init(&m1, NULL, NULL);
+    dra_model_init(&m2, NULL, NULL);
+    m1.cel_cache = m2.cel_cache = cache;
+    assert_int_equal(add_all(&m1, objs), 2);
+    assert_int_equal(add_all(&m2, objs), 2);
+    assert_non_null(m1.classes[0].sel[0].prog);
+    assert_ptr_equal(m1.classes[0].sel[0].prog, m1.classes[1].sel[0].prog);
+    assert_ptr_equal(m1.classes[0].sel[0].prog, m2.classes[0].sel[0].prog);
+    assert_null(m1.classes[1].sel[1].prog);
+    assert_int_equal(m1.classes[1].sel[1].err.rc, DD_EPARSE);
+    assert_int_equal(dra_cel_cache_trim(cache), 1);
+    dra_model_release(&m1);
+    assert_int_equal(dra_cel_cache_trim(cache), 1); /* m2 still holds it */
+    assert_non_null(m2.classes[1].sel[0].prog);
+    dra_model_release(&m2);
+    assert_int_equal(dra_cel_cache_trim(cache), 0);
+    dra_cel_cache_free(cache);
+    cJSON_Delete(objs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -277,6 +366,8 @@ int main(void)
         cmocka_unit_test(object_relevance),
         cmocka_unit_test(driver_detection),
         cmocka_unit_test(env_and_flags),
+        cmocka_unit_test(lookups_after_finish),
+        cmocka_unit_test(shared_selectors),
     };
     return cmocka_run_group_tests_name("dra", tests, NULL, NULL);
 }

@@ -186,6 +186,13 @@ static void store_semantics(void **state)
     inf_store_foreach_ns(s, "y", visit_fn, &v);
     assert_int_equal(v.n, 1);
     assert_int_equal(inf_store_len(s), 3);
+    /* a borrowed look at one object: fn's answer, or -1 when there is none */
+    memset(&v, 0, sizeof v);
+    v.stop_after = 1;
+    assert_int_equal(inf_store_with(s, "y/c", visit_fn, &v), 1);
+    assert_true(visited(&v, "y/c"));
+    assert_int_equal(inf_store_with(s, "y/nope", visit_fn, &v), -1);
+    assert_int_equal(v.n, 1);
     inf_store_free(s);
 }
 
@@ -731,6 +738,8 @@ struct fix {
     struct rec rec;
     struct inf_store *store;
     struct inf_reflector *r;
+    void (*transform)(cJSON *obj);  /* reflector options a test may set before start */
+    int (*keep)(const cJSON *obj);
 };
 
 static struct inf_reflector *start(struct fix *f, int max_retries)
@@ -754,6 +763,8 @@ static struct inf_reflector *start(struct fix *f, int max_retries)
     o.min_watch_timeout_s = 3;
     o.max_watch_timeout_s = 4;
     o.client = &co;
+    o.transform = f->transform;
+    o.keep = f->keep;
     h.ctx = &f->rec;
     h.on_add = on_add;
     h.on_update = on_update;
@@ -1065,6 +1076,78 @@ static void stop_interrupts_backoff(void **state)
     stop_promptly(f);
 }
 
+/* Records how many list pages the server had served when the object was transformed. */
+static void mark_pages(cJSON *o)
+{
+    cJSON_AddNumberToObject(o, "pages", mock_int(&M.nlists));
+}
+
+/* Unwanted: names starting with x, and resourceVersion 66. */
+static int keep_some(const cJSON *o)
+{
+    const char *name = dd_json_str(o, "metadata", "name", NULL);
+
+    return name && name[0] != 'x' && strcmp(rv_of(o), "66");
+}
+
+static int64_t pages_of(struct inf_store *s, const char *key)
+{
+    cJSON *o = inf_store_get(s, key);
+    int64_t n = -1;
+
+    if (o)
+        dd_json_int(o, &n, "pages", NULL);
+    cJSON_Delete(o);
+    return n;
+}
+
+static void transform_per_page_and_keep(void **state)
+{
+    struct fix *f = *state;
+    cJSON *o;
+
+    f->transform = mark_pages;
+    f->keep = keep_some;
+    mock_set_objects("10", 4, obj("ns", "a", "5"), obj("ns", "x1", "6"), obj("ns", "b", "7"),
+                     obj(NULL, "n1", "8"));
+    start(f, 0);
+    assert_true(WAIT_FOR(inf_reflector_synced(f->r), 5000));
+    assert_true(WAIT_FOR(mock_int(&M.watch_open), 5000));
+    /* Pages of one: each object was transformed as its page arrived, not after the list. */
+    assert_int_equal(mock_int(&M.nlists), 4);
+    assert_int_equal(pages_of(f->store, "ns/a"), 1);
+    assert_int_equal(pages_of(f->store, "ns/b"), 3);
+    assert_int_equal(pages_of(f->store, "n1"), 4);
+    /* Unwanted objects are not stored and not reported. */
+    assert_int_equal(inf_store_len(f->store), 3);
+    assert_null(inf_store_get(f->store, "ns/x1"));
+    assert_int_equal(rec_int(&f->rec, &f->rec.adds), 3);
+    o = obj("ns", "x2", "11");
+    mock_event("ADDED", o);
+    cJSON_Delete(o);
+    o = obj("ns", "x1", "12");
+    mock_event("DELETED", o);
+    cJSON_Delete(o);
+    /* An update that makes a stored object unwanted removes it: a delete. */
+    o = obj("ns", "a", "66");
+    mock_event("MODIFIED", o);
+    cJSON_Delete(o);
+    o = obj("ns", "b", "13");
+    mock_event("MODIFIED", o);
+    cJSON_Delete(o);
+    assert_true(WAIT_FOR(rec_int(&f->rec, &f->rec.updates) == 1, 5000));
+    rec_has(&f->rec, "delete ns/a@66;");
+    rec_has(&f->rec, "update ns/b@7->13;");
+    assert_int_equal(rec_int(&f->rec, &f->rec.deletes), 1);
+    assert_int_equal(rec_int(&f->rec, &f->rec.adds), 3);
+    assert_int_equal(rec_int(&f->rec, &f->rec.lagged), 0);
+    assert_null(inf_store_get(f->store, "ns/a"));
+    assert_null(inf_store_get(f->store, "ns/x2"));
+    assert_int_equal(inf_store_len(f->store), 2);
+    /* Watched objects are transformed too. */
+    assert_int_equal(pages_of(f->store, "ns/b"), 4);
+}
+
 static void start_rejects_bad_options(void **state)
 {
     struct kube_config cfg;
@@ -1101,6 +1184,7 @@ int main(void)
         FIX(list_error_retried_after_backoff),
         FIX(stop_interrupts_hanging_watch),
         FIX(stop_interrupts_backoff),
+        FIX(transform_per_page_and_keep),
     };
 
     return cmocka_run_group_tests_name("informer", tests, NULL, NULL);

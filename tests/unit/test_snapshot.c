@@ -1,0 +1,458 @@
+/*
+ * test_snapshot.c - the controller's caches keep objects trimmed (snapshot_trim) and
+ * filtered (snapshot_keep); that must change no diagnosis.  Every fixture -- the lint
+ * cases of tests/data/lint/, and objects a real API server served
+ * (tests/data/live/bench-sample.json, managedFields and all), also with the statuses a
+ * kubelet writes -- is diagnosed from whole objects and from trimmed ones: the findings
+ * and every pod's diagnosis must be equal.  Also: diag_pod_indexed (the index of
+ * findings the controller uses) agrees with diag_pod, and the trim drops what it should.
+ */
+#include "harness.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include "cri.h"
+#include "diagnose.h"
+#include "json.h"
+#include "manifest.h"
+#include "snapshot.h"
+
+#define LINT_DATA "tests/data/lint"
+#define LIVE_SAMPLE "tests/data/live/bench-sample.json"
+
+/* Deep copies of the objects of objs: whole, or trimmed and filtered as the controller's
+ * caches keep them. */
+static cJSON *copy_all(const cJSON *objs, int trim)
+{
+    cJSON *out = cJSON_CreateArray(), *it;
+
+    assert_non_null(out);
+    cJSON_ArrayForEach(it, objs) {
+        cJSON *c = cJSON_Duplicate(it, 1);
+        assert_non_null(c);
+        if (trim) {
+            snapshot_trim(c);
+            if (!snapshot_keep(c)) {
+                cJSON_Delete(c);
+                continue;
+            }
+        }
+        cJSON_AddItemToArray(out, c);
+    }
+    return out;
+}
+
+static int same_str(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static void same_findings(const struct dd_findings *a, const struct dd_findings *b,
+                          const char *what)
+{
+    size_t i;
+
+    if (a->n != b->n)
+        fail_msg("%s: %zu findings from whole objects, %zu from trimmed ones", what, a->n, b->n);
+    for (i = 0; i < a->n; i++) {
+        const struct dd_finding *x = &a->v[i], *y = &b->v[i];
+        if (strcmp(x->code, y->code) || x->severity != y->severity ||
+            strcmp(x->obj.api_version, y->obj.api_version) || strcmp(x->obj.kind, y->obj.kind) ||
+            strcmp(x->obj.namespace_, y->obj.namespace_) || strcmp(x->obj.name, y->obj.name) ||
+            strcmp(x->message, y->message) || strcmp(x->fix, y->fix) ||
+            !same_str(x->scope_class, y->scope_class) ||
+            !same_str(x->scope_driver, y->scope_driver) || !same_str(x->scope_node, y->scope_node))
+            fail_msg("%s: finding %zu differs:\n  whole:   %s %s/%s: %s\n  trimmed: %s %s/%s: %s",
+                     what, i, x->code, x->obj.namespace_, x->obj.name, x->message, y->code,
+                     y->obj.namespace_, y->obj.name, y->message);
+    }
+}
+
+static void same_result(const struct diag_result *a, const struct diag_result *b,
+                        const char *what, const char *pod)
+{
+    if (a->healthy != b->healthy || strcmp(a->list, b->list) || strcmp(a->message, b->message))
+        fail_msg("%s: pod %s: \"%s\" (%s) vs \"%s\" (%s)", what, pod, a->list, a->message,
+                 b->list, b->message);
+}
+
+/* Live snapshots of the whole and of the trimmed objects, as the controller builds them.
+ * Returns the number of pods compared. */
+static size_t compare_live(const cJSON *objs, const char *what)
+{
+    struct snapshot *a, *b;
+    struct dd_err err;
+    size_t i, npods = 0;
+
+    dd_err_clear(&err);
+    a = snapshot_build(copy_all(objs, 0), NULL, 0, NULL, NULL, NULL, &err);
+    b = snapshot_build(copy_all(objs, 1), NULL, 0, NULL, NULL, NULL, &err);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(b->ix);
+    same_findings(&a->f, &b->f, what);
+    for (i = 0; i < a->m.npods; i++) {
+        const struct dra_podspec *pa = &a->m.pods[i], *pb;
+        struct diag_result ra, rb, rc;
+        if (strcmp(pa->o.kind, "Pod"))
+            continue;
+        if (!(pb = snapshot_pod(b, pa->o.ns, pa->o.name)))
+            fail_msg("%s: pod %s/%s is missing from the trimmed snapshot", what, pa->o.ns,
+                     pa->o.name);
+        diag_pod(&a->m, &a->f, pa, &ra);
+        diag_pod(&b->m, &b->f, pb, &rb);
+        diag_pod_indexed(&b->m, &b->f, b->ix, pb, &rc);
+        same_result(&ra, &rb, what, pa->o.name);
+        same_result(&rb, &rc, what, pa->o.name);
+        npods++;
+    }
+    assert_int_equal(a->m.nclaims, b->m.nclaims);
+    assert_int_equal(a->m.nslices, b->m.nslices);
+    assert_int_equal(a->m.ndrivers, b->m.ndrivers);
+    assert_int_equal(a->m.nruntimes, b->m.nruntimes);
+    snapshot_free(a);
+    snapshot_free(b);
+    return npods;
+}
+
+/* The model and rules alone, as lint runs them (not live). */
+static void compare_offline(const cJSON *objs, const char *what)
+{
+    cJSON *whole = copy_all(objs, 0), *trimmed = copy_all(objs, 1);
+    struct dra_model a, b;
+    struct dd_findings fa = DD_FINDINGS_INIT, fb = DD_FINDINGS_INIT;
+    const cJSON *it;
+
+    dra_model_init(&a, NULL, NULL);
+    dra_model_init(&b, NULL, NULL);
+    cJSON_ArrayForEach(it, whole)
+        assert_int_equal(dra_model_add(&a, it, NULL, 0), DD_OK);
+    cJSON_ArrayForEach(it, trimmed)
+        assert_int_equal(dra_model_add(&b, it, NULL, 0), DD_OK);
+    assert_int_equal(dra_model_finish(&a), DD_OK);
+    assert_int_equal(dra_model_finish(&b), DD_OK);
+    assert_int_equal(dd_rules_run(&a, NULL, &fa), 0);
+    assert_int_equal(dd_rules_run(&b, NULL, &fb), 0);
+    same_findings(&fa, &fb, what);
+    dd_findings_release(&fa);
+    dd_findings_release(&fb);
+    dra_model_release(&a);
+    dra_model_release(&b);
+    cJSON_Delete(whole);
+    cJSON_Delete(trimmed);
+}
+
+/* Every object of a manifest directory, as a new array. */
+static cJSON *load_dir(const char *dir)
+{
+    struct mf_set set = MF_SET_INIT;
+    cJSON *out = cJSON_CreateArray();
+    size_t i;
+
+    mf_set_init(&set);
+    mf_load_path(&set, dir, NULL);
+    for (i = 0; i < set.n; i++)
+        cJSON_AddItemToArray(out, cJSON_Duplicate(set.objs[i].json, 1));
+    mf_set_release(&set);
+    return out;
+}
+
+static int is_dir(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Compares every directory under dir that holds manifests (the lint cases). */
+static size_t compare_lint_dirs(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[1024];
+    size_t n = 0;
+    cJSON *objs;
+
+    assert_non_null(d);
+    objs = load_dir(dir);
+    if (cJSON_GetArraySize(objs) > 0) {
+        compare_offline(objs, dir);
+        compare_live(objs, dir);
+        n++;
+    }
+    cJSON_Delete(objs);
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        if (is_dir(path))
+            n += compare_lint_dirs(path);
+    }
+    closedir(d);
+    return n;
+}
+
+static void trimmed_lint_cases_diagnose_alike(void **state)
+{
+    (void)state;
+    /* seed, nvidia, intel, v1beta1 (broken, clean and each seed fix), list. */
+    assert_true(compare_lint_dirs(LINT_DATA) >= 15);
+}
+
+static cJSON *live_sample(void)
+{
+    char *text = test_read_file(LIVE_SAMPLE);
+    cJSON *objs = cJSON_Parse(text);
+
+    free(text);
+    assert_non_null(objs);
+    return objs;
+}
+
+static void trimmed_live_objects_diagnose_alike(void **state)
+{
+    cJSON *objs = live_sample();
+
+    (void)state;
+    /* 18 pods: healthy ones and two or three of every fault the benchmark makes. */
+    assert_int_equal(compare_live(objs, LIVE_SAMPLE), 18);
+    compare_offline(objs, LIVE_SAMPLE);
+    cJSON_Delete(objs);
+}
+
+static cJSON *find(cJSON *objs, const char *kind, const char *ns, const char *name)
+{
+    cJSON *it;
+
+    cJSON_ArrayForEach(it, objs)
+        if (same_str(dd_json_str(it, "kind", NULL), kind) &&
+            same_str(dd_json_str(it, "metadata", "namespace", NULL), ns) &&
+            same_str(dd_json_str(it, "metadata", "name", NULL), name))
+            return it;
+    fail_msg("no %s %s/%s in the sample", kind, ns ? ns : "", name);
+    return NULL;
+}
+
+static void set_member(cJSON *o, const char *key, const char *json)
+{
+    cJSON *v = cJSON_Parse(json);
+
+    assert_non_null(v);
+    if (cJSON_GetObjectItemCaseSensitive(o, key))
+        cJSON_ReplaceItemInObjectCaseSensitive(o, key, v);
+    else
+        cJSON_AddItemToObject(o, key, v);
+}
+
+/*
+ * The sample with what a kubelet, the node agent and other tools add: running and
+ * failing containers (a CDI error), conditions, a generated claim recorded in
+ * resourceClaimStatuses, a node whose containerd has CDI off (inferred) and one whose
+ * agent says it is on, events of every reason, foreign annotations and labels, and the
+ * denied driver's permission granted through an aggregated ClusterRole (matched by
+ * labels).
+ */
+static void enrich(cJSON *objs)
+{
+    cJSON *pod, *node;
+
+    pod = find(objs, "Pod", "bench-h-00", "p-0000");
+    set_member(cJSON_GetObjectItemCaseSensitive(pod, "spec"), "nodeName", "\"bench-node-001\"");
+    set_member(pod, "status",
+               "{\"phase\":\"Running\",\"qosClass\":\"BestEffort\",\"podIP\":\"10.0.0.5\","
+               "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}],"
+               "\"containerStatuses\":[{\"name\":\"c\",\"ready\":true,\"restartCount\":0,"
+               "\"image\":\"registry.k8s.io/pause:3.10\",\"imageID\":\"sha256:1\","
+               "\"state\":{\"running\":{\"startedAt\":\"2026-11-30T14:49:29Z\"}}}]}");
+    pod = find(objs, "Pod", "bench-h-00", "p-0001");
+    set_member(cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "annotations",
+               "{\"dra-doctor.io/root-cause\":\"CDIInjectionFailed\",\"dra-doctor.io/findings\":"
+               "\"CDIInjectionFailed\",\"kubectl.kubernetes.io/last-applied-configuration\":"
+               "\"{\\\"kind\\\":\\\"Pod\\\"}\"}");
+    set_member(pod, "status",
+               "{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":"
+               "\"True\"}],\"containerStatuses\":[{\"name\":\"c\",\"ready\":false,"
+               "\"restartCount\":0,\"image\":\"registry.k8s.io/pause:3.10\",\"imageID\":\"\","
+               "\"state\":{\"waiting\":{\"reason\":\"CreateContainerError\",\"message\":"
+               "\"failed to generate container spec: CDI device injection failed: unresolvable "
+               "CDI devices k8s.gpu.example.com/gpu=dev-1\"}},\"lastState\":{}}],"
+               "\"initContainerStatuses\":[]}");
+    pod = find(objs, "Pod", "bench-h-00", "p-0002");
+    set_member(cJSON_GetObjectItemCaseSensitive(pod, "spec"), "resourceClaims",
+               "[{\"name\":\"dev\",\"resourceClaimTemplateName\":\"tmpl\"}]");
+    set_member(pod, "status",
+               "{\"phase\":\"Pending\",\"resourceClaimStatuses\":[{\"name\":\"dev\","
+               "\"resourceClaimName\":\"c-0002\"}]}");
+    node = find(objs, "Node", NULL, "bench-node-000");
+    set_member(cJSON_GetObjectItemCaseSensitive(node, "metadata"), "annotations",
+               "{\"dra-doctor.io/cdi\":\"{\\\"version\\\":2,\\\"enableCDI\\\":true}\","
+               "\"node.alpha.kubernetes.io/ttl\":\"0\"}");
+    node = find(objs, "Node", NULL, "bench-node-001");
+    cJSON_ReplaceItemInObjectCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "status"),
+                                         "nodeInfo"),
+        "containerRuntimeVersion", cJSON_CreateString("containerd://1.7.24"));
+    cJSON_AddItemToArray(objs, cJSON_Parse(
+        "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"p.1\",\"namespace\":"
+        "\"bench-quota-0\",\"uid\":\"u\",\"resourceVersion\":\"9\"},\"involvedObject\":{\"kind\":"
+        "\"Pod\",\"namespace\":\"bench-quota-0\",\"name\":\"p-0000\",\"uid\":\"x\"},\"reason\":"
+        "\"FailedResourceClaimCreation\",\"message\":\"PodResourceClaim dev: resource claim "
+        "creation failed: exceeded quota: devices\",\"type\":\"Warning\",\"count\":3,"
+        "\"source\":{\"component\":\"resource_claim\"},\"firstTimestamp\":\"2026-11-30T14:49:29Z\"}"));
+    cJSON_AddItemToArray(objs, cJSON_Parse(
+        "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"p.2\",\"namespace\":"
+        "\"bench-h-00\"},\"involvedObject\":{\"kind\":\"Pod\",\"namespace\":\"bench-h-00\","
+        "\"name\":\"p-0001\"},\"reason\":\"Failed\",\"message\":\"Error: CDI device injection "
+        "failed\",\"type\":\"Warning\"}"));
+    cJSON_AddItemToArray(objs, cJSON_Parse(
+        "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\",\"metadata\":"
+        "{\"name\":\"slices-aggregated\",\"labels\":{\"app\":\"x\"}},\"aggregationRule\":"
+        "{\"clusterRoleSelectors\":[{\"matchLabels\":{\"example.com/aggregate-to-slices\":"
+        "\"true\"}}]},\"rules\":[]}"));
+    cJSON_AddItemToArray(objs, cJSON_Parse(
+        "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\",\"metadata\":"
+        "{\"name\":\"slices-part\",\"labels\":{\"example.com/aggregate-to-slices\":\"true\"},"
+        "\"annotations\":{\"rbac.authorization.kubernetes.io/autoupdate\":\"true\"}},\"rules\":"
+        "[{\"apiGroups\":[\"resource.k8s.io\"],\"resources\":[\"resourceslices\"],\"verbs\":"
+        "[\"get\",\"list\",\"watch\",\"create\",\"update\",\"patch\",\"delete\"]}]}"));
+    cJSON_AddItemToArray(objs, cJSON_Parse(
+        "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRoleBinding\","
+        "\"metadata\":{\"name\":\"denied-aggregated\",\"labels\":{\"app\":\"x\"}},\"subjects\":"
+        "[{\"kind\":\"ServiceAccount\",\"name\":\"driver-denied\",\"namespace\":"
+        "\"bench-drivers\"}],\"roleRef\":{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":"
+        "\"ClusterRole\",\"name\":\"slices-aggregated\"}}"));
+    cJSON_AddItemToArray(objs, cJSON_Parse(
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"plain\",\"namespace\":"
+        "\"bench-h-00\",\"annotations\":{\"kubectl.kubernetes.io/last-applied-configuration\":"
+        "\"{}\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x\"}]},\"status\":"
+        "{\"phase\":\"Pending\"}}"));
+}
+
+/* The root cause of pod ns/name in a snapshot of objs trimmed ("" when healthy). */
+static void root_is(const cJSON *objs, const char *ns, const char *name, const char *want)
+{
+    struct dd_err err;
+    struct snapshot *s = snapshot_build(copy_all(objs, 1), NULL, 0, NULL, NULL, NULL, &err);
+    const struct dra_podspec *p;
+    struct diag_result r;
+
+    assert_non_null(s);
+    assert_non_null(p = snapshot_pod(s, ns, name));
+    diag_pod_indexed(&s->m, &s->f, s->ix, p, &r);
+    if (strcmp(r.healthy ? "" : r.codes[0], want))
+        fail_msg("pod %s/%s: root cause \"%s\", want \"%s\"", ns, name,
+                 r.healthy ? "" : r.codes[0], want);
+    snapshot_free(s);
+}
+
+static void trimmed_live_objects_with_statuses_diagnose_alike(void **state)
+{
+    cJSON *objs = live_sample();
+
+    (void)state;
+    enrich(objs);
+    /* The pod without claims is nothing to the model either way. */
+    assert_int_equal(compare_live(objs, "enriched sample"), 18);
+    compare_offline(objs, "enriched sample");
+    /* What the additions are there for (each relies on a member the trim keeps). */
+    root_is(objs, "bench-h-00", "p-0000", "CDIDisabled");         /* runtime version */
+    root_is(objs, "bench-h-00", "p-0001", "CDIInjectionFailed");  /* container state */
+    /* Its template does not exist, but the claim made from it (resourceClaimStatuses) is
+     * allocated. */
+    root_is(objs, "bench-h-00", "p-0002", "");
+    /* The denied driver is granted through the aggregated role (its labels): nothing
+     * known blocks the pod any more (no slices, no scheduler event yet). */
+    root_is(objs, "bench-rbac-0", "p-0000", "");
+    root_is(objs, "bench-rbac-0", "p-0001", "");
+    root_is(objs, "bench-quota-0", "p-0000", "QuotaExceeded");
+    root_is(objs, "bench-typo-0", "p-0000", "SelectorMatchesNoDriver");
+    root_is(objs, "bench-dcnf-0", "p-0000", "DeviceClassNotFound");
+    root_is(objs, "bench-cnf-0", "p-0000", "ClaimNotFound");
+    root_is(objs, "bench-quota-0", "held", "");
+    cJSON_Delete(objs);
+}
+
+static void trim_keeps_only_what_is_read(void **state)
+{
+    cJSON *objs = live_sample(), *pod, *ev, *copy;
+    const cJSON *it;
+    size_t n;
+
+    (void)state;
+    enrich(objs);
+    pod = cJSON_Duplicate(find(objs, "Pod", "bench-h-00", "p-0001"), 1);
+    cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "labels",
+                          cJSON_Parse("{\"app\":\"x\"}"));
+    assert_non_null(dd_json_path(pod, "metadata", "managedFields", NULL));
+    snapshot_trim(pod);
+    assert_true(snapshot_keep(pod));
+    n = 0;
+    cJSON_ArrayForEach(it, dd_json_path(pod, "metadata", NULL))
+        n++;
+    /* name, namespace, uid (for the Events' involvedObject) and dra-doctor's annotations. */
+    assert_int_equal(n, 4);
+    assert_non_null(dd_json_str(pod, "metadata", "uid", NULL));
+    assert_non_null(dd_json_str(pod, "metadata", "annotations", DIAG_ANN_ROOT_CAUSE, NULL));
+    assert_null(dd_json_path(pod, "metadata", "managedFields", NULL));
+    assert_null(dd_json_path(pod, "spec", "containers", NULL));
+    assert_null(dd_json_path(pod, "status", "conditions", NULL));
+    assert_null(dd_json_path(pod, "status", "initContainerStatuses", NULL));
+    assert_non_null(dd_json_arr(pod, "status", "containerStatuses", NULL));
+    it = cJSON_GetArrayItem(dd_json_arr(pod, "status", "containerStatuses", NULL), 0);
+    assert_contains(dd_json_str(it, "state", "waiting", "message", NULL), "CDI device injection");
+    assert_null(dd_json_path(it, "image", NULL));
+    assert_null(dd_json_path(it, "lastState", NULL));
+    /* Common keys and values share storage, and such objects copy and free as any other
+     * (the sanitizer build checks the frees). */
+    assert_true(cJSON_GetObjectItemCaseSensitive(pod, "metadata")->type & cJSON_StringIsConst);
+    assert_true(cJSON_GetObjectItemCaseSensitive(pod, "kind")->type & cJSON_IsReference);
+    copy = cJSON_Duplicate(pod, 1);
+    assert_true(cJSON_Compare(copy, pod, 1));
+    snapshot_trim(copy); /* trimming twice changes nothing */
+    assert_true(cJSON_Compare(copy, pod, 1));
+    cJSON_Delete(copy);
+    cJSON_Delete(pod);
+
+    /* A pod without claims, and Events of reasons no diagnosis reads, are not kept. */
+    pod = cJSON_Duplicate(find(objs, "Pod", "bench-h-00", "plain"), 1);
+    snapshot_trim(pod);
+    assert_false(snapshot_keep(pod));
+    cJSON_Delete(pod);
+    ev = cJSON_Duplicate(find(objs, "Event", "bench-h-00", "p.2"), 1);
+    snapshot_trim(ev);
+    assert_false(snapshot_keep(ev));
+    cJSON_Delete(ev);
+    ev = cJSON_Duplicate(find(objs, "Event", "bench-quota-0", "p.1"), 1);
+    snapshot_trim(ev);
+    assert_true(snapshot_keep(ev));
+    assert_null(dd_json_path(ev, "source", NULL));
+    assert_null(dd_json_path(ev, "involvedObject", "uid", NULL));
+    assert_string_equal(dd_json_str(ev, "reason", NULL), "FailedResourceClaimCreation");
+    cJSON_Delete(ev);
+    cJSON_Delete(objs);
+}
+
+/* The index of findings finds, for every pod of the seed's fix sequence, what a look at
+ * every finding finds (test_diagnose.c checks the diagnoses themselves). */
+static void indexed_diagnosis_of_lint_seed(void **state)
+{
+    cJSON *objs = load_dir(LINT_DATA "/seed/broken");
+
+    (void)state;
+    assert_true(compare_live(objs, "seed") >= 2);
+    cJSON_Delete(objs);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(trim_keeps_only_what_is_read),
+        cmocka_unit_test(trimmed_live_objects_diagnose_alike),
+        cmocka_unit_test(trimmed_live_objects_with_statuses_diagnose_alike),
+        cmocka_unit_test(trimmed_lint_cases_diagnose_alike),
+        cmocka_unit_test(indexed_diagnosis_of_lint_seed),
+    };
+
+    return cmocka_run_group_tests_name("snapshot", tests, NULL, NULL);
+}
