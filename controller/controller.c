@@ -342,27 +342,6 @@ static void snap_end(struct ctl *c, uint64_t id)
     sweep(c);
 }
 
-struct collect {
-    const cJSON **v;
-    size_t n, cap;
-};
-
-static int collect_obj(void *ctx, const cJSON *obj)
-{
-    struct collect *col = ctx;
-
-    if (col->n == col->cap) {
-        size_t cap = col->cap ? col->cap * 2 : 4096;
-        const cJSON **v = realloc(col->v, cap * sizeof(*v));
-        if (!v)
-            return 1;
-        col->v = v;
-        col->cap = cap;
-    }
-    col->v[col->n++] = obj;
-    return 0;
-}
-
 static struct snapshot *snap_get(struct ctl *c)
 {
     struct snapshot *s;
@@ -499,7 +478,8 @@ static void *builder(void *arg)
     dd_err_clear(&err);
     client = kube_client_new(&c->cfg, NULL, &err);
     while (!atomic_load(&c->stop)) {
-        struct collect col;
+        const cJSON **objs = NULL;
+        size_t nobjs = 0;
         uint64_t id;
         struct snapshot *s, *old;
         char **keys;
@@ -550,19 +530,18 @@ static void *builder(void *arg)
             free(keys);
             break;
         }
-        memset(&col, 0, sizeof(col));
         t0 = clock_us(CLOCK_MONOTONIC);
         cpu0 = clock_us(CLOCK_THREAD_CPUTIME_ID);
         refresh_sars(c);
         id = snap_begin(c);
-        for (i = 0; id && i < snap_nresources; i++)
-            inf_store_foreach(c->stores[i], collect_obj, &col);
-        s = id ? snapshot_build(NULL, col.v, col.n, client, &c->cache, NULL, &err) : NULL;
+        s = NULL;
+        if (id && !inf_stores_collect(c->stores, snap_nresources, &objs, &nobjs))
+            s = snapshot_build(NULL, objs, nobjs, client, &c->cache, NULL, &err); /* takes objs */
+        else if (id)
+            dd_failf(&err, DD_ENOMEM, "out of memory collecting the caches");
         if (!s) {
             if (id)
                 snap_end(c, id);
-            else
-                free(col.v);
             fprintf(stderr, "dra-doctor controller: %s\n", id ? err.msg : "too many snapshots");
             while (nkeys)
                 free(keys[--nkeys]);

@@ -366,6 +366,50 @@ out:
     pthread_mutex_unlock(&s->mu);
 }
 
+struct collect {
+    const cJSON **v;
+    size_t n, cap;
+    int oom;
+};
+
+static int collect_obj(void *ctx, const cJSON *obj)
+{
+    struct collect *col = ctx;
+
+    if (col->n == col->cap) {
+        size_t cap = col->cap ? col->cap * 2 : 4096;
+        const cJSON **v = realloc(col->v, cap * sizeof(*v));
+        if (!v) {
+            col->oom = 1;
+            return 1;
+        }
+        col->v = v;
+        col->cap = cap;
+    }
+    col->v[col->n++] = obj;
+    return 0;
+}
+
+int inf_stores_collect(struct inf_store *const *stores, size_t n, const cJSON ***out,
+                       size_t *count)
+{
+    struct collect col = { NULL, 0, 0, 0 };
+    size_t i;
+
+    for (i = 0; i < n && !col.oom; i++)
+        inf_store_foreach(stores[i], collect_obj, &col);
+    if (!col.v && !col.oom && !(col.v = malloc(sizeof(*col.v))))
+        col.oom = 1;
+    if (col.oom) {
+        free(col.v);
+        col.v = NULL;
+        col.n = 0;
+    }
+    *out = col.v;
+    *count = col.n;
+    return col.oom ? -1 : 0;
+}
+
 void inf_store_foreach_ns(struct inf_store *s, const char *ns,
                           int (*fn)(void *ctx, const cJSON *obj), void *ctx)
 {

@@ -70,6 +70,16 @@ int inf_store_with(struct inf_store *s, const char *key, int (*fn)(void *ctx, co
  * fn returns nonzero to stop. Objects are borrowed for the call. */
 void inf_store_foreach(struct inf_store *s, int (*fn)(void *ctx, const cJSON *obj), void *ctx);
 
+/*
+ * Borrowed pointers to every object of stores[0..n), in one new array (free
+ * it; never NULL on success, even when all are empty).  The objects stay valid only
+ * while the stores keep them: a caller that reads them afterwards (a
+ * snapshot builder) defers freeing with inf_store_set_drop.  Returns 0, or
+ * -1 on ENOMEM.
+ */
+int inf_stores_collect(struct inf_store *const *stores, size_t n, const cJSON ***out,
+                       size_t *count);
+
 /* Objects whose metadata.namespace is ns (index by namespace); ns "" visits the
  * cluster-scoped ones.  Same locking rules as inf_store_foreach. */
 void inf_store_foreach_ns(struct inf_store *s, const char *ns,

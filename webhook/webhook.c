@@ -190,27 +190,6 @@ static void on_update(void *ctx, const cJSON *a, const cJSON *b)
     changed(ctx);
 }
 
-struct collect {
-    const cJSON **v;
-    size_t n, cap;
-};
-
-static int collect_obj(void *ctx, const cJSON *obj)
-{
-    struct collect *c = ctx;
-
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 4096;
-        const cJSON **v = realloc(c->v, cap * sizeof(*v));
-        if (!v)
-            return 1;
-        c->v = v;
-        c->cap = cap;
-    }
-    c->v[c->n++] = obj;
-    return 0;
-}
-
 static void sleep_ms(long ms)
 {
     struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -224,8 +203,9 @@ static void *builder(void *arg)
     struct wh *w = arg;
 
     for (;;) {
-        struct collect col = { NULL, 0, 0 };
-        struct wh_view *v;
+        const cJSON **objs;
+        size_t nobjs;
+        struct wh_view *v = NULL;
         struct dd_err err;
         cJSON **graves;
         size_t i, ngraves;
@@ -241,11 +221,12 @@ static void *builder(void *arg)
         w->building = 1;
         pthread_mutex_unlock(&w->mu);
 
-        for (i = 0; i < NWATCHED; i++)
-            inf_store_foreach(w->stores[i], collect_obj, &col);
         dd_err_clear(&err);
-        v = wh_view_build(col.v, col.n, &w->o.review, &err);
-        free(col.v);
+        if (inf_stores_collect(w->stores, NWATCHED, &objs, &nobjs))
+            dd_failf(&err, DD_ENOMEM, "out of memory collecting the caches");
+        else
+            v = wh_view_build(objs, nobjs, &w->o.review, &err);
+        free(objs);
 
         pthread_mutex_lock(&w->mu);
         w->building = 0;

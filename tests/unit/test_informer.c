@@ -1170,11 +1170,44 @@ static void start_rejects_bad_options(void **state)
 
 #define FIX(t) cmocka_unit_test_setup_teardown(t, fix_setup, fix_teardown)
 
+/* Every object of several stores, borrowed; an empty set is still an array. */
+static void stores_collect(void **state)
+{
+    struct inf_store *st[2] = { inf_store_new(), inf_store_new() };
+    const cJSON **v = NULL;
+    size_t n = 99, i, found = 0;
+    cJSON *o;
+
+    (void)state;
+    assert_int_equal(inf_stores_collect(st, 2, &v, &n), 0);
+    assert_non_null(v);
+    assert_int_equal(n, 0);
+    free(v);
+    o = obj("x", "a", "1");
+    assert_int_equal(inf_store_put(st[0], o), DD_OK);
+    cJSON_Delete(o);
+    o = obj("x", "b", "2");
+    assert_int_equal(inf_store_put(st[1], o), DD_OK);
+    cJSON_Delete(o);
+    o = obj("y", "c", "3");
+    assert_int_equal(inf_store_put(st[1], o), DD_OK);
+    cJSON_Delete(o);
+    assert_int_equal(inf_stores_collect(st, 2, &v, &n), 0);
+    assert_int_equal(n, 3);
+    for (i = 0; i < n; i++)
+        found |= 1u << (dd_json_str(v[i], "metadata", "name", NULL)[0] - 'a');
+    assert_int_equal(found, 7);
+    free(v);
+    inf_store_free(st[0]);
+    inf_store_free(st[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(key_forms),
         cmocka_unit_test(store_semantics),
+        cmocka_unit_test(stores_collect),
         cmocka_unit_test(store_many_keys),
         cmocka_unit_test(start_rejects_bad_options),
         FIX(initial_list_pages_then_watch),
