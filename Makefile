@@ -100,6 +100,7 @@ test: deps
 bench: dra-doctor $(B)/nodesim
 	bench/lint-bench.sh
 	bench/controller-bench.sh $(B)
+	CC="$(CC)" bench/webhook-bench.sh
 
 clean:
 	rm -rf build dra-doctor
