@@ -30,18 +30,12 @@ The review bodies: a DeviceClass CREATE with a misspelled driver (denied), a cor
 DeviceClass CREATE (allowed), a ResourceClaim CREATE over bench-ns-000's quota (warned), and a
 Pod CREATE with a template claim (bench-ns-001).
 """
-import base64
-import http.client
 import json
 import os
 import queue
-import ssl
-import subprocess
 import sys
-import tempfile
 import threading
 import time
-import urllib.parse
 import zlib
 
 DRIVERS = ["gpu.example.com", "fpga.example.com", "nic.example.com", "tpu.example.com",
@@ -305,55 +299,18 @@ def gen(out):
 
 # ---- the API server ----------------------------------------------------------
 
-class Api:
-    """Admin kubeconfig ($KUBECONFIG), keep-alive HTTPS, one connection per thread."""
-    def __init__(self):
-        path = os.environ.get("KUBECONFIG")
-        if not path:
-            sys.exit("gen-webhook-objects: KUBECONFIG is not set")
-        cfg = json.loads(subprocess.check_output(["kubectl", "--kubeconfig", path, "config", "view",
-                                                  "--raw", "-o", "json"]))
-        ctx = {c["name"]: c["context"] for c in cfg["contexts"]}[cfg["current-context"]]
-        cl = {c["name"]: c["cluster"] for c in cfg["clusters"]}[ctx["cluster"]]
-        us = {u["name"]: u["user"] for u in cfg["users"]}[ctx["user"]]
-        u = urllib.parse.urlparse(cl["server"])
-        self.host, self.port = u.hostname, u.port or 443
-        tmp = tempfile.mkdtemp(prefix="gen-wh.")
-        files = [os.path.join(tmp, n) for n in ("ca.crt", "client.crt", "client.key")]
-        for f, k in zip(files, (cl["certificate-authority-data"], us["client-certificate-data"],
-                                us["client-key-data"])):
-            with open(f, "wb") as fh:
-                fh.write(base64.b64decode(k))
-        self.ctx = ssl.create_default_context(cafile=files[0])
-        self.ctx.load_cert_chain(files[1], files[2])
-        for f in files:
-            os.unlink(f)
-        os.rmdir(tmp)
-        self.local = threading.local()
+def _ctl_load():
+    """bench/ctl-load.py's API client (admin kubeconfig, keep-alive HTTPS, one connection per
+    thread, retries on 429/5xx): one client for both benchmarks."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "ctl_load", os.path.join(os.path.dirname(os.path.abspath(__file__)), "ctl-load.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
-    def req(self, method, path, body=None, ctype="application/json"):
-        data = json.dumps(body).encode() if body is not None else None
-        for attempt in range(8):
-            c = getattr(self.local, "c", None)
-            if c is None:
-                c = self.local.c = http.client.HTTPSConnection(self.host, self.port, context=self.ctx,
-                                                               timeout=60)
-            try:
-                hdr = {"Accept": "application/json"}
-                if data is not None:
-                    hdr["Content-Type"] = ctype
-                c.request(method, path, body=data, headers=hdr)
-                r = c.getresponse()
-                out = r.read()
-                if r.status == 429 or r.status >= 500:
-                    time.sleep(0.2 * (attempt + 1))
-                    continue
-                return r.status, out
-            except (OSError, http.client.HTTPException):
-                c.close()
-                self.local.c = None
-                time.sleep(0.2)
-        raise RuntimeError("%s %s: no answer" % (method, path))
+
+Api = _ctl_load().Api
 
 
 PLURAL = {"Namespace": ("", "namespaces"), "Node": ("", "nodes"),
@@ -430,17 +387,9 @@ def count():
                  "ResourceQuota", "DaemonSet"):
         gv, plural = PLURAL[kind]
         base = ("/api/v1" if not gv else "/apis/" + gv) + "/" + plural
-        n, alloc, cont = 0, 0, ""
-        while True:
-            st, body = api.req("GET", base + "?limit=500" + ("&continue=" + urllib.parse.quote(cont) if cont else ""))
-            if st != 200:
-                sys.exit("gen-webhook-objects: GET %s: %d" % (base, st))
-            d = json.loads(body)
-            n += len(d["items"])
-            alloc += sum(1 for o in d["items"] if o.get("status", {}).get("allocation"))
-            cont = d["metadata"].get("continue")
-            if not cont:
-                break
+        items, _ = api.list(base)
+        n = len(items)
+        alloc = sum(1 for o in items if o.get("status", {}).get("allocation"))
         res[plural] = n
         if kind == "ResourceClaim":
             res["allocated_claims"] = alloc
