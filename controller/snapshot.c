@@ -148,19 +148,6 @@ static int collect_sar(struct snapshot *s, struct kube_client *c, struct snapsho
     return 0;
 }
 
-static size_t key_hash(const char *ns, const char *name)
-{
-    size_t h = 1469598103934665603ULL;
-    const char *p;
-
-    for (p = ns; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-    h = (h ^ '/') * 1099511628211ULL;
-    for (p = name; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-    return h;
-}
-
 /* Workers look a pod up for every key they take: index the Pods once per snapshot. */
 static int index_pods(struct snapshot *s)
 {
@@ -176,7 +163,7 @@ static int index_pods(struct snapshot *s)
         size_t h;
         if (strcmp(p->o.kind, "Pod"))
             continue;
-        for (h = key_hash(p->o.ns, p->o.name) & (cap - 1); s->pod_idx[h]; h = (h + 1) & (cap - 1))
+        for (h = dra_key_hash(p->o.ns, p->o.name) & (cap - 1); s->pod_idx[h]; h = (h + 1) & (cap - 1))
             ;
         s->pod_idx[h] = i + 1;
     }
@@ -278,7 +265,7 @@ const struct dra_podspec *snapshot_pod(const struct snapshot *s, const char *ns,
 
     if (!s->npod_idx)
         return NULL;
-    for (h = key_hash(ns, name) & mask; s->pod_idx[h]; h = (h + 1) & mask) {
+    for (h = dra_key_hash(ns, name) & mask; s->pod_idx[h]; h = (h + 1) & mask) {
         const struct dra_podspec *p = &s->m.pods[s->pod_idx[h] - 1];
         if (!strcmp(p->o.ns, ns) && !strcmp(p->o.name, name))
             return p;

@@ -297,8 +297,7 @@ static enum dd_rc add_requests(struct dra_model *m, const cJSON *arr, struct dra
  * are linear.
  */
 
-/* FNV-1a over namespace, name and a flag (template or claim). */
-static size_t name_hash(const char *ns, const char *name, int flag)
+size_t dra_key_hash(const char *ns, const char *name)
 {
     size_t h = 1469598103934665603ULL;
     const char *p;
@@ -308,7 +307,13 @@ static size_t name_hash(const char *ns, const char *name, int flag)
     h = (h ^ '/') * 1099511628211ULL;
     for (p = name; *p; p++)
         h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-    return (h ^ (size_t)flag) * 1099511628211ULL;
+    return h;
+}
+
+/* The model's index key: the object's key and a flag (template or claim). */
+static size_t name_hash(const char *ns, const char *name, int flag)
+{
+    return (dra_key_hash(ns, name) ^ (size_t)flag) * 1099511628211ULL;
 }
 
 static void idx_insert(size_t *idx, size_t cap, size_t h, size_t pos)

@@ -326,6 +326,9 @@ const struct dra_claim *dra_pod_claim_resolve(const struct dra_model *m,
 const struct dra_event *dra_events_about(const struct dra_model *m, const char *kind,
                                          const char *ns, const char *name, size_t *n);
 
+/* FNV-1a of "ns/name": the hash the model's indices (and the controller's pod index) use. */
+size_t dra_key_hash(const char *ns, const char *name);
+
 /* Number of nodes: Node objects in the model, else fallback. */
 long dra_node_count(const struct dra_model *m, long fallback);
 
