@@ -27,7 +27,7 @@ echo
 echo "== 2. the same scenario on a real control plane"
 state=$(mktemp -d /tmp/dra-doctor-demo.XXXXXX)
 if [ -z "${DEMO_KEEP:-}" ]; then
-    trap 'scripts/stack.sh down "$state"' EXIT INT TERM
+    trap 'scripts/stack.sh down "$state"; rm -rf "$state"' EXIT INT TERM
 fi
 cp "$seed/broken/containerd-config.toml" "$state/containerd-config.toml"
 mkdir -p "$state/node-1/host/etc/containerd"
