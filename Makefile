@@ -52,6 +52,11 @@ $(B)/nodesim: e2e/sim/nodesim.c $(B)/libdd.a
 	@echo "  LINK    $@"
 	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -o $@ $< $(B)/libdd.a $(LDLIBS)
 
+# The admission decision alone, for bench/webhook-bench.sh.
+$(B)/review-bench: bench/review-bench.c $(B)/libdd.a
+	@echo "  LINK    $@"
+	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -o $@ $< $(B)/libdd.a $(LDLIBS)
+
 $(B)/tests/%: tests/unit/%.c $(B)/libdd.a tests/unit/harness.h
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $@"

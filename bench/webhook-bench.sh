@@ -6,7 +6,9 @@
 #      AdmissionReview bodies: a DeviceClass CREATE with a misspelled driver (denied), a correct
 #      DeviceClass CREATE, a ResourceClaim CREATE over a quota (warned), a Pod CREATE with a
 #      template claim.
-#   2. For each --threads value (BENCH_THREADS, "1 2 4"), starts two servers side by side:
+#   2. The decision alone: build/release/review-bench (bench/review-bench.c) times wh_review
+#      over the four bodies without TLS or HTTP (µs per decision, malloc calls per decision).
+#   3. For each --threads value (BENCH_THREADS, "1 2 4"), starts two servers side by side:
 #      `dra-doctor webhook --objects <view>` ("ours") and the same with --null-baseline
 #      (same server, routes, TLS, threads; answers allowed:true without decoding), then
 #        - closed loop with wrk (-t2 -cN, a Lua script rotating the four bodies) at each
@@ -17,7 +19,7 @@
 #          BENCH_RATE (2,000) req/s over BENCH_OPEN_CONNS (8) connections: p50/p99/p99.9/max
 #          measured from the scheduled send time (target p99 <= 2 ms);
 #        - ours' RSS after loading the view and its peak (VmHWM) (target <= 32 MiB).
-#   3. Unless BENCH_CLUSTER=0: a real control plane (e2e/cluster), the 10,000 objects created in
+#   4. Unless BENCH_CLUSTER=0: a real control plane (e2e/cluster), the 10,000 objects created in
 #      it, then DeviceClass creation through kube-apiserver (bench/whload against the API with
 #      the admin client certificate: BENCH_API_N creations one at a time, BENCH_API_PAR_N over
 #      8 connections, 50 refused ones, 10 `kubectl create` processes) with no admission check,
@@ -27,7 +29,7 @@
 #
 # Exits non-zero only when the harness fails; a missed target prints MISSED and exits 0.
 #
-# Env: DD_BIN (./dra-doctor)  CC (cc)  CFLAGS (-O2 -g)  BENCH_THREADS ("1 2 4"; "" skips 2.)
+# Env: DD_BIN (./dra-doctor)  CC (cc)  CFLAGS (-O2 -g)  BENCH_THREADS ("1 2 4"; "" skips 3.)
 #      BENCH_CONC ("1 8 32 64")  BENCH_DURATION (10 s per wrk run)  BENCH_RATE (2000)
 #      BENCH_OPEN_DURATION (30 s)  BENCH_OPEN_CONNS (8)  BENCH_CLUSTER (1)  BENCH_API_N (300)
 #      BENCH_API_PAR_N (1000)  BENCH_DIR (work dir; default a mktemp dir, removed at the end)
@@ -210,6 +212,14 @@ fi
 say "work dir $work; $objects objects; load average $(loadavg)"
 load_start=$(loadavg)
 declare -A R   # results: R[key]=value
+
+# ---- part 0: the decision alone ----------------------------------------------------------
+# wh_review without TLS or HTTP, one thread: the figure background load disturbs least.
+make --no-print-directory -s "${B:-build/release}/review-bench" >&2 || die "cannot build review-bench"
+R[decision]=$("${B:-build/release}/review-bench" "$gen/objects" "${bodies[@]}" -n 20000) ||
+    die "review-bench failed"
+say "decision alone:"
+printf '%s\n' "${R[decision]}" >&2
 
 # ---- part 1: the server alone --------------------------------------------------------------
 for th in $THREADS; do
@@ -498,6 +508,12 @@ fi
 tables() {
     local th c o n r b
     echo "Load average: $load_start at the start; per --threads run: $(for th in $THREADS; do printf '%s: %s; ' "$th" "${R[load_$th]}"; done)"
+    echo
+    echo "The decision alone (wh_review, one thread, no TLS or HTTP; ${B:-build/release}/review-bench):"
+    echo
+    echo '```'
+    printf '%s\n' "${R[decision]}"
+    echo '```'
     [ -n "$THREADS" ] && server_tables
     [ "$CLUSTER" = 1 ] && cluster_tables
     return 0

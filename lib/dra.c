@@ -77,6 +77,7 @@ struct dra_cel_entry {
 struct dra_cel_cache {
     struct dra_cel_entry **b;   /* nb chains, nb a power of two */
     size_t nb, n;
+    int frozen;                 /* dra_cel_cache_freeze: read-only, shared by threads */
 };
 
 static size_t text_hash(const char *s)
@@ -125,6 +126,11 @@ size_t dra_cel_cache_trim(struct dra_cel_cache *c)
     return c ? c->n : 0;
 }
 
+void dra_cel_cache_freeze(struct dra_cel_cache *c)
+{
+    c->frozen = 1;
+}
+
 void dra_cel_cache_free(struct dra_cel_cache *c)
 {
     size_t i;
@@ -162,8 +168,8 @@ static enum dd_rc compile_selector(struct dra_model *m, struct dra_selector *s)
     s->prog = cel_compile(s->expr, strlen(s->expr), NULL, &s->err);
     if (!s->prog)
         return s->err.rc == DD_ENOMEM ? DD_ENOMEM : DD_OK;
-    /* Out of memory for the entry: the program stays the model's own. */
-    if (c && (e = calloc(1, sizeof(*e))) && (e->expr = strdup(s->expr))) {
+    /* Out of memory for the entry, or a frozen cache: the program stays the model's own. */
+    if (c && !c->frozen && (e = calloc(1, sizeof(*e))) && (e->expr = strdup(s->expr))) {
         e->prog = s->prog;
         atomic_init(&e->refs, 1);
         e->next = c->b[h];
@@ -518,11 +524,13 @@ oom:
 
 static enum dd_rc add_slice(struct dra_model *m, const cJSON *obj, const char *file, int line)
 {
-    struct dra_slice *s = PUSH(m->slices, m->nslices, m->capslices);
+    struct dra_slice *s;
     const cJSON *devs, *it;
     int n;
 
-    if (!s)
+    if (m->slices_borrowed)
+        return DD_EINVAL;
+    if (!(s = PUSH(m->slices, m->nslices, m->capslices)))
         return DD_ENOMEM;
     obj_init(&s->o, obj, file, line);
     s->driver = str_or(dd_json_str(obj, "spec", "driver", NULL), "");
@@ -1084,7 +1092,7 @@ void dra_model_release(struct dra_model *m)
         release_selectors(m->classes[i].sel, m->classes[i].nsel);
     for (i = 0; i < m->nclaims; i++)
         release_requests(m->claims[i].spec.req, m->claims[i].spec.nreq);
-    for (i = 0; i < m->nslices; i++) {
+    for (i = 0; !m->slices_borrowed && i < m->nslices; i++) {
         for (j = 0; j < m->slices[i].ndev; j++) {
             free((void *)m->slices[i].dev[j].dev.attrs);
             free((void *)m->slices[i].dev[j].dev.caps);
@@ -1113,7 +1121,8 @@ void dra_model_release(struct dra_model *m)
     free(m->class_idx);
     free(m->classes);
     free(m->claims);
-    free(m->slices);
+    if (!m->slices_borrowed)
+        free(m->slices);
     free(m->pods);
     free(m->quotas);
     free(m->drivers);
@@ -1124,6 +1133,14 @@ void dra_model_release(struct dra_model *m)
     free(m->namespaces.v);
     free(m->owned);
     dra_model_init(m, m->pos, m->pos_ctx);
+}
+
+void dra_model_borrow_slices(struct dra_model *m, const struct dra_model *base)
+{
+    m->slices = base->slices;
+    m->nslices = base->nslices;
+    m->capslices = base->nslices;
+    m->slices_borrowed = 1;
 }
 
 const struct dra_class *dra_find_class(const struct dra_model *m, const char *name)

@@ -216,6 +216,7 @@ struct dra_model {
     struct dra_class *classes;     size_t nclasses, capclasses;
     struct dra_claim *claims;      size_t nclaims, capclaims;   /* claims and templates */
     struct dra_slice *slices;      size_t nslices, capslices;
+    int slices_borrowed;           /* slices belong to another model (dra_model_borrow_slices) */
     struct dra_podspec *pods;      size_t npods, cappods;
     struct dra_quota *quotas;      size_t nquotas, capquotas;
     struct dra_driver *drivers;    size_t ndrivers, capdrivers;
@@ -266,6 +267,10 @@ struct dra_cel_cache *dra_cel_cache_new(void);
 size_t dra_cel_cache_trim(struct dra_cel_cache *c);
 /* Frees the cache and its programs: every model that used it must be released. */
 void dra_cel_cache_free(struct dra_cel_cache *c);
+/* Adds nothing to c any more, so that models on any number of threads may use it at once:
+ * they take the programs it holds and compile other expressions for themselves (the
+ * webhook's view holds every DeviceClass's programs for the requests that name them). */
+void dra_cel_cache_freeze(struct dra_cel_cache *c);
 
 /*
  * What dra_model_add does with objects of a kind, so that a loader can drop
@@ -289,7 +294,7 @@ int dra_object_relevant(const cJSON *obj);
 /*
  * Adds one object (borrowed; must outlive the model).  file may be NULL.
  * Objects of kinds the rules do not use are counted and otherwise ignored.
- * Returns DD_OK or DD_ENOMEM.  Drivers are detected when the model is
+ * Returns DD_OK, DD_ENOMEM, or DD_EINVAL for a slice when m borrows slices.  Drivers are detected when the model is
  * finished, see dra_model_finish.
  */
 enum dd_rc dra_model_add(struct dra_model *m, const cJSON *obj, const char *file, int line);
@@ -303,6 +308,15 @@ enum dd_rc dra_model_finish(struct dra_model *m);
 
 /* Frees what the model owns and leaves it empty. */
 void dra_model_release(struct dra_model *m);
+
+/*
+ * Gives m the slices of base instead of slices of its own: a model built per
+ * admission request reads the view's published devices without building them
+ * again.  base must be finished, stay unchanged and outlive m (any number of
+ * models on any threads may borrow it at once).  m must hold no slice yet;
+ * adding one afterwards fails with DD_EINVAL.
+ */
+void dra_model_borrow_slices(struct dra_model *m, const struct dra_model *base);
 
 /* Lookups (borrowed results, NULL when absent). */
 const struct dra_class *dra_find_class(const struct dra_model *m, const char *name);

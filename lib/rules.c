@@ -134,54 +134,63 @@ static const char *objname(const struct dra_obj *o, char *buf, size_t size)
     return buf;
 }
 
-/* Optimal string alignment distance: a transposition ("exmaple") costs one edit. */
-static size_t edit_distance(const char *a, const char *b)
+/*
+ * Optimal string alignment distance (a transposition, "exmaple", costs one edit), or
+ * anything above max once it is sure to exceed max.  Three rows suffice: the
+ * transposition looks two back.  A row is never below the smaller of the previous
+ * row's minimum and the one before's plus one, so two rows over max end it.
+ */
+static size_t edit_distance(const char *a, const char *b, size_t max)
 {
-    size_t la = strlen(a), lb = strlen(b), i, j, r;
-    size_t *d;
+    size_t la = strlen(a), lb = strlen(b), i, j, low, prev_low = 0;
+    size_t rows[3][254], *pp, *p, *c;
 
     if (la > 253 || lb > 253)
         return (size_t)-1;
-    d = malloc((la + 1) * (lb + 1) * sizeof(*d));
-    if (!d)
-        return (size_t)-1;
-#define D(x, y) d[(x) * (lb + 1) + (y)]
-    for (i = 0; i <= la; i++)
-        D(i, 0) = i;
     for (j = 0; j <= lb; j++)
-        D(0, j) = j;
-    for (i = 1; i <= la; i++)
+        rows[0][j] = j;
+    for (i = 1; i <= la; i++) {
+        pp = rows[(i + 1) % 3]; /* row i - 2 */
+        p = rows[(i + 2) % 3];  /* row i - 1 */
+        c = rows[i % 3];
+        low = c[0] = i;
         for (j = 1; j <= lb; j++) {
-            size_t cost = a[i - 1] != b[j - 1], best = D(i - 1, j) + 1;
-            if (D(i, j - 1) + 1 < best)
-                best = D(i, j - 1) + 1;
-            if (D(i - 1, j - 1) + cost < best)
-                best = D(i - 1, j - 1) + cost;
+            size_t cost = a[i - 1] != b[j - 1], best = p[j] + 1;
+            if (c[j - 1] + 1 < best)
+                best = c[j - 1] + 1;
+            if (p[j - 1] + cost < best)
+                best = p[j - 1] + cost;
             if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-                D(i - 2, j - 2) + 1 < best)
-                best = D(i - 2, j - 2) + 1;
-            D(i, j) = best;
+                pp[j - 2] + 1 < best)
+                best = pp[j - 2] + 1;
+            if ((c[j] = best) < low)
+                low = best;
         }
-    r = D(la, lb);
-#undef D
-    free(d);
-    return r;
+        if (low > max && prev_low > max)
+            return max + 1;
+        prev_low = low;
+    }
+    return rows[la % 3][lb];
 }
 
-/* The closest of names to s within a typo's reach, or NULL. */
+/* The closest of names to s within a typo's reach, or NULL; the first of equals wins. */
 static const char *nearest(const char *s, const char *const *names, size_t n)
 {
-    size_t i, best = (size_t)-1, limit = strlen(s) / 4 > 2 ? strlen(s) / 4 : 2;
+    size_t i, best = (size_t)-1, ls = strlen(s), limit = ls / 4 > 2 ? ls / 4 : 2;
     const char *r = NULL;
 
-    for (i = 0; i < n; i++) {
-        size_t dist = edit_distance(s, names[i]);
-        if (dist < best) {
+    for (i = 0; i < n && best; i++) {
+        size_t ln = strlen(names[i]), floor = ln > ls ? ln - ls : ls - ln, dist;
+        size_t max = best <= limit ? best - 1 : limit;
+        /* The length difference is a lower bound: skip what cannot win. */
+        if (floor > max)
+            continue;
+        if ((dist = edit_distance(s, names[i], max)) <= max) {
             best = dist;
             r = names[i];
         }
     }
-    return best <= limit ? r : NULL;
+    return r;
 }
 
 /* ---- known drivers ------------------------------------------------------- */
@@ -246,6 +255,16 @@ static void join_names(char *buf, size_t size, const struct rule_names *s)
         cat(buf, size, &len, "none");
 }
 
+static int selected(const struct rule_options *opt, const char *code)
+{
+    size_t i;
+
+    for (i = 0; opt->only && i < opt->nonly; i++)
+        if (!strcmp(opt->only[i], code))
+            return 1;
+    return !opt->only;
+}
+
 int dd_rules_run(const struct dra_model *m, const struct rule_options *opt,
                  struct dd_findings *out)
 {
@@ -262,7 +281,7 @@ int dd_rules_run(const struct dra_model *m, const struct rule_options *opt,
     ctx.known = &known;
     for (i = 0; i < NRULES; i++) {
         ctx.rule = &rule_table[i];
-        if (rule_table[i].check)
+        if (rule_table[i].check && selected(ctx.opt, rule_table[i].code))
             rule_table[i].check(&ctx);
     }
     return out->oom ? -1 : 0;
@@ -803,30 +822,52 @@ static void check_rbac(struct rule_ctx *ctx)
 
 /* ---- selectors ----------------------------------------------------------- */
 
-/* Where a selector sits: its owner, the class its devices come from, and how to name it. */
+/* Where a selector sits: its owner, the class its devices come from, and how to name it
+ * (formatted only for a finding: most selectors have none). */
 struct sel_site {
     const struct dra_obj *owner;
     const struct dra_class *cls;   /* the class (for request selectors: the requested one) */
     const struct dra_selector *sel;
-    char where[160];               /* e.g. "selector 1" or "request gpu, selector 1" */
-    char path[200];                /* field path of the expression */
+    const char *request;           /* the request's name; NULL for a class's own selector */
+    const char *base;              /* the claim's devices field, e.g. "spec.devices" */
+    size_t req, sub, idx;          /* request index; firstAvailable index + 1 (0: exactly);
+                                      selector index */
 };
+
+/* "selector 1" or "request gpu, selector 1". */
+static const char *site_where(const struct sel_site *s, char *buf, size_t size)
+{
+    if (s->request)
+        snprintf(buf, size, "request %s, selector %zu", s->request, s->idx + 1);
+    else
+        snprintf(buf, size, "selector %zu", s->idx + 1);
+    return buf;
+}
+
+/* The field path of the expression. */
+static const char *site_path(const struct sel_site *s, char *buf, size_t size)
+{
+    if (!s->request)
+        snprintf(buf, size, "spec.selectors[%zu].cel.expression", s->idx);
+    else if (!s->sub)
+        snprintf(buf, size, "%s.requests[%zu].exactly.selectors[%zu].cel.expression", s->base,
+                 s->req, s->idx);
+    else
+        snprintf(buf, size, "%s.requests[%zu].firstAvailable[%zu].selectors[%zu].cel.expression",
+                 s->base, s->req, s->sub - 1, s->idx);
+    return buf;
+}
 
 typedef void (*sel_fn)(struct rule_ctx *ctx, const struct sel_site *s);
 
-static void request_selectors(struct rule_ctx *ctx, const struct dra_claim *c,
-                              const struct dra_request *r, const char *prefix, sel_fn fn)
+static void request_selectors(struct rule_ctx *ctx, struct sel_site *s,
+                              const struct dra_request *r, sel_fn fn)
 {
-    struct sel_site s;
-    size_t k;
-
-    for (k = 0; k < r->nsel; k++) {
-        s.owner = &c->o;
-        s.cls = r->class_name ? dra_find_class(ctx->m, r->class_name) : NULL;
-        s.sel = &r->sel[k];
-        snprintf(s.where, sizeof(s.where), "request %s, selector %zu", r->name, k + 1);
-        snprintf(s.path, sizeof(s.path), "%s.selectors[%zu].cel.expression", prefix, k);
-        fn(ctx, &s);
+    s->request = r->name;
+    s->cls = r->class_name ? dra_find_class(ctx->m, r->class_name) : NULL;
+    for (s->idx = 0; s->idx < r->nsel; s->idx++) {
+        s->sel = &r->sel[s->idx];
+        fn(ctx, s);
     }
 }
 
@@ -834,36 +875,33 @@ static void for_each_selector(struct rule_ctx *ctx, sel_fn fn)
 {
     const struct dra_model *m = ctx->m;
     struct sel_site s;
-    char prefix[128];
-    size_t i, j, k;
+    size_t i;
 
+    memset(&s, 0, sizeof(s));
     for (i = 0; i < m->nclasses; i++)
-        for (j = 0; j < m->classes[i].nsel; j++) {
+        for (s.idx = 0; s.idx < m->classes[i].nsel; s.idx++) {
             s.owner = &m->classes[i].o;
             s.cls = &m->classes[i];
-            s.sel = &m->classes[i].sel[j];
-            snprintf(s.where, sizeof(s.where), "selector %zu", j + 1);
-            snprintf(s.path, sizeof(s.path), "spec.selectors[%zu].cel.expression", j);
+            s.sel = &m->classes[i].sel[s.idx];
             fn(ctx, &s);
         }
     for (i = 0; i < m->nclaims; i++) {
         const struct dra_claim *c = &m->claims[i];
-        const char *base = c->is_template ? "spec.spec.devices" : "spec.devices";
-        for (j = 0; j < c->spec.nreq; j++) {
-            const struct dra_request *r = &c->spec.req[j];
-            snprintf(prefix, sizeof(prefix), "%s.requests[%zu].exactly", base, j);
-            request_selectors(ctx, c, r, prefix, fn);
-            for (k = 0; k < r->nsub; k++) {
-                snprintf(prefix, sizeof(prefix), "%s.requests[%zu].firstAvailable[%zu]", base, j, k);
-                request_selectors(ctx, c, &r->sub[k], prefix, fn);
-            }
+        s.owner = &c->o;
+        s.base = c->is_template ? "spec.spec.devices" : "spec.devices";
+        for (s.req = 0; s.req < c->spec.nreq; s.req++) {
+            const struct dra_request *r = &c->spec.req[s.req];
+            s.sub = 0;
+            request_selectors(ctx, &s, r, fn);
+            for (s.sub = 1; s.sub <= r->nsub; s.sub++)
+                request_selectors(ctx, &s, &r->sub[s.sub - 1], fn);
         }
     }
 }
 
 static void syntax_one(struct rule_ctx *ctx, const struct sel_site *s)
 {
-    char msg[MSG_MAX], fix[MSG_MAX], on[300];
+    char msg[MSG_MAX], fix[MSG_MAX], on[300], where[160], path[200];
     int line = s->sel->line;
 
     if (s->sel->prog)
@@ -871,9 +909,11 @@ static void syntax_one(struct rule_ctx *ctx, const struct sel_site *s)
     if (line && s->sel->err.line > 1)
         line += s->sel->err.line - 1;
     snprintf(msg, sizeof(msg), "%s %s %s does not compile, so the API server rejects it: %s",
-             s->owner->kind, objname(s->owner, on, sizeof(on)), s->where, s->sel->err.msg);
+             s->owner->kind, objname(s->owner, on, sizeof(on)),
+             site_where(s, where, sizeof(where)), s->sel->err.msg);
     snprintf(fix, sizeof(fix), "Correct the CEL expression in %s; it must be a boolean over "
-             "device.driver, device.attributes and device.capacity.", s->path);
+             "device.driver, device.attributes and device.capacity.",
+             site_path(s, path, sizeof(path)));
     scope(ctx, emit(ctx, ctx->rule->severity, s->owner, line, msg, fix),
           s->cls ? s->cls->o.name : NULL, NULL, NULL);
 }
@@ -887,7 +927,7 @@ static void driver_one(struct rule_ctx *ctx, const struct sel_site *s)
 {
     const struct rule_names *known = ctx->known;
     struct driver_verdict v;
-    char msg[MSG_MAX], fix[MSG_MAX], on[300], list[512];
+    char msg[MSG_MAX], fix[MSG_MAX], on[300], list[512], where[160], path[200];
     const struct cel_driver_ref *refs;
     size_t n, len = 0;
 
@@ -896,9 +936,9 @@ static void driver_one(struct rule_ctx *ctx, const struct sel_site *s)
     if (cel_program_drivers(s->sel->prog, &refs, &n) == CEL_DRIVERS_NONE) {
         snprintf(msg, sizeof(msg), "%s %s %s can never match: it requires device.driver to be "
                  "several different names at once.", s->owner->kind,
-                 objname(s->owner, on, sizeof(on)), s->where);
+                 objname(s->owner, on, sizeof(on)), site_where(s, where, sizeof(where)));
         snprintf(fix, sizeof(fix), "Keep one driver name in %s (use || or `in [...]` to allow "
-                 "several).", s->path);
+                 "several).", site_path(s, path, sizeof(path)));
         scope(ctx, emit(ctx, ctx->rule->severity, s->owner, s->sel->line, msg, fix),
               s->cls ? s->cls->o.name : NULL, NULL, NULL);
         return;
@@ -911,16 +951,16 @@ static void driver_one(struct rule_ctx *ctx, const struct sel_site *s)
         "%s %s %s requires device.driver == '%s', but no known DRA driver has that name "
         "(known: %s), so no device ever matches and claims stay unallocated (\"cannot allocate "
         "all claims\").",
-        s->owner->kind, objname(s->owner, on, sizeof(on)), s->where, v.bad,
+        s->owner->kind, objname(s->owner, on, sizeof(on)), site_where(s, where, sizeof(where)), v.bad,
         known->n ? list : "none in the input; compared with well-known drivers");
     if (v.suggestion) {
         cat(msg, sizeof(msg), &len, " Did you mean '%s'?", v.suggestion);
-        snprintf(fix, sizeof(fix), "Change '%s' to '%s' in %s.", v.bad, v.suggestion, s->path);
+        snprintf(fix, sizeof(fix), "Change '%s' to '%s' in %s.", v.bad, v.suggestion, site_path(s, path, sizeof(path)));
     } else {
         snprintf(fix, sizeof(fix),
                  "Use the name of an installed driver in %s, or install the driver '%s' "
                  "(--known-driver declares one that is installed elsewhere).",
-                 s->path, v.bad);
+                 site_path(s, path, sizeof(path)), v.bad);
     }
     scope(ctx, emit(ctx, ctx->rule->severity, s->owner, s->sel->line, msg, fix),
           s->cls ? s->cls->o.name : NULL, v.suggestion, NULL);
@@ -988,7 +1028,7 @@ static void attr_one(struct rule_ctx *ctx, const struct sel_site *s, const struc
     const struct dra_model *m = ctx->m;
     const char *field = r->capacity ? "capacity" : "attributes";
     struct rule_names have = { { 0 }, 0 };
-    char msg[MSG_MAX], fix[MSG_MAX], on[300], list[512];
+    char msg[MSG_MAX], fix[MSG_MAX], on[300], list[512], where[160], path[200];
     size_t i, j, ndev = 0, len = 0;
     const char *near;
 
@@ -1020,13 +1060,13 @@ static void attr_one(struct rule_ctx *ctx, const struct sel_site *s, const struc
     cat(msg, sizeof(msg), &len,
         "%s %s %s reads device.%s['%s'].%s, but none of the %zu published device(s) has it "
         "(%s has: %s), so allocation aborts with \"no such key: %s\".",
-        s->owner->kind, objname(s->owner, on, sizeof(on)), s->where, field, r->domain, r->name,
+        s->owner->kind, objname(s->owner, on, sizeof(on)), site_where(s, where, sizeof(where)), field, r->domain, r->name,
         ndev, r->domain, list, r->name);
     if (near)
         cat(msg, sizeof(msg), &len, " Did you mean '%s'?", near);
     snprintf(fix, sizeof(fix), "%s%s%s in %s, or guard it with has(device.%s['%s'].%s).",
              near ? "Use '" : "Use an existing name", near ? near : "", near ? "'" : "",
-             s->path, field, r->domain, r->name);
+             site_path(s, path, sizeof(path)), field, r->domain, r->name);
     scope(ctx, emit(ctx, ctx->rule->severity, s->owner, s->sel->line, msg, fix),
           s->cls ? s->cls->o.name : NULL, r->domain, NULL);
 }
@@ -1301,14 +1341,16 @@ int dd_rules_class_capacity(const struct dra_model *m, const struct rule_options
     struct demand *dem = calloc(m->nclasses + 1, sizeof(*dem));
     size_t i;
 
+    memset(&inv, 0, sizeof(inv));
     known_drivers(&ctx, &known);
-    if (!dem || class_demand(&ctx, dem) || build_inventory(&ctx, &inv)) {
+    if (!dem || class_demand(&ctx, dem) || (supply && build_inventory(&ctx, &inv))) {
         free(dem);
         return -1;
     }
     for (i = 0; i < m->nclasses; i++) {
         const struct dra_driver *from;
-        supply[i] = class_supply(&ctx, &m->classes[i], &inv, INT64_MAX, &from);
+        if (supply)
+            supply[i] = class_supply(&ctx, &m->classes[i], &inv, INT64_MAX, &from);
         demand[i] = dem[i].n;
     }
     free(inv.v);

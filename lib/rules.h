@@ -30,9 +30,12 @@ struct rule_options {
                           no Node objects (--nodes); default 1 */
     int complete;      /* 1: the input is the whole cluster, so a reference to a missing
                           object is an error rather than a warning (--complete) */
+    const char *const *only; /* run just the rules with these codes (the webhook reports
+                                five); NULL: every rule.  Borrowed */
+    size_t nonly;
 };
 
-#define RULE_OPTIONS_INIT { NULL, 0, 1, 0 }
+#define RULE_OPTIONS_INIT { NULL, 0, 1, 0, NULL, 0 }
 
 struct rule_ctx {
     const struct dra_model *m;     /* the snapshot; borrowed */
@@ -57,7 +60,7 @@ const struct dd_rule *dd_rules(size_t *n);
 const struct dd_rule *dd_rule_find(const char *code);
 
 /*
- * Runs every rule over m and appends the findings to out (sorted afterwards
+ * Runs every rule (or opt->only's) over m and appends the findings to out (sorted afterwards
  * with dd_findings_sort by the caller when order matters).  opt may be NULL
  * for defaults.  Returns 0, or -1 when out ran out of memory.
  */
@@ -69,7 +72,8 @@ int dd_rules_run(const struct dra_model *m, const struct rule_options *opt,
  * for judging one more claim against a cluster (the webhook):
  * supply[i] = devices of the known inventory that match class i (-1 when that
  * cannot be known), demand[i] = devices that claims in use or allocated
- * already take.  The arrays have m->nclasses entries.  0, or -1 on ENOMEM.
+ * already take.  The arrays have m->nclasses entries; supply may be NULL
+ * (demand only: the devices did not change, only claims).  0, or -1 on ENOMEM.
  */
 int dd_rules_class_capacity(const struct dra_model *m, const struct rule_options *opt,
                             int64_t *supply, int64_t *demand);

@@ -42,7 +42,8 @@ for h in tests/fuzz/fuzz_*.c; do
     [ -f "tests/fuzz/$name.dict" ] && dict="-dict=tests/fuzz/$name.dict"
     log="$B/fuzz_$name.log"
     # shellcheck disable=SC2086
-    if "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+    # Crash inputs go to build/fuzz/, not to the working directory.
+    if "$bin" -artifact_prefix="$B/" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
         -print_final_stats=1 $dict "$corpus" $seeds $regress >"$log" 2>&1; then
         execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
         echo "fuzz $name: ok, ${execs:-?} executions in ${secs}s, no crash"

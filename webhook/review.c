@@ -15,6 +15,7 @@
  */
 #include "review.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,8 @@
 #include "rules.h"
 
 #define MAX_DEPTH 100              /* Kubernetes objects nest ~20 deep */
+#define MAX_TREE (32u << 20)       /* a request's parsed tree: ~3 times a 4 MiB body of real
+                                      objects, far less than a body of tiny values takes */
 #define MAX_SHAPES 32              /* device shapes remembered per driver */
 #define MAX_WARNINGS 16
 #define MSG_MAX 2048
@@ -53,8 +56,9 @@ struct wh_view {
     struct named *classes, *templates;
     size_t nclasses, ntemplates;
     const char **class_names;      /* borrowed from classes[].key, for "did you mean" */
-    const cJSON **slices;          /* borrowed from keep */
-    size_t nslices;
+    struct dra_model samples;      /* the sample slices (copies in keep), ready to be
+                                      borrowed by request models */
+    struct dra_cel_cache *cel;     /* every class's compiled selectors; frozen once built */
     char **drivers;                /* owned, sorted */
     size_t ndrivers;
     struct vquota *quotas;         /* sorted by namespace */
@@ -157,8 +161,7 @@ static int keep_slices(struct wh_view *v, const struct dra_model *m)
     struct seen { const char *driver; uint64_t shape; } *seen;
     size_t nseen = 0, i, j, k;
 
-    if (!(v->slices = calloc(m->nslices + 1, sizeof(*v->slices))) ||
-        !(seen = calloc(m->nslices * MAX_SHAPES + 1, sizeof(*seen))))
+    if (!(seen = calloc(m->nslices * MAX_SHAPES + 1, sizeof(*seen))))
         return -1;
     for (i = 0; i < m->nslices; i++) {
         const struct dra_slice *s = &m->slices[i];
@@ -185,11 +188,14 @@ static int keep_slices(struct wh_view *v, const struct dra_model *m)
                 return -1;
             }
             cJSON_AddItemToArray(v->keep, dup);
-            v->slices[v->nslices++] = dup;
+            if (dra_model_add(&v->samples, dup, NULL, 0) != DD_OK) {
+                free(seen);
+                return -1;
+            }
         }
     }
     free(seen);
-    return 0;
+    return dra_model_finish(&v->samples) == DD_OK ? 0 : -1;
 }
 
 static int keep_quota(struct vquota *q, const struct dra_quota *src)
@@ -225,7 +231,10 @@ static int is_daemonset(const cJSON *o)
     return kind && !strcmp(kind, "DaemonSet");
 }
 
-static int view_fill(struct wh_view *v, const cJSON *const *objs, size_t n)
+static const struct vclass *find_cap(const struct wh_view *v, const char *cls);
+
+static int view_fill(struct wh_view *v, const cJSON *const *objs, size_t n,
+                     const struct wh_view *same)
 {
     struct dra_model m, ds;
     struct rule_options ro = RULE_OPTIONS_INIT;
@@ -238,6 +247,7 @@ static int view_fill(struct wh_view *v, const cJSON *const *objs, size_t n)
     dra_model_init(&m, NULL, NULL);
     dra_model_init(&ds, NULL, NULL);
     m.live = ds.live = 1;
+    m.cel_cache = v->cel;
     for (i = 0; i < n; i++)
         if (dra_model_add(is_daemonset(objs[i]) ? &ds : &m, objs[i], NULL, 0) != DD_OK)
             goto out;
@@ -264,13 +274,17 @@ static int view_fill(struct wh_view *v, const cJSON *const *objs, size_t n)
     demand = calloc(m.nclasses + 1, sizeof(*demand));
     if (!v->classes || !v->cap || !supply || !demand)
         goto out;
-    if (m.nclasses && dd_rules_class_capacity(&m, &ro, supply, demand))
+    if (m.nclasses && dd_rules_class_capacity(&m, &ro, same ? NULL : supply, demand))
         goto out;
     for (i = 0; i < m.nclasses; i++) {
         if (keep_named(v, m.classes[i].o.json, "", m.classes[i].o.name, v->classes,
                        &v->nclasses) ||
             !(v->cap[i].name = strdup(m.classes[i].o.name)))
             goto out;
+        if (same) {
+            const struct vclass *c = find_cap(same, m.classes[i].o.name);
+            supply[i] = c ? c->supply : -1;
+        }
         v->cap[i].supply = supply[i];
         v->cap[i].demand = demand[i];
         v->ncap++;
@@ -308,15 +322,20 @@ out:
 }
 
 struct wh_view *wh_view_build(const cJSON *const *objs, size_t n, const struct wh_options *opt,
-                              struct dd_err *err)
+                              const struct wh_view *same_devices, struct dd_err *err)
 {
     static const struct wh_options defaults = { NULL, 0, 0 };
     struct wh_view *v = calloc(1, sizeof(*v));
 
     if (v) {
         v->opt = opt ? opt : &defaults;
-        if ((v->keep = cJSON_CreateArray()) && !view_fill(v, objs, n))
+        dra_model_init(&v->samples, NULL, NULL);
+        v->samples.live = 1;
+        if ((v->keep = cJSON_CreateArray()) && (v->cel = dra_cel_cache_new()) &&
+            !view_fill(v, objs, n, same_devices)) {
+            dra_cel_cache_freeze(v->cel);
             return v;
+        }
         wh_view_free(v);
     }
     dd_failf(err, DD_ENOMEM, "out of memory building the webhook's view of the cluster");
@@ -350,7 +369,8 @@ void wh_view_free(struct wh_view *v)
     free(v->drivers);
     free(v->quotas);
     free(v->cap);
-    free(v->slices);
+    dra_model_release(&v->samples);
+    dra_cel_cache_free(v->cel);
     cJSON_Delete(v->keep);
     free(v);
 }
@@ -434,18 +454,9 @@ static int same_obj(const struct dd_finding *f, const struct dra_obj *o)
 }
 
 /* The codes a webhook reports: about the incoming object itself, knowable before it exists. */
-static int webhook_code(const char *code)
-{
-    static const char *const codes[] = { "SelectorSyntaxError", "SelectorMatchesNoDriver",
-                                         "SelectorUnknownAttribute", "DeviceClassNotFound",
-                                         "ClaimTemplateNotFound" };
-    size_t i;
-
-    for (i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
-        if (!strcmp(code, codes[i]))
-            return 1;
-    return 0;
-}
+static const char *const webhook_codes[] = { "SelectorSyntaxError", "SelectorMatchesNoDriver",
+                                             "SelectorUnknownAttribute", "DeviceClassNotFound",
+                                             "ClaimTemplateNotFound" };
 
 static int has_selectors(const struct dra_claim_spec *spec)
 {
@@ -503,6 +514,7 @@ static enum dd_rc request_model(struct dra_model *m, const struct wh_view *v, co
 
     dra_model_init(m, NULL, NULL);
     m->live = 1;
+    m->cel_cache = v ? v->cel : NULL;
     *self = NULL;
     if ((rc = dra_model_add(m, obj, NULL, 0)) != DD_OK)
         return rc;
@@ -530,9 +542,8 @@ static enum dd_rc request_model(struct dra_model *m, const struct wh_view *v, co
         if ((rc = add_classes(m, v, &m->claims[i].spec)) != DD_OK)
             return rc;
     }
-    for (i = 0; v && slices && i < v->nslices; i++)
-        if ((rc = dra_model_add(m, v->slices[i], NULL, 0)) != DD_OK)
-            return rc;
+    if (v && slices && !m->nslices)
+        dra_model_borrow_slices(m, &v->samples);
     if ((rc = dra_model_finish(m)) != DD_OK)
         return rc;
     *self = is_class ? &m->classes[0].o : is_claim ? &m->claims[0].o : &m->pods[0].o;
@@ -554,13 +565,15 @@ static enum dd_rc judge(const struct wh_view *v, const cJSON *obj, struct dd_fin
         ro.known_drivers = (const char *const *)v->drivers;
         ro.nknown_drivers = v->ndrivers;
     }
+    ro.only = webhook_codes;
+    ro.nonly = sizeof(webhook_codes) / sizeof(webhook_codes[0]);
     if (dd_rules_run(m, &ro, &all)) {
         dd_findings_release(&all);
         return DD_ENOMEM;
     }
     for (i = 0; i < all.n; i++) {
         const struct dd_finding *f = &all.v[i];
-        if (webhook_code(f->code) && same_obj(f, *self) &&
+        if (same_obj(f, *self) &&
             !dd_findings_add(out, f->code, f->severity, f->obj.api_version, f->obj.kind,
                              f->obj.namespace_, f->obj.name, NULL, 0, f->message, f->fix))
             rc = DD_ENOMEM;
@@ -763,7 +776,7 @@ static int workload_kind(const char *group, const char *kind)
 }
 
 /* Gives obj the identity the request states (a CREATE's object may lack its namespace). */
-static int complete_object(cJSON *obj, const cJSON *req)
+static int complete_object(struct dd_json_arena *a, cJSON *obj, const cJSON *req)
 {
     const cJSON *rk = cJSON_GetObjectItemCaseSensitive(req, "kind");
     const char *group = dd_json_str(rk, "group", NULL), *version = dd_json_str(rk, "version", NULL);
@@ -771,60 +784,117 @@ static int complete_object(cJSON *obj, const cJSON *req)
     cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
     char av[256];
 
-    if (!dd_json_str(obj, "kind", NULL) && !cJSON_AddStringToObject(obj, "kind",
-                                                                     dd_json_str(rk, "kind", NULL)))
+    if (!dd_json_str(obj, "kind", NULL) &&
+        !dd_json_arena_add_string(a, obj, "kind", dd_json_str(rk, "kind", NULL)))
         return -1;
     if (!dd_json_str(obj, "apiVersion", NULL)) {
         snprintf(av, sizeof(av), "%s%s%s", group ? group : "", group && *group ? "/" : "",
                  version ? version : "v1");
-        if (!cJSON_AddStringToObject(obj, "apiVersion", av))
+        if (!dd_json_arena_add_string(a, obj, "apiVersion", av))
             return -1;
     }
-    if (!meta && !(meta = cJSON_AddObjectToObject(obj, "metadata")))
+    if (!meta && !(meta = dd_json_arena_add_object(a, obj, "metadata")))
         return -1;
     if (ns && *ns && !dd_json_str(meta, "namespace", NULL) &&
-        !cJSON_AddStringToObject(meta, "namespace", ns))
+        !dd_json_arena_add_string(a, meta, "namespace", ns))
         return -1;
     return 0;
 }
 
-static char *response(const char *uid, const struct decision *d)
+/* Appends s as a JSON string at out (room for 6 bytes per byte of s plus 2 is the caller's). */
+static char *put_str(char *out, const char *s)
 {
-    cJSON *root = cJSON_CreateObject(), *r, *w;
-    char *out = NULL;
-    size_t i;
+    static const char hex[] = "0123456789abcdef";
 
-    if (!root)
-        return NULL;
-    cJSON_AddStringToObject(root, "apiVersion", "admission.k8s.io/v1");
-    cJSON_AddStringToObject(root, "kind", "AdmissionReview");
-    if (!(r = cJSON_AddObjectToObject(root, "response")))
-        goto out;
-    cJSON_AddStringToObject(r, "uid", uid);
-    cJSON_AddBoolToObject(r, "allowed", !d->deny);
-    if (d->deny) {
-        cJSON *st = cJSON_AddObjectToObject(r, "status");
-        if (!st)
-            goto out;
-        cJSON_AddNumberToObject(st, "code", 403);
-        cJSON_AddStringToObject(st, "reason", "Forbidden");
-        cJSON_AddStringToObject(st, "message", d->message);
+    *out++ = '"';
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            *out++ = '\\';
+            *out++ = (char)c;
+        } else if (c < 0x20) {
+            memcpy(out, "\\u00", 4);
+            out[4] = hex[c >> 4];
+            out[5] = hex[c & 15];
+            out += 6;
+        } else {
+            *out++ = (char)c;
+        }
     }
-    if (d->nwarn) {
-        if (!(w = cJSON_AddArrayToObject(r, "warnings")))
-            goto out;
-        for (i = 0; i < d->nwarn; i++)
-            cJSON_AddItemToArray(w, cJSON_CreateString(d->warn[i]));
-    }
-    out = cJSON_PrintUnformatted(root);
-out:
-    cJSON_Delete(root);
+    *out++ = '"';
     return out;
+}
+
+static char *put(char *out, const char *lit)
+{
+    size_t n = strlen(lit);
+
+    memcpy(out, lit, n);
+    return out + n;
+}
+
+/* The AdmissionReview response, written directly: it is small and its shape fixed. */
+static char *response(const char *uid, const struct decision *d, size_t *len)
+{
+    size_t cap = 256 + 6 * strlen(uid) + (d->deny ? 6 * strlen(d->message) : 0), i;
+    char *buf, *p;
+
+    for (i = 0; i < d->nwarn; i++)
+        cap += 6 * strlen(d->warn[i]) + 3;
+    if (!(p = buf = malloc(cap)))
+        return NULL;
+    p = put(p, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+               "\"response\":{\"uid\":");
+    p = put_str(p, uid);
+    p = put(p, d->deny ? ",\"allowed\":false,\"status\":{\"code\":403,\"reason\":\"Forbidden\","
+                         "\"message\":" : ",\"allowed\":true");
+    if (d->deny)
+        p = put(put_str(p, d->message), "}");
+    for (i = 0; i < d->nwarn; i++)
+        p = put_str(put(p, i ? "," : ",\"warnings\":["), d->warn[i]);
+    p = put(p, d->nwarn ? "]}}" : "}}");
+    *p = '\0';
+    *len = (size_t)(p - buf);
+    return buf;
+}
+
+/*
+ * Each request thread parses into its own arena, kept for the thread's life: a request
+ * then costs no allocation for its tree (dropped at once by a reset).
+ */
+static pthread_key_t arena_key;
+static pthread_once_t arena_once = PTHREAD_ONCE_INIT;
+static int arena_key_ok;
+
+static void arena_drop(void *a)
+{
+    dd_json_arena_free(a);
+}
+
+static void arena_init(void)
+{
+    arena_key_ok = !pthread_key_create(&arena_key, arena_drop);
+}
+
+static struct dd_json_arena *thread_arena(void)
+{
+    struct dd_json_arena *a;
+
+    pthread_once(&arena_once, arena_init);
+    if (!arena_key_ok)
+        return NULL;
+    if (!(a = pthread_getspecific(arena_key)) && (a = dd_json_arena_new(MAX_TREE)) &&
+        pthread_setspecific(arena_key, a)) {
+        dd_json_arena_free(a);
+        a = NULL;
+    }
+    return a;
 }
 
 enum dd_rc wh_review(const struct wh_view *v, const char *body, size_t len,
                      struct wh_result *res, struct dd_err *err)
 {
+    struct dd_json_arena *arena = thread_arena();
     struct decision d;
     cJSON *root, *req, *obj;
     const char *uid = NULL, *group = NULL, *kind = NULL, *op = NULL, *av;
@@ -833,7 +903,10 @@ enum dd_rc wh_review(const struct wh_view *v, const char *body, size_t len,
 
     memset(res, 0, sizeof(*res));
     memset(&d, 0, sizeof(d));
-    if (!(root = dd_json_parse(body, len, MAX_DEPTH, err)))
+    if (!arena)
+        return dd_failf(err, DD_ENOMEM, "out of memory deciding the AdmissionReview");
+    /* managedFields: often the biggest part of a body, and never read. */
+    if (!(root = dd_json_arena_parse(arena, body, len, MAX_DEPTH, "managedFields", err)))
         return err ? err->rc : DD_EPARSE;
     av = dd_json_str(root, "apiVersion", NULL);
     req = cJSON_GetObjectItemCaseSensitive(root, "request");
@@ -854,7 +927,7 @@ enum dd_rc wh_review(const struct wh_view *v, const char *body, size_t len,
     else if (!(op = dd_json_str(req, "operation", NULL)))
         rc = dd_failf(err, DD_EINVAL, "request.operation: missing or not a string");
     if (rc != DD_OK) {
-        cJSON_Delete(root);
+        dd_json_arena_reset(arena);
         return rc;
     }
     snprintf(res->kind, sizeof(res->kind), "%s", kind);
@@ -862,7 +935,7 @@ enum dd_rc wh_review(const struct wh_view *v, const char *body, size_t len,
     obj = cJSON_GetObjectItemCaseSensitive(req, "object");
     if (v && cJSON_IsObject(obj)) {
         int create = str_is(op, "CREATE");
-        if (complete_object(obj, req))
+        if (complete_object(arena, obj, req))
             rc = DD_ENOMEM;
         else if (str_is(group, "resource.k8s.io") && str_is(kind, "DeviceClass") &&
                  (create || str_is(op, "UPDATE")))
@@ -872,14 +945,13 @@ enum dd_rc wh_review(const struct wh_view *v, const char *body, size_t len,
                             workload_kind(group, kind)))
             rc = decide_claims(v, obj, &d);
     }
-    if (rc == DD_OK && !(res->body = response(uid, &d)))
+    if (rc == DD_OK && !(res->body = response(uid, &d, &res->len)))
         rc = DD_ENOMEM;
     if (rc == DD_ENOMEM)
         dd_failf(err, DD_ENOMEM, "out of memory deciding the AdmissionReview");
-    res->len = res->body ? strlen(res->body) : 0;
     res->verdict = d.deny ? WH_DENIED : d.nwarn ? WH_WARNED : WH_ALLOWED;
     for (i = 0; i < d.nwarn; i++)
         free(d.warn[i]);
-    cJSON_Delete(root);
+    dd_json_arena_reset(arena);
     return rc;
 }

@@ -45,10 +45,14 @@ struct wh_view;
 /*
  * Builds a view from objs[0..n) (any kinds; borrowed for the call only: the
  * view copies what it keeps).  opt is borrowed for the view's lifetime.
+ * same_devices, when not NULL, is an earlier view built from the same
+ * DeviceClasses, ResourceSlices and DaemonSets (only claims, templates or
+ * quotas changed since; borrowed for the call): its device supply per class
+ * is reused instead of evaluating every class against every device.
  * Returns NULL on ENOMEM (err says so).
  */
 struct wh_view *wh_view_build(const cJSON *const *objs, size_t n, const struct wh_options *opt,
-                              struct dd_err *err);
+                              const struct wh_view *same_devices, struct dd_err *err);
 void wh_view_free(struct wh_view *v);
 
 /* Registered driver names of the view (slices, DaemonSets, --known-driver), sorted;

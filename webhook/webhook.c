@@ -46,17 +46,19 @@ static int keep_allocated(const cJSON *claim)
     return dd_json_path(claim, "status", "allocation", NULL) != NULL;
 }
 
-/* What the webhook watches: what review.c's view reads. */
+/* What the webhook watches: what review.c's view reads.  `devices`: the kinds each class's
+ * device supply depends on (a change of the others only changes demand). */
 static const struct watched {
     struct snap_resource r;
     int (*keep)(const cJSON *obj);
+    int devices;
 } watched[] = {
-    { { "resource.k8s.io", "v1", "deviceclasses", NULL }, NULL },
-    { { "resource.k8s.io", "v1", "resourceslices", NULL }, NULL },
-    { { "resource.k8s.io", "v1", "resourceclaims", NULL }, keep_allocated },
-    { { "resource.k8s.io", "v1", "resourceclaimtemplates", NULL }, NULL },
-    { { "", "v1", "resourcequotas", NULL }, NULL },
-    { { "apps", "v1", "daemonsets", NULL }, NULL },
+    { { "resource.k8s.io", "v1", "deviceclasses", NULL }, NULL, 1 },
+    { { "resource.k8s.io", "v1", "resourceslices", NULL }, NULL, 1 },
+    { { "resource.k8s.io", "v1", "resourceclaims", NULL }, keep_allocated, 0 },
+    { { "resource.k8s.io", "v1", "resourceclaimtemplates", NULL }, NULL, 0 },
+    { { "", "v1", "resourcequotas", NULL }, NULL, 0 },
+    { { "apps", "v1", "daemonsets", NULL }, NULL, 1 },
 };
 #define NWATCHED (sizeof(watched) / sizeof(watched[0]))
 
@@ -91,16 +93,26 @@ struct vref {
     int refs;                       /* guarded by wh.mu */
 };
 
+struct wh;
+
+/* One informer's handler context: which resource changed. */
+struct watch_ctx {
+    struct wh *w;
+    int devices;                    /* watched[].devices */
+};
+
 struct wh {
     struct wh_opts o;
     struct kube_config cfg;
     struct inf_store *stores[NWATCHED];
     struct inf_reflector *refl[NWATCHED];
+    struct watch_ctx wctx[NWATCHED];
     struct mf_set fixed;            /* --objects, while the view is built from it */
     pthread_mutex_t mu;             /* guards cur, dirty, stop and the graveyard */
     pthread_cond_t cv;
     struct vref *cur;
     int dirty, stop;
+    int devices_dirty;              /* classes, slices or DaemonSets changed since cur */
     /* Objects the stores let go of while a view is being built wait here until it is. */
     int building;
     cJSON **graves;
@@ -183,10 +195,13 @@ static void on_drop(void *ctx, cJSON *obj)
     cJSON_Delete(obj);
 }
 
-static void changed(struct wh *w)
+static void changed(struct watch_ctx *c)
 {
+    struct wh *w = c->w;
+
     pthread_mutex_lock(&w->mu);
     w->dirty = 1;
+    w->devices_dirty |= c->devices;
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
 }
@@ -220,6 +235,7 @@ static void *builder(void *arg)
         const cJSON **objs;
         size_t nobjs;
         struct wh_view *v = NULL;
+        struct vref *prev = NULL;
         struct dd_err err;
         cJSON **graves;
         size_t i, ngraves;
@@ -233,14 +249,28 @@ static void *builder(void *arg)
         }
         w->dirty = 0;
         w->building = 1;
+        /* When only claims, templates or quotas changed, the current view's device supply
+         * per class still holds: reusing it skips evaluating every class against every
+         * device, the bulk of a build. */
+        if (!w->devices_dirty && w->cur) {
+            prev = w->cur;
+            prev->refs++;
+        }
+        w->devices_dirty = 0;
         pthread_mutex_unlock(&w->mu);
 
         dd_err_clear(&err);
         if (inf_stores_collect(w->stores, NWATCHED, &objs, &nobjs))
             dd_failf(&err, DD_ENOMEM, "out of memory collecting the caches");
         else
-            v = wh_view_build(objs, nobjs, &w->o.review, &err);
+            v = wh_view_build(objs, nobjs, &w->o.review, prev ? prev->view : NULL, &err);
         free(objs);
+        view_put(w, prev);
+        if (!v) {
+            pthread_mutex_lock(&w->mu);
+            w->devices_dirty = 1; /* the next build cannot trust the old view's supply */
+            pthread_mutex_unlock(&w->mu);
+        }
 
         pthread_mutex_lock(&w->mu);
         w->building = 0;
@@ -632,7 +662,7 @@ static int load_fixed(struct wh *w)
     for (i = 0; i < w->fixed.n; i++)
         objs[i] = w->fixed.objs[i].json;
     dd_err_clear(&err);
-    v = wh_view_build(objs, w->fixed.n, &w->o.review, &err);
+    v = wh_view_build(objs, w->fixed.n, &w->o.review, NULL, &err);
     free(objs);
     /* The view copied what it keeps. */
     mf_set_release(&w->fixed);
@@ -647,7 +677,6 @@ static int load_fixed(struct wh *w)
 
 static int start_informers(struct wh *w)
 {
-    struct inf_handlers hs = { w, on_add, on_update, on_add };
     struct dd_err err;
     size_t i;
 
@@ -657,6 +686,7 @@ static int start_informers(struct wh *w)
         return -1;
     }
     for (i = 0; i < NWATCHED; i++) {
+        struct inf_handlers hs = { NULL, on_add, on_update, on_add };
         struct inf_reflector_opts ro;
         char path[256];
 
@@ -667,6 +697,9 @@ static int start_informers(struct wh *w)
         ro.selector = watched[i].r.selector;
         ro.transform = snapshot_trim;
         ro.keep = watched[i].keep;
+        w->wctx[i].w = w;
+        w->wctx[i].devices = watched[i].devices;
+        hs.ctx = &w->wctx[i];
         if (!(w->stores[i] = inf_store_new()))
             return -1;
         inf_store_set_drop(w->stores[i], on_drop, w);

@@ -40,7 +40,7 @@ static struct wh_view *view(void)
     for (i = 0; i < n; i++)
         if (!(objs[i] = cJSON_Parse(cluster[i])))
             abort();
-    if (!(v = wh_view_build((const cJSON *const *)objs, n, NULL, NULL)))
+    if (!(v = wh_view_build((const cJSON *const *)objs, n, NULL, NULL, NULL)))
         abort();
     for (i = 0; i < n; i++)
         cJSON_Delete(objs[i]);

@@ -77,7 +77,7 @@ static int setup(void **state)
     f->known[0] = "fpga.example.net";
     f->opt.known_drivers = f->known;
     f->opt.nknown_drivers = 1;
-    f->v = wh_view_build((const cJSON *const *)f->objs, f->n, &f->opt, NULL);
+    f->v = wh_view_build((const cJSON *const *)f->objs, f->n, &f->opt, NULL, NULL);
     assert_non_null(f->v);
     /* The view copies what it keeps: the sources can go at once. */
     for (i = 0; i < f->n; i++)
@@ -228,7 +228,7 @@ static void test_escape_hatches(void **state)
     /* --unknown-driver=warn */
     warn.unknown_driver_warn = 1;
     src[0] = cJSON_Parse(SLICE);
-    v2 = wh_view_build((const cJSON *const *)src, 1, &warn, NULL);
+    v2 = wh_view_build((const cJSON *const *)src, 1, &warn, NULL, NULL);
     assert_non_null(v2);
     r = review(v2, "resource.k8s.io", "v1", "DeviceClass", "CREATE", "",
                CLASS("y", "gpu.exmaple.com"), NULL, &res);
@@ -351,6 +351,54 @@ static void test_claim_missing_class_and_devices(void **state)
     free(res.body);
 }
 
+/* A rebuild after claims changed reuses the device supply of the view it is given and counts
+ * demand again. */
+static void test_rebuild_reuses_supply(void **state)
+{
+    static const char *const base_src[] = { SLICE, CLASS("gpu.example.com", "gpu.example.com") };
+    static const char *const claims_src[] = { CLASS("gpu.example.com", "gpu.example.com"), TAKEN };
+    const char *two =
+        "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":"
+        "\"two\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{"
+        "\"deviceClassName\":\"gpu.example.com\",\"count\":2}}]}}}";
+    cJSON *a[2], *b[2], *r;
+    struct wh_view *v1, *v2, *v3;
+    struct wh_result res;
+    char w[4096];
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < 2; i++) {
+        assert_non_null(a[i] = cJSON_Parse(base_src[i]));
+        assert_non_null(b[i] = cJSON_Parse(claims_src[i]));
+    }
+    assert_non_null(v1 = wh_view_build((const cJSON *const *)a, 2, NULL, NULL, NULL));
+    r = review(v1, "resource.k8s.io", "v1", "ResourceClaim", "CREATE", "free", two, NULL, &res);
+    assert_int_equal(res.verdict, WH_ALLOWED);
+    cJSON_Delete(r);
+    free(res.body);
+    /* Without the slice and reusing nothing, the supply is unknown: no warning either. */
+    assert_non_null(v3 = wh_view_build((const cJSON *const *)b, 2, NULL, NULL, NULL));
+    r = review(v3, "resource.k8s.io", "v1", "ResourceClaim", "CREATE", "free", two, NULL, &res);
+    assert_int_equal(res.verdict, WH_ALLOWED);
+    cJSON_Delete(r);
+    free(res.body);
+    /* The supply (2) comes from v1, the demand (1, the allocated claim) from the new objects. */
+    assert_non_null(v2 = wh_view_build((const cJSON *const *)b, 2, NULL, v1, NULL));
+    r = review(v2, "resource.k8s.io", "v1", "ResourceClaim", "CREATE", "free", two, NULL, &res);
+    assert_contains(warnings(r, w, sizeof(w)),
+                    "InsufficientDevices: DeviceClass gpu.example.com has 1 free device(s) of 2");
+    cJSON_Delete(r);
+    free(res.body);
+    wh_view_free(v1);
+    wh_view_free(v2);
+    wh_view_free(v3);
+    for (i = 0; i < 2; i++) {
+        cJSON_Delete(a[i]);
+        cJSON_Delete(b[i]);
+    }
+}
+
 static void test_pod_template_over_quota(void **state)
 {
     struct fx *f = *state;
@@ -465,6 +513,7 @@ int main(void)
         cmocka_unit_test(test_claim_over_quota_warns),
         cmocka_unit_test(test_claim_missing_class_and_devices),
         cmocka_unit_test(test_pod_template_over_quota),
+        cmocka_unit_test(test_rebuild_reuses_supply),
         cmocka_unit_test(test_other_kinds_pass),
         cmocka_unit_test(test_bad_requests),
     };

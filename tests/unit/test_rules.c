@@ -474,6 +474,32 @@ static void table_is_consistent(void **state)
     assert_null(dd_rule_find("NoSuchRule"));
 }
 
+/* Did-you-mean: the closest name within a typo's reach (a quarter of the length, at least
+ * 2 edits), the first of equals, nothing for names too far off. */
+static void nearest_name(void **state)
+{
+    static const char *const drivers[] = { "net.example.org", "gpu.example.com",
+                                           "gpu.example.co", "fpga.example.com",
+                                           "a-much-longer-driver-name.example.com" };
+    static const char *const ties[] = { "abcx", "abxd", "abcd" };
+    (void)state;
+    assert_string_equal(dd_rules_nearest("gpu.exmaple.com", drivers, 5), "gpu.example.com");
+    assert_string_equal(dd_rules_nearest("gpu.example.com", drivers, 5), "gpu.example.com");
+    assert_string_equal(dd_rules_nearest("gpu.example.cm", drivers, 5), "gpu.example.com");
+    assert_string_equal(dd_rules_nearest("gpu.example.c", drivers, 5), "gpu.example.co");
+    assert_string_equal(dd_rules_nearest("fgpa.exmaple.com", drivers, 5), "fpga.example.com");
+    /* 4 edits on 15 characters: beyond 15/4 = 3. */
+    assert_null(dd_rules_nearest("tpu.eksample.io", drivers, 5));
+    assert_string_equal(dd_rules_nearest("tpu.example.com", drivers, 5), "gpu.example.com");
+    assert_null(dd_rules_nearest("x", drivers, 5));
+    assert_null(dd_rules_nearest("gpu.example.com", drivers, 0));
+    /* Equally close: the first listed wins, whatever comes after. */
+    assert_string_equal(dd_rules_nearest("abzz", ties, 3), "abcx");
+    assert_string_equal(dd_rules_nearest("abcd", ties, 3), "abcd");
+    assert_string_equal(dd_rules_nearest("a-much-longer-driver-name.exmaple.com", drivers, 5),
+                        "a-much-longer-driver-name.example.com");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -489,6 +515,7 @@ int main(void)
         cmocka_unit_test(cdi_disabled_on_nodes),
         cmocka_unit_test(live_driver_checks),
         cmocka_unit_test(table_is_consistent),
+        cmocka_unit_test(nearest_name),
     };
     return cmocka_run_group_tests_name("rules", tests, NULL, NULL);
 }

@@ -1,0 +1,213 @@
+/*
+ * fuzz_json.c - libFuzzer entry for the arena JSON parser (lib/json.c) against cJSON
+ * (cJSON_ParseWithLengthOpts, then only whitespace may follow).  When both accept, the trees
+ * must match field by field (type, key, string, valueint, valuedouble bits, list links),
+ * print the same and compare as cJSON compares its own trees; parsed again with a skip key
+ * the tree must be cJSON's with those members removed.  When only one accepts, the input
+ * must be one of the known differences, all of them places where cJSON is laxer than
+ * RFC 8259 or cuts a number short:
+ *   - nesting deeper than our limit (100; cJSON's is 1000);
+ *   - a control character (< 0x20): raw in a string, or between tokens, where cJSON takes
+ *     every byte up to 0x20 for whitespace;
+ *   - a UTF-8 byte order mark at the start (cJSON skips it);
+ *   - \u with a non-hex digit (cJSON reads the escape as U+0000);
+ *   - a number strtod takes but the grammar does not ("01", "1.", "-.5", "1.e5");
+ *   - we alone accept: a number longer than 63 bytes (cJSON cuts it there and then fails
+ *     on the rest).
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define SKIP "a"
+
+static cJSON *cjson_parse(const char *buf, size_t len)
+{
+    const char *end = NULL;
+    cJSON *t = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
+
+    while (t && end < buf + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
+        end++;
+    if (t && end != buf + len) {
+        cJSON_Delete(t);
+        t = NULL;
+    }
+    return t;
+}
+
+static int same_str(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static void same_tree(const cJSON *want, const cJSON *got)
+{
+    const cJSON *w, *g, *last = NULL;
+
+    if (want->type != got->type || !same_str(want->string, got->string) ||
+        !same_str(want->valuestring, got->valuestring) || want->valueint != got->valueint ||
+        memcmp(&want->valuedouble, &got->valuedouble, sizeof(double)))
+        abort();
+    for (w = want->child, g = got->child; w && g; w = w->next, g = g->next) {
+        same_tree(w, g);
+        if (g != got->child && g->prev != last)
+            abort();
+        last = g;
+    }
+    if (w || g || (got->child && got->child->prev != last))
+        abort();
+}
+
+static void strip(cJSON *t, const char *key)
+{
+    cJSON *c, *next;
+
+    for (c = t->child; c; c = next) {
+        next = c->next;
+        if (cJSON_IsObject(t) && !strcmp(c->string, key))
+            cJSON_Delete(cJSON_DetachItemViaPointer(t, c));
+        else
+            strip(c, key);
+    }
+}
+
+#define DIGIT(c) ((c) >= '0' && (c) <= '9')
+#define NUMCHAR(c) (DIGIT(c) || (c) == '-' || (c) == '+' || (c) == '.' || (c) == 'e' || (c) == 'E')
+#define HEX(c) (DIGIT(c) || ((c) >= 'a' && (c) <= 'f') || ((c) >= 'A' && (c) <= 'F'))
+
+/* -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)? over all of s[0..n). */
+static int strict_number(const char *s, size_t n)
+{
+    size_t i = 0;
+
+    if (i < n && s[i] == '-')
+        i++;
+    if (i < n && s[i] == '0')
+        i++;
+    else if (i < n && DIGIT(s[i]))
+        while (i < n && DIGIT(s[i]))
+            i++;
+    else
+        return 0;
+    if (i < n && s[i] == '.') {
+        if (++i == n || !DIGIT(s[i]))
+            return 0;
+        while (i < n && DIGIT(s[i]))
+            i++;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        if (++i < n && (s[i] == '+' || s[i] == '-'))
+            i++;
+        if (i == n || !DIGIT(s[i]))
+            return 0;
+        while (i < n && DIGIT(s[i]))
+            i++;
+    }
+    return i == n;
+}
+
+/* Where err's line and column point. */
+static size_t offset_of(const char *buf, size_t len, const struct dd_err *err)
+{
+    size_t p = 0;
+    int line = 1;
+
+    while (line < err->line && p < len)
+        if (buf[p++] == '\n')
+            line++;
+    if (line != err->line || err->col < 1 || p + (size_t)err->col - 1 > len)
+        abort();
+    return p + (size_t)err->col - 1;
+}
+
+/* cJSON accepted what we refused: one of the differences listed at the top? */
+static int known_refusal(const char *buf, size_t len, const struct dd_err *err)
+{
+    size_t p, s, e, k;
+
+    if (err->rc == DD_ETOOBIG)
+        return !strcmp(err->msg, "JSON nests deeper than 100 levels");
+    if (err->rc != DD_EPARSE)
+        return 0;
+    p = offset_of(buf, len, err);
+    if (p < len && (unsigned char)buf[p] < 0x20)
+        return 1;
+    if (p == 0 && len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
+        return 1;
+    for (k = 0; k < 4 && p >= k + 2; k++)
+        if (buf[p - k - 2] == '\\' && buf[p - k - 1] == 'u' && p < len && !HEX(buf[p]))
+            return 1;
+    for (s = p; s > 0 && NUMCHAR(buf[s - 1]); s--)
+        ;
+    for (e = s; e < len && NUMCHAR(buf[e]); e++)
+        ;
+    return e > s && e >= p && (buf[s] == '-' || DIGIT(buf[s])) && !strict_number(buf + s, e - s);
+}
+
+/* We accepted what cJSON refused: a number longer than 63 bytes (the text is valid JSON). */
+static int long_number(const char *buf, size_t len)
+{
+    size_t i, run = 0;
+    int in_str = 0;
+
+    for (i = 0; i < len; i++) {
+        if (in_str) {
+            if (buf[i] == '\\')
+                i++;
+            else if (buf[i] == '"')
+                in_str = 0;
+            continue;
+        }
+        in_str = buf[i] == '"';
+        run = NUMCHAR(buf[i]) ? run + 1 : 0;
+        if (run > 63)
+            return 1;
+    }
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static struct dd_json_arena *a;
+    const char *buf = (const char *)data;
+    struct dd_err err, err2;
+    cJSON *want, *got, *skipped;
+
+    if (!a && !(a = dd_json_arena_new((size_t)256 << 20)))
+        abort();
+    want = cjson_parse(buf, size);
+    dd_err_clear(&err);
+    got = dd_json_arena_parse(a, buf, size, 100, NULL, &err);
+    dd_err_clear(&err2);
+    skipped = dd_json_arena_parse(a, buf, size, 100, SKIP, &err2);
+    /* Skipping changes the tree, never what is accepted nor the error. */
+    if (!got != !skipped || strcmp(err.msg, err2.msg) || err.line != err2.line ||
+        err.col != err2.col)
+        abort();
+    if (!got && (!err.msg[0] || (err.rc != DD_EPARSE && err.rc != DD_ETOOBIG)))
+        abort();
+    if (want && got) {
+        cJSON *copy = cJSON_Duplicate(want, 1);
+        char *pw = cJSON_PrintUnformatted(want), *pg = cJSON_PrintUnformatted(got);
+        same_tree(want, got);
+        if (!same_str(pw, pg) || cJSON_Compare(want, got, 1) != cJSON_Compare(want, copy, 1))
+            abort();
+        free(pw);
+        free(pg);
+        cJSON_Delete(copy);
+        strip(want, SKIP);
+        same_tree(want, skipped);
+    } else if (want && !known_refusal(buf, size, &err)) {
+        abort();
+    } else if (got && !long_number(buf, size)) {
+        abort();
+    }
+    cJSON_Delete(want);
+    dd_json_arena_reset(a);
+    return 0;
+}

@@ -1,0 +1,579 @@
+/*
+ * test_json.c - the arena JSON parser against cJSON: every input both accept must give
+ * trees no cJSON reader can tell apart (types, strings, valuedouble and valueint, list
+ * links, printed form); errors with their positions; the depth and memory caps; skip_key;
+ * nodes added afterwards; arena reuse.  tests/fuzz/fuzz_json.c does the same with
+ * generated inputs.  Runs from the repository root.
+ */
+#include "harness.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <math.h>
+
+#include "json.h"
+
+#define BIG ((size_t)64 << 20)
+
+/* cJSON as the webhook used it before the arena parser: one value, then only whitespace. */
+static cJSON *cjson_parse(const char *buf, size_t len)
+{
+    const char *end = NULL;
+    cJSON *t = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
+
+    while (t && end < buf + len && strchr(" \t\n\r", *end) && *end)
+        end++;
+    if (t && end != buf + len) {
+        cJSON_Delete(t);
+        t = NULL;
+    }
+    return t;
+}
+
+/* Field by field, and the list links cJSON itself relies on to append. */
+static void same_tree(const cJSON *want, const cJSON *got)
+{
+    const cJSON *w, *g, *last = NULL;
+
+    assert_int_equal(want->type, got->type);
+    if (want->string || got->string) {
+        assert_non_null(got->string);
+        assert_non_null(want->string);
+        assert_string_equal(want->string, got->string);
+    }
+    if (want->valuestring || got->valuestring) {
+        assert_non_null(got->valuestring);
+        assert_non_null(want->valuestring);
+        assert_string_equal(want->valuestring, got->valuestring);
+    }
+    assert_int_equal(want->valueint, got->valueint);
+    assert_memory_equal(&want->valuedouble, &got->valuedouble, sizeof(double));
+    for (w = want->child, g = got->child; w && g; w = w->next, g = g->next) {
+        same_tree(w, g);
+        if (g != got->child)
+            assert_ptr_equal(g->prev, last);
+        last = g;
+    }
+    assert_null(w);
+    assert_null(g);
+    if (got->child)
+        assert_ptr_equal(got->child->prev, last);
+}
+
+static void check_same(struct dd_json_arena *a, const char *buf, size_t len)
+{
+    struct dd_err err;
+    cJSON *want = cjson_parse(buf, len), *got;
+    cJSON *copy;
+    char *pw, *pg;
+
+    dd_err_clear(&err);
+    got = dd_json_arena_parse(a, buf, len, 1000, NULL, &err);
+    if (!want) {
+        if (got)
+            fail_msg("cJSON refuses, we accept: %.200s", buf);
+        return;
+    }
+    if (!got)
+        fail_msg("cJSON accepts, we refuse (%s): %.200s", err.msg, buf);
+    same_tree(want, got);
+    /* cJSON_Compare is false even between two cJSON trees when a key repeats (it looks
+     * members up by name) or a number is inf (|inf - inf| is NaN): expect what it says then. */
+    copy = cJSON_Duplicate(want, 1);
+    assert_int_equal(cJSON_Compare(want, got, 1), cJSON_Compare(want, copy, 1));
+    assert_int_equal(cJSON_Compare(got, want, 1), cJSON_Compare(copy, want, 1));
+    cJSON_Delete(copy);
+    pw = cJSON_PrintUnformatted(want);
+    pg = cJSON_PrintUnformatted(got);
+    assert_string_equal(pw, pg);
+    free(pw);
+    free(pg);
+    cJSON_Delete(want);
+}
+
+static void check_same_str(struct dd_json_arena *a, const char *s)
+{
+    check_same(a, s, strlen(s));
+}
+
+static void test_differential_snippets(void **state)
+{
+    static const char *const in[] = {
+        "{}", "[]", "0", "\"\"", "true", "false", "null", " \t\r\n[ ] \n",
+        "{\"a\":1,\"b\":[1,2,3],\"c\":{\"d\":null,\"e\":true,\"f\":false}}",
+        "[[],[[]],{},{\"\":{}}]",
+        "{\"dup\":1,\"dup\":2,\"dup\":{\"dup\":3}}",
+        "[\"plain\",\"caf\xc3\xa9\",\"\xe2\x82\xac\xf0\x9f\x98\x80\"]",
+        "{ \"a\" : [ 1 , 2 ] , \"b\" : \"x\" }",
+        "[\"\\\"\\\\\\/\\b\\f\\n\\r\\t\"]",
+        "[\"\\u0041\\u00e9\\u00E9\\u20ac\\uD83D\\uDE00\\udbff\\udfff\\u0080\\u07ff\\u0800"
+        "\\uffff\"]",
+        "{\"k\\u0065y\":\"v\\u0061l\",\"a\\nb\":1}",
+        "[\"a\\u0000b\",\"\\u0000\"]", "{\"x\\u0000y\":1}",
+        "[\"long plain string without any escapes at all, long enough for the word loop\"]",
+        "[\"escape late in a long string ......................... \\n and after\"]",
+        "[0,-0,1,-1,0.5,-0.25,1e3,1E3,1e+3,1e-3,1E-0,0e0,-0.0e-0]",
+        "[2147483647,2147483648,-2147483648,-2147483649,2147483646.5,-2147483648.5]",
+        "[999999999999999,-999999999999999,9999999999999999,12345678901234567890123]",
+        "[1e308,1.7976931348623157e308,1e400,-1e400,4.9e-324,1e-400,2.5,-2.5,0.1]",
+        "[3.14159265358979323846264338327950288419716939937510582097494459]",
+        "[123456789012345678901234567890123456789012345678901234567890123]",
+        "\"top-level string\"", "-12.5e2", "  42  ",
+    };
+    struct dd_json_arena *a = dd_json_arena_new(BIG);
+    size_t i;
+
+    (void)state;
+    assert_non_null(a);
+    for (i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+        check_same_str(a, in[i]);
+        dd_json_arena_reset(a);
+    }
+    dd_json_arena_free(a);
+}
+
+static int check_dir(struct dd_json_arena *a, const char *dir)
+{
+    char path[512];
+    struct dirent *e;
+    DIR *d = opendir(dir);
+    int n = 0;
+
+    if (!d)
+        fail_msg("cannot open %s", dir);
+    while ((e = readdir(d))) {
+        char *buf;
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        buf = test_read_file(path);
+        check_same(a, buf, strlen(buf));
+        dd_json_arena_reset(a);
+        free(buf);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Not-JSON files (truncated.json) must be refused by both. */
+static void test_differential_files(void **state)
+{
+    struct dd_json_arena *a = dd_json_arena_new(BIG);
+
+    (void)state;
+    assert_true(check_dir(a, "tests/fuzz/corpus/admission") >= 5);
+    assert_true(check_dir(a, "tests/data/live") >= 1);
+    assert_true(check_dir(a, "tests/fuzz/corpus/json") >= 5);
+    assert_true(check_dir(a, "tests/fuzz/corpus/manifest") >= 1);
+    dd_json_arena_free(a);
+}
+
+static cJSON *parse_ok(struct dd_json_arena *a, const char *s)
+{
+    struct dd_err err;
+    cJSON *t = dd_json_arena_parse(a, s, strlen(s), 100, NULL, &err);
+
+    if (!t)
+        fail_msg("%s: %s", s, err.msg);
+    return t;
+}
+
+static void test_strings(void **state)
+{
+    struct dd_json_arena *a = dd_json_arena_new(BIG);
+    cJSON *t;
+
+    (void)state;
+    t = parse_ok(a, "[\"\\uD83D\\uDE00\",\"\\u00e9\",\"\\u20AC\",\"a\\u0000b\",\"\\/\","
+                    "\"\\u007f\"]");
+    assert_string_equal(cJSON_GetArrayItem(t, 0)->valuestring, "\xf0\x9f\x98\x80");
+    assert_string_equal(cJSON_GetArrayItem(t, 1)->valuestring, "\xc3\xa9");
+    assert_string_equal(cJSON_GetArrayItem(t, 2)->valuestring, "\xe2\x82\xac");
+    assert_string_equal(cJSON_GetArrayItem(t, 3)->valuestring, "a");
+    assert_string_equal(cJSON_GetArrayItem(t, 4)->valuestring, "/");
+    assert_string_equal(cJSON_GetArrayItem(t, 5)->valuestring, "\x7f");
+    /* Not NUL-terminated: the parser must stop at len. */
+    t = dd_json_arena_parse(a, "\"abc\"XYZ", 5, 100, NULL, NULL);
+    assert_non_null(t);
+    assert_string_equal(t->valuestring, "abc");
+    t = dd_json_arena_parse(a, "[12]", 3, 100, NULL, NULL);
+    assert_null(t);
+    dd_json_arena_free(a);
+}
+
+/* Strings are decoded straight into the chunk's free room; one running past the chunk's end is
+ * measured and decoded again: escapes and errors at every offset across that edge. */
+static void test_strings_across_chunks(void **state)
+{
+    static const char unit[] = "\\u00e9\\uD83D\\uDE00\\n\\\"";
+    struct dd_json_arena *a = dd_json_arena_new(BIG);
+    size_t pad, i, len, cut;
+    char *s = malloc(70000 + 100 * sizeof(unit) + 16);
+    struct dd_err err;
+
+    (void)state;
+    assert_non_null(s);
+    for (pad = 65100; pad < 65350; pad++) {
+        len = 0;
+        s[len++] = '[';
+        s[len++] = '"';
+        memset(s + len, 'x', pad);
+        len += pad;
+        len += (size_t)sprintf(s + len, "\",\"");
+        for (i = 0; i < 100; i++)
+            len += (size_t)sprintf(s + len, "%s", unit);
+        cut = len;
+        len += (size_t)sprintf(s + len, "\"]");
+        check_same(a, s, len);
+        dd_json_arena_reset(a);
+        /* A lone high surrogate at the end: reported where the low one should start. */
+        len = cut + (size_t)sprintf(s + cut, "\\uD800\"]");
+        assert_null(dd_json_arena_parse(a, s, len, 10, NULL, &err));
+        assert_int_equal(err.col, (int)(cut + 7));
+        dd_json_arena_reset(a);
+    }
+    free(s);
+    dd_json_arena_free(a);
+}
+
+static void test_numbers(void **state)
+{
+    struct dd_json_arena *a = dd_json_arena_new(BIG);
+    cJSON *t;
+
+    (void)state;
+    t = parse_ok(a, "[0,-0,2147483648,-2147483649,999999999999999,9999999999999999,1e400,"
+                    "2.9,-2.9]");
+    assert_true(t->child->valuedouble == 0 && !signbit(t->child->valuedouble));
+    assert_true(signbit(cJSON_GetArrayItem(t, 1)->valuedouble));
+    assert_int_equal(cJSON_GetArrayItem(t, 2)->valueint, INT_MAX);
+    assert_int_equal(cJSON_GetArrayItem(t, 3)->valueint, INT_MIN);
+    assert_true(cJSON_GetArrayItem(t, 4)->valuedouble == 999999999999999.0);
+    assert_true(cJSON_GetArrayItem(t, 5)->valuedouble == 1e16); /* rounded, as strtod does */
+    assert_true(isinf(cJSON_GetArrayItem(t, 6)->valuedouble));
+    assert_int_equal(cJSON_GetArrayItem(t, 6)->valueint, INT_MAX);
+    assert_int_equal(cJSON_GetArrayItem(t, 7)->valueint, 2);
+    assert_int_equal(cJSON_GetArrayItem(t, 8)->valueint, -2);
+    /* Longer than cJSON's 63-byte copy (cJSON refuses it): valid JSON, read whole. */
+    t = parse_ok(a, "0.0000000000000000000000000000000000000000000000000000000000000000000000015");
+    assert_true(t->valuedouble == 1.5e-72);
+    dd_json_arena_free(a);
+}
+
+static void expect_error(const char *s, size_t len, int line, int col, const char *tail)
+{
+    struct dd_json_arena *a = dd_json_arena_new(BIG);
+    char want[128];
+    struct dd_err err;
+
+    dd_err_clear(&err);
+    if (dd_json_arena_parse(a, s, len, 100, NULL, &err))
+        fail_msg("accepted: %s", s);
+    snprintf(want, sizeof(want), "malformed JSON at line %d, column %d%s", line, col, tail);
+    if (err.rc != DD_EPARSE || strcmp(err.msg, want))
+        fail_msg("%s: got \"%s\", want \"%s\"", s, err.msg, want);
+    assert_int_equal(err.line, line);
+    assert_int_equal(err.col, col);
+    dd_json_arena_free(a);
+}
+
+#define ERR(s, line, col) expect_error(s, sizeof(s) - 1, line, col, "")
+
+static void test_errors(void **state)
+{
+    (void)state;
+    ERR("", 1, 1);
+    ERR(" \n ", 2, 2);
+    ERR("{\"a\":\"bc", 1, 9);              /* unterminated string: the end */
+    ERR("{\"a\":\"b\\qc\"}", 1, 9);        /* bad escape: the letter */
+    ERR("[\"ab\\", 1, 6);                  /* backslash at the end */
+    ERR("{\"a\" 1}", 1, 6);                /* missing colon */
+    ERR("{\"a\":1,}", 1, 8);               /* trailing comma */
+    ERR("[1,2,]", 1, 6);
+    ERR("[1 2]", 1, 4);
+    ERR("{1:2}", 1, 2);
+    ERR("{\"a\":1", 1, 7);
+    ERR("[\"a\tb\"]", 1, 4);               /* raw control character */
+    ERR("{\n  \"a\": \"x\ny\"\n}", 2, 10);
+    ERR("[\"\\uD800\"]", 1, 9);            /* lone high surrogate: where the low one should be */
+    ERR("[\"\\uD800\\u0041\"]", 1, 9);     /* not a low surrogate: its backslash */
+    ERR("[\"\\uD800\\n\"]", 1, 10);
+    ERR("[\"\\uDC00\"]", 1, 3);            /* lone low surrogate: its backslash */
+    ERR("[\"\\u12G4\"]", 1, 7);            /* not hex */
+    ERR("[\"\\u12\"]", 1, 7);
+    ERR("[\"\\u00\x13" "0\"]", 1, 7);        /* 0x13 | 0x20 is '3' */
+    ERR("[01]", 1, 3);
+    ERR("[1.]", 1, 4);
+    ERR("[.5]", 1, 2);
+    ERR("[-]", 1, 3);
+    ERR("[1e]", 1, 4);
+    ERR("[+1]", 1, 2);
+    ERR("[tru]", 1, 5);
+    ERR("nul", 1, 4);
+    ERR("\xef\xbb\xbf{}", 1, 1);           /* a byte order mark is not JSON */
+    expect_error("[1]\n\n  ]", 8, 3, 3, ": unexpected data after the value");
+    ERR("[1,\n\n  ]", 3, 3);
+    ERR("[\"a\",\x01\"b\"]", 1, 6);         /* only four whitespace characters */
+    expect_error("{\"a\":1} x", 9, 1, 9, ": unexpected data after the value");
+    expect_error("01", 2, 1, 2, ": unexpected data after the value");
+    expect_error("[1]\0", 4, 1, 4, ": unexpected data after the value");
+    expect_error("[\"a\0b\"]", 7, 1, 4, "");
+}
+
+static char *nest(int depth, int objects)
+{
+    char *s = malloc((size_t)depth * 6 + 8), *p = s;
+    int i;
+
+    assert_non_null(s);
+    for (i = 0; i < depth; i++)
+        p += sprintf(p, "%s", objects && i % 2 ? "{\"a\":" : "[");
+    *p++ = '1';
+    for (i = depth - 1; i >= 0; i--)
+        *p++ = objects && i % 2 ? '}' : ']';
+    *p = '\0';
+    return s;
+}
+
+static void test_depth(void **state)
+{
+    struct dd_json_arena *a = dd_json_arena_new(BIG);
+    struct dd_err err;
+    int objects;
+
+    (void)state;
+    for (objects = 0; objects < 2; objects++) {
+        char *ok = nest(20, objects), *deep = nest(21, objects);
+        assert_non_null(dd_json_arena_parse(a, ok, strlen(ok), 20, NULL, &err));
+        assert_null(dd_json_arena_parse(a, deep, strlen(deep), 20, NULL, &err));
+        assert_int_equal(err.rc, DD_ETOOBIG);
+        assert_string_equal(err.msg, "JSON nests deeper than 20 levels");
+        check_same_str(a, deep);
+        free(ok);
+        free(deep);
+    }
+    /* No recursion: a depth no C stack would survive in a recursive parser. */
+    {
+        char *huge = nest(300000, 1);
+        cJSON *t = dd_json_arena_parse(a, huge, strlen(huge), 300000, NULL, &err);
+        assert_non_null(t);
+        assert_true(cJSON_IsArray(t) && cJSON_IsObject(t->child));
+        free(huge);
+    }
+    dd_json_arena_free(a);
+}
+
+static void test_max_bytes(void **state)
+{
+    size_t n = 100000, i;
+    char *s = malloc(n * 2 + 2);
+    struct dd_json_arena *a = dd_json_arena_new((size_t)1 << 20);
+    struct dd_err err;
+    cJSON *t;
+
+    (void)state;
+    assert_non_null(s);
+    s[0] = '[';
+    for (i = 0; i < n; i++)
+        memcpy(s + 1 + 2 * i, "0,", 2);
+    s[n * 2] = ']';
+    s[n * 2 + 1] = '\0';
+    assert_null(dd_json_arena_parse(a, s, n * 2 + 1, 100, NULL, &err));
+    assert_int_equal(err.rc, DD_ETOOBIG);
+    assert_string_equal(err.msg, "JSON tree would take more than 1048576 bytes");
+    /* 10000 elements (64 bytes each) fit; the failed parse left nothing behind. */
+    s[10000 * 2] = ']';
+    t = dd_json_arena_parse(a, s, 10000 * 2 + 1, 100, NULL, &err);
+    assert_non_null(t);
+    assert_int_equal(cJSON_GetArraySize(t), 10000);
+    /* A string alone past the cap. */
+    dd_json_arena_reset(a);
+    memset(s, 'x', n * 2 + 2);
+    s[0] = '"';
+    s[n * 2 + 1] = '"';
+    assert_non_null(dd_json_arena_parse(a, s, n * 2 + 2, 100, NULL, &err));
+    free(s);
+    s = malloc(((size_t)2 << 20) + 2);
+    assert_non_null(s);
+    memset(s, 'x', ((size_t)2 << 20) + 2);
+    s[0] = '"';
+    s[((size_t)2 << 20) + 1] = '"';
+    assert_null(dd_json_arena_parse(a, s, ((size_t)2 << 20) + 2, 100, NULL, &err));
+    assert_int_equal(err.rc, DD_ETOOBIG);
+    dd_json_arena_free(a);
+    /* One that would fit in the chunk's free room, but not under the cap. */
+    a = dd_json_arena_new(1000);
+    s[1999] = '"';
+    assert_null(dd_json_arena_parse(a, s, 2000, 100, NULL, &err));
+    assert_int_equal(err.rc, DD_ETOOBIG);
+    s[900] = '"'; /* 64 + 912 bytes */
+    assert_non_null(dd_json_arena_parse(a, s, 901, 100, NULL, &err));
+    free(s);
+    dd_json_arena_free(a);
+}
+
+/* cJSON's tree with every member named key removed, at any depth. */
+static void strip(cJSON *t, const char *key)
+{
+    cJSON *c, *next;
+
+    for (c = t->child; c; c = next) {
+        next = c->next;
+        if (cJSON_IsObject(t) && !strcmp(c->string, key))
+            cJSON_Delete(cJSON_DetachItemViaPointer(t, c));
+        else
+            strip(c, key);
+    }
+}
+
+static void test_skip_key(void **state)
+{
+    static const char *const in[] = {
+        "{\"managedFields\":[{\"a\":1}]}",
+        "{\"managedFields\":1,\"b\":2}",
+        "{\"a\":1,\"managedFields\":{\"x\":[1,2,{\"managedFields\":3}]},\"b\":2}",
+        "{\"a\":1,\"managedFields\":\"s\"}",
+        "{\"a\":1,\"managedFields\":[],\"managedFields\":{},\"c\":[{\"managedFields\":null}]}",
+        "[{\"metadata\":{\"name\":\"x\",\"managedFields\":[{\"m\":\"k\"}]}},"
+        "{\"managedFieldsX\":1}]",
+        "{\"managed\\u0046ields\":1,\"managedField\":2}",
+        "[\"managedFields\",{\"k\":\"managedFields\"}]",
+    };
+    struct dd_json_arena *a = dd_json_arena_new(BIG);
+    struct dd_err err;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+        cJSON *want = cJSON_Parse(in[i]), *got;
+        assert_non_null(want);
+        strip(want, "managedFields");
+        got = dd_json_arena_parse(a, in[i], strlen(in[i]), 100, "managedFields", &err);
+        assert_non_null(got);
+        same_tree(want, got);
+        /* Appending after a dropped last member must link to the member before it. */
+        if (cJSON_IsObject(got)) {
+            char *p;
+            assert_non_null(dd_json_arena_add_string(a, got, "z", "end"));
+            assert_non_null(cJSON_AddStringToObject(want, "z", "end"));
+            same_tree(want, got);
+            p = cJSON_PrintUnformatted(got);
+            assert_non_null(p);
+            free(p);
+        }
+        cJSON_Delete(want);
+    }
+    /* Still checked inside. */
+    assert_null(dd_json_arena_parse(a, "{\"managedFields\":[1,}],\"a\":1}", 29, 100,
+                                    "managedFields", &err));
+    assert_string_equal(err.msg, "malformed JSON at line 1, column 21");
+    assert_null(dd_json_arena_parse(a, "{\"managedFields\":[[[1]]]}", 25, 2, "managedFields",
+                                    &err));
+    assert_int_equal(err.rc, DD_ETOOBIG);
+    dd_json_arena_free(a);
+}
+
+static void test_add_and_cjson_readers(void **state)
+{
+    struct dd_json_arena *a = dd_json_arena_new(BIG);
+    cJSON *t, *st, *arr, *c, *heap, *dup;
+    char *p;
+    int n = 0;
+
+    (void)state;
+    t = parse_ok(a, "{\"metadata\":{\"name\":\"x\"},\"list\":[1,2],\"empty\":{}}");
+    assert_non_null(dd_json_arena_add_string(a, t, "uid", "123"));
+    assert_non_null(st = dd_json_arena_add_object(a, t, "status"));
+    assert_non_null(dd_json_arena_add_string(a, st, "phase", "ok"));
+    assert_non_null(dd_json_arena_add_string(a, cJSON_GetObjectItemCaseSensitive(t, "empty"), "k",
+                                             "v"));
+    assert_null(dd_json_arena_add_string(a, cJSON_GetObjectItemCaseSensitive(t, "list"), "k", "v"));
+    assert_null(dd_json_arena_add_string(a, t, "k", NULL));
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(t, "uid")->valuestring, "123");
+    assert_true(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(t, "status")));
+    assert_string_equal(dd_json_str(t, "status", "phase", NULL), "ok");
+    /* cJSON appends through child->prev. */
+    arr = cJSON_GetObjectItemCaseSensitive(t, "list");
+    heap = cJSON_CreateNumber(3);
+    assert_true(cJSON_AddItemToArray(arr, heap));
+    assert_int_equal(cJSON_GetArraySize(arr), 3);
+    cJSON_ArrayForEach(c, arr)
+        assert_int_equal(c->valueint, ++n);
+    p = cJSON_PrintUnformatted(t);
+    assert_string_equal(p, "{\"metadata\":{\"name\":\"x\"},\"list\":[1,2,3],"
+                           "\"empty\":{\"k\":\"v\"},"
+                           "\"uid\":\"123\",\"status\":{\"phase\":\"ok\"}}");
+    dup = cJSON_Duplicate(t, 1);
+    assert_true(cJSON_Compare(dup, t, 1));
+    cJSON_Delete(dup);
+    free(p);
+    /* Heap nodes stay the caller's. */
+    cJSON_Delete(cJSON_DetachItemViaPointer(arr, heap));
+    assert_int_equal(cJSON_GetArraySize(arr), 2);
+    dd_json_arena_free(a);
+
+    /* Past the cap: NULL, and nothing half-added. */
+    a = dd_json_arena_new(150);
+    t = parse_ok(a, "{}");
+    assert_null(dd_json_arena_add_string(a, t, "key", "value"));
+    assert_null(t->child);
+    assert_non_null(dd_json_arena_add_object(a, t, "k"));
+    dd_json_arena_free(a);
+}
+
+/* Under ASan: chunks come and go without leaks or stale pointers; trees of one arena coexist. */
+static void test_reuse(void **state)
+{
+    size_t n = 400000, i;
+    char *big = malloc(n * 8 + 2);
+    struct dd_json_arena *a = dd_json_arena_new(BIG);
+    cJSON *t1, *t2;
+
+    (void)state;
+    assert_non_null(big);
+    big[0] = '[';
+    for (i = 0; i < n; i++)
+        memcpy(big + 1 + 8 * i, "\"abcde\",", 8);
+    big[n * 8] = ']';
+    big[n * 8 + 1] = '\0';
+    for (i = 0; i < 3; i++) {
+        assert_non_null(t1 = dd_json_arena_parse(a, big, n * 8 + 1, 10, NULL, NULL));
+        assert_int_equal(cJSON_GetArraySize(t1), (int)n);
+        dd_json_arena_reset(a);
+    }
+    for (i = 0; i < 2000; i++) {
+        t1 = parse_ok(a, "{\"a\":[1,2,3],\"b\":\"x\"}");
+        t2 = parse_ok(a, "[true]");
+        assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(t1, "a")), 3);
+        assert_true(cJSON_IsTrue(t2->child));
+        assert_null(dd_json_arena_parse(a, "[1,", 3, 10, NULL, NULL));
+        dd_json_arena_reset(a);
+    }
+    /* A failed parse after a good one leaves the good tree intact. */
+    t1 = parse_ok(a, "{\"keep\":\"me\"}");
+    assert_null(dd_json_arena_parse(a, big, n * 8, 10, NULL, NULL));
+    assert_string_equal(dd_json_str(t1, "keep", NULL), "me");
+    free(big);
+    dd_json_arena_free(a);
+    dd_json_arena_free(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_differential_snippets),
+        cmocka_unit_test(test_differential_files),
+        cmocka_unit_test(test_strings),
+        cmocka_unit_test(test_strings_across_chunks),
+        cmocka_unit_test(test_numbers),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_depth),
+        cmocka_unit_test(test_max_bytes),
+        cmocka_unit_test(test_skip_key),
+        cmocka_unit_test(test_add_and_cjson_readers),
+        cmocka_unit_test(test_reuse),
+    };
+
+    return cmocka_run_group_tests_name("json", tests, NULL, NULL);
+}
