@@ -6,13 +6,30 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+/* cJSON_GetObjectItemCaseSensitive, but most members are passed over on their first byte
+ * instead of in a call to strcmp: the webhook looks up dozens of keys per request. */
+static const cJSON *member(const cJSON *o, const char *k)
+{
+    const cJSON *c;
+
+    if (!cJSON_IsObject(o))
+        return NULL;
+    for (c = o->child; c; c = c->next)
+        if (c->string && c->string[0] == k[0] && !strcmp(c->string, k))
+            return c;
+    return NULL;
+}
 
 static const cJSON *vpath(const cJSON *o, va_list ap)
 {
     const char *k;
 
     while (o && (k = va_arg(ap, const char *)))
-        o = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
+        o = member(o, k);
     return o;
 }
 
@@ -310,7 +327,8 @@ static const unsigned char *bad(struct parser *ps, const unsigned char *at)
 
 static inline const unsigned char *skip_ws(const unsigned char *p, const unsigned char *end)
 {
-    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+    /* Compact JSON (what the API server sends) has none: one comparison says so. */
+    while (p < end && *p <= ' ' && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
         p++;
     return p;
 }
@@ -332,11 +350,33 @@ static inline uint64_t special(uint64_t w, int ctl)
 #define FIRST(m) ((size_t)0) /* not exact there: the byte loop finds it */
 #endif
 
+#ifdef __SSE2__
+/* Bit i set: byte i of v is a quote, a backslash or (ctl) a control character.  Sixteen
+ * bytes in six instructions, against eight in about fifteen for special(). */
+static inline unsigned special16(__m128i v, int ctl)
+{
+    __m128i m = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                             _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+
+    if (ctl) /* v <= 0x1F, unsigned */
+        m = _mm_or_si128(m, _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1F)),
+                                           _mm_set1_epi8(0x1F)));
+    return (unsigned)_mm_movemask_epi8(m);
+}
+#endif
+
 /* The first quote or backslash in [p, end), eight bytes at a time. */
 static const unsigned char *scan(const unsigned char *p, const unsigned char *end)
 {
     uint64_t w, m;
 
+#ifdef __SSE2__
+    for (; end - p >= 16; p += 16) {
+        unsigned v = special16(_mm_loadu_si128((const __m128i *)(const void *)p), 0);
+        if (v)
+            return p + __builtin_ctz(v);
+    }
+#endif
     for (; end - p >= 8; p += 8) {
         memcpy(&w, p, 8);
         if ((m = special(w, 0))) {
@@ -406,14 +446,27 @@ static const unsigned char *unicode(struct parser *ps, const unsigned char *p,
 
 /* The string after the opening quote at p, read below lim, decoded into s (which has room for
  * lim - p + 1 bytes: text never grows when decoded); *o at its terminating NUL. */
-static const unsigned char *decode(struct parser *ps, const unsigned char *p,
+static inline __attribute__((always_inline)) const unsigned char *
+decode(struct parser *ps, const unsigned char *p,
                                    const unsigned char *lim, unsigned char *s, unsigned char **o)
 {
     uint64_t w, m;
 
     for (;;) {
         /* Copy and scan in one go, whole words: the output never grows faster than the
-         * input is read, so a word stored while lim - p >= 8 stays inside s. */
+         * input is read, so a word stored while lim - p >= 8 (or 16) stays inside s. */
+#ifdef __SSE2__
+        for (; lim - p >= 16; p += 16, s += 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+            unsigned k;
+            _mm_storeu_si128((__m128i *)(void *)s, v);
+            if ((k = special16(v, 1))) {
+                p += __builtin_ctz(k);
+                s += __builtin_ctz(k);
+                goto special;
+            }
+        }
+#endif
         for (; lim - p >= 8; p += 8, s += 8) {
             memcpy(&w, p, 8);
             memcpy(s, &w, 8);
@@ -425,6 +478,9 @@ static const unsigned char *decode(struct parser *ps, const unsigned char *p,
         }
         while (p < lim && *p != '"' && *p != '\\' && *p >= 0x20)
             *s++ = *p++;
+#ifdef __SSE2__
+    special:
+#endif
         if (p == lim || *p != '\\')
             break;
         if (p + 1 == lim)
@@ -452,10 +508,28 @@ static const unsigned char *decode(struct parser *ps, const unsigned char *p,
     return p + 1;
 }
 
-/* The string after the opening quote at p, into *out.  It is decoded straight into the free
- * part of the current chunk, in one pass; only one that runs past the chunk's end is
- * measured first (skipping escapes) and decoded into memory of its size. */
-static const unsigned char *parse_string(struct parser *ps, const unsigned char *p, char **out)
+/* A string that runs past the current chunk's end: measured first (skipping escapes), then
+ * decoded into memory of its size. */
+static __attribute__((noinline)) const unsigned char *
+string_elsewhere(struct parser *ps, const unsigned char *p, char **out)
+{
+    const unsigned char *end = ps->end, *lim, *q;
+    unsigned char *s, *o;
+
+    for (lim = p; (lim = scan(lim, end)) < end && *lim == '\\';)
+        lim += end - lim > 1 ? 2 : 1;
+    lim += lim < end; /* the closing quote */
+    if (!(s = arena_alloc(ps->a, (size_t)(lim - p) + 1)) || !(q = decode(ps, p, lim, s, &o)))
+        return NULL;
+    *out = (char *)s;
+    return q;
+}
+
+/* The string after the opening quote at p, into *out: decoded straight into the free part
+ * of the current chunk, in one pass.  Inlined, as is decode(): it runs for every key and
+ * string value, and most are a few bytes long. */
+static inline __attribute__((always_inline)) const unsigned char *
+parse_string(struct parser *ps, const unsigned char *p, char **out)
 {
     struct dd_json_arena *a = ps->a;
     const unsigned char *end = ps->end, *lim, *q;
@@ -479,13 +553,7 @@ static const unsigned char *parse_string(struct parser *ps, const unsigned char 
             return NULL;
         ps->at = NULL;
     }
-    for (lim = p; (lim = scan(lim, end)) < end && *lim == '\\';)
-        lim += end - lim > 1 ? 2 : 1;
-    lim += lim < end; /* the closing quote */
-    if (!(s = arena_alloc(a, (size_t)(lim - p) + 1)) || !(q = decode(ps, p, lim, s, &o)))
-        return NULL;
-    *out = (char *)s;
-    return q;
+    return string_elsewhere(ps, p, out);
 }
 
 #define IS_DIGIT(c) ((unsigned)((c) - '0') < 10)

@@ -26,6 +26,9 @@ struct rule_names;
 struct rule_options {
     const char *const *known_drivers; /* extra driver names (--known-driver); borrowed */
     size_t nknown_drivers;
+    int known_drivers_all; /* 1: known_drivers already lists, without repeats, every driver
+                              the snapshot shows (slice publishers, driver DaemonSets): the
+                              webhook computes them once per view, not once per request */
     long nodes;        /* node count for profile-based inventory when the input has
                           no Node objects (--nodes); default 1 */
     int complete;      /* 1: the input is the whole cluster, so a reference to a missing
@@ -35,7 +38,7 @@ struct rule_options {
     size_t nonly;
 };
 
-#define RULE_OPTIONS_INIT { NULL, 0, 1, 0, NULL, 0 }
+#define RULE_OPTIONS_INIT { NULL, 0, 0, 1, 0, NULL, 0 }
 
 struct rule_ctx {
     const struct dra_model *m;     /* the snapshot; borrowed */

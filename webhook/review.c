@@ -74,11 +74,6 @@ static int cmp_named(const void *a, const void *b)
     return strcmp(((const struct named *)a)->key, ((const struct named *)b)->key);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static int cmp_quota(const void *a, const void *b)
 {
     return strcmp(((const struct vquota *)a)->ns, ((const struct vquota *)b)->ns);
@@ -266,7 +261,6 @@ static int view_fill(struct wh_view *v, const cJSON *const *objs, size_t n,
     for (i = 0; i < v->opt->nknown_drivers; i++)
         if (add_driver(v, v->opt->known_drivers[i], cap))
             goto out;
-    qsort(v->drivers, v->ndrivers, sizeof(*v->drivers), cmp_str);
 
     v->classes = calloc(m.nclasses + 1, sizeof(*v->classes));
     v->cap = calloc(m.nclasses + 1, sizeof(*v->cap));
@@ -564,6 +558,7 @@ static enum dd_rc judge(const struct wh_view *v, const cJSON *obj, struct dd_fin
     if (v) {
         ro.known_drivers = (const char *const *)v->drivers;
         ro.nknown_drivers = v->ndrivers;
+        ro.known_drivers_all = 1;
     }
     ro.only = webhook_codes;
     ro.nonly = sizeof(webhook_codes) / sizeof(webhook_codes[0]);
@@ -639,15 +634,28 @@ static void quota_what(const char *key, char *buf, size_t size)
         snprintf(buf, size, "ResourceClaims");
 }
 
+/* The first of the view's quotas (sorted by namespace) in ns, or v->nquotas. */
+static size_t first_quota(const struct wh_view *v, const char *ns)
+{
+    size_t lo = 0, hi = v->nquotas, mid;
+
+    while (lo < hi) {
+        mid = lo + (hi - lo) / 2;
+        if (strcmp(v->quotas[mid].ns, ns) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static void check_quota(const struct wh_view *v, const char *ns, const struct quota_usage *cost,
                         const char *who, struct decision *d)
 {
     size_t i, j;
 
-    for (i = 0; i < v->nquotas; i++) {
+    for (i = first_quota(v, ns); i < v->nquotas && !strcmp(v->quotas[i].ns, ns); i++) {
         const struct vquota *q = &v->quotas[i];
-        if (strcmp(q->ns, ns))
-            continue;
         for (j = 0; j < q->nitems; j++) {
             int64_t need = quota_usage_get(cost, q->items[j].key);
             char what[256];
@@ -802,23 +810,34 @@ static int complete_object(struct dd_json_arena *a, cJSON *obj, const cJSON *req
 }
 
 /* Appends s as a JSON string at out (room for 6 bytes per byte of s plus 2 is the caller's). */
+/* Bytes a JSON string cannot hold as they are: controls (NUL included), quote, backslash. */
+static const unsigned char escaped[256] = {
+    [0 ... 0x1F] = 1, ['"'] = 1, ['\\'] = 1,
+};
+
 static char *put_str(char *out, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
 
     *out++ = '"';
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
+    for (;; s++) {
+        const char *r = s;
+        unsigned char c;
+        while (!escaped[(unsigned char)*r]) /* the NUL stops it too */
+            r++;
+        memcpy(out, s, (size_t)(r - s));
+        out += r - s;
+        s = r;
+        if (!(c = (unsigned char)*s))
+            break;
         if (c == '"' || c == '\\') {
             *out++ = '\\';
             *out++ = (char)c;
-        } else if (c < 0x20) {
+        } else {
             memcpy(out, "\\u00", 4);
             out[4] = hex[c >> 4];
             out[5] = hex[c & 15];
             out += 6;
-        } else {
-            *out++ = (char)c;
         }
     }
     *out++ = '"';

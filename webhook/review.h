@@ -55,8 +55,8 @@ struct wh_view *wh_view_build(const cJSON *const *objs, size_t n, const struct w
                               const struct wh_view *same_devices, struct dd_err *err);
 void wh_view_free(struct wh_view *v);
 
-/* Registered driver names of the view (slices, DaemonSets, --known-driver), sorted;
- * borrowed from the view. */
+/* Registered driver names of the view, in the engine's order (slice publishers, then
+ * DaemonSets, then --known-driver) and without repeats; borrowed from the view. */
 const char *const *wh_view_drivers(const struct wh_view *v, size_t *n);
 
 /* The verdict, for metrics. */

@@ -151,9 +151,9 @@ static void test_drivers_registered(void **state)
 
     d = wh_view_drivers(f->v, &n);
     assert_int_equal(n, 3);
-    assert_string_equal(d[0], "fpga.example.net");  /* --known-driver */
-    assert_string_equal(d[1], "gpu.example.com");   /* publishes slices */
-    assert_string_equal(d[2], "nic.example.org");   /* its DaemonSet is installed */
+    assert_string_equal(d[0], "gpu.example.com");   /* publishes slices */
+    assert_string_equal(d[1], "nic.example.org");   /* its DaemonSet is installed */
+    assert_string_equal(d[2], "fpga.example.net");  /* --known-driver */
 }
 
 static void test_typo_class_denied(void **state)
@@ -171,7 +171,7 @@ static void test_typo_class_denied(void **state)
     assert_int_equal(dd_json_path(r, "response", "status", "code", NULL)->valueint, 403);
     assert_contains(msg, "'gpu.exmaple.com'");
     assert_contains(msg, "Did you mean 'gpu.example.com'?");
-    assert_contains(msg, "(known: gpu.example.com, fpga.example.net, nic.example.org)");
+    assert_contains(msg, "(known: gpu.example.com, nic.example.org, fpga.example.net)");
     cJSON_Delete(r);
     free(res.body);
 }
