@@ -447,8 +447,8 @@ static const unsigned char *unicode(struct parser *ps, const unsigned char *p,
 /* The string after the opening quote at p, read below lim, decoded into s (which has room for
  * lim - p + 1 bytes: text never grows when decoded); *o at its terminating NUL. */
 static inline __attribute__((always_inline)) const unsigned char *
-decode(struct parser *ps, const unsigned char *p,
-                                   const unsigned char *lim, unsigned char *s, unsigned char **o)
+decode(struct parser *ps, const unsigned char *p, const unsigned char *lim, unsigned char *s,
+       unsigned char **o)
 {
     uint64_t w, m;
 

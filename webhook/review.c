@@ -809,12 +809,12 @@ static int complete_object(struct dd_json_arena *a, cJSON *obj, const cJSON *req
     return 0;
 }
 
-/* Appends s as a JSON string at out (room for 6 bytes per byte of s plus 2 is the caller's). */
 /* Bytes a JSON string cannot hold as they are: controls (NUL included), quote, backslash. */
 static const unsigned char escaped[256] = {
     [0 ... 0x1F] = 1, ['"'] = 1, ['\\'] = 1,
 };
 
+/* Appends s as a JSON string at out (room for 6 bytes per byte of s plus 2 is the caller's). */
 static char *put_str(char *out, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
