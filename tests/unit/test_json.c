@@ -286,6 +286,38 @@ static void test_errors(void **state)
     expect_error("[\"a\0b\"]", 7, 1, 4, "");
 }
 
+/* Every ASCII byte at every offset of a 48-byte string, so that each lands in every lane of
+ * the 16- and 8-byte scans and in the byte loop after them: controls are refused where they
+ * are, everything else is kept as it is. */
+static void test_string_bytes_at_every_offset(void **state)
+{
+    struct dd_json_arena *a = dd_json_arena_new(BIG);
+    char s[64];
+    int b, k;
+
+    (void)state;
+    for (b = 0; b < 0x80; b++) {
+        if (b == '"' || b == '\\')
+            continue;
+        for (k = 0; k < 48; k++) {
+            cJSON *t;
+            memcpy(s, "[\"", 2);
+            memset(s + 2, 'x', 48);
+            s[2 + k] = (char)b;
+            memcpy(s + 50, "\"]", 3);
+            if (b < 0x20) {
+                expect_error(s, 52, 1, 3 + k, "");
+                continue;
+            }
+            t = parse_ok(a, s);
+            if (memcmp(t->child->valuestring, s + 2, 48) || t->child->valuestring[48])
+                fail_msg("byte 0x%02x at %d: got \"%s\"", b, k, t->child->valuestring);
+            dd_json_arena_reset(a);
+        }
+    }
+    dd_json_arena_free(a);
+}
+
 static char *nest(int depth, int objects)
 {
     char *s = malloc((size_t)depth * 6 + 8), *p = s;
@@ -519,6 +551,7 @@ int main(void)
         cmocka_unit_test(test_strings_across_chunks),
         cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_string_bytes_at_every_offset),
         cmocka_unit_test(test_depth),
         cmocka_unit_test(test_max_bytes),
         cmocka_unit_test(test_skip_key),

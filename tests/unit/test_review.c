@@ -24,9 +24,10 @@
     name "\"},\"spec\":{\"selectors\":[{\"cel\":{\"expression\":\"device.driver == '" driver  \
     "'\"}}]}}"
 
-#define QUOTA                                                                                 \
-    "{\"apiVersion\":\"v1\",\"kind\":\"ResourceQuota\",\"metadata\":{\"name\":\"gpu-quota\","  \
-    "\"namespace\":\"team\"},\"spec\":{\"hard\":{\"count/resourceclaims.resource.k8s.io\":"   \
+#define QUOTA QUOTA_IN("gpu-quota", "team")
+#define QUOTA_IN(name, ns)                                                                    \
+    "{\"apiVersion\":\"v1\",\"kind\":\"ResourceQuota\",\"metadata\":{\"name\":\"" name "\","   \
+    "\"namespace\":\"" ns "\"},\"spec\":{\"hard\":{\"count/resourceclaims.resource.k8s.io\":"   \
     "\"2\",\"gpu.example.com.deviceclass.resource.k8s.io/devices\":\"1\"}},\"status\":{"       \
     "\"hard\":{},\"used\":{\"count/resourceclaims.resource.k8s.io\":\"1\","                    \
     "\"gpu.example.com.deviceclass.resource.k8s.io/devices\":\"1\"}}}"
@@ -319,6 +320,57 @@ static void test_claim_over_quota_warns(void **state)
     free(res.body);
 }
 
+/* The view keeps quotas sorted by namespace and finds a namespace's by binary search: every
+ * quota of the namespace, none of its neighbours', wherever it falls in the order. */
+static void test_quotas_by_namespace(void **state)
+{
+    static const char *const src[] = {
+        SLICE, CLASS("gpu.example.com", "gpu.example.com"), QUOTA_IN("q-alpha", "alpha"),
+        QUOTA_IN("q-team-2", "team"), QUOTA_IN("q-mid", "mid"), QUOTA_IN("q-team-1", "team"),
+        QUOTA_IN("q-zulu", "zulu"),
+    };
+    static const struct { const char *ns, *want[2], *not; } cases[] = {
+        { "team", { "q-team-1 ", "q-team-2 " }, "q-mid" },
+        { "alpha", { "q-alpha ", NULL }, "q-team" },
+        { "zulu", { "q-zulu ", NULL }, "q-team" },
+        { "beta", { NULL, NULL }, "QuotaExceeded" }, /* between two namespaces with quotas */
+        { "zzz", { NULL, NULL }, "QuotaExceeded" },  /* after the last */
+        { "aaa", { NULL, NULL }, "QuotaExceeded" },  /* before the first */
+    };
+    const char *claim =
+        "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":"
+        "\"c\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{"
+        "\"deviceClassName\":\"gpu.example.com\"}}]}}}";
+    struct wh_options opt = { 0 };
+    cJSON *objs[sizeof(src) / sizeof(src[0])], *r;
+    struct wh_result res;
+    struct wh_view *v;
+    char w[4096];
+    size_t i, j;
+
+    (void)state;
+    for (i = 0; i < sizeof(src) / sizeof(src[0]); i++)
+        assert_non_null(objs[i] = cJSON_Parse(src[i]));
+    v = wh_view_build((const cJSON *const *)objs, i, &opt, NULL, NULL);
+    assert_non_null(v);
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        r = review(v, "resource.k8s.io", "v1", "ResourceClaim", "CREATE", cases[i].ns, claim,
+                   NULL, &res);
+        warnings(r, w, sizeof(w));
+        for (j = 0; j < 2 && cases[i].want[j]; j++)
+            if (!strstr(w, cases[i].want[j]))
+                fail_msg("namespace %s: no warning from %s in \"%s\"", cases[i].ns,
+                         cases[i].want[j], w);
+        if (strstr(w, cases[i].not))
+            fail_msg("namespace %s: unexpected \"%s\" in \"%s\"", cases[i].ns, cases[i].not, w);
+        cJSON_Delete(r);
+        free(res.body);
+    }
+    wh_view_free(v);
+    for (i = 0; i < sizeof(src) / sizeof(src[0]); i++)
+        cJSON_Delete(objs[i]);
+}
+
 static void test_claim_missing_class_and_devices(void **state)
 {
     struct fx *f = *state;
@@ -511,6 +563,7 @@ int main(void)
         cmocka_unit_test(test_update_keeps_unrelated_edits),
         cmocka_unit_test(test_unknown_attribute_warns),
         cmocka_unit_test(test_claim_over_quota_warns),
+        cmocka_unit_test(test_quotas_by_namespace),
         cmocka_unit_test(test_claim_missing_class_and_devices),
         cmocka_unit_test(test_pod_template_over_quota),
         cmocka_unit_test(test_rebuild_reuses_supply),
