@@ -18,6 +18,9 @@
 #        - open loop with bench/whload (built here with the project's CC and warnings) at
 #          BENCH_RATE (2,000) req/s over BENCH_OPEN_CONNS (8) connections: p50/p99/p99.9/max
 #          measured from the scheduled send time (target p99 <= 2 ms);
+#        - both loops BENCH_REPEAT (3) times, the two servers' runs interleaved and the order
+#          flipped each time; a cell reports its median run (the median ratio of the pairs,
+#          the median p99) and the range of all runs: one run on shared cores is noise;
 #        - ours' RSS after loading the view and its peak (VmHWM) (target <= 32 MiB).
 #   4. Unless BENCH_CLUSTER=0: a real control plane (e2e/cluster), the 10,000 objects created in
 #      it, then DeviceClass creation through kube-apiserver (bench/whload against the API with
@@ -30,7 +33,7 @@
 # Exits non-zero only when the harness fails; a missed target prints MISSED and exits 0.
 #
 # Env: DD_BIN (./dra-doctor)  CC (cc)  CFLAGS (-O2 -g)  BENCH_THREADS ("1 2 4"; "" skips 3.)
-#      BENCH_CONC ("1 8 32 64")  BENCH_DURATION (10 s per wrk run)  BENCH_RATE (2000)
+#      BENCH_CONC ("1 8 32 64")  BENCH_DURATION (10 s per wrk run)  BENCH_REPEAT (3) BENCH_RATE (2000)
 #      BENCH_OPEN_DURATION (30 s)  BENCH_OPEN_CONNS (8)  BENCH_CLUSTER (1)  BENCH_API_N (300)
 #      BENCH_API_PAR_N (1000)  BENCH_DIR (work dir; default a mktemp dir, removed at the end)
 #      BENCH_KEEP=1 (keep the work dir and the cluster)  BENCH_WAIT=0 (do not wait for a
@@ -45,6 +48,7 @@ CC=${CC:-cc}
 THREADS=${BENCH_THREADS-1 2 4}   # empty: skip the server-alone part
 CONC=${BENCH_CONC:-1 8 32 64}
 DUR=${BENCH_DURATION:-10}
+REPEAT=${BENCH_REPEAT:-3}
 RATE=${BENCH_RATE:-2000}
 ODUR=${BENCH_OPEN_DURATION:-30}
 OCONNS=${BENCH_OPEN_CONNS:-8}
@@ -198,6 +202,11 @@ run_open() { # PORT -> whload's machine-readable line
         "https://127.0.0.1:$1/validate" | grep '^whload:' || die "whload failed"
 }
 
+# The index (1-based) of the median of its arguments (the lower one of an even count).
+median_at() { printf '%s\n' "$@" | awk '{ print NR, $1 }' | sort -k2,2g | awk -v m=$(( ($# + 1) / 2 )) 'NR == m { print $1 }'; }
+# "min-max" of its arguments.
+range() { printf '%s\n' "$@" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%s-%s", lo, hi }'; }
+
 verdict() { awk -v v="$1" -v lim="$2" -v op="$3" 'BEGIN {
     ok = (op == "ge") ? (v + 0 >= lim + 0) : (v + 0 <= lim + 0); print (v != "" && ok) ? "met" : "MISSED" }'; }
 
@@ -235,21 +244,26 @@ for th in $THREADS; do
     say "threads $th: ours pid $ours port $pours, baseline pid $null port $pnull; load $(loadavg)"
     run_wrk "$ours" "$pours" 8 2 >/dev/null   # warm-up
     run_wrk "$null" "$pnull" 8 2 >/dev/null
+    # Alternate which server goes first, so that drifting background load hits both.
     flip=0
-    for c in $CONC; do
-        # Alternate which server goes first, so that drifting background load hits both.
-        if [ $flip = 0 ]; then order="ours null"; flip=1; else order="null ours"; flip=0; fi
-        for who in $order; do
-            if [ "$who" = ours ]; then line=$(run_wrk "$ours" "$pours" "$c" "$DUR")
-            else line=$(run_wrk "$null" "$pnull" "$c" "$DUR"); fi
-            R[wrk_${who}_${th}_$c]=$line
-            say "  threads $th c=$c $who: $line"
+    for k in $(seq "$REPEAT"); do
+        for c in $CONC; do
+            if [ $flip = 0 ]; then order="ours null"; flip=1; else order="null ours"; flip=0; fi
+            for who in $order; do
+                if [ "$who" = ours ]; then line=$(run_wrk "$ours" "$pours" "$c" "$DUR")
+                else line=$(run_wrk "$null" "$pnull" "$c" "$DUR"); fi
+                R[wrk_${who}_${th}_${c}_$k]=$line
+                say "  threads $th c=$c run $k $who: $line"
+            done
         done
     done
-    for who in ours null; do
-        if [ "$who" = ours ]; then line=$(run_open "$pours"); else line=$(run_open "$pnull"); fi
-        R[open_${who}_$th]=$line
-        say "  threads $th open loop $who: $line"
+    for k in $(seq "$REPEAT"); do
+        if [ $((k % 2)) = 1 ]; then order="ours null"; else order="null ours"; fi
+        for who in $order; do
+            if [ "$who" = ours ]; then line=$(run_open "$pours"); else line=$(run_open "$pnull"); fi
+            R[open_${who}_${th}_$k]=$line
+            say "  threads $th open loop run $k $who: $line"
+        done
     done
     R[rss_end_$th]=$(kib "$ours" VmRSS)
     R[hwm_end_$th]=$(kib "$ours" VmHWM)
@@ -520,36 +534,52 @@ tables() {
 }
 server_tables() {
     echo
-    echo "Closed loop (wrk -t2 -cN, 4 AdmissionReview bodies in turn, ${DUR} s per run; -t1 for c=1):"
+    echo "Closed loop (wrk -t2 -cN, 4 AdmissionReview bodies in turn, ${DUR} s per run; -t1 for c=1;"
+    echo "$REPEAT interleaved pairs of runs per cell, the pair with the median ratio shown):"
     echo
-    echo "| threads | conns | ours req/s | baseline req/s | **ratio** (≥ 90 %) | ours p50 / p99 / p99.9 / max ms | baseline p50 / p99 / p99.9 ms | ours / baseline CPU µs per req | errors |"
-    echo "|---:|---:|---:|---:|---:|---|---|---|---:|"
+    echo "| threads | conns | ours req/s | baseline req/s | **ratio** (≥ 90 %) | ratios of all pairs | ours p50 / p99 / p99.9 / max ms | baseline p50 / p99 / p99.9 ms | ours / baseline CPU µs per req | errors |"
+    echo "|---:|---:|---:|---:|---:|---|---|---|---|---:|"
     for th in $THREADS; do
         for c in $CONC; do
-            o=${R[wrk_ours_${th}_$c]}; n=${R[wrk_null_${th}_$c]}
-            r=$(calc %.1f "100 * $(kv "$o" rps) / $(kv "$n" rps)")
-            printf '| %s | %s | %s | %s | **%s %%** %s | %s / %s / %s / %s | %s / %s / %s | %s / %s | %s |\n' \
+            local rs=() k m errs=0
+            for k in $(seq "$REPEAT"); do
+                o=${R[wrk_ours_${th}_${c}_$k]}; n=${R[wrk_null_${th}_${c}_$k]}
+                rs+=("$(calc %.1f "100 * $(kv "$o" rps) / $(kv "$n" rps)")")
+                errs=$(( errs + $(kv "$o" errors) + $(kv "$n" errors) ))
+            done
+            m=$(median_at "${rs[@]}")
+            o=${R[wrk_ours_${th}_${c}_$m]}; n=${R[wrk_null_${th}_${c}_$m]}
+            r=${rs[$((m - 1))]}
+            printf '| %s | %s | %s | %s | **%s %%** %s | %s %% | %s / %s / %s / %s | %s / %s / %s | %s / %s | %s |\n' \
                 "$th" "$c" "$(kv "$o" rps)" "$(kv "$n" rps)" "$r" "$(verdict "$r" 90 ge)" \
+                "$(range "${rs[@]}")" \
                 "$(calc %.2f "$(kv "$o" p50_us)/1000")" "$(calc %.2f "$(kv "$o" p99_us)/1000")" \
                 "$(calc %.2f "$(kv "$o" p999_us)/1000")" "$(calc %.1f "$(kv "$o" max_us)/1000")" \
                 "$(calc %.2f "$(kv "$n" p50_us)/1000")" "$(calc %.2f "$(kv "$n" p99_us)/1000")" \
                 "$(calc %.2f "$(kv "$n" p999_us)/1000")" \
-                "$(kv "$o" cpu_us)" "$(kv "$n" cpu_us)" "$(( $(kv "$o" errors) + $(kv "$n" errors) ))"
+                "$(kv "$o" cpu_us)" "$(kv "$n" cpu_us)" "$errs"
         done
     done
     echo
-    echo "Open loop (bench/whload, $RATE req/s over $OCONNS connections, ${ODUR} s after 2 s warm-up; latency from the scheduled send):"
+    echo "Open loop (bench/whload, $RATE req/s over $OCONNS connections, ${ODUR} s after 2 s warm-up; latency from the scheduled send;"
+    echo "$REPEAT runs per server, interleaved, the run with the median p99 shown):"
     echo
-    echo "| threads | server | req/s | p50 ms | p90 ms | **p99 ms** (≤ 2) | p99.9 ms | max ms | sends > 1 ms late | errors | denied |"
-    echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    echo "| threads | server | req/s | p50 ms | p90 ms | **p99 ms** (≤ 2) | p99 of all runs ms | p99.9 ms | max ms | sends > 1 ms late | errors | denied |"
+    echo "|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|"
     for th in $THREADS; do
         for who in ours null; do
-            o=${R[open_${who}_$th]}
-            printf '| %s | %s | %s | %s | %s | **%s** %s | %s | %s | %s | %s | %s |\n' "$th" \
+            local ps=() k m
+            for k in $(seq "$REPEAT"); do
+                ps+=("$(calc %.2f "$(kv "${R[open_${who}_${th}_$k]}" p99_us)/1000")")
+            done
+            m=$(median_at "${ps[@]}")
+            o=${R[open_${who}_${th}_$m]}
+            printf '| %s | %s | %s | %s | %s | **%s** %s | %s | %s | %s | %s | %s | %s |\n' "$th" \
                 "$([ $who = ours ] && echo ours || echo baseline)" "$(kv "$o" rps)" \
                 "$(calc %.2f "$(kv "$o" p50_us)/1000")" "$(calc %.2f "$(kv "$o" p90_us)/1000")" \
                 "$(calc %.2f "$(kv "$o" p99_us)/1000")" \
                 "$([ $who = ours ] && verdict "$(calc %.3f "$(kv "$o" p99_us)/1000")" 2 le)" \
+                "$(range "${ps[@]}")" \
                 "$(calc %.2f "$(kv "$o" p999_us)/1000")" "$(calc %.1f "$(kv "$o" max_us)/1000")" \
                 "$(kv "$o" late)" "$(kv "$o" errors)" "$(kv "$o" matched)"
         done
