@@ -393,7 +393,7 @@ static void h_validate(void *ctx, const char *method, const char *body, size_t l
     }
     dd_err_clear(&err);
     vr = view_get(w);
-    rc = wh_review(vr ? vr->view : NULL, body ? body : "", len, &res, &err);
+    rc = wh_review(vr ? vr->view : NULL, NULL, 0, body ? body : "", len, &res, &err);
     view_put(w, vr);
     if (rc == DD_OK) {
         r->body = res.body;
