@@ -150,7 +150,7 @@ int main(int argc, char **argv)
         long k;
         int r;
 
-        if (!body || wh_review(v, body, len, &res, &err) != DD_OK) {
+        if (!body || wh_review(v, NULL, 0, body, len, &res, &err) != DD_OK) {
             fprintf(stderr, "review-bench: %s: %s\n", argv[i], body ? err.msg : "cannot read");
             free(body);
             wh_view_free(v);
@@ -158,14 +158,14 @@ int main(int argc, char **argv)
         }
         free(res.body);
         m0 = nmalloc;
-        if (wh_review(v, body, len, &res, &err) != DD_OK)
+        if (wh_review(v, NULL, 0, body, len, &res, &err) != DD_OK)
             return 1;
         m0 = nmalloc - m0;
         for (r = 0; r < ROUNDS; r++) {
             t0 = now_us();
             for (k = 0; k < iters / ROUNDS; k++) {
                 struct wh_result x;
-                if (wh_review(v, body, len, &x, &err) != DD_OK)
+                if (wh_review(v, NULL, 0, body, len, &x, &err) != DD_OK)
                     return 1;
                 free(x.body);
             }

@@ -369,6 +369,11 @@ void wh_view_free(struct wh_view *v)
     free(v);
 }
 
+int wh_view_has_class(const struct wh_view *v, const char *name)
+{
+    return v && find_named(v->classes, v->nclasses, name) != NULL;
+}
+
 const char *const *wh_view_drivers(const struct wh_view *v, size_t *n)
 {
     *n = v ? v->ndrivers : 0;
@@ -544,9 +549,29 @@ static enum dd_rc request_model(struct dra_model *m, const struct wh_view *v, co
     return DD_OK;
 }
 
-/* The engine's findings about obj that a webhook reports, into out. */
-static enum dd_rc judge(const struct wh_view *v, const cJSON *obj, struct dd_findings *out,
-                        struct dra_model *m, const struct dra_obj **self)
+/*
+ * A DeviceClassNotFound about a class the informer has seen created but no view holds yet
+ * (kubectl apply -f dir/ sends the class and its claims back to back, faster than a view is
+ * built): the class exists, so the finding would be false.  The check stays the engine's; only
+ * its answer is set aside for these names.
+ */
+static int class_pending(const struct dd_finding *f, const char *const *pending, size_t npending)
+{
+    size_t i;
+
+    if (!npending || !f->scope_class || strcmp(f->code, "DeviceClassNotFound"))
+        return 0;
+    for (i = 0; i < npending; i++)
+        if (!strcmp(pending[i], f->scope_class))
+            return 1;
+    return 0;
+}
+
+/* The engine's findings about obj that a webhook reports, into out; pending[0..npending) as
+ * for wh_review. */
+static enum dd_rc judge(const struct wh_view *v, const char *const *pending, size_t npending,
+                        const cJSON *obj, struct dd_findings *out, struct dra_model *m,
+                        const struct dra_obj **self)
 {
     struct rule_options ro = RULE_OPTIONS_INIT;
     struct dd_findings all = DD_FINDINGS_INIT;
@@ -568,7 +593,7 @@ static enum dd_rc judge(const struct wh_view *v, const cJSON *obj, struct dd_fin
     }
     for (i = 0; i < all.n; i++) {
         const struct dd_finding *f = &all.v[i];
-        if (same_obj(f, *self) &&
+        if (same_obj(f, *self) && !class_pending(f, pending, npending) &&
             !dd_findings_add(out, f->code, f->severity, f->obj.api_version, f->obj.kind,
                              f->obj.namespace_, f->obj.name, NULL, 0, f->message, f->fix))
             rc = DD_ENOMEM;
@@ -601,9 +626,9 @@ static enum dd_rc decide_class(const struct wh_view *v, const cJSON *req, const 
     enum dd_rc rc;
     size_t i;
 
-    rc = judge(v, obj, &now, &m, &self);
+    rc = judge(v, NULL, 0, obj, &now, &m, &self);
     if (rc == DD_OK && op && !strcmp(op, "UPDATE") && cJSON_IsObject(old)) {
-        rc = judge(v, old, &before, &mo, &oself);
+        rc = judge(v, NULL, 0, old, &before, &mo, &oself);
         dra_model_release(&mo);
     }
     for (i = 0; rc == DD_OK && i < now.n; i++) {
@@ -719,7 +744,8 @@ static void check_free(const struct wh_view *v, const struct need *nv, size_t nn
     }
 }
 
-static enum dd_rc decide_claims(const struct wh_view *v, const cJSON *obj, struct decision *d)
+static enum dd_rc decide_claims(const struct wh_view *v, const char *const *pending,
+                                size_t npending, const cJSON *obj, struct decision *d)
 {
     struct dd_findings found = DD_FINDINGS_INIT;
     struct quota_usage cost = QUOTA_USAGE_INIT;
@@ -730,7 +756,7 @@ static enum dd_rc decide_claims(const struct wh_view *v, const cJSON *obj, struc
     size_t i, j, nn = 0;
     enum dd_rc rc;
 
-    rc = judge(v, obj, &found, &m, &self);
+    rc = judge(v, pending, npending, obj, &found, &m, &self);
     for (i = 0; rc == DD_OK && i < found.n; i++)
         warn_finding(d, &found.v[i], "");
     if (rc == DD_OK && self && v) {
@@ -910,8 +936,9 @@ static struct dd_json_arena *thread_arena(void)
     return a;
 }
 
-enum dd_rc wh_review(const struct wh_view *v, const char *body, size_t len,
-                     struct wh_result *res, struct dd_err *err)
+enum dd_rc wh_review(const struct wh_view *v, const char *const *pending_classes,
+                     size_t npending, const char *body, size_t len, struct wh_result *res,
+                     struct dd_err *err)
 {
     struct dd_json_arena *arena = thread_arena();
     struct decision d;
@@ -962,7 +989,7 @@ enum dd_rc wh_review(const struct wh_view *v, const char *body, size_t len,
         else if (create && ((str_is(group, "resource.k8s.io") &&
                              (str_is(kind, "ResourceClaim") || str_is(kind, "ResourceClaimTemplate"))) ||
                             workload_kind(group, kind)))
-            rc = decide_claims(v, obj, &d);
+            rc = decide_claims(v, pending_classes, npending, obj, &d);
     }
     if (rc == DD_OK && !(res->body = response(uid, &d, &res->len)))
         rc = DD_ENOMEM;

@@ -55,6 +55,9 @@ struct wh_view *wh_view_build(const cJSON *const *objs, size_t n, const struct w
                               const struct wh_view *same_devices, struct dd_err *err);
 void wh_view_free(struct wh_view *v);
 
+/* 1 when the view holds DeviceClass name (the server then stops treating it as pending). */
+int wh_view_has_class(const struct wh_view *v, const char *name);
+
 /* Registered driver names of the view, in the engine's order (slice publishers, then
  * DaemonSets, then --known-driver) and without repeats; borrowed from the view. */
 const char *const *wh_view_drivers(const struct wh_view *v, size_t *n);
@@ -73,12 +76,17 @@ struct wh_result {
 /*
  * Decides one AdmissionReview body[0..len) (need not be NUL-terminated).
  * v may be NULL (caches not built yet): everything is then allowed.
+ * pending_classes[0..npending) (borrowed for the call; may be NULL when
+ * npending is 0): DeviceClasses known to exist that v does not hold yet
+ * (created since v was built); a claim naming one is not warned
+ * DeviceClassNotFound.
  * Returns DD_OK with res filled, DD_EINVAL when the body is not an
  * AdmissionReview v1 request (err names the field path, e.g.
  * "request.uid: missing"; the server answers 400), DD_ETOOBIG when JSON
  * nests too deep, or DD_ENOMEM.  On error res->body is NULL.
  */
-enum dd_rc wh_review(const struct wh_view *v, const char *body, size_t len,
-                     struct wh_result *res, struct dd_err *err);
+enum dd_rc wh_review(const struct wh_view *v, const char *const *pending_classes,
+                     size_t npending, const char *body, size_t len, struct wh_result *res,
+                     struct dd_err *err);
 
 #endif

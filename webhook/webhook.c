@@ -4,8 +4,9 @@
  * Informers keep the objects decisions read (classes, slices, claims,
  * templates, quotas, DaemonSets); a builder thread turns them into an
  * immutable view (review.h) when they change, at most every BUILD_MIN_MS;
- * request threads judge AdmissionReviews against the current view.  No API
- * call on the request path.  SIGTERM: /readyz fails for --shutdown-delay
+ * request threads judge AdmissionReviews against the current view and the
+ * DeviceClasses created since it was built (struct pending).  No API call on
+ * the request path.  SIGTERM: /readyz fails for --shutdown-delay
  * (so endpoints drop this replica), then the server stops accepting and
  * answers every request already started.
  */
@@ -35,6 +36,7 @@
 #define BUILD_MIN_MS 200           /* batches bursts of cache changes into one view */
 #define DEFAULT_MAX_BODY (4u << 20) /* an AdmissionReview carries object and oldObject */
 #define MAX_KNOWN 64
+#define MAX_PENDING 256            /* class names awaiting a view; past it, the old warning */
 
 /*
  * Of the claims, the view reads only the devices allocated ones take (quota
@@ -47,18 +49,19 @@ static int keep_allocated(const cJSON *claim)
 }
 
 /* What the webhook watches: what review.c's view reads.  `devices`: the kinds each class's
- * device supply depends on (a change of the others only changes demand). */
+ * device supply depends on (a change of the others only changes demand).  `classes`: the
+ * DeviceClasses, whose names are pending from their creation until a view holds them. */
 static const struct watched {
     struct snap_resource r;
     int (*keep)(const cJSON *obj);
-    int devices;
+    int devices, classes;
 } watched[] = {
-    { { "resource.k8s.io", "v1", "deviceclasses", NULL }, NULL, 1 },
-    { { "resource.k8s.io", "v1", "resourceslices", NULL }, NULL, 1 },
-    { { "resource.k8s.io", "v1", "resourceclaims", NULL }, keep_allocated, 0 },
-    { { "resource.k8s.io", "v1", "resourceclaimtemplates", NULL }, NULL, 0 },
-    { { "", "v1", "resourcequotas", NULL }, NULL, 0 },
-    { { "apps", "v1", "daemonsets", NULL }, NULL, 1 },
+    { { "resource.k8s.io", "v1", "deviceclasses", NULL }, NULL, 1, 1 },
+    { { "resource.k8s.io", "v1", "resourceslices", NULL }, NULL, 1, 0 },
+    { { "resource.k8s.io", "v1", "resourceclaims", NULL }, keep_allocated, 0, 0 },
+    { { "resource.k8s.io", "v1", "resourceclaimtemplates", NULL }, NULL, 0, 0 },
+    { { "", "v1", "resourcequotas", NULL }, NULL, 0, 0 },
+    { { "apps", "v1", "daemonsets", NULL }, NULL, 1, 0 },
 };
 #define NWATCHED (sizeof(watched) / sizeof(watched[0]))
 
@@ -93,12 +96,25 @@ struct vref {
     int refs;                       /* guarded by wh.mu */
 };
 
+/*
+ * DeviceClass names the class informer has seen created that the current view does not
+ * hold yet: `kubectl apply -f dir/` sends a class and the claims using it back to back, well
+ * within a build.  Copy-on-write, so a request borrows the set with the view (one lock, no
+ * copy); it is almost always empty (NULL).  One allocation: names[] then the strings.
+ */
+struct pending {
+    int refs;                       /* guarded by wh.mu */
+    size_t n;
+    const char *names[];            /* into the same allocation */
+};
+
 struct wh;
 
 /* One informer's handler context: which resource changed. */
 struct watch_ctx {
     struct wh *w;
     int devices;                    /* watched[].devices */
+    int classes;                    /* watched[].classes */
 };
 
 struct wh {
@@ -108,9 +124,10 @@ struct wh {
     struct inf_reflector *refl[NWATCHED];
     struct watch_ctx wctx[NWATCHED];
     struct mf_set fixed;            /* --objects, while the view is built from it */
-    pthread_mutex_t mu;             /* guards cur, dirty, stop and the graveyard */
+    pthread_mutex_t mu;             /* guards cur, pending, dirty, stop and the graveyard */
     pthread_cond_t cv;
     struct vref *cur;
+    struct pending *pending;        /* owned (one reference); NULL when empty */
     int dirty, stop;
     int devices_dirty;              /* classes, slices or DaemonSets changed since cur */
     /* Objects the stores let go of while a view is being built wait here until it is. */
@@ -127,35 +144,112 @@ struct wh {
 
 /* ---- views ------------------------------------------------------------------ */
 
-static struct vref *view_get(struct wh *w)
+/* The current view and, when pend is not NULL, the pending class names to read with it
+ * (*pend NULL when there are none): taken together, so they agree. */
+static struct vref *view_get(struct wh *w, struct pending **pend)
 {
     struct vref *r;
 
     pthread_mutex_lock(&w->mu);
     if ((r = w->cur))
         r->refs++;
+    if (pend && (*pend = w->pending))
+        (*pend)->refs++;
     pthread_mutex_unlock(&w->mu);
     return r;
 }
 
-static void view_put(struct wh *w, struct vref *r)
+/* Drops the references view_get gave (either may be NULL). */
+static void view_put(struct wh *w, struct vref *r, struct pending *pend)
 {
-    int last;
+    int last = 0, last_pend = 0;
 
-    if (!r)
+    if (!r && !pend)
         return;
     pthread_mutex_lock(&w->mu);
-    last = --r->refs == 0;
+    if (r)
+        last = --r->refs == 0;
+    if (pend)
+        last_pend = --pend->refs == 0;
     pthread_mutex_unlock(&w->mu);
     if (last) {
         wh_view_free(r->view);
         free(r);
     }
+    if (last_pend)
+        free(pend);
+}
+
+/*
+ * A copy of old (NULL: empty) without the names drop says to drop, plus add when not NULL
+ * and not there yet; caller holds w->mu.  Returns old itself when nothing changes, NULL for
+ * an empty set, or old again when out of memory (a name then merely keeps its old
+ * treatment: pending a while longer, or warned about).
+ */
+static struct pending *pending_with(struct pending *old, const char *add,
+                                    int (*drop)(const char *name, const void *arg),
+                                    const void *arg)
+{
+    size_t n = old ? old->n : 0, keep = 0, bytes = 0, i;
+    struct pending *p;
+    char *str;
+
+    for (i = 0; i < n; i++) {
+        if (add && !strcmp(old->names[i], add))
+            add = NULL; /* already pending */
+        if (!drop || !drop(old->names[i], arg)) {
+            keep++;
+            bytes += strlen(old->names[i]) + 1;
+        }
+    }
+    if (add && keep == MAX_PENDING)
+        add = NULL;
+    if (keep == n && !add)
+        return old;
+    if (!keep && !add)
+        return NULL;
+    bytes += add ? strlen(add) + 1 : 0;
+    if (!(p = malloc(sizeof(*p) + (keep + !!add) * sizeof(p->names[0]) + bytes)))
+        return old;
+    p->refs = 1;
+    p->n = 0;
+    str = (char *)&p->names[keep + !!add];
+    for (i = 0; i < n; i++)
+        if (!drop || !drop(old->names[i], arg)) {
+            p->names[p->n++] = strcpy(str, old->names[i]);
+            str += strlen(str) + 1;
+        }
+    if (add)
+        p->names[p->n++] = strcpy(str, add);
+    return p;
+}
+
+static int same_name(const char *name, const void *arg)
+{
+    return !strcmp(name, arg);
+}
+
+static int in_view(const char *name, const void *arg)
+{
+    return wh_view_has_class(arg, name);
+}
+
+/* Replaces w->pending by p (from pending_with); caller holds w->mu.  Returns the set to free
+ * once the lock is released, or NULL. */
+static struct pending *pending_swap(struct wh *w, struct pending *p)
+{
+    struct pending *old = w->pending;
+
+    if (p == old)
+        return NULL;
+    w->pending = p;
+    return old && --old->refs == 0 ? old : NULL;
 }
 
 static void publish(struct wh *w, struct wh_view *v)
 {
     struct vref *r = calloc(1, sizeof(*r)), *old;
+    struct pending *gone;
 
     if (!r) {
         wh_view_free(v);
@@ -166,8 +260,13 @@ static void publish(struct wh *w, struct wh_view *v)
     pthread_mutex_lock(&w->mu);
     old = w->cur;
     w->cur = r;
+    /* In the same step, so no request reads this view with fewer pending names than the
+     * last: names the view holds stop being pending; those created after its caches were
+     * read stay until the next one. */
+    gone = pending_swap(w, pending_with(w->pending, NULL, in_view, v));
     pthread_mutex_unlock(&w->mu);
-    view_put(w, old);
+    free(gone);
+    view_put(w, old, NULL);
     atomic_fetch_add(&w->builds, 1);
 }
 
@@ -195,28 +294,40 @@ static void on_drop(void *ctx, cJSON *obj)
     cJSON_Delete(obj);
 }
 
-static void changed(struct watch_ctx *c)
+/* Marks the view dirty; for the class informer, a class created (added) or deleted (gone)
+ * enters or leaves the pending names. */
+static void changed(struct watch_ctx *c, const cJSON *added, const cJSON *gone)
 {
     struct wh *w = c->w;
+    const char *add = c->classes ? dd_json_str(added, "metadata", "name", NULL) : NULL;
+    const char *del = c->classes ? dd_json_str(gone, "metadata", "name", NULL) : NULL;
+    struct pending *drop = NULL;
 
     pthread_mutex_lock(&w->mu);
+    if (add || (del && w->pending))
+        drop = pending_swap(w, pending_with(w->pending, add, del ? same_name : NULL, del));
     w->dirty = 1;
     w->devices_dirty |= c->devices;
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
+    free(drop);
 }
 
 static void on_add(void *ctx, const cJSON *obj)
 {
-    (void)obj;
-    changed(ctx);
+    changed(ctx, obj, NULL);
 }
 
 static void on_update(void *ctx, const cJSON *a, const cJSON *b)
 {
     (void)a;
     (void)b;
-    changed(ctx);
+    changed(ctx, NULL, NULL);
+}
+
+static void on_delete(void *ctx, const cJSON *obj)
+{
+    changed(ctx, NULL, obj);
 }
 
 static void sleep_ms(long ms)
@@ -265,7 +376,7 @@ static void *builder(void *arg)
         else
             v = wh_view_build(objs, nobjs, &w->o.review, prev ? prev->view : NULL, &err);
         free(objs);
-        view_put(w, prev);
+        view_put(w, prev, NULL);
         if (!v) {
             pthread_mutex_lock(&w->mu);
             w->devices_dirty = 1; /* the next build cannot trust the old view's supply */
@@ -380,6 +491,7 @@ static void h_validate(void *ctx, const char *method, const char *body, size_t l
     struct wh_result res;
     struct dd_err err;
     struct vref *vr;
+    struct pending *pend;
     enum dd_rc rc;
     double t0 = now_s();
 
@@ -392,9 +504,10 @@ static void h_validate(void *ctx, const char *method, const char *body, size_t l
         return;
     }
     dd_err_clear(&err);
-    vr = view_get(w);
-    rc = wh_review(vr ? vr->view : NULL, body ? body : "", len, &res, &err);
-    view_put(w, vr);
+    vr = view_get(w, &pend);
+    rc = wh_review(vr ? vr->view : NULL, pend ? pend->names : NULL, pend ? pend->n : 0,
+                   body ? body : "", len, &res, &err);
+    view_put(w, vr, pend);
     if (rc == DD_OK) {
         r->body = res.body;
         r->len = res.len;
@@ -421,7 +534,7 @@ static void h_healthz(void *ctx, const char *m, const char *b, size_t n, struct 
 static void h_readyz(void *ctx, const char *m, const char *b, size_t n, struct httpd_response *r)
 {
     struct wh *w = ctx;
-    struct vref *vr = view_get(w);
+    struct vref *vr = view_get(w, NULL);
 
     (void)m; (void)b; (void)n;
     if (atomic_load(&w->draining))
@@ -430,7 +543,7 @@ static void h_readyz(void *ctx, const char *m, const char *b, size_t n, struct h
         text(r, 503, "caches not synced yet\n");
     else
         text(r, 200, "ok\n");
-    view_put(w, vr);
+    view_put(w, vr, NULL);
 }
 
 static void h_metrics(void *ctx, const char *m, const char *b, size_t n, struct httpd_response *r)
@@ -686,7 +799,7 @@ static int start_informers(struct wh *w)
         return -1;
     }
     for (i = 0; i < NWATCHED; i++) {
-        struct inf_handlers hs = { NULL, on_add, on_update, on_add };
+        struct inf_handlers hs = { NULL, on_add, on_update, on_delete };
         struct inf_reflector_opts ro;
         char path[256];
 
@@ -699,6 +812,7 @@ static int start_informers(struct wh *w)
         ro.keep = watched[i].keep;
         w->wctx[i].w = w;
         w->wctx[i].devices = watched[i].devices;
+        w->wctx[i].classes = watched[i].classes;
         hs.ctx = &w->wctx[i];
         if (!(w->stores[i] = inf_store_new()))
             return -1;
@@ -792,7 +906,8 @@ out:
             inf_store_free(w->stores[i]);
     }
     if (w->cur)
-        view_put(w, w->cur);
+        view_put(w, w->cur, NULL);
+    free(w->pending);
     free(w->graves);
     mf_set_release(&w->fixed);
     kube_config_release(&w->cfg);

@@ -54,7 +54,7 @@ static void check(const struct wh_view *v, const uint8_t *data, size_t size)
     enum dd_rc rc;
 
     dd_err_clear(&err);
-    rc = wh_review(v, (const char *)data, size, &res, &err);
+    rc = wh_review(v, NULL, 0, (const char *)data, size, &res, &err);
     if (rc != DD_OK) {
         if (res.body || !err.msg[0] || rc == DD_ENOMEM)
             abort();

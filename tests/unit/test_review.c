@@ -96,10 +96,12 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Reviews an object; returns the parsed response (cJSON_Delete it). */
-static cJSON *review(const struct wh_view *v, const char *group, const char *version,
-                     const char *kind, const char *op, const char *ns, const char *obj,
-                     const char *old, struct wh_result *res)
+/* Reviews an object with these pending class names; returns the parsed response
+ * (cJSON_Delete it). */
+static cJSON *review_pending(const struct wh_view *v, const char *const *pending,
+                             size_t npending, const char *group, const char *version,
+                             const char *kind, const char *op, const char *ns, const char *obj,
+                             const char *old, struct wh_result *res)
 {
     char body[16384];
     struct dd_err err;
@@ -112,7 +114,7 @@ static cJSON *review(const struct wh_view *v, const char *group, const char *ver
              "\"object\":%s%s%s}}",
              group, version, kind, op, ns, obj, old ? ",\"oldObject\":" : "", old ? old : "");
     dd_err_clear(&err);
-    assert_int_equal(wh_review(v, body, strlen(body), res, &err), DD_OK);
+    assert_int_equal(wh_review(v, pending, npending, body, strlen(body), res, &err), DD_OK);
     assert_non_null(res->body);
     assert_int_equal(strlen(res->body), res->len);
     out = cJSON_Parse(res->body);
@@ -122,6 +124,14 @@ static cJSON *review(const struct wh_view *v, const char *group, const char *ver
     assert_string_equal(dd_json_str(out, "response", "uid", NULL),
                         "705ab4f5-6393-11e8-b7cc-42010a800002");
     return out;
+}
+
+/* Reviews an object with no pending class names. */
+static cJSON *review(const struct wh_view *v, const char *group, const char *version,
+                     const char *kind, const char *op, const char *ns, const char *obj,
+                     const char *old, struct wh_result *res)
+{
+    return review_pending(v, NULL, 0, group, version, kind, op, ns, obj, old, res);
 }
 
 static int allowed(const cJSON *r)
@@ -501,6 +511,124 @@ static void test_pod_template_over_quota(void **state)
     free(res.body);
 }
 
+/* The warnings a CREATE of obj in namespace "free" (no quota) gets with these pending class
+ * names, into w; the verdict must agree. */
+static const char *created(const struct wh_view *v, const char *const *pending, size_t npending,
+                           const char *group, const char *kind, const char *obj, char *w,
+                           size_t size)
+{
+    struct wh_result res;
+    cJSON *r = review_pending(v, pending, npending, group, "v1", kind, "CREATE", "free", obj,
+                              NULL, &res);
+
+    assert_true(allowed(r));
+    warnings(r, w, size);
+    assert_int_equal(res.verdict, *w ? WH_WARNED : WH_ALLOWED);
+    cJSON_Delete(r);
+    free(res.body);
+    return w;
+}
+
+static size_t count(const char *s, const char *needle)
+{
+    size_t n = 0;
+
+    for (; (s = strstr(s, needle)); s += strlen(needle))
+        n++;
+    return n;
+}
+
+/*
+ * kubectl apply -f dir/: the class was created, the informer saw it, the view does not hold
+ * it yet.  A claim or template naming it is not warned that the class does not exist (nor
+ * counted against the class's devices, which no view knows); a class that is not pending
+ * still is, in the same object too.
+ */
+static void test_pending_class_not_warned(void **state)
+{
+    static const char *const pending[] = { "fpga.example.net", "new-gpu" };
+    static const char *const near_miss[] = { "new-gp", "new-gpu2", "NEW-GPU" };
+    struct fx *f = *state;
+    char w[4096];
+    const char *claim =
+        "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":"
+        "\"c\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{"
+        "\"deviceClassName\":\"new-gpu\",\"count\":5}}]}}}";
+    const char *two =
+        "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":"
+        "\"two\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"a\",\"exactly\":{"
+        "\"deviceClassName\":\"new-gpu\"}},{\"name\":\"b\",\"firstAvailable\":[{\"name\":\"x\","
+        "\"deviceClassName\":\"gpu.exmaple.com\"}]}]}}}";
+    const char *tmpl =
+        "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaimTemplate\",\"metadata\":{"
+        "\"name\":\"t\"},\"spec\":{\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\","
+        "\"exactly\":{\"deviceClassName\":\"new-gpu\"}}]}}}}";
+
+    assert_true(wh_view_has_class(f->v, "gpu.example.com"));
+    assert_false(wh_view_has_class(f->v, "new-gpu"));
+    assert_false(wh_view_has_class(NULL, "gpu.example.com"));
+
+    assert_contains(created(f->v, NULL, 0, "resource.k8s.io", "ResourceClaim", claim, w,
+                            sizeof(w)), "DeviceClassNotFound: ");
+    assert_contains(w, "new-gpu");
+    assert_string_equal(created(f->v, pending, 2, "resource.k8s.io", "ResourceClaim", claim, w,
+                                sizeof(w)), "");
+    /* Only that name: not a prefix, an extension or another case of it. */
+    assert_contains(created(f->v, near_miss, 3, "resource.k8s.io", "ResourceClaim", claim, w,
+                            sizeof(w)), "DeviceClassNotFound: ");
+
+    assert_contains(created(f->v, NULL, 0, "resource.k8s.io", "ResourceClaimTemplate", tmpl, w,
+                            sizeof(w)), "DeviceClassNotFound: ");
+    assert_string_equal(created(f->v, pending + 1, 1, "resource.k8s.io",
+                                "ResourceClaimTemplate", tmpl, w, sizeof(w)), "");
+
+    /* Per request: the typo in the subrequest is still named. */
+    assert_int_equal(count(created(f->v, NULL, 0, "resource.k8s.io", "ResourceClaim", two, w,
+                                   sizeof(w)), "DeviceClassNotFound: "), 2);
+    assert_string_equal(created(f->v, pending, 2, "resource.k8s.io", "ResourceClaim", two, w,
+                                sizeof(w)),
+                        "DeviceClassNotFound: Set deviceClassName to \"gpu.example.com\".\n");
+}
+
+/*
+ * A workload made from a template that names a pending class: a pod spec never carries its
+ * template's class finding (that is the template's), so pending names change nothing here;
+ * they must not hide the workload's other warnings either (the quota's claim count depends on
+ * no class).
+ */
+static void test_pending_class_workload(void **state)
+{
+    static const char *const src[] = { SLICE, CLASS("gpu.example.com", "gpu.example.com"),
+                                       QUOTA_IN("new-quota", "free"),
+                                       "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":"
+                                       "\"ResourceClaimTemplate\",\"metadata\":{\"name\":"
+                                       "\"new-one\",\"namespace\":\"free\"},\"spec\":{\"spec\":{"
+                                       "\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":"
+                                       "{\"deviceClassName\":\"new-gpu\",\"count\":3}}]}}}}" };
+    static const char *const pending[] = { "new-gpu" };
+    const char *want = "QuotaExceeded: ResourceQuota new-quota allows 2 ResourceClaims, 1 in use; "
+                       "Deployment d needs 3\n";
+    const char *deploy =
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"},"
+        "\"spec\":{\"replicas\":3,\"selector\":{},\"template\":{\"spec\":{\"containers\":[{"
+        "\"name\":\"c\",\"image\":\"x\"}],\"resourceClaims\":[{\"name\":\"gpu\","
+        "\"resourceClaimTemplateName\":\"new-one\"}]}}}}";
+    cJSON *objs[4];
+    struct wh_view *v;
+    char w[4096];
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < 4; i++)
+        assert_non_null(objs[i] = cJSON_Parse(src[i]));
+    assert_non_null(v = wh_view_build((const cJSON *const *)objs, 4, NULL, NULL, NULL));
+    assert_string_equal(created(v, NULL, 0, "apps", "Deployment", deploy, w, sizeof(w)), want);
+    assert_string_equal(created(v, pending, 1, "apps", "Deployment", deploy, w, sizeof(w)), want);
+    wh_view_free(v);
+    for (i = 0; i < 4; i++)
+        cJSON_Delete(objs[i]);
+}
+
 static void test_other_kinds_pass(void **state)
 {
     struct fx *f = *state;
@@ -522,7 +650,7 @@ static void expect_error(const struct wh_view *v, const char *body, enum dd_rc w
     struct dd_err err;
 
     dd_err_clear(&err);
-    assert_int_equal(wh_review(v, body, strlen(body), &res, &err), want);
+    assert_int_equal(wh_review(v, NULL, 0, body, strlen(body), &res, &err), want);
     assert_null(res.body);
     assert_contains(err.msg, msg);
 }
@@ -567,6 +695,8 @@ int main(void)
         cmocka_unit_test(test_claim_missing_class_and_devices),
         cmocka_unit_test(test_pod_template_over_quota),
         cmocka_unit_test(test_rebuild_reuses_supply),
+        cmocka_unit_test(test_pending_class_not_warned),
+        cmocka_unit_test(test_pending_class_workload),
         cmocka_unit_test(test_other_kinds_pass),
         cmocka_unit_test(test_bad_requests),
     };
