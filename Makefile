@@ -27,7 +27,7 @@ APP_OBJ    := $(APP_SRC:%.c=$(B)/%.o)
 TEST_BIN   := $(TEST_SRC:tests/unit/%.c=$(B)/tests/%) $(B)/tests/test_json_portable
 E2E_BIN    := $(E2E_SRC:tests/e2e/%.c=$(B)/e2e/%)
 
-.PHONY: all deps demo test test-unit test-asan test-fuzz test-e2e fuzz bench clean
+.PHONY: all deps demo test test-unit test-asan test-fuzz test-e2e fuzz bench conformance clean
 all: dra-doctor $(B)/nodesim
 
 $(B)/%.o: %.c $(wildcard lib/*.h lib/*/*.h lint/*.h controller/*.h webhook/*.h certs/*.h)
@@ -112,6 +112,10 @@ bench: dra-doctor $(B)/nodesim
 	bench/lint-bench.sh
 	bench/controller-bench.sh $(B)
 	CC="$(CC)" bench/webhook-bench.sh
+
+# The CEL selector conformance corpus (../shared/corpus/cel, never copied here) through lint.
+conformance: dra-doctor
+	python3 scripts/conformance.py
 
 clean:
 	rm -rf build dra-doctor
