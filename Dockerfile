@@ -25,7 +25,7 @@ RUN make dra-doctor
 FROM debian:bookworm-slim
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
-        libcjson1 libyaml-0-2 libpcre2-8-0 libcurl4 libmicrohttpd12 libgnutls30 libssl3 \
+        libcjson1 libyaml-0-2 libre2-9 libcurl4 libmicrohttpd12 libgnutls30 libssl3 \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/dra-doctor /usr/local/bin/dra-doctor
 # The manifests in deploy/ run it as this uid (runAsNonRoot, runAsUser 65532).

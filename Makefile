@@ -5,24 +5,26 @@
 VERSION    := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 CC         ?= cc
 CLANG      ?= $(shell command -v clang-14 || command -v clang)
-PKGS       := libcjson yaml-0.1 libpcre2-8 libcurl libmicrohttpd gnutls libssl libcrypto
+PKGS       := libcjson yaml-0.1 re2 libcurl libmicrohttpd gnutls libssl libcrypto
 WARN       := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
               -Wvla -Wformat=2 -Wformat-security -Wwrite-strings -Wno-format-nonliteral \
               -fno-common
 BASECFLAGS := -std=c11 -D_GNU_SOURCE -DDD_VERSION='"$(VERSION)"' -Ilib -Ilint -Icontroller -Iwebhook -Icerts $(WARN)
 CFLAGS     ?= -O2 -g
 DEPCFLAGS   = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS      = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lcjson -lyaml -lpcre2-8 -lcurl -lmicrohttpd -lgnutls -lssl -lcrypto) -lm -pthread
+LDLIBS      = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lcjson -lyaml -lre2 -lcurl -lmicrohttpd -lgnutls -lssl -lcrypto) -lstdc++ -lm -pthread
 B          ?= build/release
 
 LIB_SRC    := $(sort $(wildcard lib/*.c lib/*/*.c))
+# The one C++ seam: RE2 (lib/cel/cel_re2.cc).
+LIB_CXX    := $(sort $(wildcard lib/*/*.cc))
 APP_SRC    := $(sort $(wildcard lint/*.c controller/*.c webhook/*.c certs/*.c))
 MAIN_SRC   := dra-doctor.c
 TEST_SRC   := $(sort $(wildcard tests/unit/test_*.c))
 E2E_SRC    := $(sort $(wildcard tests/e2e/e2e_*.c))
 FUZZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
-LIB_OBJ    := $(LIB_SRC:%.c=$(B)/%.o)
+LIB_OBJ    := $(LIB_SRC:%.c=$(B)/%.o) $(LIB_CXX:%.cc=$(B)/%.o)
 APP_OBJ    := $(APP_SRC:%.c=$(B)/%.o)
 TEST_BIN   := $(TEST_SRC:tests/unit/%.c=$(B)/tests/%) $(B)/tests/test_json_portable
 E2E_BIN    := $(E2E_SRC:tests/e2e/%.c=$(B)/e2e/%)
@@ -34,6 +36,11 @@ $(B)/%.o: %.c $(wildcard lib/*.h lib/*/*.h lint/*.h controller/*.h webhook/*.h c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -c -o $@ $<
+
+$(B)/%.o: %.cc lib/cel/cel_int.h
+	@mkdir -p $(dir $@)
+	@echo "  CXX     $<"
+	@$(CXX) -std=c++17 -Wall -Wextra -Werror $(CFLAGS) $(DEPCFLAGS) -c -o $@ $<
 
 $(B)/libdd.a: $(LIB_OBJ) $(APP_OBJ)
 	@rm -f $@

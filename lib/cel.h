@@ -31,6 +31,41 @@ struct cel_limits {
 struct cel_program;
 
 /*
+ * The environment Kubernetes declares for DRA selectors (k8s.io/dynamic-resource-
+ * allocation cel/compile.go on k8s.io/apiserver's base environment), version by
+ * version.  kube_minor is the Kubernetes minor version (34, 35, 36); stored 0 is
+ * kube-apiserver validating a new object (the NewExpressions environment: only the
+ * libraries the minimum compatibility version, kube_minor - 1, knows), 1 an object
+ * already stored or the scheduler (StoredExpressions: every library of that release).
+ * features: CEL_FEATURE_* bits (the DRA feature gates that change the environment).
+ */
+#define CEL_FEATURE_CONSUMABLE_CAPACITY 1u /* DRAConsumableCapacity: allowMultipleAllocations */
+#define CEL_FEATURE_LIST_ATTRIBUTES 2u     /* DRAListTypeAttributes: list values, includes() */
+
+struct cel_env {
+    int kube_minor;
+    int stored;
+    unsigned features;
+};
+
+/* Kubernetes v1.36's defaults: DRAConsumableCapacity on, DRAListTypeAttributes off. */
+#define CEL_KUBE_MINOR_DEFAULT 36
+#define CEL_KUBE_MINOR_MIN 34
+#define CEL_ENV_DEFAULT { CEL_KUBE_MINOR_DEFAULT, 0, CEL_FEATURE_CONSUMABLE_CAPACITY }
+
+/*
+ * The environment cel_compile uses: the process-wide default, set once at start-up by
+ * a command's options (lint --kube-version, --feature-gates) before any compile, and
+ * read-only afterwards.  Returns DD_EINVAL for a kube_minor outside 34..36.
+ */
+enum dd_rc cel_set_default_env(const struct cel_env *env);
+const struct cel_env *cel_default_env(void);
+
+/* Parses "DRAConsumableCapacity=true,DRAListTypeAttributes=false" into env->features
+ * (other gates are ignored: they do not change CEL).  DD_EINVAL with err on bad text. */
+enum dd_rc cel_parse_feature_gates(const char *text, struct cel_env *env, struct dd_err *err);
+
+/*
  * Compiles src[0..len) (need not be NUL-terminated).  lim may be NULL for
  * CEL_LIMITS_DEFAULT.  Returns a new program (free with cel_program_free) or
  * NULL with err filled:
@@ -48,6 +83,10 @@ struct cel_program *cel_compile(const char *src, size_t len, const struct cel_li
 
 /* Frees p and everything it owns.  NULL is allowed. */
 void cel_program_free(struct cel_program *p);
+
+/* cel_compile in env (NULL: the default environment). */
+struct cel_program *cel_compile_env(const char *src, size_t len, const struct cel_limits *lim,
+                                    const struct cel_env *env, struct dd_err *err);
 
 /* ---- Static analysis (results are computed by cel_compile) -------------- */
 
@@ -92,7 +131,16 @@ void cel_program_attrs(const struct cel_program *p, const struct cel_attr_ref **
 
 /* ---- Evaluation --------------------------------------------------------- */
 
-enum cel_attr_kind { CEL_ATTR_INT, CEL_ATTR_BOOL, CEL_ATTR_STRING, CEL_ATTR_VERSION };
+/*
+ * The value kinds of resource.k8s.io/v1 DeviceAttribute.  The list kinds (ints,
+ * bools, strings, versions) are values only with DRAListTypeAttributes; without
+ * it, as for CEL_ATTR_NONE (no value the API knows), every selector fails on the
+ * device with "attribute X: unsupported attribute value", as the scheduler does.
+ */
+enum cel_attr_kind {
+    CEL_ATTR_INT, CEL_ATTR_BOOL, CEL_ATTR_STRING, CEL_ATTR_VERSION,
+    CEL_ATTR_INTS, CEL_ATTR_BOOLS, CEL_ATTR_STRINGS, CEL_ATTR_VERSIONS, CEL_ATTR_NONE
+};
 
 /* One device attribute, already qualified: unprefixed names belong to the driver's domain. */
 struct cel_attr {
@@ -102,6 +150,10 @@ struct cel_attr {
     int64_t i;     /* CEL_ATTR_INT */
     int b;         /* CEL_ATTR_BOOL */
     const char *s; /* CEL_ATTR_STRING, or the semver text of CEL_ATTR_VERSION */
+    size_t nv;              /* the list kinds: number of values */
+    const int64_t *iv;      /* CEL_ATTR_INTS */
+    const int *bv;          /* CEL_ATTR_BOOLS */
+    const char *const *sv;  /* CEL_ATTR_STRINGS, CEL_ATTR_VERSIONS */
 };
 
 struct cel_capacity {
@@ -130,5 +182,13 @@ enum cel_verdict { CEL_FALSE = 0, CEL_TRUE = 1, CEL_ERROR = -1 };
  */
 enum cel_verdict cel_eval_device(const struct cel_program *p, const struct cel_device *dev,
                                  const struct cel_limits *lim, struct dd_err *err);
+
+/*
+ * Like cel_eval_device, and *cost receives the runtime cost cel-go would count
+ * (kube-scheduler aborts past CEL_LIMITS_DEFAULT's max_cost).  cost may be NULL.
+ */
+enum cel_verdict cel_eval_device_cost(const struct cel_program *p, const struct cel_device *dev,
+                                      const struct cel_limits *lim, uint64_t *cost,
+                                      struct dd_err *err);
 
 #endif

@@ -457,6 +457,79 @@ static int keep_string(struct dra_model *m, char *str)
     return 0;
 }
 
+/* An int attribute's exact value: the reader keeps an integer's digits in valuestring. */
+static int64_t attr_int(const cJSON *v)
+{
+    if (v->valuestring)
+        return strtoll(v->valuestring, NULL, 10);
+    return (int64_t)v->valuedouble;
+}
+
+/*
+ * One resource.k8s.io/v1 DeviceAttribute (int, bool, string, version, or the list
+ * forms of DRAListTypeAttributes) into a; an attribute with none of these is
+ * CEL_ATTR_NONE, which fails every selector on the device as in the scheduler.
+ * The lists are owned by the model.  0, or -1 out of memory.
+ */
+static int attr_value(struct dra_model *m, const cJSON *it, struct cel_attr *a)
+{
+    static const struct {
+        const char *key;
+        enum cel_attr_kind kind;
+    } lists[] = {
+        {"ints", CEL_ATTR_INTS}, {"bools", CEL_ATTR_BOOLS},
+        {"strings", CEL_ATTR_STRINGS}, {"versions", CEL_ATTR_VERSIONS},
+    };
+    const cJSON *v;
+
+    if ((v = cJSON_GetObjectItemCaseSensitive(it, "int")) && cJSON_IsNumber(v)) {
+        a->kind = CEL_ATTR_INT;
+        a->i = attr_int(v);
+        return 0;
+    }
+    if ((v = cJSON_GetObjectItemCaseSensitive(it, "bool")) && cJSON_IsBool(v)) {
+        a->kind = CEL_ATTR_BOOL;
+        a->b = cJSON_IsTrue(v);
+        return 0;
+    }
+    if ((v = cJSON_GetObjectItemCaseSensitive(it, "version")) && cJSON_IsString(v)) {
+        a->kind = CEL_ATTR_VERSION;
+        a->s = v->valuestring;
+        return 0;
+    }
+    if ((v = cJSON_GetObjectItemCaseSensitive(it, "string")) && cJSON_IsString(v)) {
+        a->kind = CEL_ATTR_STRING;
+        a->s = v->valuestring;
+        return 0;
+    }
+    a->kind = CEL_ATTR_NONE;
+    for (size_t k = 0; k < sizeof(lists) / sizeof(lists[0]); k++) {
+        const cJSON *e;
+        size_t n = 0, i = 0;
+        void *arr;
+        if (!(v = cJSON_GetObjectItemCaseSensitive(it, lists[k].key)) || !cJSON_IsArray(v))
+            continue;
+        n = (size_t)cJSON_GetArraySize(v);
+        if (!(arr = calloc(n + 1, sizeof(int64_t))) || keep_string(m, arr))
+            return -1;
+        cJSON_ArrayForEach(e, v) {
+            if (lists[k].kind == CEL_ATTR_INTS)
+                ((int64_t *)arr)[i++] = cJSON_IsNumber(e) ? attr_int(e) : 0;
+            else if (lists[k].kind == CEL_ATTR_BOOLS)
+                ((int *)arr)[i++] = cJSON_IsTrue(e);
+            else
+                ((const char **)arr)[i++] = cJSON_IsString(e) ? e->valuestring : "";
+        }
+        a->kind = lists[k].kind;
+        a->nv = n;
+        a->iv = arr;
+        a->bv = arr;
+        a->sv = arr;
+        return 0;
+    }
+    return 0;
+}
+
 static enum dd_rc add_device(struct dra_model *m, struct dra_slice *s, const cJSON *d)
 {
     const cJSON *attrs, *caps, *it;
@@ -472,11 +545,12 @@ static enum dd_rc add_device(struct dra_model *m, struct dra_slice *s, const cJS
     dev->name = str_or(dd_json_str(d, "name", NULL), "");
     dev->dev.driver = s->driver;
     /* v1beta1 and v1alpha3 wrap attributes and capacity in `basic`. */
+    dev->dev.allow_multiple_allocations =
+        cJSON_IsTrue(dd_json_path(basic ? basic : d, "allowMultipleAllocations", NULL));
     attrs = dd_json_path(basic ? basic : d, "attributes", NULL);
     caps = dd_json_path(basic ? basic : d, "capacity", NULL);
     cJSON_ArrayForEach(it, attrs) {
         struct cel_attr *a;
-        const cJSON *v;
         char *dom;
 
         if (!(a = PUSH(av, na, acap)))
@@ -484,19 +558,8 @@ static enum dd_rc add_device(struct dra_model *m, struct dra_slice *s, const cJS
         if (split_qualified(it->string, s->driver, &a->domain, &a->name, &dom) ||
             (dom && keep_string(m, dom)))
             goto oom;
-        if ((v = cJSON_GetObjectItemCaseSensitive(it, "int")) && cJSON_IsNumber(v)) {
-            a->kind = CEL_ATTR_INT;
-            a->i = (int64_t)v->valuedouble;
-        } else if ((v = cJSON_GetObjectItemCaseSensitive(it, "bool")) && cJSON_IsBool(v)) {
-            a->kind = CEL_ATTR_BOOL;
-            a->b = cJSON_IsTrue(v);
-        } else if ((v = cJSON_GetObjectItemCaseSensitive(it, "version")) && cJSON_IsString(v)) {
-            a->kind = CEL_ATTR_VERSION;
-            a->s = v->valuestring;
-        } else {
-            a->kind = CEL_ATTR_STRING;
-            a->s = str_or(dd_json_str(it, "string", NULL), "");
-        }
+        if (attr_value(m, it, a))
+            goto oom;
     }
     cJSON_ArrayForEach(it, caps) {
         struct cel_capacity *c;

@@ -7,10 +7,10 @@
  * differ per device but no selector check depends on their values.
  */
 static const struct cel_attr example_attrs[] = {
-    { "gpu.example.com", "model", CEL_ATTR_STRING, 0, 0, "LATEST-GPU-MODEL" },
-    { "gpu.example.com", "index", CEL_ATTR_INT, 0, 0, NULL },
-    { "gpu.example.com", "uuid", CEL_ATTR_STRING, 0, 0, "gpu-00000000-0000-0000-0000-000000000000" },
-    { "gpu.example.com", "driverVersion", CEL_ATTR_VERSION, 0, 0, "1.0.0" },
+    { .domain = "gpu.example.com", .name = "model", .kind = CEL_ATTR_STRING, .i = 0, .b = 0, .s = "LATEST-GPU-MODEL" },
+    { .domain = "gpu.example.com", .name = "index", .kind = CEL_ATTR_INT, .i = 0, .b = 0, .s = NULL },
+    { .domain = "gpu.example.com", .name = "uuid", .kind = CEL_ATTR_STRING, .i = 0, .b = 0, .s = "gpu-00000000-0000-0000-0000-000000000000" },
+    { .domain = "gpu.example.com", .name = "driverVersion", .kind = CEL_ATTR_VERSION, .i = 0, .b = 0, .s = "1.0.0" },
 };
 static const struct cel_capacity example_caps[] = {
     { "gpu.example.com", "memory", "80Gi" },

@@ -9,6 +9,7 @@
 #define DD_YAML_SEAM
 #include <yaml.h> /* this module's header, then libyaml's; see yaml.h */
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -285,6 +286,8 @@ struct scalar {
     enum kind kind;
     int b;      /* K_BOOL */
     double num; /* K_INT, K_FLOAT */
+    int exact;  /* K_INT within int64: i is the value (a double loses digits past 2^53) */
+    int64_t i;
 };
 
 struct word {
@@ -339,7 +342,7 @@ static int digit_value(char c)
 }
 
 /* Go's strconv.ParseInt(s, 0, 64) syntax, which go-yaml v2 uses. */
-static int parse_int(const char *t, size_t m, double *out)
+static int parse_int(const char *t, size_t m, double *out, int *exact, int64_t *iv)
 {
     size_t i = 0;
     int neg = 0, base = 10, overflow = 0;
@@ -375,7 +378,29 @@ static int parse_int(const char *t, size_t m, double *out)
     if (overflow)
         return 0; /* go-yaml then tries a float, which accepts long decimals only */
     *out = neg ? -(double)acc : (double)acc;
+    *exact = neg ? acc <= (uint64_t)INT64_MAX + 1 : acc <= (uint64_t)INT64_MAX;
+    *iv = neg ? (int64_t)(0 - acc) : (int64_t)acc;
     return 1;
+}
+
+/*
+ * A number node.  An integer that fits int64 also keeps its exact decimal text in
+ * valuestring (cJSON frees it with the node; printing ignores it), for readers
+ * that need every digit (DRA int attributes, dd_json_int64).
+ */
+static cJSON *number_node(const struct scalar *v)
+{
+    cJSON *node = cJSON_CreateNumber(v->num);
+    char buf[24];
+
+    if (node && v->kind == K_INT && v->exact) {
+        snprintf(buf, sizeof(buf), "%" PRId64, v->i);
+        if (!(node->valuestring = strdup(buf))) {
+            cJSON_Delete(node);
+            return NULL;
+        }
+    }
+    return node;
 }
 
 static size_t skip_digits(const char *t, size_t i, size_t m)
@@ -443,7 +468,7 @@ static void resolve_plain(const char *s, size_t n, struct scalar *v)
     t[m] = '\0';
     if (m == 0)
         return;
-    if (parse_int(t, m, &v->num)) {
+    if (parse_int(t, m, &v->num, &v->exact, &v->i)) {
         v->kind = K_INT;
     } else if (float_syntax(t, m)) {
         v->kind = K_FLOAT;
@@ -490,7 +515,7 @@ static enum dd_rc make_scalar(struct ps *p, yaml_event_t *ev, cJSON **out)
     size_t n = ev->data.scalar.length;
     int plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE, force_string = 0;
     enum kind want = K_ANY;
-    struct scalar v = { K_STRING, 0, 0 };
+    struct scalar v = { K_STRING, 0, 0, 0, 0 };
     cJSON *node = NULL;
 
     *out = NULL;
@@ -505,7 +530,7 @@ static enum dd_rc make_scalar(struct ps *p, yaml_event_t *ev, cJSON **out)
     case K_NULL: node = cJSON_CreateNull(); break;
     case K_BOOL: node = cJSON_CreateBool(v.b); break;
     case K_INT:
-    case K_FLOAT: node = cJSON_CreateNumber(v.num); break;
+    case K_FLOAT: node = number_node(&v); break;
     default:
         node = cJSON_CreateStringReference(s);
         if (node) {
@@ -585,8 +610,13 @@ static enum dd_rc copy_tree(struct ps *p, const cJSON *src, int level, const yam
         dst = cJSON_CreateArray();
     else if (cJSON_IsString(src))
         dst = cJSON_CreateString(src->valuestring);
-    else if (cJSON_IsNumber(src))
+    else if (cJSON_IsNumber(src)) {
         dst = cJSON_CreateNumber(src->valuedouble);
+        if (dst && src->valuestring && !(dst->valuestring = strdup(src->valuestring))) {
+            cJSON_Delete(dst);
+            dst = NULL;
+        }
+    }
     else if (cJSON_IsBool(src))
         dst = cJSON_CreateBool(cJSON_IsTrue(src));
     else
@@ -1414,7 +1444,7 @@ static int fp_pos(struct fp *f, const cJSON *node, int line, int col)
 /* The node for a plain scalar [s, e) on the current line, typed as make_scalar does. */
 static int fp_plain_node(struct fp *f, size_t s, size_t e, cJSON **out)
 {
-    struct scalar v = { K_STRING, 0, 0 };
+    struct scalar v = { K_STRING, 0, 0, 0, 0 };
     cJSON *node;
     char *str;
 
@@ -1428,7 +1458,7 @@ static int fp_plain_node(struct fp *f, size_t s, size_t e, cJSON **out)
     case K_NULL: node = cJSON_CreateNull(); break;
     case K_BOOL: node = cJSON_CreateBool(v.b); break;
     case K_INT:
-    case K_FLOAT: node = cJSON_CreateNumber(v.num); break;
+    case K_FLOAT: node = number_node(&v); break;
     default:
         str = fp_strdup(f->b + s, e - s);
         node = str ? fp_string_node(str) : NULL;
@@ -1510,7 +1540,7 @@ static int fp_skim_key(struct fp *f, size_t base, size_t s, size_t e)
  */
 static int fp_skim_root(struct fp *f, size_t ks, size_t ke, size_t v)
 {
-    struct scalar sv = { K_STRING, 0, 0 };
+    struct scalar sv = { K_STRING, 0, 0, 0, 0 };
     char av[256], kind[256];
     size_t n = ke - ks, avn, kn;
     int bit;

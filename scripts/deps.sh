@@ -2,7 +2,7 @@
 # Installs the Debian packages dra-doctor needs to build and test.  Idempotent:
 # does nothing when every package is present.  The Dockerfile installs the same list.
 set -eu
-PKGS="build-essential pkg-config libcjson-dev libyaml-dev libpcre2-dev libcmocka-dev
+PKGS="build-essential pkg-config libcjson-dev libyaml-dev libre2-dev libcmocka-dev
       libcurl4-openssl-dev libssl-dev libmicrohttpd-dev libgnutls28-dev clang-14 libclang-rt-14-dev
       openssl curl procps util-linux python3"
 missing=""

@@ -22,7 +22,7 @@ SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
 make -s B="$B" CC="$CLANG" CFLAGS="-g -O1 -fsanitize=fuzzer-no-link $SAN" "$B/libdd.a" || {
     echo "fuzz: library build failed"; echo "0 1" >> build/test-counts; exit 1; }
 FLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -DDD_VERSION=\"fuzz\" -Ilib -Itests/unit -Ilint -Icontroller -Iwebhook -Icerts -fsanitize=fuzzer $SAN"
-LIBS="$(pkg-config --libs libcjson yaml-0.1 libpcre2-8 libcurl libmicrohttpd gnutls libssl libcrypto) -lm -pthread"
+LIBS="$(pkg-config --libs libcjson yaml-0.1 re2 libcurl libmicrohttpd gnutls libssl libcrypto) -lstdc++ -lm -pthread"
 pass=0; fail=0
 for h in tests/fuzz/fuzz_*.c; do
     [ -f "$h" ] || continue

@@ -1,16 +1,11 @@
 /*
- * cel_builtins.c - the function table of the DRA CEL environment: standard
- * conversions and string functions, the Kubernetes semver library and the
- * Kubernetes quantity library.
- *
- * Regular expressions: CEL specifies RE2 syntax; we approximate it with
- * PCRE2 (PCRE2_UTF), which accepts a superset of RE2 for the patterns found
- * in selectors.  Backtracking is bounded with a match limit, and a pattern
- * PCRE2 rejects is a runtime error as in CEL-Go.
+ * cel_builtins.c - the overload table of the DRA CEL environment (every
+ * function and operator Kubernetes declares, with the library that brings it),
+ * the standard conversions and string functions, the Kubernetes semver library
+ * and the Kubernetes quantity library.  The extension libraries are in
+ * cel_lib.c, timestamps and durations in cel_time.c, RE2 in cel_re2.cc.
  */
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
+#include <pthread.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -130,52 +125,18 @@ FN(fn_contains)
 
 FN(fn_matches)
 {
-    pcre2_code *re;
-    pcre2_match_data *md;
-    pcre2_match_context *mc;
-    int errcode, rc;
-    PCRE2_SIZE erroff;
+    const char *err = NULL;
+    size_t mo, ml;
+    int r;
 
     if (!both_strings(a, n))
         return bad_args(c, call, a, n);
-    if (cel__charge(c, a[0].v.str.n + a[1].v.str.n))
+    if (cel__charge(c, (a[0].v.str.n + a[1].v.str.n) / 16 + 1))
         return cel__abort_val(c);
-    /* Compiled per call: a program is immutable and shared between threads,
-     * and selectors are short; caching is a later optimisation. */
-    re = pcre2_compile((PCRE2_SPTR)a[1].v.str.s, a[1].v.str.n, PCRE2_UTF | PCRE2_NO_UTF_CHECK,
-                       &errcode, &erroff, NULL);
-    if (!re) {
-        PCRE2_UCHAR msg[160];
-        pcre2_get_error_message(errcode, msg, sizeof(msg));
-        return cel__err(c, "invalid regular expression at offset %zu: %s", (size_t)erroff,
-                        (const char *)msg);
-    }
-    md = pcre2_match_data_create_from_pattern(re, NULL);
-    mc = pcre2_match_context_create(NULL);
-    if (!md || !mc) {
-        pcre2_match_data_free(md);
-        pcre2_match_context_free(mc);
-        pcre2_code_free(re);
-        c->aborted = 1;
-        c->abort_rc = DD_ENOMEM;
-        return cel__abort_val(c);
-    }
-    /* RE2 is linear-time; PCRE2 backtracks, so bound the work. */
-    pcre2_set_match_limit(mc, 100000);
-    pcre2_set_depth_limit(mc, 1000);
-    rc = pcre2_match(re, (PCRE2_SPTR)a[0].v.str.s, a[0].v.str.n, 0, 0, md, mc);
-    pcre2_match_data_free(md);
-    pcre2_match_context_free(mc);
-    pcre2_code_free(re);
-    if (rc == PCRE2_ERROR_NOMATCH)
-        return vbool(0);
-    if (rc < 0) {
-        /* Invalid UTF-8 in the subject, or the backtracking bound. */
-        PCRE2_UCHAR msg[160];
-        pcre2_get_error_message(rc, msg, sizeof(msg));
-        return cel__err(c, "matches: %s", (const char *)msg);
-    }
-    return vbool(1);
+    r = cel__re2_find(a[1].v.str.s, a[1].v.str.n, a[0].v.str.s, a[0].v.str.n, 0, &mo, &ml, &err);
+    if (r < 0)
+        return cel__err(c, "%s", err ? err : "invalid regular expression");
+    return vbool(r);
 }
 
 static struct cel__val change_case(struct cel__ctx *c, const struct cel__val *s, int upper)
@@ -230,6 +191,8 @@ FN(fn_int)
     (void)n;
     switch (a[0].kind) {
     case CEL_V_INT: return a[0];
+    case CEL_V_TIMESTAMP: return vint(a[0].v.ts.sec);
+    case CEL_V_DURATION: return vint(a[0].v.dur);
     case CEL_V_UINT:
         if (a[0].v.u > INT64_MAX)
             return cel__err(c, "integer overflow");
@@ -362,6 +325,14 @@ FN(fn_string)
             return cel__err(c, "invalid UTF-8 in bytes, cannot convert to string");
         return vstr(c, CEL_V_STRING, a[0].v.str.s, a[0].v.str.n);
     case CEL_V_SEMVER: return vstr(c, CEL_V_STRING, a[0].v.sv->text, strlen(a[0].v.sv->text));
+    case CEL_V_TIMESTAMP: {
+        size_t len = cel__format_rfc3339(a[0].v.ts.sec, a[0].v.ts.nsec, buf, sizeof(buf));
+        return vstr(c, CEL_V_STRING, buf, len);
+    }
+    case CEL_V_DURATION: {
+        size_t len = cel__format_duration(a[0].v.dur, buf, sizeof(buf));
+        return vstr(c, CEL_V_STRING, buf, len);
+    }
     default: return bad_args(c, call, a, 1);
     }
     return vstr(c, CEL_V_STRING, buf, strlen(buf));
@@ -405,7 +376,7 @@ FN(fn_type)
     struct cel__val v = {.kind = CEL_V_TYPE};
 
     (void)c; (void)call; (void)n;
-    v.v.type = a[0].kind;
+    v.v.tname = cel__vkind_name(a[0].kind);
     return v;
 }
 
@@ -915,66 +886,355 @@ FN(fn_q_as_float)
 
 /* ---- The table ------------------------------------------------------------------ */
 
+#define M 1 /* member: x.f(...) */
 #define G 0 /* global: f(x, ...) */
-#define R 1 /* receiver: x.f(...) */
+#define CMP(op)                                                                          \
+    {op, G, "bool,bool>bool", CEL_LIB_STD, NULL}, {op, G, "int,int>bool", CEL_LIB_STD, NULL}, \
+    {op, G, "int,double>bool", CEL_LIB_STD, NULL}, {op, G, "int,uint>bool", CEL_LIB_STD, NULL}, \
+    {op, G, "uint,uint>bool", CEL_LIB_STD, NULL}, {op, G, "uint,double>bool", CEL_LIB_STD, NULL}, \
+    {op, G, "uint,int>bool", CEL_LIB_STD, NULL}, {op, G, "double,double>bool", CEL_LIB_STD, NULL}, \
+    {op, G, "double,int>bool", CEL_LIB_STD, NULL}, {op, G, "double,uint>bool", CEL_LIB_STD, NULL}, \
+    {op, G, "string,string>bool", CEL_LIB_STD, NULL}, {op, G, "bytes,bytes>bool", CEL_LIB_STD, NULL}, \
+    {op, G, "timestamp,timestamp>bool", CEL_LIB_STD, NULL},                              \
+    {op, G, "duration,duration>bool", CEL_LIB_STD, NULL}
+#define COMPARABLE(fn, sig_l, sig_r, lib, impl)                                          \
+    {fn, M, "list(int)" sig_l "int" sig_r, lib, impl},                                   \
+    {fn, M, "list(uint)" sig_l "uint" sig_r, lib, impl},                                 \
+    {fn, M, "list(double)" sig_l "double" sig_r, lib, impl},                             \
+    {fn, M, "list(bool)" sig_l "bool" sig_r, lib, impl},                                 \
+    {fn, M, "list(duration)" sig_l "duration" sig_r, lib, impl},                         \
+    {fn, M, "list(timestamp)" sig_l "timestamp" sig_r, lib, impl},                       \
+    {fn, M, "list(string)" sig_l "string" sig_r, lib, impl},                             \
+    {fn, M, "list(bytes)" sig_l "bytes" sig_r, lib, impl}
+#define TS_ACCESSOR(fn, impl)                                                            \
+    {fn, M, "timestamp>int", CEL_LIB_STD, impl}, {fn, M, "timestamp,string>int", CEL_LIB_STD, impl}
 
-const struct cel__builtin cel__builtins[] = {
-    {"size", G, 1, CEL_T_DYN, CEL_T_INT, fn_size},
-    {"size", R, 1, CEL_T_DYN, CEL_T_INT, fn_size},
-    {"startsWith", R, 2, CEL_T_STRING, CEL_T_BOOL, fn_starts_with},
-    {"endsWith", R, 2, CEL_T_STRING, CEL_T_BOOL, fn_ends_with},
-    {"contains", R, 2, CEL_T_STRING, CEL_T_BOOL, fn_contains},
-    {"matches", R, 2, CEL_T_STRING, CEL_T_BOOL, fn_matches},
-    {"matches", G, 2, CEL_T_STRING, CEL_T_BOOL, fn_matches},
-    {"lowerAscii", R, 1, CEL_T_STRING, CEL_T_STRING, fn_lower},
-    {"upperAscii", R, 1, CEL_T_STRING, CEL_T_STRING, fn_upper},
-    {"int", G, 1, CEL_T_DYN, CEL_T_INT, fn_int},
-    {"uint", G, 1, CEL_T_DYN, CEL_T_UINT, fn_uint},
-    {"double", G, 1, CEL_T_DYN, CEL_T_DOUBLE, fn_double},
-    {"string", G, 1, CEL_T_DYN, CEL_T_STRING, fn_string},
-    {"bytes", G, 1, CEL_T_DYN, CEL_T_BYTES, fn_bytes},
-    {"bool", G, 1, CEL_T_DYN, CEL_T_BOOL, fn_bool},
-    {"dyn", G, 1, CEL_T_DYN, CEL_T_DYN, fn_dyn},
-    {"type", G, 1, CEL_T_DYN, CEL_T_TYPE, fn_type},
-    {"semver", G, 1, CEL_T_STRING, CEL_T_SEMVER, fn_semver},
-    {"semver", G, 2, CEL_T_STRING, CEL_T_SEMVER, fn_semver},
-    {"isSemver", G, 1, CEL_T_STRING, CEL_T_BOOL, fn_is_semver},
-    {"isSemver", G, 2, CEL_T_STRING, CEL_T_BOOL, fn_is_semver},
-    {"major", R, 1, CEL_T_SEMVER, CEL_T_INT, fn_sv_major},
-    {"minor", R, 1, CEL_T_SEMVER, CEL_T_INT, fn_sv_minor},
-    {"patch", R, 1, CEL_T_SEMVER, CEL_T_INT, fn_sv_patch},
-    {"isGreaterThan", R, 2, CEL_T_SEMVER, CEL_T_BOOL, fn_sv_gt},
-    {"isLessThan", R, 2, CEL_T_SEMVER, CEL_T_BOOL, fn_sv_lt},
-    {"compareTo", R, 2, CEL_T_SEMVER, CEL_T_INT, fn_sv_cmp},
-    {"quantity", G, 1, CEL_T_STRING, CEL_T_QUANTITY, fn_quantity},
-    {"isQuantity", G, 1, CEL_T_STRING, CEL_T_BOOL, fn_is_quantity},
-    {"isGreaterThan", R, 2, CEL_T_QUANTITY, CEL_T_BOOL, fn_q_gt},
-    {"isLessThan", R, 2, CEL_T_QUANTITY, CEL_T_BOOL, fn_q_lt},
-    {"compareTo", R, 2, CEL_T_QUANTITY, CEL_T_INT, fn_q_cmp},
-    {"add", R, 2, CEL_T_QUANTITY, CEL_T_QUANTITY, fn_q_add},
-    {"sub", R, 2, CEL_T_QUANTITY, CEL_T_QUANTITY, fn_q_sub},
-    {"sign", R, 1, CEL_T_QUANTITY, CEL_T_INT, fn_q_sign},
-    {"isInteger", R, 1, CEL_T_QUANTITY, CEL_T_BOOL, fn_q_is_integer},
-    {"asInteger", R, 1, CEL_T_QUANTITY, CEL_T_INT, fn_q_as_integer},
-    {"asApproximateFloat", R, 1, CEL_T_QUANTITY, CEL_T_DOUBLE, fn_q_as_float},
+const struct cel__overload cel__ovl[] = {
+    /* Operators (cel-go common/stdlib/standard.go); the evaluator implements them. */
+    {"_?_:_", G, "bool,A,A>A", CEL_LIB_STD, NULL},
+    {"!_", G, "bool>bool", CEL_LIB_STD, NULL},
+    {"-_", G, "int>int", CEL_LIB_STD, NULL},
+    {"-_", G, "double>double", CEL_LIB_STD, NULL},
+    {"_==_", G, "A,A>bool", CEL_LIB_STD, NULL},
+    {"_!=_", G, "A,A>bool", CEL_LIB_STD, NULL},
+    CMP("_<_"), CMP("_<=_"), CMP("_>_"), CMP("_>=_"),
+    {"_+_", G, "bytes,bytes>bytes", CEL_LIB_STD, NULL},
+    {"_+_", G, "double,double>double", CEL_LIB_STD, NULL},
+    {"_+_", G, "duration,duration>duration", CEL_LIB_STD, NULL},
+    {"_+_", G, "duration,timestamp>timestamp", CEL_LIB_STD, NULL},
+    {"_+_", G, "timestamp,duration>timestamp", CEL_LIB_STD, NULL},
+    {"_+_", G, "int,int>int", CEL_LIB_STD, NULL},
+    {"_+_", G, "list(A),list(A)>list(A)", CEL_LIB_STD, NULL},
+    {"_+_", G, "string,string>string", CEL_LIB_STD, NULL},
+    {"_+_", G, "uint,uint>uint", CEL_LIB_STD, NULL},
+    {"_-_", G, "double,double>double", CEL_LIB_STD, NULL},
+    {"_-_", G, "duration,duration>duration", CEL_LIB_STD, NULL},
+    {"_-_", G, "int,int>int", CEL_LIB_STD, NULL},
+    {"_-_", G, "timestamp,duration>timestamp", CEL_LIB_STD, NULL},
+    {"_-_", G, "timestamp,timestamp>duration", CEL_LIB_STD, NULL},
+    {"_-_", G, "uint,uint>uint", CEL_LIB_STD, NULL},
+    {"_*_", G, "double,double>double", CEL_LIB_STD, NULL},
+    {"_*_", G, "int,int>int", CEL_LIB_STD, NULL},
+    {"_*_", G, "uint,uint>uint", CEL_LIB_STD, NULL},
+    {"_/_", G, "double,double>double", CEL_LIB_STD, NULL},
+    {"_/_", G, "int,int>int", CEL_LIB_STD, NULL},
+    {"_/_", G, "uint,uint>uint", CEL_LIB_STD, NULL},
+    {"_%_", G, "int,int>int", CEL_LIB_STD, NULL},
+    {"_%_", G, "uint,uint>uint", CEL_LIB_STD, NULL},
+    {"_[_]", G, "list(A),int>A", CEL_LIB_STD, NULL},
+    {"_[_]", G, "map(A,B),A>B", CEL_LIB_STD, NULL},
+    {"_[_]", G, "opt(list(A)),int>opt(A)", CEL_LIB_OPTIONAL, NULL},
+    {"_[_]", G, "opt(map(A,B)),A>opt(B)", CEL_LIB_OPTIONAL, NULL},
+    {"_[?_]", G, "list(A),int>opt(A)", CEL_LIB_OPTIONAL, NULL},
+    {"_[?_]", G, "map(A,B),A>opt(B)", CEL_LIB_OPTIONAL, NULL},
+    {"_[?_]", G, "opt(list(A)),int>opt(A)", CEL_LIB_OPTIONAL, NULL},
+    {"_[?_]", G, "opt(map(A,B)),A>opt(B)", CEL_LIB_OPTIONAL, NULL},
+    {"@in", G, "A,list(A)>bool", CEL_LIB_STD, NULL},
+    {"@in", G, "A,map(A,B)>bool", CEL_LIB_STD, NULL},
+
+    /* Standard functions. */
+    {"size", G, "bytes>int", CEL_LIB_STD, fn_size}, {"size", M, "bytes>int", CEL_LIB_STD, fn_size},
+    {"size", G, "list(A)>int", CEL_LIB_STD, fn_size}, {"size", M, "list(A)>int", CEL_LIB_STD, fn_size},
+    {"size", G, "map(A,B)>int", CEL_LIB_STD, fn_size}, {"size", M, "map(A,B)>int", CEL_LIB_STD, fn_size},
+    {"size", G, "string>int", CEL_LIB_STD, fn_size}, {"size", M, "string>int", CEL_LIB_STD, fn_size},
+    {"type", G, "A>type(A)", CEL_LIB_STD, fn_type},
+    {"bool", G, "bool>bool", CEL_LIB_STD, fn_bool}, {"bool", G, "string>bool", CEL_LIB_STD, fn_bool},
+    {"bytes", G, "bytes>bytes", CEL_LIB_STD, fn_bytes},
+    {"bytes", G, "string>bytes", CEL_LIB_STD, fn_bytes},
+    {"double", G, "double>double", CEL_LIB_STD, fn_double},
+    {"double", G, "int>double", CEL_LIB_STD, fn_double},
+    {"double", G, "string>double", CEL_LIB_STD, fn_double},
+    {"double", G, "uint>double", CEL_LIB_STD, fn_double},
+    {"duration", G, "duration>duration", CEL_LIB_STD, cel__fn_duration},
+    {"duration", G, "int>duration", CEL_LIB_STD, cel__fn_duration},
+    {"duration", G, "string>duration", CEL_LIB_STD, cel__fn_duration},
+    {"dyn", G, "A>dyn", CEL_LIB_STD, fn_dyn},
+    {"int", G, "int>int", CEL_LIB_STD, fn_int}, {"int", G, "double>int", CEL_LIB_STD, fn_int},
+    {"int", G, "duration>int", CEL_LIB_STD, fn_int}, {"int", G, "string>int", CEL_LIB_STD, fn_int},
+    {"int", G, "timestamp>int", CEL_LIB_STD, fn_int}, {"int", G, "uint>int", CEL_LIB_STD, fn_int},
+    {"string", G, "string>string", CEL_LIB_STD, fn_string},
+    {"string", G, "bool>string", CEL_LIB_STD, fn_string},
+    {"string", G, "bytes>string", CEL_LIB_STD, fn_string},
+    {"string", G, "double>string", CEL_LIB_STD, fn_string},
+    {"string", G, "duration>string", CEL_LIB_STD, fn_string},
+    {"string", G, "int>string", CEL_LIB_STD, fn_string},
+    {"string", G, "timestamp>string", CEL_LIB_STD, fn_string},
+    {"string", G, "uint>string", CEL_LIB_STD, fn_string},
+    {"timestamp", G, "timestamp>timestamp", CEL_LIB_STD, cel__fn_timestamp},
+    {"timestamp", G, "int>timestamp", CEL_LIB_STD, cel__fn_timestamp},
+    {"timestamp", G, "string>timestamp", CEL_LIB_STD, cel__fn_timestamp},
+    {"uint", G, "uint>uint", CEL_LIB_STD, fn_uint}, {"uint", G, "double>uint", CEL_LIB_STD, fn_uint},
+    {"uint", G, "int>uint", CEL_LIB_STD, fn_uint}, {"uint", G, "string>uint", CEL_LIB_STD, fn_uint},
+    {"contains", M, "string,string>bool", CEL_LIB_STD, fn_contains},
+    {"endsWith", M, "string,string>bool", CEL_LIB_STD, fn_ends_with},
+    {"startsWith", M, "string,string>bool", CEL_LIB_STD, fn_starts_with},
+    {"matches", G, "string,string>bool", CEL_LIB_STD, fn_matches},
+    {"matches", M, "string,string>bool", CEL_LIB_STD, fn_matches},
+    TS_ACCESSOR("getFullYear", cel__fn_get_full_year),
+    TS_ACCESSOR("getMonth", cel__fn_get_month),
+    TS_ACCESSOR("getDayOfYear", cel__fn_get_day_of_year),
+    TS_ACCESSOR("getDayOfMonth", cel__fn_get_day_of_month),
+    TS_ACCESSOR("getDate", cel__fn_get_date),
+    TS_ACCESSOR("getDayOfWeek", cel__fn_get_day_of_week),
+    TS_ACCESSOR("getHours", cel__fn_get_hours),
+    TS_ACCESSOR("getMinutes", cel__fn_get_minutes),
+    TS_ACCESSOR("getSeconds", cel__fn_get_seconds),
+    TS_ACCESSOR("getMilliseconds", cel__fn_get_milliseconds),
+    {"getHours", M, "duration>int", CEL_LIB_STD, cel__fn_get_hours},
+    {"getMinutes", M, "duration>int", CEL_LIB_STD, cel__fn_get_minutes},
+    {"getSeconds", M, "duration>int", CEL_LIB_STD, cel__fn_get_seconds},
+    {"getMilliseconds", M, "duration>int", CEL_LIB_STD, cel__fn_get_milliseconds},
+
+    /* cel-go ext.Strings(2). */
+    {"charAt", M, "string,int>string", CEL_LIB_STRINGS, cel__fn_char_at},
+    {"indexOf", M, "string,string>int", CEL_LIB_STRINGS, cel__fn_index_of},
+    {"indexOf", M, "string,string,int>int", CEL_LIB_STRINGS, cel__fn_index_of},
+    {"lastIndexOf", M, "string,string>int", CEL_LIB_STRINGS, cel__fn_last_index_of},
+    {"lastIndexOf", M, "string,string,int>int", CEL_LIB_STRINGS, cel__fn_last_index_of},
+    {"lowerAscii", M, "string>string", CEL_LIB_STRINGS, fn_lower},
+    {"upperAscii", M, "string>string", CEL_LIB_STRINGS, fn_upper},
+    {"replace", M, "string,string,string>string", CEL_LIB_STRINGS, cel__fn_replace},
+    {"replace", M, "string,string,string,int>string", CEL_LIB_STRINGS, cel__fn_replace},
+    {"split", M, "string,string>list(string)", CEL_LIB_STRINGS, cel__fn_split},
+    {"split", M, "string,string,int>list(string)", CEL_LIB_STRINGS, cel__fn_split},
+    {"substring", M, "string,int>string", CEL_LIB_STRINGS, cel__fn_substring},
+    {"substring", M, "string,int,int>string", CEL_LIB_STRINGS, cel__fn_substring},
+    {"trim", M, "string>string", CEL_LIB_STRINGS, cel__fn_trim},
+    {"join", M, "list(string)>string", CEL_LIB_STRINGS, cel__fn_join},
+    {"join", M, "list(string),string>string", CEL_LIB_STRINGS, cel__fn_join},
+    {"strings.quote", G, "string>string", CEL_LIB_STRINGS, cel__fn_quote},
+
+    /* k8s.io/apiserver/pkg/cel/library: regex, lists. */
+    {"find", M, "string,string>string", CEL_LIB_K8S_REGEX, cel__fn_find},
+    {"findAll", M, "string,string>list(string)", CEL_LIB_K8S_REGEX, cel__fn_find_all},
+    {"findAll", M, "string,string,int>list(string)", CEL_LIB_K8S_REGEX, cel__fn_find_all},
+    COMPARABLE("isSorted", "", ">bool", CEL_LIB_K8S_LISTS, cel__fn_is_sorted),
+    {"sum", M, "list(int)>int", CEL_LIB_K8S_LISTS, cel__fn_sum},
+    {"sum", M, "list(uint)>uint", CEL_LIB_K8S_LISTS, cel__fn_sum},
+    {"sum", M, "list(double)>double", CEL_LIB_K8S_LISTS, cel__fn_sum},
+    {"sum", M, "list(duration)>duration", CEL_LIB_K8S_LISTS, cel__fn_sum},
+    COMPARABLE("max", ">", "", CEL_LIB_K8S_LISTS, cel__fn_max),
+    COMPARABLE("min", ">", "", CEL_LIB_K8S_LISTS, cel__fn_min),
+    {"indexOf", M, "list(A),A>int", CEL_LIB_K8S_LISTS, cel__fn_list_index_of},
+    {"lastIndexOf", M, "list(A),A>int", CEL_LIB_K8S_LISTS, cel__fn_list_last_index_of},
+
+    /* cel-go ext.Lists(3). */
+    {"lists.range", G, "int>list(int)", CEL_LIB_LISTS, cel__fn_lists_range},
+    {"slice", M, "list(A),int,int>list(A)", CEL_LIB_LISTS, cel__fn_slice},
+    {"flatten", M, "list(list(A))>list(A)", CEL_LIB_LISTS, cel__fn_flatten},
+    {"flatten", M, "list(A),int>list(dyn)", CEL_LIB_LISTS, cel__fn_flatten},
+    {"distinct", M, "list(A)>list(A)", CEL_LIB_LISTS, cel__fn_distinct},
+    {"reverse", M, "list(A)>list(A)", CEL_LIB_LISTS, cel__fn_reverse},
+    {"sort", M, "list(A)>list(A)", CEL_LIB_LISTS, cel__fn_sort},
+
+    /* cel-go ext.Sets(). */
+    {"sets.contains", G, "list(A),list(A)>bool", CEL_LIB_SETS, cel__fn_sets_contains},
+    {"sets.equivalent", G, "list(A),list(A)>bool", CEL_LIB_SETS, cel__fn_sets_equivalent},
+    {"sets.intersects", G, "list(A),list(A)>bool", CEL_LIB_SETS, cel__fn_sets_intersects},
+
+    /* cel.OptionalTypes(). */
+    {"optional.of", G, "A>opt(A)", CEL_LIB_OPTIONAL, cel__fn_opt_of},
+    {"optional.ofNonZeroValue", G, "A>opt(A)", CEL_LIB_OPTIONAL, cel__fn_opt_of_non_zero},
+    {"optional.none", G, ">opt(A)", CEL_LIB_OPTIONAL, cel__fn_opt_none},
+    {"value", M, "opt(A)>A", CEL_LIB_OPTIONAL, cel__fn_opt_value},
+    {"hasValue", M, "opt(A)>bool", CEL_LIB_OPTIONAL, cel__fn_opt_has_value},
+    {"or", M, "opt(A),opt(A)>opt(A)", CEL_LIB_OPTIONAL, cel__fn_opt_or},
+    {"orValue", M, "opt(A),A>A", CEL_LIB_OPTIONAL, cel__fn_opt_or_value},
+    {"optional.unwrap", G, "list(opt(A))>list(A)", CEL_LIB_OPTIONAL, cel__fn_opt_unwrap},
+    {"unwrapOpt", M, "list(opt(A))>list(A)", CEL_LIB_OPTIONAL, cel__fn_opt_unwrap},
+    {"first", M, "list(A)>opt(A)", CEL_LIB_OPTIONAL, cel__fn_list_first},
+    {"last", M, "list(A)>opt(A)", CEL_LIB_OPTIONAL, cel__fn_list_last},
+
+    /* k8s.io/apiserver/pkg/cel/library: semver (version 1), quantity. */
+    {"semver", G, "string>semver", CEL_LIB_SEMVER, fn_semver},
+    {"semver", G, "string,bool>semver", CEL_LIB_SEMVER, fn_semver},
+    {"isSemver", G, "string>bool", CEL_LIB_SEMVER, fn_is_semver},
+    {"isSemver", G, "string,bool>bool", CEL_LIB_SEMVER, fn_is_semver},
+    {"isGreaterThan", M, "semver,semver>bool", CEL_LIB_SEMVER, fn_sv_gt},
+    {"isLessThan", M, "semver,semver>bool", CEL_LIB_SEMVER, fn_sv_lt},
+    {"compareTo", M, "semver,semver>int", CEL_LIB_SEMVER, fn_sv_cmp},
+    {"major", M, "semver>int", CEL_LIB_SEMVER, fn_sv_major},
+    {"minor", M, "semver>int", CEL_LIB_SEMVER, fn_sv_minor},
+    {"patch", M, "semver>int", CEL_LIB_SEMVER, fn_sv_patch},
+    {"quantity", G, "string>quantity", CEL_LIB_QUANTITY, fn_quantity},
+    {"isQuantity", G, "string>bool", CEL_LIB_QUANTITY, fn_is_quantity},
+    {"sign", G, "quantity>int", CEL_LIB_QUANTITY, fn_q_sign},
+    {"isGreaterThan", M, "quantity,quantity>bool", CEL_LIB_QUANTITY, fn_q_gt},
+    {"isLessThan", M, "quantity,quantity>bool", CEL_LIB_QUANTITY, fn_q_lt},
+    {"compareTo", M, "quantity,quantity>int", CEL_LIB_QUANTITY, fn_q_cmp},
+    {"asApproximateFloat", M, "quantity>double", CEL_LIB_QUANTITY, fn_q_as_float},
+    {"asInteger", M, "quantity>int", CEL_LIB_QUANTITY, fn_q_as_integer},
+    {"isInteger", M, "quantity>bool", CEL_LIB_QUANTITY, fn_q_is_integer},
+    {"add", M, "quantity,quantity>quantity", CEL_LIB_QUANTITY, fn_q_add},
+    {"add", M, "quantity,int>quantity", CEL_LIB_QUANTITY, fn_q_add},
+    {"sub", M, "quantity,quantity>quantity", CEL_LIB_QUANTITY, fn_q_sub},
+    {"sub", M, "quantity,int>quantity", CEL_LIB_QUANTITY, fn_q_sub},
+
+    /* k8s.io/apiserver/pkg/cel/library: ip, cidr. */
+    {"ip", G, "string>ip", CEL_LIB_IP, cel__fn_ip},
+    {"isIP", G, "string>bool", CEL_LIB_IP, cel__fn_is_ip},
+    {"ip.isCanonical", G, "string>bool", CEL_LIB_IP, cel__fn_ip_is_canonical},
+    {"family", M, "ip>int", CEL_LIB_IP, cel__fn_ip_family},
+    {"isUnspecified", M, "ip>bool", CEL_LIB_IP, cel__fn_ip_is_unspecified},
+    {"isLoopback", M, "ip>bool", CEL_LIB_IP, cel__fn_ip_is_loopback},
+    {"isLinkLocalMulticast", M, "ip>bool", CEL_LIB_IP, cel__fn_ip_is_link_local_multicast},
+    {"isLinkLocalUnicast", M, "ip>bool", CEL_LIB_IP, cel__fn_ip_is_link_local_unicast},
+    {"isGlobalUnicast", M, "ip>bool", CEL_LIB_IP, cel__fn_ip_is_global_unicast},
+    {"string", G, "ip>string", CEL_LIB_IP, cel__fn_net_string},
+    {"cidr", G, "string>cidr", CEL_LIB_CIDR, cel__fn_cidr},
+    {"isCIDR", G, "string>bool", CEL_LIB_CIDR, cel__fn_is_cidr},
+    {"containsIP", M, "cidr,string>bool", CEL_LIB_CIDR, cel__fn_cidr_contains_ip},
+    {"containsIP", M, "cidr,ip>bool", CEL_LIB_CIDR, cel__fn_cidr_contains_ip},
+    {"containsCIDR", M, "cidr,string>bool", CEL_LIB_CIDR, cel__fn_cidr_contains_cidr},
+    {"containsCIDR", M, "cidr,cidr>bool", CEL_LIB_CIDR, cel__fn_cidr_contains_cidr},
+    {"ip", M, "cidr>ip", CEL_LIB_CIDR, cel__fn_ip},
+    {"prefixLength", M, "cidr>int", CEL_LIB_CIDR, cel__fn_cidr_prefix_length},
+    {"masked", M, "cidr>cidr", CEL_LIB_CIDR, cel__fn_cidr_masked},
+    {"string", G, "cidr>string", CEL_LIB_CIDR, cel__fn_net_string},
+
+    /* k8s.io/dynamic-resource-allocation, DRAListTypeAttributes (1.36). */
+    {"includes", M, "dyn,dyn>bool", CEL_LIB_INCLUDES, cel__fn_includes},
 };
 
-const size_t cel__nbuiltins = sizeof(cel__builtins) / sizeof(cel__builtins[0]);
+const size_t cel__novl = sizeof(cel__ovl) / sizeof(cel__ovl[0]);
 
-int cel__builtin_find(const char *name, int recv, size_t nargs, enum cel__tkind arg0)
+static struct cel__sig *sigs;
+static pthread_once_t sigs_once = PTHREAD_ONCE_INIT;
+static struct cel__arena sig_arena; /* lives for the process: the table is static */
+
+static void parse_sigs(void)
 {
-    int known = 0;
+    struct cel__types ts = {&sig_arena, {0}, 0, 0};
+    struct cel__sig *s = calloc(cel__novl, sizeof(*s));
 
-    for (size_t i = 0; i < cel__nbuiltins; i++) {
-        const struct cel__builtin *b = &cel__builtins[i];
-        if (strcmp(b->name, name) != 0)
-            continue;
-        known = 1;
-        if (b->recv != recv || (size_t)b->nargs != nargs)
-            continue;
-        if (arg0 != CEL_T_DYN && b->arg0 != CEL_T_DYN && b->arg0 != arg0)
-            continue;
-        return (int)i;
+    if (!s)
+        return;
+    for (size_t i = 0; i < cel__novl; i++) {
+        const char *p = cel__ovl[i].sig;
+        while (*p && *p != '>') {
+            if (s[i].nargs == 4) {
+                ts.oom = 1;
+                break;
+            }
+            s[i].arg[s[i].nargs++] = cel__type_parse(&ts, &p);
+            if (*p == ',')
+                p++;
+        }
+        if (*p == '>')
+            p++;
+        s[i].result = cel__type_parse(&ts, &p);
     }
-    return known ? -2 : -1;
+    if (ts.oom) {
+        free(s);
+        return;
+    }
+    sigs = s;
+}
+
+const struct cel__sig *cel__sigs(void)
+{
+    pthread_once(&sigs_once, parse_sigs);
+    return sigs;
+}
+
+/* The Kubernetes minor version whose base environment first declares each library
+ * (k8s.io/apiserver pkg/cel/environment/base.go; DRA's cel/compile.go). */
+static const int lib_since[CEL_LIB__COUNT] = {
+    [CEL_LIB_STD] = 0, [CEL_LIB_K8S_URLS] = 0, [CEL_LIB_K8S_REGEX] = 0,
+    [CEL_LIB_K8S_LISTS] = 0, [CEL_LIB_QUANTITY] = 28, [CEL_LIB_OPTIONAL] = 28,
+    [CEL_LIB_STRINGS] = 29, [CEL_LIB_SETS] = 29, [CEL_LIB_IP] = 30, [CEL_LIB_CIDR] = 30,
+    [CEL_LIB_FORMAT] = 31, [CEL_LIB_BIND] = 31, [CEL_LIB_TWOVAR] = 32, [CEL_LIB_SEMVER] = 33,
+    [CEL_LIB_LISTS] = 34, [CEL_LIB_INCLUDES] = 36,
+};
+
+int cel__lib_enabled(const struct cel_env *env, enum cel__lib lib)
+{
+    /* New objects are validated against the minimum compatibility version (one
+     * minor back), so that a rollback can still read what was written. */
+    int v = env->stored ? env->kube_minor : env->kube_minor - 1;
+
+    if (lib == CEL_LIB_INCLUDES && !(env->features & CEL_FEATURE_LIST_ATTRIBUTES))
+        return 0;
+    return lib_since[lib] <= v;
+}
+
+int cel__val_fits(const struct cel__val *v, const struct cel__type *t)
+{
+    switch (t->kind) {
+    case CEL_T_DYN: case CEL_T_ANY: case CEL_T_PARAM: case CEL_T_ERROR: return 1;
+    case CEL_T_BOOL: return v->kind == CEL_V_BOOL;
+    case CEL_T_INT: return v->kind == CEL_V_INT;
+    case CEL_T_UINT: return v->kind == CEL_V_UINT;
+    case CEL_T_DOUBLE: return v->kind == CEL_V_DOUBLE;
+    case CEL_T_STRING: return v->kind == CEL_V_STRING;
+    case CEL_T_BYTES: return v->kind == CEL_V_BYTES;
+    case CEL_T_NULL: return v->kind == CEL_V_NULL;
+    case CEL_T_TIMESTAMP: return v->kind == CEL_V_TIMESTAMP;
+    case CEL_T_DURATION: return v->kind == CEL_V_DURATION;
+    case CEL_T_LIST: return v->kind == CEL_V_LIST;
+    case CEL_T_MAP: return v->kind == CEL_V_MAP;
+    case CEL_T_TYPE: return v->kind == CEL_V_TYPE;
+    case CEL_T_OPTIONAL: return v->kind == CEL_V_OPTIONAL;
+    case CEL_T_SEMVER: return v->kind == CEL_V_SEMVER;
+    case CEL_T_QUANTITY: return v->kind == CEL_V_QUANTITY;
+    case CEL_T_IP: return v->kind == CEL_V_IP;
+    case CEL_T_CIDR: return v->kind == CEL_V_CIDR;
+    case CEL_T_URL: return v->kind == CEL_V_URL;
+    case CEL_T_DEVICE: return v->kind == CEL_V_MAP;
+    }
+    return 0;
+}
+
+/* ---- Validators of literal arguments ---------------------------------------------- */
+
+int cel__validate_literal_call(struct cel_program *p, const struct cel__node *call,
+                               struct dd_err *err)
+{
+    const struct cel__node *arg;
+    const char *why = NULL;
+    int64_t sec, ns;
+    int32_t nsec;
+
+    if (call->nkid < (call->recv ? 2u : 1u))
+        return 0;
+    arg = call->kid[call->recv ? 1 : 0];
+    if (arg->kind != CEL_N_STRING && arg->kind != CEL_N_INT)
+        return 0;
+    /* cel.ValidateRegexLiterals: the first argument after the receiver of matches. */
+    if (strcmp(call->name, "matches") == 0 && arg->kind == CEL_N_STRING &&
+        cel__re2_valid(arg->lit.str.s, arg->lit.str.n, &why) != 0)
+        goto bad;
+    if (strcmp(call->name, "duration") == 0 && !call->recv && arg->kind == CEL_N_STRING &&
+        cel__parse_duration(arg->lit.str.s, arg->lit.str.n, &ns) != 0)
+        goto bad;
+    if (strcmp(call->name, "timestamp") == 0 && !call->recv &&
+        (arg->kind == CEL_N_STRING
+             ? cel__parse_rfc3339(arg->lit.str.s, arg->lit.str.n, &sec, &nsec) != 0
+             : arg->lit.i < -62135596800LL || arg->lit.i > 253402300799LL))
+        goto bad;
+    return 0;
+bad:
+    cel__fail_at(err, DD_ETYPE, p->src, p->len, arg->line, arg->col, "invalid %s argument%s%s",
+                 call->name, why ? ": " : "", why ? why : "");
+    return -1;
 }

@@ -1,11 +1,18 @@
 /*
- * cel_check.c - type checking against the DRA environment, the static driver
- * and attribute analyses, and the public compile entry points.
+ * cel_check.c - type checking against the DRA environment, the API server's
+ * compile-time validations, the static driver and attribute analyses, and
+ * the public compile entry points.
  *
- * The type system is deliberately small: primitive kinds, list(T), map(K, V),
- * the device object and dyn.  dyn unifies with everything, so the checker
- * only rejects what is certainly wrong, as CEL-Go's checker does.
+ * The checker is cel-go's (checker/checker.go), node for node: overloads are
+ * resolved against the library table (cel_builtins.c) with type-parameter
+ * unification (cel_types.c), list and map literals join their element types to
+ * dyn, and then the validators kube-apiserver's environment installs run on
+ * the typed tree (homogeneous literals, regex, duration and timestamp
+ * literals, format strings), followed by the conversions of constants that
+ * cel-go's optimiser folds when the program is built: a failing one makes
+ * the API server reject the object.
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,102 +20,9 @@
 
 #include "cel_int.h"
 
-static const struct cel__type t_dyn = {CEL_T_DYN, NULL, NULL};
-static const struct cel__type t_bool = {CEL_T_BOOL, NULL, NULL};
-static const struct cel__type t_int = {CEL_T_INT, NULL, NULL};
-static const struct cel__type t_uint = {CEL_T_UINT, NULL, NULL};
-static const struct cel__type t_double = {CEL_T_DOUBLE, NULL, NULL};
-static const struct cel__type t_string = {CEL_T_STRING, NULL, NULL};
-static const struct cel__type t_bytes = {CEL_T_BYTES, NULL, NULL};
-static const struct cel__type t_null = {CEL_T_NULL, NULL, NULL};
-static const struct cel__type t_type = {CEL_T_TYPE, NULL, NULL};
-static const struct cel__type t_semver = {CEL_T_SEMVER, NULL, NULL};
-static const struct cel__type t_quantity = {CEL_T_QUANTITY, NULL, NULL};
-static const struct cel__type t_device = {CEL_T_DEVICE, NULL, NULL};
-static const struct cel__type t_list_dyn = {CEL_T_LIST, NULL, &t_dyn};
-static const struct cel__type t_attr_domain = {CEL_T_MAP, &t_string, &t_dyn};
-static const struct cel__type t_attrs = {CEL_T_MAP, &t_string, &t_attr_domain};
-static const struct cel__type t_cap_domain = {CEL_T_MAP, &t_string, &t_quantity};
-static const struct cel__type t_caps = {CEL_T_MAP, &t_string, &t_cap_domain};
-
-/* Fields of the `device` variable (dra-facts.md section 3). */
-static const struct {
-    const char *name;
-    const struct cel__type *type;
-} device_fields[] = {
-    {"driver", &t_string},
-    {"attributes", &t_attrs},
-    {"capacity", &t_caps},
-    {"allowMultipleAllocations", &t_bool},
-};
-
-/* Identifiers that name types, usable as values (`type(x) == int`). */
-static const char *const type_idents[] = {
-    "int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type",
-};
-
-const char *cel__tkind_name(enum cel__tkind k)
-{
-    switch (k) {
-    case CEL_T_DYN: return "dyn";
-    case CEL_T_BOOL: return "bool";
-    case CEL_T_INT: return "int";
-    case CEL_T_UINT: return "uint";
-    case CEL_T_DOUBLE: return "double";
-    case CEL_T_STRING: return "string";
-    case CEL_T_BYTES: return "bytes";
-    case CEL_T_NULL: return "null_type";
-    case CEL_T_LIST: return "list";
-    case CEL_T_MAP: return "map";
-    case CEL_T_TYPE: return "type";
-    case CEL_T_SEMVER: return "kubernetes.Semver";
-    case CEL_T_QUANTITY: return "kubernetes.Quantity";
-    case CEL_T_DEVICE: return "kubernetes.DRADevice";
-    }
-    return "?";
-}
-
-static void put(char *buf, size_t n, size_t *pos, const char *s)
-{
-    size_t len = strlen(s);
-
-    if (*pos >= n)
-        return;
-    if (len > n - *pos - 1)
-        len = n - *pos - 1;
-    memcpy(buf + *pos, s, len);
-    *pos += len;
-    buf[*pos] = '\0';
-}
-
-static void type_put(const struct cel__type *t, char *buf, size_t n, size_t *pos)
-{
-    if (t->kind == CEL_T_LIST) {
-        put(buf, n, pos, "list(");
-        type_put(t->elem, buf, n, pos);
-        put(buf, n, pos, ")");
-    } else if (t->kind == CEL_T_MAP) {
-        put(buf, n, pos, "map(");
-        type_put(t->key, buf, n, pos);
-        put(buf, n, pos, ", ");
-        type_put(t->elem, buf, n, pos);
-        put(buf, n, pos, ")");
-    } else {
-        put(buf, n, pos, cel__tkind_name(t->kind));
-    }
-}
-
-/* Writes "map(string, list(int))" style names, truncated to buf. */
-static void type_str(const struct cel__type *t, char *buf, size_t n)
-{
-    size_t pos = 0;
-
-    buf[0] = '\0';
-    type_put(t, buf, n, &pos);
-}
-
 struct scope {
     const char *name;
+    const struct cel__type *type;
     const struct scope *up;
 };
 
@@ -116,6 +30,8 @@ struct checker {
     struct cel_program *p;
     struct dd_err *err;
     enum dd_rc rc;
+    struct cel__types ts;
+    const struct cel__type *attr_value; /* any, or dyn with DRAListTypeAttributes */
 };
 
 static const struct cel__type *fail(struct checker *ck, const struct cel__node *n,
@@ -124,7 +40,7 @@ static const struct cel__type *fail(struct checker *ck, const struct cel__node *
 static const struct cel__type *fail(struct checker *ck, const struct cel__node *n,
                                     const char *fmt, ...)
 {
-    char what[400];
+    char what[600];
     va_list ap;
 
     if (ck->rc == DD_OK) {
@@ -138,359 +54,682 @@ static const struct cel__type *fail(struct checker *ck, const struct cel__node *
 }
 
 static const struct cel__type *mk(struct checker *ck, enum cel__tkind k,
-                                  const struct cel__type *key, const struct cel__type *elem)
+                                  const struct cel__type *a, const struct cel__type *b)
 {
-    struct cel__type *t = cel__alloc(&ck->p->arena, sizeof(*t));
-
-    if (!t) {
-        if (ck->rc == DD_OK)
-            ck->rc = dd_failf(ck->err, DD_ENOMEM, "out of memory while checking CEL");
-        return NULL;
-    }
-    t->kind = k;
-    t->key = key;
-    t->elem = elem;
-    return t;
+    return cel__type_new(&ck->ts, k, a, b);
 }
 
-static int is_dyn(const struct cel__type *t)
+static const struct cel__type *sub(struct checker *ck, const struct cel__type *t)
 {
-    return t->kind == CEL_T_DYN;
-}
-
-static int is_num(const struct cel__type *t)
-{
-    return t->kind == CEL_T_INT || t->kind == CEL_T_UINT || t->kind == CEL_T_DOUBLE;
-}
-
-static int same(const struct cel__type *a, const struct cel__type *b)
-{
-    if (is_dyn(a) || is_dyn(b))
-        return 1;
-    if (a->kind != b->kind)
-        return 0;
-    if (a->kind == CEL_T_LIST)
-        return same(a->elem, b->elem);
-    if (a->kind == CEL_T_MAP)
-        return same(a->key, b->key) && same(a->elem, b->elem);
-    return 1;
-}
-
-/* The common type of two branches: the type itself when equal, else dyn. */
-static const struct cel__type *join(const struct cel__type *a, const struct cel__type *b)
-{
-    if (!a)
-        return b;
-    if (a->kind == b->kind && (a->kind != CEL_T_LIST && a->kind != CEL_T_MAP))
-        return a;
-    return &t_dyn;
-}
-
-static const struct cel__type *no_overload(struct checker *ck, const struct cel__node *n,
-                                           const char *fn, const struct cel__type *a,
-                                           const struct cel__type *b)
-{
-    char sa[160], sb[160];
-
-    type_str(a, sa, sizeof(sa));
-    if (!b)
-        return fail(ck, n, "found no matching overload for '%s' applied to '(%s)'", fn, sa);
-    type_str(b, sb, sizeof(sb));
-    return fail(ck, n, "found no matching overload for '%s' applied to '(%s, %s)'", fn, sa, sb);
+    return cel__type_subst(&ck->ts, t, 0);
 }
 
 static const struct cel__type *check(struct checker *ck, struct cel__node *n,
                                      const struct scope *sc);
 
+/* ---- Identifiers ------------------------------------------------------------- */
+
+static const struct {
+    const char *name;
+    const struct cel__type *t;
+    enum cel__tkind k;
+} type_idents[] = {
+    {"int", &cel__t_int, 0}, {"uint", &cel__t_uint, 0}, {"double", &cel__t_double, 0},
+    {"bool", &cel__t_bool, 0}, {"string", &cel__t_string, 0}, {"bytes", &cel__t_bytes, 0},
+    {"null_type", &cel__t_null, 0}, {"type", &cel__t_type, 0},
+    {"list", NULL, CEL_T_LIST}, {"map", NULL, CEL_T_MAP},
+    {"google.protobuf.Timestamp", &cel__t_timestamp, 0},
+    {"google.protobuf.Duration", &cel__t_duration, 0},
+    {"optional_type", NULL, CEL_T_OPTIONAL},
+    {"net.IP", &cel__t_ip, 0}, {"net.CIDR", &cel__t_cidr, 0},
+    {"kubernetes.Quantity", &cel__t_quantity, 0}, {"kubernetes.Semver", &cel__t_semver, 0},
+    {"kubernetes.URL", &cel__t_url, 0},
+};
+
+/* The type of a type identifier (type(int) for `int`), or NULL. */
+static const struct cel__type *type_ident(struct checker *ck, const char *name)
+{
+    for (size_t i = 0; i < sizeof(type_idents) / sizeof(type_idents[0]); i++) {
+        const struct cel__type *t = type_idents[i].t;
+        if (strcmp(type_idents[i].name, name) != 0)
+            continue;
+        if (type_idents[i].name[0] == 'n' && !strncmp(name, "net.", 4) &&
+            !cel__lib_enabled(&ck->p->env, CEL_LIB_IP))
+            return NULL;
+        if (!t)
+            t = type_idents[i].k == CEL_T_MAP ? mk(ck, CEL_T_MAP, &cel__t_dyn, &cel__t_dyn)
+                                              : mk(ck, type_idents[i].k, &cel__t_dyn, NULL);
+        return mk(ck, CEL_T_TYPE, t, NULL);
+    }
+    return NULL;
+}
+
+/* "a.b.c" for an identifier or a chain of plain field selections, else NULL. */
+static char *qualified_name(struct checker *ck, const struct cel__node *n)
+{
+    char *left, *out;
+    size_t a, b;
+
+    if (n->kind == CEL_N_IDENT)
+        return (char *)n->name;
+    if (n->kind != CEL_N_SELECT || n->test_only || n->optional)
+        return NULL;
+    if (!(left = qualified_name(ck, n->kid[0])))
+        return NULL;
+    a = strlen(left);
+    b = strlen(n->name);
+    if (!(out = cel__alloc(&ck->p->arena, a + b + 2))) {
+        ck->ts.oom = 1;
+        return NULL;
+    }
+    memcpy(out, left, a);
+    out[a] = '.';
+    memcpy(out + a + 1, n->name, b + 1);
+    return out;
+}
+
+static const struct cel__type *lookup_ident(struct checker *ck, const char *name,
+                                            const struct scope *sc)
+{
+    for (const struct scope *s = sc; s; s = s->up)
+        if (strcmp(s->name, name) == 0)
+            return s->type;
+    if (strcmp(name, "device") == 0)
+        return &cel__t_device;
+    return type_ident(ck, name);
+}
+
 static const struct cel__type *check_ident(struct checker *ck, struct cel__node *n,
                                            const struct scope *sc)
 {
-    for (const struct scope *s = sc; s; s = s->up)
-        if (strcmp(s->name, n->name) == 0)
-            return &t_dyn;
-    if (strcmp(n->name, "device") == 0)
-        return &t_device;
-    for (size_t i = 0; i < sizeof(type_idents) / sizeof(type_idents[0]); i++)
-        if (strcmp(type_idents[i], n->name) == 0)
-            return &t_type;
-    return fail(ck, n, "undeclared reference to '%s' (in container '')", n->name);
-}
-
-static const struct cel__type *check_select(struct checker *ck, struct cel__node *n,
-                                            const struct scope *sc)
-{
-    const struct cel__type *t = check(ck, n->kid[0], sc), *r = NULL;
-    char ts[160];
+    const struct cel__type *t = lookup_ident(ck, n->name, sc);
 
     if (!t)
-        return NULL;
-    if (t->kind == CEL_T_DEVICE) {
-        for (size_t i = 0; i < sizeof(device_fields) / sizeof(device_fields[0]); i++)
-            if (strcmp(device_fields[i].name, n->name) == 0)
-                r = device_fields[i].type;
-        if (!r)
-            return fail(ck, n, "undefined field '%s'", n->name);
-    } else if (t->kind == CEL_T_MAP) {
-        if (!is_dyn(t->key) && t->key->kind != CEL_T_STRING)
-            return no_overload(ck, n, "_._", t, &t_string);
-        r = t->elem;
-    } else if (is_dyn(t)) {
-        r = &t_dyn;
-    } else {
-        type_str(t, ts, sizeof(ts));
-        return fail(ck, n, "type '%s' does not support field selection", ts);
-    }
-    return n->test_only ? &t_bool : r;
+        return fail(ck, n, "undeclared reference to '%s' (in container '')", n->name);
+    return t;
 }
 
-static const struct cel__type *check_index(struct checker *ck, struct cel__node *n,
-                                           const struct scope *sc)
-{
-    const struct cel__type *t = check(ck, n->kid[0], sc), *k;
+/* ---- Field selection ------------------------------------------------------------ */
 
-    if (!t || !(k = check(ck, n->kid[1], sc)))
-        return NULL;
-    if (t->kind == CEL_T_LIST) {
-        if (!is_dyn(k) && !is_num(k))
-            return no_overload(ck, n, "_[_]", t, k);
-        return t->elem;
-    }
-    if (t->kind == CEL_T_MAP) {
-        if (!same(t->key, k) && !(is_num(t->key) && is_num(k)))
-            return no_overload(ck, n, "_[_]", t, k);
-        return t->elem;
-    }
-    if (is_dyn(t))
-        return &t_dyn;
-    return no_overload(ck, n, "_[_]", t, k);
+static const struct cel__type *device_field(struct checker *ck, const char *name)
+{
+    static const struct cel__type t_cap_domain = {CEL_T_MAP, NULL, {&cel__t_string, &cel__t_quantity}, 2};
+    static const struct cel__type t_caps = {CEL_T_MAP, NULL, {&cel__t_string, &t_cap_domain}, 2};
+
+    if (strcmp(name, "driver") == 0)
+        return &cel__t_string;
+    if (strcmp(name, "capacity") == 0)
+        return &t_caps;
+    if (strcmp(name, "attributes") == 0)
+        return mk(ck, CEL_T_MAP, &cel__t_string,
+                  mk(ck, CEL_T_MAP, &cel__t_string, ck->attr_value));
+    if (strcmp(name, "allowMultipleAllocations") == 0 &&
+        (ck->p->env.features & CEL_FEATURE_CONSUMABLE_CAPACITY))
+        return &cel__t_bool;
+    return NULL;
 }
 
-static const struct cel__type *kind_type(struct checker *ck, enum cel__tkind k)
+static const struct cel__type *select_field(struct checker *ck, struct cel__node *n,
+                                            const struct cel__type *operand, const char *field,
+                                            int optional)
 {
-    switch (k) {
-    case CEL_T_BOOL: return &t_bool;
-    case CEL_T_INT: return &t_int;
-    case CEL_T_UINT: return &t_uint;
-    case CEL_T_DOUBLE: return &t_double;
-    case CEL_T_STRING: return &t_string;
-    case CEL_T_BYTES: return &t_bytes;
-    case CEL_T_NULL: return &t_null;
-    case CEL_T_TYPE: return &t_type;
-    case CEL_T_SEMVER: return &t_semver;
-    case CEL_T_QUANTITY: return &t_quantity;
-    case CEL_T_LIST: return &t_list_dyn;
-    case CEL_T_MAP: return mk(ck, CEL_T_MAP, &t_dyn, &t_dyn);
-    default: return &t_dyn;
+    const struct cel__type *t = sub(ck, operand), *r;
+    char ts[200];
+    int is_opt = 0;
+
+    if (t->kind == CEL_T_OPTIONAL) {
+        t = t->p[0];
+        is_opt = 1;
     }
+    switch (t->kind) {
+    case CEL_T_MAP: r = t->p[1]; break;
+    case CEL_T_DEVICE:
+        if (!(r = device_field(ck, field)))
+            return fail(ck, n, "undefined field '%s'", field);
+        break;
+    case CEL_T_PARAM:
+        cel__type_assignable(&ck->ts, &cel__t_dyn, t);
+        r = &cel__t_dyn;
+        break;
+    default:
+        if (!cel__type_is_dyn(t) && t->kind != CEL_T_ERROR) {
+            cel__type_str(t, ts, sizeof(ts));
+            return fail(ck, n, "type '%s' does not support field selection", ts);
+        }
+        r = &cel__t_dyn;
+    }
+    return is_opt || optional ? mk(ck, CEL_T_OPTIONAL, r, NULL) : r;
+}
+
+/* ---- Overload resolution -------------------------------------------------------- */
+
+/* t with the signature's parameters (A, B, ...) replaced through vars[26]. */
+static const struct cel__type *instantiate(struct checker *ck, const struct cel__type *t,
+                                           const struct cel__type **vars)
+{
+    const struct cel__type *a, *b;
+
+    if (t->kind == CEL_T_PARAM) {
+        int i = t->name[0] - 'A';
+        if (i < 0 || i >= 26)
+            return t;
+        if (!vars[i])
+            vars[i] = cel__type_var(&ck->ts);
+        return vars[i];
+    }
+    if (!t->np)
+        return t;
+    a = instantiate(ck, t->p[0], vars);
+    b = t->np > 1 ? instantiate(ck, t->p[1], vars) : NULL;
+    return mk(ck, t->kind, a, b);
+}
+
+static int fn_known(struct checker *ck, const char *name)
+{
+    for (size_t i = 0; i < cel__novl; i++)
+        if (strcmp(cel__ovl[i].fn, name) == 0 && cel__lib_enabled(&ck->p->env, cel__ovl[i].lib))
+            return 1;
+    return 0;
+}
+
+static void types_list(struct checker *ck, const struct cel__type *const *args, size_t n,
+                       size_t from, char *buf, size_t cap)
+{
+    size_t pos = 0;
+
+    buf[0] = '\0';
+    for (size_t i = from; i < n && pos + 4 < cap; i++) {
+        char one[200];
+        cel__type_str(cel__type_subst(&ck->ts, args[i], 1), one, sizeof(one));
+        pos += (size_t)snprintf(buf + pos, cap - pos, "%s%s", i > from ? ", " : "", one);
+    }
+}
+
+/*
+ * Resolves fn over args (the receiver first for member calls) like cel-go's
+ * resolveOverload: every overload whose parameters the arguments are assignable
+ * to is kept for run time; the result is their common result type, or dyn.
+ */
+static const struct cel__type *resolve(struct checker *ck, struct cel__node *n, const char *fn,
+                                       int member, const struct cel__type *const *args,
+                                       size_t nargs)
+{
+    const struct cel__sig *sigs = cel__sigs();
+    const struct cel__type *result = NULL;
+    short cand[64];
+    int ncand = 0;
+
+    if (!sigs) {
+        ck->ts.oom = 1;
+        return NULL;
+    }
+    for (size_t i = 0; i < cel__novl; i++) {
+        const struct cel__overload *o = &cel__ovl[i];
+        const struct cel__type *vars[26] = {0}, *params[4], *r;
+        if (o->member != member || (size_t)sigs[i].nargs != nargs ||
+            strcmp(o->fn, fn) != 0 || !cel__lib_enabled(&ck->p->env, o->lib))
+            continue;
+        for (size_t k = 0; k < nargs; k++)
+            params[k] = instantiate(ck, sigs[i].arg[k], vars);
+        r = instantiate(ck, sigs[i].result, vars);
+        if (!cel__type_assignable_list(&ck->ts, args, params, nargs))
+            continue;
+        if (ncand < (int)(sizeof(cand) / sizeof(cand[0])))
+            cand[ncand++] = (short)i;
+        r = sub(ck, r);
+        if (!result)
+            result = r;
+        else if (!cel__type_is_dyn(result) && !cel__type_exact(r, result))
+            result = &cel__t_dyn;
+    }
+    if (!result) {
+        char ts[600];
+        if (member) {
+            char recv[200];
+            cel__type_str(cel__type_subst(&ck->ts, args[0], 1), recv, sizeof(recv));
+            types_list(ck, args, nargs, 1, ts, sizeof(ts));
+            return fail(ck, n, "found no matching overload for '%s' applied to '%s.(%s)'", fn,
+                        recv, ts);
+        }
+        types_list(ck, args, nargs, 0, ts, sizeof(ts));
+        return fail(ck, n, "found no matching overload for '%s' applied to '(%s)'", fn, ts);
+    }
+    short *keep = cel__alloc(&ck->p->arena, (size_t)ncand * sizeof(*keep));
+    if (!keep) {
+        ck->ts.oom = 1;
+        return NULL;
+    }
+    memcpy(keep, cand, (size_t)ncand * sizeof(*keep));
+    n->cand = keep;
+    n->ncand = ncand;
+    return result;
 }
 
 static const struct cel__type *check_call(struct checker *ck, struct cel__node *n,
                                           const struct scope *sc)
 {
-    const struct cel__type *t0 = NULL;
-    int ix;
+    const struct cel__type *args[8];
+    size_t first = 0;
+
+    if (n->nkid > sizeof(args) / sizeof(args[0]))
+        return fail(ck, n, "found no matching overload for '%s' (too many arguments)", n->name);
+    if (n->recv) {
+        /* cel-go: a receiver that is a qualified name may be a namespace
+         * (optional.of, strings.quote, sets.contains, lists.range). */
+        char *q = qualified_name(ck, n->kid[0]);
+        if (q && !lookup_ident(ck, q, sc)) {
+            char *full = cel__alloc(&ck->p->arena, strlen(q) + strlen(n->name) + 2);
+            if (!full) {
+                ck->ts.oom = 1;
+                return NULL;
+            }
+            sprintf(full, "%s.%s", q, n->name);
+            if (fn_known(ck, full)) {
+                n->name = full;
+                n->recv = 0;
+                memmove(n->kid, n->kid + 1, (n->nkid - 1) * sizeof(*n->kid));
+                n->nkid--;
+            }
+        }
+    }
+    for (size_t i = 0; i < n->nkid; i++)
+        if (!(args[i] = check(ck, n->kid[i], sc)))
+            return NULL;
+    (void)first;
+    if (!fn_known(ck, n->name))
+        return fail(ck, n, "undeclared reference to '%s' (in container '')", n->name);
+    return resolve(ck, n, n->name, n->recv, args, n->nkid);
+}
+
+static const struct cel__type *check_logic(struct checker *ck, struct cel__node *n,
+                                           const struct scope *sc)
+{
+    for (size_t i = 0; i < n->nkid; i++) {
+        const struct cel__type *t = check(ck, n->kid[i], sc);
+        char ts[200];
+        if (!t)
+            return NULL;
+        if (!cel__type_assignable(&ck->ts, t, &cel__t_bool)) {
+            cel__type_str(sub(ck, t), ts, sizeof(ts));
+            return fail(ck, n->kid[i], "expected type 'bool' but found '%s'", ts);
+        }
+    }
+    return &cel__t_bool;
+}
+
+static const struct cel__type *check_op(struct checker *ck, struct cel__node *n,
+                                        const char *fn, const struct scope *sc)
+{
+    const struct cel__type *args[3];
+
+    for (size_t i = 0; i < n->nkid && i < 3; i++)
+        if (!(args[i] = check(ck, n->kid[i], sc)))
+            return NULL;
+    return resolve(ck, n, fn, 0, args, n->nkid);
+}
+
+/* ---- Literals --------------------------------------------------------------------- */
+
+/* cel-go joinTypes with dyn aggregate element types (the homogeneity validator
+ * runs afterwards on the final types). */
+static const struct cel__type *join(struct checker *ck, const struct cel__type *prev,
+                                    const struct cel__type *cur)
+{
+    if (!prev)
+        return cur;
+    if (cel__type_assignable(&ck->ts, prev, cur))
+        return cel__type_most_general(prev, cur);
+    return &cel__t_dyn;
+}
+
+static const struct cel__type *unwrap_opt(struct checker *ck, struct cel__node *e,
+                                          const struct cel__type *t)
+{
+    const struct cel__type *s = sub(ck, t);
+    char ts[200];
+
+    if (s->kind == CEL_T_OPTIONAL)
+        return s->p[0];
+    if (!cel__type_is_dyn(s)) {
+        char o[220];
+        cel__type_str(s, ts, sizeof(ts));
+        snprintf(o, sizeof(o), "optional_type(%s)", ts);
+        fail(ck, e, "expected type '%s' but found '%s'", o, ts);
+        return NULL;
+    }
+    return s;
+}
+
+static const struct cel__type *check_list(struct checker *ck, struct cel__node *n,
+                                          const struct scope *sc)
+{
+    const struct cel__type *elem = NULL;
 
     for (size_t i = 0; i < n->nkid; i++) {
         const struct cel__type *t = check(ck, n->kid[i], sc);
         if (!t)
             return NULL;
-        if (i == 0)
-            t0 = t;
+        if (n->optk && n->optk[i] && !(t = unwrap_opt(ck, n->kid[i], t)))
+            return NULL;
+        elem = join(ck, elem, t);
     }
-    /* Functions are looked up on the kind of the first argument (the
-     * receiver for method calls) when it is statically known. */
-    ix = cel__builtin_find(n->name, n->recv, n->nkid, t0 ? t0->kind : CEL_T_DYN);
-    if (ix == -1)
-        return fail(ck, n, "undeclared reference to '%s' (in container '')", n->name);
-    if (ix < 0) {
-        char ts[160];
-        type_str(t0 ? t0 : &t_dyn, ts, sizeof(ts));
-        if (n->recv)
-            return fail(ck, n, "found no matching overload for '%s' applied to '%s.(%zu args)'",
-                        n->name, ts, n->nkid - 1);
-        return fail(ck, n, "found no matching overload for '%s' applied to '(%s%s)'", n->name,
-                    n->nkid ? ts : "", n->nkid > 1 ? ", ..." : "");
-    }
-    n->builtin = ix;
-    return kind_type(ck, cel__builtins[ix].result);
+    return mk(ck, CEL_T_LIST, elem ? elem : cel__type_var(&ck->ts), NULL);
 }
 
-static const struct cel__type *check_binary(struct checker *ck, struct cel__node *n,
-                                            const struct scope *sc)
+static const struct cel__type *check_map(struct checker *ck, struct cel__node *n,
+                                         const struct scope *sc)
 {
-    const struct cel__type *a = check(ck, n->kid[0], sc), *b;
-    const char *fn = cel__op_name(n->op);
+    const struct cel__type *key = NULL, *val = NULL;
 
-    if (!a || !(b = check(ck, n->kid[1], sc)))
-        return NULL;
-    switch (n->op) {
-    case CEL_OP_AND:
-    case CEL_OP_OR:
-        if ((!is_dyn(a) && a->kind != CEL_T_BOOL) || (!is_dyn(b) && b->kind != CEL_T_BOOL))
-            return no_overload(ck, n, fn, a, b);
-        return &t_bool;
-    case CEL_OP_EQ:
-    case CEL_OP_NE:
-        if (!same(a, b) && !(is_num(a) && is_num(b)) && a->kind != CEL_T_NULL &&
-            b->kind != CEL_T_NULL)
-            return no_overload(ck, n, fn, a, b);
-        return &t_bool;
-    case CEL_OP_LT:
-    case CEL_OP_LE:
-    case CEL_OP_GT:
-    case CEL_OP_GE:
-        if (is_dyn(a) || is_dyn(b) || (is_num(a) && is_num(b)))
-            return &t_bool;
-        if (a->kind == b->kind && (a->kind == CEL_T_STRING || a->kind == CEL_T_BYTES ||
-                                   a->kind == CEL_T_BOOL))
-            return &t_bool;
-        return no_overload(ck, n, fn, a, b);
-    case CEL_OP_IN:
-        /* Membership uses equality, so numbers of any kind may match. */
-        if (b->kind == CEL_T_LIST && (same(a, b->elem) || (is_num(a) && is_num(b->elem))))
-            return &t_bool;
-        if (b->kind == CEL_T_MAP && (same(a, b->key) || (is_num(a) && is_num(b->key))))
-            return &t_bool;
-        if (is_dyn(b))
-            return &t_bool;
-        return no_overload(ck, n, fn, a, b);
-    case CEL_OP_ADD:
-        if (is_dyn(a) || is_dyn(b))
-            return &t_dyn;
-        if (a->kind == b->kind && (is_num(a) || a->kind == CEL_T_STRING ||
-                                   a->kind == CEL_T_BYTES))
-            return a;
-        if (a->kind == CEL_T_LIST && b->kind == CEL_T_LIST)
-            return same(a->elem, b->elem) ? a : &t_list_dyn;
-        return no_overload(ck, n, fn, a, b);
-    default:
-        if (is_dyn(a) || is_dyn(b))
-            return &t_dyn;
-        if (a->kind == b->kind && is_num(a) && (n->op != CEL_OP_MOD || a->kind != CEL_T_DOUBLE))
-            return a;
-        return no_overload(ck, n, fn, a, b);
+    for (size_t i = 0; i + 1 < n->nkid; i += 2) {
+        const struct cel__type *k = check(ck, n->kid[i], sc), *v;
+        if (!k)
+            return NULL;
+        key = join(ck, key, k);
+        if (!(v = check(ck, n->kid[i + 1], sc)))
+            return NULL;
+        if (n->optk && n->optk[i / 2] && !(v = unwrap_opt(ck, n->kid[i + 1], v)))
+            return NULL;
+        val = join(ck, val, v);
     }
+    if (!key) {
+        key = cel__type_var(&ck->ts);
+        val = cel__type_var(&ck->ts);
+    }
+    return mk(ck, CEL_T_MAP, key, val);
+}
+
+/* ---- Macros ------------------------------------------------------------------------- */
+
+static const struct cel__type *expect_bool(struct checker *ck, struct cel__node *e,
+                                           const struct cel__type *t)
+{
+    char ts[200];
+
+    if (!t)
+        return NULL;
+    if (!cel__type_assignable(&ck->ts, t, &cel__t_bool)) {
+        cel__type_str(sub(ck, t), ts, sizeof(ts));
+        return fail(ck, e, "expected type 'bool' but found '%s'", ts);
+    }
+    return &cel__t_bool;
 }
 
 static const struct cel__type *check_comp(struct checker *ck, struct cel__node *n,
                                           const struct scope *sc)
 {
-    const struct cel__type *r = check(ck, n->kid[0], sc), *t;
-    struct scope inner = {n->name, sc};
+    const struct cel__type *r = check(ck, n->kid[0], sc), *v1, *v2 = NULL, *t, *f = NULL;
+    struct scope s1, s2;
+    const struct scope *in = sc;
+    int two = n->op == CEL_M_ALL2 || n->op == CEL_M_EXISTS2 || n->op == CEL_M_EXISTS_ONE2 ||
+              n->op == CEL_M_TLIST || n->op == CEL_M_TMAP || n->op == CEL_M_TMAPENTRY;
+    char ts[200];
 
     if (!r)
         return NULL;
-    if (!is_dyn(r) && r->kind != CEL_T_LIST && r->kind != CEL_T_MAP) {
-        char ts[160];
-        type_str(r, ts, sizeof(ts));
-        return fail(ck, n, "expression of type '%s' cannot be range of a comprehension", ts);
+    r = sub(ck, r);
+    if (n->op == CEL_M_BIND) {
+        s1 = (struct scope){n->name, r, sc};
+        return check(ck, n->kid[1], &s1);
     }
-    for (size_t i = 1; i < n->nkid; i++) {
-        t = check(ck, n->kid[i], &inner);
-        if (!t)
+    if (n->op == CEL_M_OPTMAP || n->op == CEL_M_OPTFLATMAP) {
+        if (r->kind == CEL_T_OPTIONAL) {
+            v1 = r->p[0];
+        } else if (cel__type_is_dyn(r) || r->kind == CEL_T_PARAM) {
+            v1 = &cel__t_dyn;
+        } else {
+            cel__type_str(r, ts, sizeof(ts));
+            return fail(ck, n, "found no matching overload for 'hasValue' applied to '%s.()'",
+                        ts);
+        }
+        s1 = (struct scope){n->name, v1, sc};
+        if (!(t = check(ck, n->kid[1], &s1)))
             return NULL;
-        /* Predicates (all kinds but map's transform, kid 1) must be bool. */
-        if ((n->op != CEL_M_MAP || i == 2) && !is_dyn(t) && t->kind != CEL_T_BOOL) {
-            char ts[160];
-            type_str(t, ts, sizeof(ts));
-            return fail(ck, n->kid[i], "macro predicate must be bool, not %s", ts);
+        if (n->op == CEL_M_OPTMAP)
+            return mk(ck, CEL_T_OPTIONAL, t, NULL);
+        t = sub(ck, t);
+        if (t->kind == CEL_T_OPTIONAL || cel__type_is_dyn(t))
+            return t->kind == CEL_T_OPTIONAL ? t : mk(ck, CEL_T_OPTIONAL, &cel__t_dyn, NULL);
+        cel__type_str(t, ts, sizeof(ts));
+        return fail(ck, n->kid[1], "found no matching overload for '_?_:_' applied to "
+                                   "'(bool, %s, optional_type(_var0))'", ts);
+    }
+    switch (r->kind) {
+    case CEL_T_LIST:
+        v1 = r->p[0];
+        if (two) {
+            v2 = v1;
+            v1 = &cel__t_int;
+        }
+        break;
+    case CEL_T_MAP:
+        v1 = r->p[0];
+        v2 = r->p[1];
+        break;
+    case CEL_T_DYN:
+    case CEL_T_ERROR:
+    case CEL_T_PARAM:
+        cel__type_assignable(&ck->ts, &cel__t_dyn, r);
+        v1 = v2 = &cel__t_dyn;
+        break;
+    default:
+        cel__type_str(r, ts, sizeof(ts));
+        return fail(ck, n->kid[0], "expression of type '%s' cannot be range of a comprehension "
+                                   "(must be list, map, or dynamic)", ts);
+    }
+    s1 = (struct scope){n->name, v1, sc};
+    in = &s1;
+    if (two) {
+        s2 = (struct scope){n->name2, v2, &s1};
+        in = &s2;
+    }
+    if (n->nkid > 2 && !(f = expect_bool(ck, n->kid[2], check(ck, n->kid[2], in))))
+        return NULL;
+    if (!(t = check(ck, n->kid[1], in)))
+        return NULL;
+    switch (n->op) {
+    case CEL_M_ALL: case CEL_M_EXISTS: case CEL_M_EXISTS_ONE:
+    case CEL_M_ALL2: case CEL_M_EXISTS2: case CEL_M_EXISTS_ONE2:
+        return expect_bool(ck, n->kid[1], t);
+    case CEL_M_FILTER:
+        if (!expect_bool(ck, n->kid[1], t))
+            return NULL;
+        return mk(ck, CEL_T_LIST, v1, NULL);
+    case CEL_M_MAP:
+    case CEL_M_TLIST:
+        return mk(ck, CEL_T_LIST, t, NULL);
+    case CEL_M_TMAP:
+        return mk(ck, CEL_T_MAP, r->kind == CEL_T_LIST ? &cel__t_int : v1, t);
+    case CEL_M_TMAPENTRY: {
+        const struct cel__type *e = sub(ck, t);
+        if (e->kind == CEL_T_MAP)
+            return e;
+        if (cel__type_is_dyn(e))
+            return mk(ck, CEL_T_MAP, &cel__t_dyn, &cel__t_dyn);
+        cel__type_str(e, ts, sizeof(ts));
+        return fail(ck, n->kid[1], "found no matching overload for 'cel.@mapInsert' applied "
+                                   "to '(map(_var0, _var1), %s)'", ts);
+    }
+    case CEL_M_SORTBY: {
+        const struct cel__type *k = sub(ck, t);
+        switch (k->kind) {
+        case CEL_T_INT: case CEL_T_UINT: case CEL_T_DOUBLE: case CEL_T_BOOL: case CEL_T_STRING:
+        case CEL_T_BYTES: case CEL_T_TIMESTAMP: case CEL_T_DURATION: case CEL_T_DYN:
+        case CEL_T_ANY:
+            return r->kind == CEL_T_LIST ? r : mk(ck, CEL_T_LIST, &cel__t_dyn, NULL);
+        default:
+            cel__type_str(k, ts, sizeof(ts));
+            return fail(ck, n->kid[1], "found no matching overload for "
+                                       "'lists.@sortByAssociatedKeys' applied to '(%s)'", ts);
         }
     }
-    switch (n->op) {
-    case CEL_M_MAP: return &t_list_dyn;
-    case CEL_M_FILTER:
-        return r->kind == CEL_T_LIST ? r
-               : r->kind == CEL_T_MAP ? mk(ck, CEL_T_LIST, NULL, r->key)
-                                      : &t_list_dyn;
-    default: return &t_bool;
+    default:
+        return fail(ck, n, "unknown macro");
     }
 }
 
 static const struct cel__type *check(struct checker *ck, struct cel__node *n,
                                      const struct scope *sc)
 {
-    const struct cel__type *t = NULL, *e = NULL, *k = NULL;
+    const struct cel__type *t = NULL;
 
+    if (ck->ts.oom) {
+        if (ck->rc == DD_OK)
+            ck->rc = dd_failf(ck->err, DD_ENOMEM, "out of memory while checking CEL");
+        return NULL;
+    }
     switch (n->kind) {
-    case CEL_N_INT: t = &t_int; break;
-    case CEL_N_UINT: t = &t_uint; break;
-    case CEL_N_DOUBLE: t = &t_double; break;
-    case CEL_N_STRING: t = &t_string; break;
-    case CEL_N_BYTES: t = &t_bytes; break;
-    case CEL_N_BOOL: t = &t_bool; break;
-    case CEL_N_NULL: t = &t_null; break;
+    case CEL_N_INT: t = &cel__t_int; break;
+    case CEL_N_UINT: t = &cel__t_uint; break;
+    case CEL_N_DOUBLE: t = &cel__t_double; break;
+    case CEL_N_STRING: t = &cel__t_string; break;
+    case CEL_N_BYTES: t = &cel__t_bytes; break;
+    case CEL_N_BOOL: t = &cel__t_bool; break;
+    case CEL_N_NULL: t = &cel__t_null; break;
     case CEL_N_IDENT: t = check_ident(ck, n, sc); break;
-    case CEL_N_SELECT: t = check_select(ck, n, sc); break;
-    case CEL_N_INDEX: t = check_index(ck, n, sc); break;
+    case CEL_N_SELECT: {
+        char *q = n->test_only || n->optional ? NULL : qualified_name(ck, n);
+        const struct cel__type *o;
+        if (q && (t = lookup_ident(ck, q, sc))) {
+            /* A qualified identifier (google.protobuf.Timestamp): one name from now on. */
+            n->kind = CEL_N_IDENT;
+            n->name = q;
+            n->nkid = 0;
+            break;
+        }
+        if (!(o = check(ck, n->kid[0], sc)))
+            return NULL;
+        t = select_field(ck, n, o, n->name, n->optional);
+        if (t && n->test_only)
+            t = &cel__t_bool;
+        break;
+    }
+    case CEL_N_INDEX: t = check_op(ck, n, n->optional ? "_[?_]" : "_[_]", sc); break;
     case CEL_N_CALL: t = check_call(ck, n, sc); break;
-    case CEL_N_LIST:
-        for (size_t i = 0; i < n->nkid; i++) {
-            const struct cel__type *x = check(ck, n->kid[i], sc);
-            if (!x)
-                return NULL;
-            e = join(e, x);
-        }
-        t = mk(ck, CEL_T_LIST, NULL, e ? e : &t_dyn);
+    case CEL_N_LIST: t = check_list(ck, n, sc); break;
+    case CEL_N_MAP: t = check_map(ck, n, sc); break;
+    case CEL_N_UNARY: t = check_op(ck, n, cel__op_name(n->op), sc); break;
+    case CEL_N_BINARY:
+        t = n->op == CEL_OP_AND || n->op == CEL_OP_OR ? check_logic(ck, n, sc)
+                                                      : check_op(ck, n, cel__op_name(n->op), sc);
         break;
-    case CEL_N_MAP:
-        for (size_t i = 0; i + 1 < n->nkid; i += 2) {
-            const struct cel__type *x = check(ck, n->kid[i], sc), *y;
-            if (!x || !(y = check(ck, n->kid[i + 1], sc)))
-                return NULL;
-            if (!is_dyn(x) && x->kind != CEL_T_STRING && x->kind != CEL_T_INT &&
-                x->kind != CEL_T_UINT && x->kind != CEL_T_BOOL) {
-                char ts[160];
-                type_str(x, ts, sizeof(ts));
-                return fail(ck, n->kid[i], "unsupported map key type: %s", ts);
-            }
-            k = join(k, x);
-            e = join(e, y);
-        }
-        t = mk(ck, CEL_T_MAP, k ? k : &t_dyn, e ? e : &t_dyn);
-        break;
-    case CEL_N_UNARY: {
-        const struct cel__type *a = check(ck, n->kid[0], sc);
-        if (!a)
-            return NULL;
-        if (n->op == CEL_OP_NOT && (is_dyn(a) || a->kind == CEL_T_BOOL))
-            t = &t_bool;
-        else if (n->op == CEL_OP_NEG && (is_dyn(a) || a->kind == CEL_T_INT ||
-                                         a->kind == CEL_T_DOUBLE))
-            t = a;
-        else
-            return no_overload(ck, n, cel__op_name(n->op), a, NULL);
-        break;
-    }
-    case CEL_N_BINARY: t = check_binary(ck, n, sc); break;
-    case CEL_N_COND: {
-        const struct cel__type *c = check(ck, n->kid[0], sc), *a, *b;
-        if (!c || !(a = check(ck, n->kid[1], sc)) || !(b = check(ck, n->kid[2], sc)))
-            return NULL;
-        if (!is_dyn(c) && c->kind != CEL_T_BOOL)
-            return no_overload(ck, n, "_?_:_", c, NULL);
-        t = join(a, b);
-        break;
-    }
+    case CEL_N_COND: t = check_op(ck, n, "_?_:_", sc); break;
     case CEL_N_COMP: t = check_comp(ck, n, sc); break;
     }
+    if (t)
+        t = sub(ck, t);
     n->type = t;
     return t;
 }
 
+/* ---- Validators (kube-apiserver's base environment) ---------------------------------- */
+
+struct validate {
+    struct checker *ck;
+    int in_format; /* inside a string.format call: exempt from the homogeneity check */
+};
+
+static int equivalent(const struct cel__type *a, const struct cel__type *b)
+{
+    if (a->kind != b->kind || a->np != b->np)
+        return 0;
+    if (a->kind == CEL_T_PARAM)
+        return 1;
+    for (int i = 0; i < a->np; i++)
+        if (!equivalent(a->p[i], b->p[i]))
+            return 0;
+    return 1;
+}
+
+static const struct cel__type *final_type(struct checker *ck, const struct cel__node *n,
+                                          int opt)
+{
+    const struct cel__type *t = cel__type_subst(&ck->ts, n->type ? n->type : &cel__t_dyn, 1);
+
+    return opt && t->kind == CEL_T_OPTIONAL ? t->p[0] : t;
+}
+
+static int mismatch(struct checker *ck, const struct cel__node *at, const struct cel__type *want,
+                    const struct cel__type *got)
+{
+    char a[200], b[200];
+
+    cel__type_str(want, a, sizeof(a));
+    cel__type_str(got, b, sizeof(b));
+    fail(ck, at, "expected type '%s' but found '%s'", a, b);
+    return -1;
+}
+
+static int validate(struct validate *v, const struct cel__node *n)
+{
+    struct checker *ck = v->ck;
+    int was = v->in_format;
+
+    if (n->kind == CEL_N_LIST && !v->in_format) {
+        const struct cel__type *first = NULL;
+        for (size_t i = 0; i < n->nkid; i++) {
+            const struct cel__type *t = final_type(ck, n->kid[i], n->optk && n->optk[i]);
+            if (!first)
+                first = t;
+            else if (!equivalent(first, t))
+                return mismatch(ck, n->kid[i], first, t);
+        }
+    }
+    if (n->kind == CEL_N_MAP && !v->in_format) {
+        const struct cel__type *k0 = NULL, *v0 = NULL;
+        for (size_t i = 0; i + 1 < n->nkid; i += 2) {
+            const struct cel__type *k = final_type(ck, n->kid[i], 0),
+                                   *x = final_type(ck, n->kid[i + 1], n->optk && n->optk[i / 2]);
+            if (!k0) {
+                k0 = k;
+                v0 = x;
+                continue;
+            }
+            if (!equivalent(k0, k))
+                return mismatch(ck, n->kid[i], k0, k);
+            if (!equivalent(v0, x))
+                return mismatch(ck, n->kid[i + 1], v0, x);
+        }
+    }
+    if (n->kind == CEL_N_CALL) {
+        if (strcmp(n->name, "format") == 0)
+            v->in_format = 1;
+        if (cel__validate_literal_call(ck->p, n, ck->err) != 0) {
+            ck->rc = ck->err ? ck->err->rc : DD_ETYPE;
+            if (ck->rc == DD_OK)
+                ck->rc = DD_ETYPE;
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < n->nkid; i++)
+        if (validate(v, n->kid[i]))
+            return -1;
+    v->in_format = was;
+    return 0;
+}
+
 enum dd_rc cel__check(struct cel_program *p, struct dd_err *err)
 {
-    struct checker ck = {p, err, DD_OK};
-    const struct cel__type *t = check(&ck, p->root, NULL);
-    char ts[160];
+    struct checker ck = {p, err, DD_OK, {&p->arena, {0}, 0, 0}, &cel__t_any};
+    const struct cel__type *t;
+    struct validate v = {&ck, 0};
+    char ts[200];
 
-    if (!t)
+    if (p->env.features & CEL_FEATURE_LIST_ATTRIBUTES)
+        ck.attr_value = &cel__t_dyn;
+    t = check(&ck, p->root, NULL);
+    if (!t || ck.ts.oom)
         return ck.rc != DD_OK ? ck.rc : dd_failf(err, DD_ENOMEM, "out of memory");
-    if (!is_dyn(t) && t->kind != CEL_T_BOOL) {
-        type_str(t, ts, sizeof(ts));
+    t = cel__type_subst(&ck.ts, t, 1);
+    if (t->kind != CEL_T_BOOL && t->kind != CEL_T_ANY &&
+        !(t->kind == CEL_T_DYN && (p->env.features & CEL_FEATURE_LIST_ATTRIBUTES))) {
+        cel__type_str(t, ts, sizeof(ts));
         return cel__fail_at(err, DD_ETYPE, p->src, p->len, p->root->line, p->root->col,
-                            "must evaluate to bool, not %s", ts);
+                            "must evaluate to bool or the unknown type, not %s", ts);
     }
-    return DD_OK;
+    if (validate(&v, p->root))
+        return ck.rc != DD_OK ? ck.rc : DD_ETYPE;
+    return ck.ts.oom ? dd_failf(err, DD_ENOMEM, "out of memory") : DD_OK;
 }
 
 /* ---- Static analysis --------------------------------------------------------- */
@@ -708,8 +947,65 @@ enum dd_rc cel__analyse(struct cel_program *p, struct dd_err *err)
 
 /* ---- Public entry points ------------------------------------------------------ */
 
+static struct cel_env default_env = CEL_ENV_DEFAULT;
+
+enum dd_rc cel_set_default_env(const struct cel_env *env)
+{
+    if (!env || env->kube_minor < CEL_KUBE_MINOR_MIN || env->kube_minor > CEL_KUBE_MINOR_DEFAULT)
+        return DD_EINVAL;
+    default_env = *env;
+    return DD_OK;
+}
+
+const struct cel_env *cel_default_env(void)
+{
+    return &default_env;
+}
+
+enum dd_rc cel_parse_feature_gates(const char *text, struct cel_env *env, struct dd_err *err)
+{
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } gates[] = {
+        {"DRAConsumableCapacity", CEL_FEATURE_CONSUMABLE_CAPACITY},
+        {"DRAListTypeAttributes", CEL_FEATURE_LIST_ATTRIBUTES},
+    };
+    const char *p = text;
+
+    while (p && *p) {
+        size_t len = strcspn(p, ","), nlen;
+        const char *eq = memchr(p, '=', len);
+        int on;
+        if (!eq)
+            return dd_failf(err, DD_EINVAL, "feature gate '%.*s': expected NAME=true|false",
+                            (int)len, p);
+        nlen = (size_t)(eq - p);
+        if ((size_t)(p + len - eq - 1) == 4 && !strncmp(eq + 1, "true", 4))
+            on = 1;
+        else if ((size_t)(p + len - eq - 1) == 5 && !strncmp(eq + 1, "false", 5))
+            on = 0;
+        else
+            return dd_failf(err, DD_EINVAL, "feature gate '%.*s': the value must be true or false",
+                            (int)len, p);
+        for (size_t i = 0; i < sizeof(gates) / sizeof(gates[0]); i++)
+            if (strlen(gates[i].name) == nlen && !strncmp(gates[i].name, p, nlen))
+                env->features = on ? env->features | gates[i].bit : env->features & ~gates[i].bit;
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return DD_OK;
+}
+
 struct cel_program *cel_compile(const char *src, size_t len, const struct cel_limits *lim,
                                 struct dd_err *err)
+{
+    return cel_compile_env(src, len, lim, NULL, err);
+}
+
+struct cel_program *cel_compile_env(const char *src, size_t len, const struct cel_limits *lim,
+                                    const struct cel_env *env, struct dd_err *err)
 {
     static const struct cel_limits def = CEL_LIMITS_DEFAULT;
     struct cel_program *p;
@@ -731,6 +1027,7 @@ struct cel_program *cel_compile(const char *src, size_t len, const struct cel_li
         dd_failf(err, DD_ENOMEM, "out of memory");
         return NULL;
     }
+    p->env = env ? *env : default_env;
     p->src = cel__strndup(&p->arena, src ? src : "", len);
     p->len = len;
     if (!p->src) {
@@ -739,7 +1036,7 @@ struct cel_program *cel_compile(const char *src, size_t len, const struct cel_li
         return NULL;
     }
     if (cel__parse(p, lim, err) != DD_OK || cel__check(p, err) != DD_OK ||
-        cel__analyse(p, err) != DD_OK) {
+        cel__fold(p, err) != DD_OK || cel__analyse(p, err) != DD_OK) {
         cel_program_free(p);
         return NULL;
     }

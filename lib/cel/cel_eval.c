@@ -32,6 +32,12 @@ const char *cel__vkind_name(enum cel__vkind k)
     case CEL_V_TYPE: return "type";
     case CEL_V_SEMVER: return "kubernetes.Semver";
     case CEL_V_QUANTITY: return "kubernetes.Quantity";
+    case CEL_V_TIMESTAMP: return "google.protobuf.Timestamp";
+    case CEL_V_DURATION: return "google.protobuf.Duration";
+    case CEL_V_OPTIONAL: return "optional_type";
+    case CEL_V_IP: return "net.IP";
+    case CEL_V_CIDR: return "net.CIDR";
+    case CEL_V_URL: return "kubernetes.URL";
     case CEL_V_ERROR: return "error";
     }
     return "?";
@@ -200,7 +206,16 @@ int cel__val_equal(const struct cel__val *a, const struct cel__val *b)
     case CEL_V_BOOL: return a->v.b == b->v.b;
     case CEL_V_STRING:
     case CEL_V_BYTES: return bytes_cmp(a, b) == 0;
-    case CEL_V_TYPE: return a->v.type == b->v.type;
+    case CEL_V_TYPE: return strcmp(a->v.tname, b->v.tname) == 0;
+    case CEL_V_TIMESTAMP: return a->v.ts.sec == b->v.ts.sec && a->v.ts.nsec == b->v.ts.nsec;
+    case CEL_V_DURATION: return a->v.dur == b->v.dur;
+    case CEL_V_OPTIONAL:
+        if (!a->v.opt || !b->v.opt)
+            return !a->v.opt && !b->v.opt;
+        return cel__val_equal(a->v.opt, b->v.opt) == 1;
+    case CEL_V_IP: return memcmp(a->v.ip, b->v.ip, sizeof(*a->v.ip)) == 0;
+    case CEL_V_CIDR: return memcmp(a->v.cidr, b->v.cidr, sizeof(*a->v.cidr)) == 0;
+    case CEL_V_URL: return strcmp(a->v.url->text, b->v.url->text) == 0;
     case CEL_V_SEMVER: return cel__semver_cmp(a->v.sv, b->v.sv) == 0;
     case CEL_V_QUANTITY: return a->v.q == b->v.q;
     case CEL_V_LIST:
@@ -228,6 +243,25 @@ int cel__val_equal(const struct cel__val *a, const struct cel__val *b)
         }
         return 1;
     default: return -1;
+    }
+}
+
+int cel__val_compare(const struct cel__val *a, const struct cel__val *b)
+{
+    if (is_num(a->kind) && is_num(b->kind))
+        return num_cmp(a, b);
+    if (a->kind != b->kind)
+        return -2;
+    switch (a->kind) {
+    case CEL_V_BOOL: return a->v.b - b->v.b;
+    case CEL_V_STRING:
+    case CEL_V_BYTES: return bytes_cmp(a, b);
+    case CEL_V_TIMESTAMP:
+        if (a->v.ts.sec != b->v.ts.sec)
+            return a->v.ts.sec < b->v.ts.sec ? -1 : 1;
+        return a->v.ts.nsec < b->v.ts.nsec ? -1 : a->v.ts.nsec > b->v.ts.nsec;
+    case CEL_V_DURATION: return a->v.dur < b->v.dur ? -1 : a->v.dur > b->v.dur;
+    default: return -2;
     }
 }
 
@@ -285,8 +319,29 @@ static struct cel__map *domain_map(struct cel__ctx *c, struct cel__map *outer, c
     return m;
 }
 
-static struct cel__val attr_value(struct cel__ctx *c, const struct cel_attr *a)
+static struct cel__val version_value(struct cel__ctx *c, const char *s)
 {
+    struct cel__semver *sv = cel__alloc(&c->scratch, sizeof(*sv));
+    struct cel__val v = {.kind = CEL_V_SEMVER};
+    const char *why = "";
+
+    if (!sv)
+        return oom(c);
+    s = s ? s : "";
+    if (cel__semver_parse(&c->scratch, s, strlen(s), 0, sv, &why) != 0)
+        return cel__err(c, "parse semantic version: %s", why);
+    v.v.sv = sv;
+    return v;
+}
+
+/* The value of one attribute, or an error that fails the whole device (DeviceMatches
+ * converts every attribute before it evaluates anything). */
+static struct cel__val attr_value(struct cel__ctx *c, const struct cel_attr *a, unsigned features)
+{
+    int lists = (features & CEL_FEATURE_LIST_ATTRIBUTES) != 0;
+    struct cel__val v = {.kind = CEL_V_LIST};
+    struct cel__list *l;
+
     switch (a->kind) {
     case CEL_ATTR_INT: return mk_int(a->i);
     case CEL_ATTR_BOOL: return mk_bool(a->b);
@@ -294,24 +349,35 @@ static struct cel__val attr_value(struct cel__ctx *c, const struct cel_attr *a)
         const char *s = a->s ? a->s : "";
         return mk_str(CEL_V_STRING, s, strlen(s));
     }
-    case CEL_ATTR_VERSION: {
-        struct cel__semver *sv = cel__alloc(&c->scratch, sizeof(*sv));
-        const char *why = "";
-        const char *s = a->s ? a->s : "";
-        if (!sv)
+    case CEL_ATTR_VERSION: return version_value(c, a->s);
+    case CEL_ATTR_INTS: case CEL_ATTR_BOOLS: case CEL_ATTR_STRINGS: case CEL_ATTR_VERSIONS:
+        if (!lists)
+            break;
+        if (!(l = cel__alloc(&c->scratch, sizeof(*l))) ||
+            (a->nv && !(l->items = cel__alloc(&c->scratch, a->nv * sizeof(*l->items)))))
             return oom(c);
-        /* A bad version is an error value: it only fails the selector if used. */
-        if (cel__semver_parse(&c->scratch, s, strlen(s), 0, sv, &why) != 0)
-            return cel__err(c, "attribute %s: parse semantic version: %s", a->name, why);
-        struct cel__val v = {.kind = CEL_V_SEMVER};
-        v.v.sv = sv;
+        for (size_t i = 0; i < a->nv; i++) {
+            struct cel__val x;
+            if (a->kind == CEL_ATTR_INTS)
+                x = mk_int(a->iv[i]);
+            else if (a->kind == CEL_ATTR_BOOLS)
+                x = mk_bool(a->bv[i]);
+            else if (a->kind == CEL_ATTR_STRINGS)
+                x = mk_str(CEL_V_STRING, a->sv[i] ? a->sv[i] : "", a->sv[i] ? strlen(a->sv[i]) : 0);
+            else if ((x = version_value(c, a->sv[i])).kind == CEL_V_ERROR)
+                return x;
+            l->items[l->n++] = x;
+        }
+        v.v.list = l;
         return v;
+    case CEL_ATTR_NONE: break;
     }
-    }
-    return cel__err(c, "attribute %s: unknown type", a->name);
+    return cel__err(c, "unsupported attribute value");
 }
 
-static int build_device(struct cel__ctx *c, const struct cel_device *dev)
+/* 0, -1 out of memory, or -2 with *why: an attribute no selector can be evaluated with. */
+static int build_device(struct cel__ctx *c, const struct cel_device *dev, unsigned features,
+                        const char **why)
 {
     const char *drv = dev->driver ? dev->driver : "";
     struct cel__map *d = map_new(c, 4), *attrs = map_new(c, dev->nattrs),
@@ -323,10 +389,20 @@ static int build_device(struct cel__ctx *c, const struct cel_device *dev)
     for (size_t i = 0; i < dev->nattrs; i++) {
         const struct cel_attr *a = &dev->attrs[i];
         struct cel__map *m = domain_map(c, attrs, a->domain ? a->domain : drv, dev->nattrs);
+        struct cel__val v;
         if (!m)
             return -1;
-        if (a->name)
-            map_put_str(m, a->name, attr_value(c, a));
+        if (!a->name)
+            continue;
+        v = attr_value(c, a, features);
+        if (v.kind == CEL_V_ERROR) {
+            char buf[512];
+            snprintf(buf, sizeof(buf), "attribute %s%s%s: %s", a->domain ? a->domain : "",
+                     a->domain ? "/" : "", a->name, v.v.err);
+            *why = cel__strndup(&c->scratch, buf, strlen(buf));
+            return *why ? -2 : -1;
+        }
+        map_put_str(m, a->name, v);
     }
     for (size_t i = 0; i < dev->ncaps; i++) {
         const struct cel_capacity *q = &dev->caps[i];
@@ -403,26 +479,75 @@ static struct cel__val eval_select(struct cel__ctx *c, const struct cel__node *n
 {
     struct cel__val t = eval(c, n->kid[0]);
     struct cel__val k = mk_str(CEL_V_STRING, n->name, strlen(n->name));
+    const struct cel__val *v;
+    int opt = n->optional;
 
     if (t.kind == CEL_V_ERROR)
         return t;
+    if (t.kind == CEL_V_OPTIONAL) {
+        /* Selecting on an optional is optional: none stays none. */
+        if (!t.v.opt)
+            return t;
+        t = *t.v.opt;
+        opt = 1;
+    }
     if (t.kind != CEL_V_MAP)
         return cel__err(c, "type '%s' does not support field selection",
                         cel__vkind_name(t.kind));
     if (n->test_only)
-        return mk_bool(map_lookup(t.v.map, &k) != NULL);
+        return mk_bool(map_lookup(t.v.map, &k) != NULL || t.v.map->missing_is_empty);
+    if (opt) {
+        v = map_lookup(t.v.map, &k);
+        if (!v && t.v.map->missing_is_empty) {
+            struct cel__val e = empty_map(c);
+            return cel__optional(c, &e);
+        }
+        return cel__optional(c, v);
+    }
     return index_map(c, t.v.map, &k);
 }
 
 static struct cel__val eval_index(struct cel__ctx *c, const struct cel__node *n)
 {
     struct cel__val t = eval(c, n->kid[0]), k;
+    int opt = n->optional;
 
     if (t.kind == CEL_V_ERROR)
         return t;
     k = eval(c, n->kid[1]);
     if (k.kind == CEL_V_ERROR)
         return k;
+    if (t.kind == CEL_V_OPTIONAL) {
+        if (!t.v.opt)
+            return t;
+        t = *t.v.opt;
+        opt = 1;
+    }
+    if (opt) {
+        struct cel__val r;
+        if (t.kind == CEL_V_MAP) {
+            const struct cel__val *v = map_lookup(t.v.map, &k);
+            if (!v && t.v.map->missing_is_empty) {
+                r = empty_map(c);
+                return cel__optional(c, &r);
+            }
+            return cel__optional(c, v);
+        }
+        if (t.kind == CEL_V_LIST) {
+            int64_t i;
+            if (k.kind == CEL_V_INT)
+                i = k.v.i;
+            else if (k.kind == CEL_V_UINT && k.v.u <= INT64_MAX)
+                i = (int64_t)k.v.u;
+            else if (k.kind == CEL_V_DOUBLE && k.v.d == floor(k.v.d) && fabs(k.v.d) < 9e18)
+                i = (int64_t)k.v.d;
+            else
+                return no_overload(c, "_[?_]", &t, &k);
+            return cel__optional(c, i >= 0 && (uint64_t)i < t.v.list->n ? &t.v.list->items[i]
+                                                                       : NULL);
+        }
+        return no_overload(c, "_[?_]", &t, &k);
+    }
     if (t.kind == CEL_V_MAP)
         return index_map(c, t.v.map, &k);
     if (t.kind == CEL_V_LIST) {
@@ -472,7 +597,12 @@ static struct cel__val eval_logic(struct cel__ctx *c, const struct cel__node *n)
 
 static struct cel__val overflow(struct cel__ctx *c)
 {
-    return cel__err(c, "return error for overflow");
+    return cel__err(c, "integer overflow");
+}
+
+static struct cel__val uoverflow(struct cel__ctx *c)
+{
+    return cel__err(c, "unsigned integer overflow");
 }
 
 static struct cel__val concat(struct cel__ctx *c, const struct cel__val *a,
@@ -517,7 +647,13 @@ static struct cel__val arith(struct cel__ctx *c, int op, const struct cel__val *
                              const struct cel__val *b)
 {
     const char *fn = cel__op_name(op);
+    int handled;
 
+    if (op == CEL_OP_ADD || op == CEL_OP_SUB) {
+        struct cel__val t = cel__time_arith(c, op == CEL_OP_ADD, a, b, &handled);
+        if (handled)
+            return t;
+    }
     if (a->kind != b->kind)
         return no_overload(c, fn, a, b);
     if (a->kind == CEL_V_INT) {
@@ -546,9 +682,9 @@ static struct cel__val arith(struct cel__ctx *c, int op, const struct cel__val *
     if (a->kind == CEL_V_UINT) {
         uint64_t x = a->v.u, y = b->v.u, r;
         switch (op) {
-        case CEL_OP_ADD: if (__builtin_add_overflow(x, y, &r)) return overflow(c); break;
-        case CEL_OP_SUB: if (__builtin_sub_overflow(x, y, &r)) return overflow(c); break;
-        case CEL_OP_MUL: if (__builtin_mul_overflow(x, y, &r)) return overflow(c); break;
+        case CEL_OP_ADD: if (__builtin_add_overflow(x, y, &r)) return uoverflow(c); break;
+        case CEL_OP_SUB: if (__builtin_sub_overflow(x, y, &r)) return uoverflow(c); break;
+        case CEL_OP_MUL: if (__builtin_mul_overflow(x, y, &r)) return uoverflow(c); break;
         case CEL_OP_DIV:
             if (y == 0)
                 return cel__err(c, "division by zero");
@@ -582,19 +718,14 @@ static struct cel__val relation(struct cel__ctx *c, int op, const struct cel__va
 {
     int r;
 
-    if (is_num(a->kind) && is_num(b->kind)) {
-        r = num_cmp(a, b);
-        if (r == 2)
-            return mk_bool(0); /* NaN is unordered: every comparison is false */
-    } else if (a->kind == b->kind && (a->kind == CEL_V_STRING || a->kind == CEL_V_BYTES)) {
-        if (cel__charge(c, (a->v.str.n < b->v.str.n ? a->v.str.n : b->v.str.n) / 16))
-            return cel__abort_val(c);
-        r = bytes_cmp(a, b);
-    } else if (a->kind == b->kind && a->kind == CEL_V_BOOL) {
-        r = a->v.b - b->v.b;
-    } else {
+    if (a->kind == b->kind && (a->kind == CEL_V_STRING || a->kind == CEL_V_BYTES) &&
+        cel__charge(c, (a->v.str.n < b->v.str.n ? a->v.str.n : b->v.str.n) / 16))
+        return cel__abort_val(c);
+    r = cel__val_compare(a, b);
+    if (r == 2)
+        return mk_bool(0); /* NaN is unordered: every comparison is false */
+    if (r == -2)
         return no_overload(c, cel__op_name(op), a, b);
-    }
     switch (op) {
     case CEL_OP_LT: return mk_bool(r < 0);
     case CEL_OP_LE: return mk_bool(r <= 0);
@@ -677,11 +808,20 @@ static struct cel__val eval_list(struct cel__ctx *c, const struct cel__node *n)
     if (!l || (n->nkid && !(l->items = cel__alloc(&c->scratch, n->nkid * sizeof(*l->items)))))
         return oom(c);
     for (size_t i = 0; i < n->nkid; i++) {
-        l->items[i] = eval(c, n->kid[i]);
-        if (l->items[i].kind == CEL_V_ERROR)
-            return l->items[i];
+        struct cel__val e = eval(c, n->kid[i]);
+        if (e.kind == CEL_V_ERROR)
+            return e;
+        if (n->optk && n->optk[i]) {
+            /* `[?e]`: present values are added, none is skipped. */
+            if (e.kind != CEL_V_OPTIONAL)
+                return cel__err(c, "cannot initialize optional list element from non-optional "
+                                   "value %s", cel__vkind_name(e.kind));
+            if (!e.v.opt)
+                continue;
+            e = *e.v.opt;
+        }
+        l->items[l->n++] = e;
     }
-    l->n = n->nkid;
     v.v.list = l;
     return v;
 }
@@ -695,6 +835,7 @@ static struct cel__val eval_map(struct cel__ctx *c, const struct cel__node *n)
         return oom(c);
     for (size_t i = 0; i + 1 < n->nkid; i += 2) {
         struct cel__val k = eval(c, n->kid[i]), x;
+        struct cel__val *old;
         if (k.kind == CEL_V_ERROR)
             return k;
         if (k.kind != CEL_V_STRING && k.kind != CEL_V_INT && k.kind != CEL_V_UINT &&
@@ -703,10 +844,22 @@ static struct cel__val eval_map(struct cel__ctx *c, const struct cel__node *n)
         x = eval(c, n->kid[i + 1]);
         if (x.kind == CEL_V_ERROR)
             return x;
-        if (map_lookup(m, &k)) {
-            char kt[256];
-            key_text(&k, kt, sizeof(kt));
-            return cel__err(c, "Failed with repeated key: %s", kt);
+        if (n->optk && n->optk[i / 2]) {
+            if (x.kind != CEL_V_OPTIONAL)
+                return cel__err(c, "cannot initialize optional entry from non-optional value %s",
+                                cel__vkind_name(x.kind));
+            if (!x.v.opt)
+                continue;
+            x = *x.v.opt;
+        }
+        /* cel-go builds a Go map: a repeated key keeps the last value. */
+        old = NULL;
+        for (size_t j = 0; j < m->n && !old; j++)
+            if (m->keys[j].kind == k.kind && cel__val_equal(&m->keys[j], &k) == 1)
+                old = &m->vals[j];
+        if (old) {
+            *old = x;
+            continue;
         }
         m->keys[m->n] = k;
         m->vals[m->n] = x;
@@ -718,88 +871,135 @@ static struct cel__val eval_map(struct cel__ctx *c, const struct cel__node *n)
 
 static struct cel__val eval_call(struct cel__ctx *c, const struct cel__node *n)
 {
+    const struct cel__sig *sigs = cel__sigs();
     struct cel__val argv[8];
-    int ix;
 
-    /* The checker caps nothing here; the builtin table has no function with
-     * more than three arguments, so more can only be a mismatch. */
-    if (n->nkid > sizeof(argv) / sizeof(argv[0]))
+    if (n->nkid > sizeof(argv) / sizeof(argv[0]) || !sigs)
         return cel__err(c, "no such overload: %s", n->name);
     for (size_t i = 0; i < n->nkid; i++) {
         argv[i] = eval(c, n->kid[i]);
         if (argv[i].kind == CEL_V_ERROR)
             return argv[i];
     }
-    /* Re-resolve on the runtime kind: a dyn receiver may be a semver or a
-     * quantity, which have different compareTo implementations. */
-    ix = n->builtin;
-    if (n->nkid) {
-        static const enum cel__tkind vk2tk[] = {
-            [CEL_V_NULL] = CEL_T_NULL, [CEL_V_BOOL] = CEL_T_BOOL, [CEL_V_INT] = CEL_T_INT,
-            [CEL_V_UINT] = CEL_T_UINT, [CEL_V_DOUBLE] = CEL_T_DOUBLE,
-            [CEL_V_STRING] = CEL_T_STRING, [CEL_V_BYTES] = CEL_T_BYTES,
-            [CEL_V_LIST] = CEL_T_LIST, [CEL_V_MAP] = CEL_T_MAP, [CEL_V_TYPE] = CEL_T_TYPE,
-            [CEL_V_SEMVER] = CEL_T_SEMVER, [CEL_V_QUANTITY] = CEL_T_QUANTITY,
-            [CEL_V_ERROR] = CEL_T_DYN,
-        };
-        ix = cel__builtin_find(n->name, n->recv, n->nkid, vk2tk[argv[0].kind]);
+    /* Dispatch on the runtime values among the overloads the checker kept, as
+     * cel-go does for arguments whose static type is dyn. */
+    for (int k = 0; k < n->ncand; k++) {
+        const struct cel__overload *o = &cel__ovl[n->cand[k]];
+        const struct cel__sig *sg = &sigs[n->cand[k]];
+        size_t i;
+        for (i = 0; i < n->nkid; i++)
+            if (!cel__val_fits(&argv[i], sg->arg[i]))
+                break;
+        if (i == n->nkid && o->impl)
+            return o->impl(c, n, argv, n->nkid);
     }
-    if (ix < 0) {
-        if (n->nkid)
-            return no_overload(c, n->name, &argv[0], n->nkid > 1 ? &argv[1] : NULL);
-        return cel__err(c, "no such overload: %s", n->name);
+    if (n->nkid)
+        return no_overload(c, n->name, &argv[0], n->nkid > 1 ? &argv[1] : NULL);
+    return cel__err(c, "no such overload: %s", n->name);
+}
+
+/* Appends v to the growing list out (capacity *cap). */
+static int list_push(struct cel__ctx *c, struct cel__list *out, size_t *cap, struct cel__val v)
+{
+    if (out->n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 8;
+        struct cel__val *items;
+        if (ncap > CEL__MAX_BUILD / sizeof(*items))
+            return -1;
+        if (!(items = cel__alloc(&c->scratch, ncap * sizeof(*items))))
+            return -1;
+        if (out->n)
+            memcpy(items, out->items, out->n * sizeof(*items));
+        out->items = items;
+        *cap = ncap;
     }
-    return cel__builtins[ix].fn(c, n, argv, n->nkid);
+    out->items[out->n++] = v;
+    return 0;
+}
+
+static struct cel__val eval_bind_like(struct cel__ctx *c, const struct cel__node *n)
+{
+    struct cel__val r = eval(c, n->kid[0]), v;
+    struct cel__scope sc = {n->name, r, c->scope};
+
+    if (n->op == CEL_M_BIND) {
+        /* The value is bound as it is, error included: only a use fails. */
+        c->scope = &sc;
+        v = eval(c, n->kid[1]);
+        c->scope = sc.up;
+        return v;
+    }
+    if (r.kind == CEL_V_ERROR)
+        return r;
+    if (r.kind != CEL_V_OPTIONAL)
+        return cel__err(c, "no such overload: hasValue(%s)", cel__vkind_name(r.kind));
+    if (!r.v.opt)
+        return r;
+    sc.val = *r.v.opt;
+    c->scope = &sc;
+    v = eval(c, n->kid[1]);
+    c->scope = sc.up;
+    if (v.kind == CEL_V_ERROR || n->op == CEL_M_OPTFLATMAP) {
+        if (v.kind != CEL_V_ERROR && v.kind != CEL_V_OPTIONAL)
+            return cel__err(c, "no such overload: optFlatMap(%s)", cel__vkind_name(v.kind));
+        return v;
+    }
+    return cel__optional(c, &v);
 }
 
 static struct cel__val eval_comp(struct cel__ctx *c, const struct cel__node *n)
 {
-    struct cel__val r = eval(c, n->kid[0]), err = {.kind = CEL_V_NULL};
-    struct cel__scope sc = {n->name, {.kind = CEL_V_NULL}, c->scope};
-    struct cel__list *out = NULL;
-    size_t count = 0, cap = 0, len;
-    int seen_err = 0;
+    struct cel__val r, err = {.kind = CEL_V_NULL}, res;
+    struct cel__scope s1 = {n->name, {.kind = CEL_V_NULL}, c->scope},
+                      s2 = {n->name2, {.kind = CEL_V_NULL}, &s1};
+    struct cel__list *out = NULL, *keys = NULL;
+    struct cel__map *mout = NULL;
+    size_t count = 0, cap = 0, kcap = 0, len;
+    int seen_err = 0, two = n->name2 != NULL, op = n->op;
+    int is_all = op == CEL_M_ALL || op == CEL_M_ALL2, is_exists = op == CEL_M_EXISTS ||
+                                                                op == CEL_M_EXISTS2;
+    int is_one = op == CEL_M_EXISTS_ONE || op == CEL_M_EXISTS_ONE2;
+    int collects = op == CEL_M_MAP || op == CEL_M_FILTER || op == CEL_M_TLIST ||
+                   op == CEL_M_SORTBY;
+    int maps = op == CEL_M_TMAP || op == CEL_M_TMAPENTRY;
 
+    if (op == CEL_M_BIND || op == CEL_M_OPTMAP || op == CEL_M_OPTFLATMAP)
+        return eval_bind_like(c, n);
+    r = eval(c, n->kid[0]);
     if (r.kind == CEL_V_ERROR)
         return r;
     if (r.kind != CEL_V_LIST && r.kind != CEL_V_MAP)
         return cel__err(c, "expression of type '%s' cannot be range of a comprehension",
                         cel__vkind_name(r.kind));
     len = r.kind == CEL_V_LIST ? r.v.list->n : r.v.map->n;
-    if (n->op == CEL_M_MAP || n->op == CEL_M_FILTER) {
-        out = cel__alloc(&c->scratch, sizeof(*out));
-        if (!out)
-            return oom(c);
-    }
-    c->scope = &sc;
-    for (size_t i = 0; i < len; i++) {
+    if (collects && !(out = cel__alloc(&c->scratch, sizeof(*out))))
+        return oom(c);
+    if (op == CEL_M_SORTBY && !(keys = cel__alloc(&c->scratch, sizeof(*keys))))
+        return oom(c);
+    if (maps && !(mout = map_new(c, 0)))
+        return oom(c);
+    c->scope = two ? &s2 : &s1;
+    for (size_t i = 0; i < len && !c->aborted; i++) {
         struct cel__val elem = r.kind == CEL_V_LIST ? r.v.list->items[i] : r.v.map->keys[i];
-        struct cel__val p, t;
-        sc.val = elem;
-        p = eval(c, n->kid[n->op == CEL_M_MAP ? n->nkid - 1 : 1]);
+        struct cel__val p = mk_bool(1), t = elem;
+        if (two) {
+            s1.val = r.kind == CEL_V_LIST ? mk_int((int64_t)i) : r.v.map->keys[i];
+            s2.val = r.kind == CEL_V_LIST ? r.v.list->items[i] : r.v.map->vals[i];
+        } else {
+            s1.val = elem;
+        }
+        if (is_all || is_exists || is_one || op == CEL_M_FILTER) {
+            p = eval(c, n->kid[1]);
+        } else if (n->nkid > 2) {
+            p = eval(c, n->kid[2]); /* the filter of map/transform* */
+        }
         if (c->aborted)
             break;
-        if (n->op == CEL_M_MAP && n->nkid == 2) {
-            t = p;
-            p = mk_bool(1);
-        } else if (n->op == CEL_M_MAP) {
-            if (p.kind == CEL_V_ERROR) {
-                err = p;
-                break;
-            }
-            if (p.kind != CEL_V_BOOL) {
-                err = no_overload(c, "map", &p, NULL);
-                break;
-            }
-            t = p.v.b ? eval(c, n->kid[1]) : p;
-        } else {
-            t = elem;
-        }
-        if (p.kind == CEL_V_ERROR || (p.kind != CEL_V_BOOL)) {
+        if (p.kind != CEL_V_BOOL) {
             if (p.kind != CEL_V_ERROR)
-                p = no_overload(c, "predicate", &p, NULL);
+                p = no_overload(c, is_all ? "_&&_" : is_exists ? "_||_" : "_?_:_", &p, NULL);
             /* all/exists absorb errors when another element decides the result. */
-            if (n->op == CEL_M_ALL || n->op == CEL_M_EXISTS) {
+            if (is_all || is_exists) {
                 if (!seen_err)
                     err = p;
                 seen_err = 1;
@@ -808,80 +1008,117 @@ static struct cel__val eval_comp(struct cel__ctx *c, const struct cel__node *n)
             err = p;
             break;
         }
-        if (n->op == CEL_M_ALL && !p.v.b) {
-            c->scope = sc.up;
+        if (is_all && !p.v.b) {
+            c->scope = s1.up;
             return mk_bool(0);
         }
-        if (n->op == CEL_M_EXISTS && p.v.b) {
-            c->scope = sc.up;
+        if (is_exists && p.v.b) {
+            c->scope = s1.up;
             return mk_bool(1);
         }
-        if (n->op == CEL_M_EXISTS_ONE && p.v.b)
-            count++;
-        if (out && p.v.b) {
-            if (t.kind == CEL_V_ERROR) {
-                err = t;
+        if (is_one) {
+            count += p.v.b;
+            continue;
+        }
+        if (!p.v.b || is_all || is_exists)
+            continue;
+        if (op != CEL_M_FILTER)
+            t = eval(c, n->kid[1]);
+        if (t.kind == CEL_V_ERROR) {
+            err = t;
+            break;
+        }
+        if (op == CEL_M_SORTBY) {
+            if (list_push(c, out, &cap, elem) || list_push(c, keys, &kcap, t)) {
+                err = cel__err(c, "list too large");
                 break;
             }
-            if (out->n == cap) {
-                size_t ncap = cap ? cap * 2 : 8;
-                struct cel__val *items;
-                if (ncap > CEL__MAX_BUILD / sizeof(*items)) {
-                    err = cel__err(c, "list too large");
-                    break;
-                }
-                items = cel__alloc(&c->scratch, ncap * sizeof(*items));
-                if (!items) {
-                    err = oom(c);
-                    break;
-                }
-                if (out->n)
-                    memcpy(items, out->items, out->n * sizeof(*items));
-                out->items = items;
-                cap = ncap;
-            }
-            out->items[out->n++] = t;
+            continue;
         }
+        if (collects) {
+            if (list_push(c, out, &cap, t)) {
+                err = cel__err(c, "list too large");
+                break;
+            }
+            continue;
+        }
+        /* transformMap / transformMapEntry */
+        struct cel__val k = s1.val;
+        const struct cel__map *src = NULL;
+        size_t add = 1;
+        if (op == CEL_M_TMAPENTRY) {
+            if (t.kind != CEL_V_MAP) {
+                err = cel__err(c, "no such overload: cel.@mapInsert(map, %s)",
+                               cel__vkind_name(t.kind));
+                break;
+            }
+            src = t.v.map;
+            add = src->n;
+        }
+        for (size_t j = 0; j < add; j++) {
+            struct cel__val kk = src ? src->keys[j] : k, vv = src ? src->vals[j] : t;
+            if (map_lookup(mout, &kk)) {
+                char kt[256];
+                key_text(&kk, kt, sizeof(kt));
+                err = cel__err(c, "insert failed: key %s already exists", kt);
+                break;
+            }
+            struct cel__val *nk = cel__alloc(&c->scratch, (mout->n + 1) * sizeof(*nk)),
+                            *nv = cel__alloc(&c->scratch, (mout->n + 1) * sizeof(*nv));
+            if (!nk || !nv || cel__charge(c, 1)) {
+                err = c->aborted ? cel__abort_val(c) : oom(c);
+                break;
+            }
+            if (mout->n) {
+                memcpy(nk, mout->keys, mout->n * sizeof(*nk));
+                memcpy(nv, mout->vals, mout->n * sizeof(*nv));
+            }
+            nk[mout->n] = kk;
+            nv[mout->n] = vv;
+            mout->keys = nk;
+            mout->vals = nv;
+            mout->n++;
+        }
+        if (err.kind == CEL_V_ERROR)
+            break;
     }
-    c->scope = sc.up;
+    c->scope = s1.up;
     if (c->aborted)
         return cel__abort_val(c);
     if (err.kind == CEL_V_ERROR)
         return err;
-    switch (n->op) {
-    case CEL_M_ALL: return mk_bool(1);
-    case CEL_M_EXISTS: return mk_bool(0);
-    case CEL_M_EXISTS_ONE: return mk_bool(count == 1);
-    default: {
-        struct cel__val v = {.kind = CEL_V_LIST};
-        v.v.list = out;
-        return v;
+    if (is_all)
+        return mk_bool(1);
+    if (is_exists)
+        return mk_bool(0);
+    if (is_one)
+        return mk_bool(count == 1);
+    if (op == CEL_M_SORTBY)
+        return cel__sorted(c, out, keys);
+    if (maps) {
+        res.kind = CEL_V_MAP;
+        res.v.map = mout;
+        return res;
     }
-    }
+    res.kind = CEL_V_LIST;
+    res.v.list = out;
+    return res;
 }
 
 static struct cel__val eval_ident(struct cel__ctx *c, const struct cel__node *n)
 {
-    static const struct {
-        const char *name;
-        enum cel__vkind kind;
-    } types[] = {
-        {"int", CEL_V_INT}, {"uint", CEL_V_UINT}, {"double", CEL_V_DOUBLE}, {"bool", CEL_V_BOOL},
-        {"string", CEL_V_STRING}, {"bytes", CEL_V_BYTES}, {"list", CEL_V_LIST},
-        {"map", CEL_V_MAP}, {"null_type", CEL_V_NULL}, {"type", CEL_V_TYPE},
-    };
+    struct cel__val v = {.kind = CEL_V_TYPE};
 
     for (const struct cel__scope *s = c->scope; s; s = s->up)
         if (strcmp(s->name, n->name) == 0)
             return s->val;
     if (strcmp(n->name, "device") == 0)
         return c->device;
-    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
-        if (strcmp(types[i].name, n->name) == 0) {
-            struct cel__val v = {.kind = CEL_V_TYPE};
-            v.v.type = types[i].kind;
-            return v;
-        }
+    /* Otherwise the checker resolved it to a type name (`int`, `list`, ...). */
+    if (n->type && n->type->kind == CEL_T_TYPE && n->type->np) {
+        const struct cel__type *t = n->type->p[0];
+        v.v.tname = t->kind == CEL_T_NULL ? "null_type" : n->name;
+        return v;
     }
     return cel__err(c, "undeclared reference to '%s'", n->name);
 }
@@ -925,12 +1162,23 @@ static struct cel__val eval(struct cel__ctx *c, const struct cel__node *n)
 enum cel_verdict cel_eval_device(const struct cel_program *p, const struct cel_device *dev,
                                  const struct cel_limits *lim, struct dd_err *err)
 {
+    return cel_eval_device_cost(p, dev, lim, NULL, err);
+}
+
+enum cel_verdict cel_eval_device_cost(const struct cel_program *p, const struct cel_device *dev,
+                                      const struct cel_limits *lim, uint64_t *cost,
+                                      struct dd_err *err)
+{
     static const struct cel_limits def = CEL_LIMITS_DEFAULT;
     struct cel__ctx c;
     struct cel__val v;
     enum cel_verdict verdict;
+    const char *why = NULL;
+    int r;
 
     dd_err_clear(err);
+    if (cost)
+        *cost = 0;
     if (!p || !dev) {
         dd_failf(err, DD_EINVAL, "cel_eval_device: NULL program or device");
         return CEL_ERROR;
@@ -940,12 +1188,17 @@ enum cel_verdict cel_eval_device(const struct cel_program *p, const struct cel_d
     memset(&c, 0, sizeof(c));
     c.max_cost = lim->max_cost;
     c.scratch.cap = CEL__MAX_SCRATCH;
-    if (build_device(&c, dev) != 0) {
+    if ((r = build_device(&c, dev, p->env.features, &why)) != 0) {
+        if (r == -2)
+            dd_failf(err, DD_ETYPE, "%s", why);
+        else
+            dd_failf(err, DD_ENOMEM, "out of memory while preparing the device");
         cel__arena_free(&c.scratch);
-        dd_failf(err, DD_ENOMEM, "out of memory while preparing the device");
         return CEL_ERROR;
     }
     v = eval(&c, p->root);
+    if (cost)
+        *cost = c.cost;
     if (c.aborted) {
         v = cel__abort_val(&c);
         dd_failf(err, c.abort_rc, "%s", v.v.err);
@@ -954,7 +1207,9 @@ enum cel_verdict cel_eval_device(const struct cel_program *p, const struct cel_d
         dd_failf(err, DD_ETYPE, "%s", v.v.err);
         verdict = CEL_ERROR;
     } else if (v.kind != CEL_V_BOOL) {
-        dd_failf(err, DD_ETYPE, "expression evaluated to %s, not bool",
+        /* DeviceMatches converts the result to a Go bool. */
+        dd_failf(err, DD_ETYPE, "CEL result of type %s could not be converted to bool: type "
+                 "conversion error from %s to 'bool'", cel__vkind_name(v.kind),
                  cel__vkind_name(v.kind));
         verdict = CEL_ERROR;
     } else {
@@ -962,4 +1217,66 @@ enum cel_verdict cel_eval_device(const struct cel_program *p, const struct cel_d
     }
     cel__arena_free(&c.scratch);
     return verdict;
+}
+
+/* ---- Constant folding at compile time ------------------------------------------- */
+
+static int is_conversion(const char *fn)
+{
+    static const char *const conv[] = {"bool", "bytes", "double", "duration", "dyn",
+                                       "int", "string", "timestamp", "type", "uint"};
+
+    for (size_t i = 0; i < sizeof(conv) / sizeof(conv[0]); i++)
+        if (strcmp(conv[i], fn) == 0)
+            return 1;
+    return 0;
+}
+
+/*
+ * Whether n is a constant as cel-go's planner sees it (a literal, a list or map of
+ * constants, a folded conversion of a constant); folds conversions bottom-up.
+ * Returns 1 constant, 0 not, -1 a conversion failed (err filled).
+ */
+static int fold(struct cel_program *p, struct cel__ctx *c, const struct cel__node *n,
+                struct dd_err *err)
+{
+    int all = 1, r;
+
+    switch (n->kind) {
+    case CEL_N_INT: case CEL_N_UINT: case CEL_N_DOUBLE: case CEL_N_STRING: case CEL_N_BYTES:
+    case CEL_N_BOOL: case CEL_N_NULL:
+        return 1;
+    default:
+        break;
+    }
+    for (size_t i = 0; i < n->nkid; i++) {
+        if ((r = fold(p, c, n->kid[i], err)) < 0)
+            return -1;
+        all &= r;
+    }
+    if (n->kind == CEL_N_LIST || n->kind == CEL_N_MAP)
+        return all && !n->optk;
+    if (n->kind == CEL_N_CALL && !n->recv && n->nkid == 1 && all && is_conversion(n->name)) {
+        struct cel__val v = eval(c, n);
+        if (v.kind == CEL_V_ERROR) {
+            cel__fail_at(err, DD_ETYPE, p->src, p->len, n->line, n->col,
+                         "program instantiation failed: %s", v.v.err);
+            return -1;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+enum dd_rc cel__fold(struct cel_program *p, struct dd_err *err)
+{
+    struct cel__ctx c;
+    int r;
+
+    memset(&c, 0, sizeof(c));
+    c.max_cost = UINT64_MAX;
+    c.scratch.cap = CEL__MAX_SCRATCH;
+    r = fold(p, &c, p->root, err);
+    cel__arena_free(&c.scratch);
+    return r < 0 ? err->rc : DD_OK;
 }

@@ -108,16 +108,67 @@ int cel__unescape(struct cel__arena *a, const char *tok, size_t n, int is_bytes,
 
 /* ---- Types (checker) ------------------------------------------------------ */
 
+/*
+ * The checker's types are cel-go's (common/types): dyn and Kubernetes' AnyType
+ * (dyn-like, but not a comprehension range), parameterised list/map/optional/
+ * type, the opaque library types, and type parameters that the checker binds
+ * while it resolves overloads (cel_types.c, a port of cel-go's checker/types.go).
+ */
 enum cel__tkind {
-    CEL_T_DYN, CEL_T_BOOL, CEL_T_INT, CEL_T_UINT, CEL_T_DOUBLE, CEL_T_STRING, CEL_T_BYTES,
-    CEL_T_NULL, CEL_T_LIST, CEL_T_MAP, CEL_T_TYPE, CEL_T_SEMVER, CEL_T_QUANTITY, CEL_T_DEVICE
+    CEL_T_DYN, CEL_T_ANY, CEL_T_ERROR, CEL_T_BOOL, CEL_T_INT, CEL_T_UINT, CEL_T_DOUBLE,
+    CEL_T_STRING, CEL_T_BYTES, CEL_T_NULL, CEL_T_TIMESTAMP, CEL_T_DURATION,
+    CEL_T_LIST,     /* p[0] element */
+    CEL_T_MAP,      /* p[0] key, p[1] value */
+    CEL_T_TYPE,     /* type(p[0]); np == 0 for the bare `type` */
+    CEL_T_OPTIONAL, /* optional_type(p[0]) */
+    CEL_T_SEMVER, CEL_T_QUANTITY, CEL_T_IP, CEL_T_CIDR, CEL_T_URL,
+    CEL_T_DEVICE,   /* kubernetes.DRADevice */
+    CEL_T_PARAM     /* a type parameter, named */
 };
 
 struct cel__type {
     enum cel__tkind kind;
-    const struct cel__type *key;  /* CEL_T_MAP key */
-    const struct cel__type *elem; /* CEL_T_LIST element, CEL_T_MAP value */
+    const char *name;              /* CEL_T_PARAM */
+    const struct cel__type *p[2];  /* parameters */
+    int np;
 };
+
+extern const struct cel__type cel__t_dyn, cel__t_any, cel__t_error, cel__t_bool, cel__t_int,
+    cel__t_uint, cel__t_double, cel__t_string, cel__t_bytes, cel__t_null, cel__t_timestamp,
+    cel__t_duration, cel__t_semver, cel__t_quantity, cel__t_ip, cel__t_cidr, cel__t_url,
+    cel__t_device, cel__t_type;
+
+/* Type-parameter bindings of one check (cel-go's mapping); copied to backtrack. */
+struct cel__mapping {
+    const struct cel__type **from, **to;
+    size_t n, cap;
+};
+
+struct cel__types {
+    struct cel__arena *arena;   /* the program's: every type made lives there */
+    struct cel__mapping m;
+    int next_var;
+    int oom;
+};
+
+const struct cel__type *cel__type_new(struct cel__types *ts, enum cel__tkind k,
+                                      const struct cel__type *p0, const struct cel__type *p1);
+const struct cel__type *cel__type_var(struct cel__types *ts);
+int cel__type_is_dyn(const struct cel__type *t);        /* dyn or any */
+int cel__type_assignable(struct cel__types *ts, const struct cel__type *t1,
+                         const struct cel__type *t2);   /* binds on success only */
+int cel__type_assignable_list(struct cel__types *ts, const struct cel__type *const *l1,
+                              const struct cel__type *const *l2, size_t n);
+const struct cel__type *cel__type_subst(struct cel__types *ts, const struct cel__type *t,
+                                        int params_to_dyn);
+const struct cel__type *cel__type_most_general(const struct cel__type *a,
+                                               const struct cel__type *b);
+int cel__type_exact(const struct cel__type *a, const struct cel__type *b);
+/* "map(string, list(int))"; truncated to n. */
+void cel__type_str(const struct cel__type *t, char *buf, size_t n);
+/* Parses a signature type ("list(A)", "map(K, V)", "optional_type(A)"; capital
+ * letters are type parameters) into static storage owned by the library. */
+const struct cel__type *cel__type_parse(struct cel__types *ts, const char **s);
 
 /* ---- AST ------------------------------------------------------------------ */
 
@@ -162,7 +213,19 @@ enum cel__nkind {
     CEL_N_COMP    /* macro: kid[0] range, kid[1] predicate/transform, kid[2] filter */
 };
 
-enum cel__macro { CEL_M_ALL, CEL_M_EXISTS, CEL_M_EXISTS_ONE, CEL_M_MAP, CEL_M_FILTER };
+/*
+ * Macros (cel-go's parser macros and those of the extension libraries the DRA
+ * environment loads).  kid[0] is the range (BIND: the value; OPTMAP and
+ * OPTFLATMAP: the optional); name/name2 the variables; then:
+ *   ALL EXISTS EXISTS_ONE FILTER ALL2 EXISTS2 EXISTS_ONE2: kid[1] predicate
+ *   MAP TLIST TMAP TMAPENTRY: kid[1] transform, kid[2] filter when present
+ *   BIND OPTMAP OPTFLATMAP SORTBY: kid[1] the expression over the variable
+ */
+enum cel__macro {
+    CEL_M_ALL, CEL_M_EXISTS, CEL_M_EXISTS_ONE, CEL_M_MAP, CEL_M_FILTER,
+    CEL_M_ALL2, CEL_M_EXISTS2, CEL_M_EXISTS_ONE2, CEL_M_TLIST, CEL_M_TMAP, CEL_M_TMAPENTRY,
+    CEL_M_BIND, CEL_M_OPTMAP, CEL_M_OPTFLATMAP, CEL_M_SORTBY
+};
 
 struct cel__node {
     enum cel__nkind kind;
@@ -171,7 +234,10 @@ struct cel__node {
     int recv;          /* CALL: 1 when called as kid[0].name(...) */
     int test_only;     /* SELECT: operand of has() */
     int depth;         /* height of the subtree, for the depth cap */
-    int builtin;       /* CALL: index into the builtin table, set by the checker */
+    int optional;      /* SELECT `.?f`, INDEX `[?k]` */
+    const unsigned char *optk; /* LIST/MAP: per element/entry, 1 for `?e` / `?k: v` */
+    const short *cand; /* CALL/UNARY/BINARY/INDEX: overloads the checker kept */
+    int ncand;
     union {
         int64_t i;
         uint64_t u;
@@ -183,6 +249,7 @@ struct cel__node {
         } str;
     } lit;
     const char *name;  /* IDENT, SELECT field, CALL function, COMP variable */
+    const char *name2; /* COMP: the second variable of a two-variable macro */
     struct cel__node **kid;
     size_t nkid;
     const struct cel__type *type; /* static type, set by the checker */
@@ -200,6 +267,7 @@ struct cel_program {
     const char *src;                /* NUL-terminated copy of the source */
     size_t len;
     struct cel__node *root;
+    struct cel_env env;             /* what it was compiled for */
     enum cel_drivers_kind drivers_kind;
     struct cel_driver_ref *drivers;
     size_t ndrivers;
@@ -218,10 +286,19 @@ enum dd_rc cel__parse(struct cel_program *p, const struct cel_limits *lim, struc
 /* Type-checks p->root against the DRA environment; resolves builtins. */
 enum dd_rc cel__check(struct cel_program *p, struct dd_err *err);
 
+/* Evaluates the conversions of constants that cel-go folds when it builds the
+ * program; a failing one is a compile error (kube-apiserver rejects it). */
+enum dd_rc cel__fold(struct cel_program *p, struct dd_err *err);
+
+/* The literal-argument validators of the environment for one call (regex,
+ * duration, timestamp, format strings); 0, or -1 with err filled. */
+int cel__validate_literal_call(struct cel_program *p, const struct cel__node *call,
+                               struct dd_err *err);
+
 /* Fills the driver and attribute analyses of p. */
 enum dd_rc cel__analyse(struct cel_program *p, struct dd_err *err);
 
-/* ---- Builtins ---------------------------------------------------------------- */
+/* ---- The function library -------------------------------------------------- */
 
 struct cel__val;
 struct cel__ctx;
@@ -229,27 +306,64 @@ struct cel__ctx;
 typedef struct cel__val (*cel__fn)(struct cel__ctx *c, const struct cel__node *call,
                                    struct cel__val *args, size_t nargs);
 
-struct cel__builtin {
-    const char *name;
-    int recv;                   /* 1: receiver style x.f(...); 0: global f(...) */
-    int nargs;                  /* arguments including the receiver */
-    enum cel__tkind arg0;       /* static kind the first argument must have (DYN: any) */
-    enum cel__tkind result;     /* static result kind */
-    cel__fn fn;
+/* Which library declares an overload: decides the Kubernetes version (and
+ * feature gate) from which the API server accepts it (cel__lib_since). */
+enum cel__lib {
+    CEL_LIB_STD, CEL_LIB_K8S_URLS, CEL_LIB_K8S_REGEX, CEL_LIB_K8S_LISTS, CEL_LIB_QUANTITY,
+    CEL_LIB_OPTIONAL, CEL_LIB_STRINGS, CEL_LIB_SETS, CEL_LIB_IP, CEL_LIB_CIDR, CEL_LIB_FORMAT,
+    CEL_LIB_BIND, CEL_LIB_TWOVAR, CEL_LIB_SEMVER, CEL_LIB_LISTS, CEL_LIB_INCLUDES,
+    CEL_LIB__COUNT
 };
 
-extern const struct cel__builtin cel__builtins[];
-extern const size_t cel__nbuiltins;
+struct cel__overload {
+    const char *fn;   /* CEL name: "size", "_+_", "optional.of" */
+    int member;       /* 1: receiver style x.f(...), the receiver is argument 0 */
+    const char *sig;  /* "string,string>bool"; capitals are type parameters */
+    enum cel__lib lib;
+    cel__fn impl;     /* NULL: an operator the evaluator implements itself */
+};
 
-/* Finds the first builtin matching name/style/arity and (when known) first-argument kind.
- * Returns its index, -1 when the name is unknown, -2 when no overload fits. */
-int cel__builtin_find(const char *name, int recv, size_t nargs, enum cel__tkind arg0);
+extern const struct cel__overload cel__ovl[];
+extern const size_t cel__novl;
+
+/* The parsed signatures of cel__ovl (built once, immutable after). */
+struct cel__sig {
+    const struct cel__type *arg[4];
+    const struct cel__type *result;
+    int nargs;
+};
+const struct cel__sig *cel__sigs(void);
+
+/* The environment a program is compiled in (see cel.h struct cel_env). */
+int cel__lib_enabled(const struct cel_env *env, enum cel__lib lib);
+
+/* Whether a runtime value fits a parameter type (kinds only, as cel-go dispatches). */
+int cel__val_fits(const struct cel__val *v, const struct cel__type *t);
 
 /* ---- Values ---------------------------------------------------------------- */
 
 enum cel__vkind {
     CEL_V_NULL, CEL_V_BOOL, CEL_V_INT, CEL_V_UINT, CEL_V_DOUBLE, CEL_V_STRING, CEL_V_BYTES,
-    CEL_V_LIST, CEL_V_MAP, CEL_V_TYPE, CEL_V_SEMVER, CEL_V_QUANTITY, CEL_V_ERROR
+    CEL_V_LIST, CEL_V_MAP, CEL_V_TYPE, CEL_V_SEMVER, CEL_V_QUANTITY, CEL_V_TIMESTAMP,
+    CEL_V_DURATION, CEL_V_OPTIONAL, CEL_V_IP, CEL_V_CIDR, CEL_V_URL, CEL_V_ERROR
+};
+
+/* A timestamp: seconds since the epoch and nanoseconds (0..999999999), UTC.  cel-go
+ * keeps them within years 0001..9999; a duration is Go's time.Duration (int64 ns). */
+struct cel__ts {
+    int64_t sec;
+    int32_t nsec;
+};
+
+/* An IP address (Go's netip.Addr): 16 bytes, IPv4 in the last four when v4. */
+struct cel__ip {
+    unsigned char a[16];
+    int v4;
+};
+
+/* A parsed URL (Go's net/url): every part a NUL-terminated string in scratch. */
+struct cel__url {
+    const char *text, *scheme, *host, *hostname, *port, *path, *query;
 };
 
 struct cel__semver {
@@ -271,11 +385,22 @@ struct cel__val {
         } str;                         /* STRING, BYTES */
         struct cel__list *list;
         struct cel__map *map;
-        enum cel__vkind type;          /* TYPE: the kind it names */
+        const char *tname;             /* TYPE: the type's name ("int", "list", ...) */
+        struct cel__ts ts;             /* TIMESTAMP */
+        int64_t dur;                   /* DURATION, nanoseconds */
+        const struct cel__val *opt;    /* OPTIONAL: the value, NULL for none */
+        const struct cel__ip *ip;      /* IP */
+        const struct cel__cidr *cidr;  /* CIDR */
+        const struct cel__url *url;    /* URL */
         const struct cel__semver *sv;
         __int128 q;                    /* QUANTITY in units of 10^-9 */
         const char *err;               /* ERROR message (scratch arena) */
     } v;
+};
+
+struct cel__cidr {
+    struct cel__ip ip;   /* as written (not masked) */
+    int bits;
 };
 
 struct cel__list {
@@ -326,6 +451,57 @@ int cel__quantity_parse(const char *s, size_t n, __int128 *out);
 int cel__semver_parse(struct cel__arena *a, const char *s, size_t n, int normalize,
                       struct cel__semver *out, const char **why);
 int cel__semver_cmp(const struct cel__semver *a, const struct cel__semver *b);
+
+/* Ordering with CEL semantics (cross-numeric): -1, 0, 1; 2 unordered (NaN); -2 when
+ * the operands cannot be ordered (different or unorderable types). */
+int cel__val_compare(const struct cel__val *a, const struct cel__val *b);
+
+/* ---- Library functions shared between files ---------------------------------- */
+
+#define CEL__FN(name) \
+    struct cel__val name(struct cel__ctx *c, const struct cel__node *call, struct cel__val *a, \
+                         size_t n)
+
+#define CEL__LIB_FNS(X) \
+    X(cel__fn_char_at) X(cel__fn_index_of) X(cel__fn_last_index_of) X(cel__fn_replace) \
+    X(cel__fn_split) X(cel__fn_substring) X(cel__fn_trim) X(cel__fn_join) X(cel__fn_quote) \
+    X(cel__fn_find) X(cel__fn_find_all) X(cel__fn_is_sorted) X(cel__fn_sum) X(cel__fn_min) \
+    X(cel__fn_max) X(cel__fn_list_index_of) X(cel__fn_list_last_index_of) \
+    X(cel__fn_lists_range) X(cel__fn_slice) X(cel__fn_flatten) X(cel__fn_distinct) \
+    X(cel__fn_reverse) X(cel__fn_sort) X(cel__fn_sets_contains) X(cel__fn_sets_equivalent) \
+    X(cel__fn_sets_intersects) X(cel__fn_opt_of) X(cel__fn_opt_of_non_zero) \
+    X(cel__fn_opt_none) X(cel__fn_opt_value) X(cel__fn_opt_has_value) X(cel__fn_opt_or) \
+    X(cel__fn_opt_or_value) X(cel__fn_opt_unwrap) X(cel__fn_list_first) X(cel__fn_list_last) \
+    X(cel__fn_includes) X(cel__fn_timestamp) X(cel__fn_duration) X(cel__fn_get_full_year) \
+    X(cel__fn_get_month) X(cel__fn_get_day_of_year) X(cel__fn_get_day_of_month) \
+    X(cel__fn_get_date) X(cel__fn_get_day_of_week) X(cel__fn_get_hours) \
+    X(cel__fn_get_minutes) X(cel__fn_get_seconds) X(cel__fn_get_milliseconds) \
+    X(cel__fn_ip) X(cel__fn_is_ip) X(cel__fn_ip_is_canonical) X(cel__fn_ip_family) \
+    X(cel__fn_ip_is_unspecified) X(cel__fn_ip_is_loopback) \
+    X(cel__fn_ip_is_link_local_multicast) X(cel__fn_ip_is_link_local_unicast) \
+    X(cel__fn_ip_is_global_unicast) X(cel__fn_cidr) X(cel__fn_is_cidr) \
+    X(cel__fn_cidr_contains_ip) X(cel__fn_cidr_contains_cidr) X(cel__fn_cidr_prefix_length) \
+    X(cel__fn_cidr_masked) X(cel__fn_net_string)
+
+#define CEL__DECLARE_FN(name) CEL__FN(name);
+CEL__LIB_FNS(CEL__DECLARE_FN)
+#undef CEL__DECLARE_FN
+
+struct cel__val cel__optional(struct cel__ctx *c, const struct cel__val *v); /* NULL: none */
+struct cel__val cel__sorted(struct cel__ctx *c, const struct cel__list *in,
+                            const struct cel__list *keys);
+struct cel__val cel__timestamp(struct cel__ctx *c, int64_t sec, int32_t nsec);
+struct cel__val cel__time_arith(struct cel__ctx *c, int add, const struct cel__val *x,
+                                const struct cel__val *y, int *handled);
+int cel__parse_rfc3339(const char *s, size_t n, int64_t *sec, int32_t *nsec);
+size_t cel__format_rfc3339(int64_t sec, int32_t nsec, char *buf, size_t cap);
+int cel__parse_duration(const char *s, size_t n, int64_t *out);
+size_t cel__format_duration(int64_t ns, char *buf, size_t cap);
+
+/* RE2 (cel_re2.cc): 1 match at s[*mo, *mo + *ml), 0 none, -1 bad pattern (*err). */
+int cel__re2_find(const char *pat, size_t pn, const char *s, size_t sn, size_t from, size_t *mo,
+                  size_t *ml, const char **err);
+int cel__re2_valid(const char *pat, size_t pn, const char **err);
 
 /* Cap on any string or list built during evaluation; larger results become errors.
  * 1 MiB is far beyond any selector's needs and keeps a hostile expression from

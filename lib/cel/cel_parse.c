@@ -61,7 +61,6 @@ struct cel__node *cel__node_new(struct cel__arena *a, enum cel__nkind kind, int 
     n->line = line;
     n->col = col;
     n->depth = 1;
-    n->builtin = -1;
     return n;
 }
 
@@ -425,46 +424,130 @@ static struct cel__node *macro_has(struct parser *ps, struct cel__node *call)
     return arg;
 }
 
+/* Receiver-style macros: name, arguments after the target, library. */
 static const struct {
     const char *name;
     int macro;
     size_t nargs;
+    enum cel__lib lib;
 } macros[] = {
-    {"all", CEL_M_ALL, 2},           {"exists", CEL_M_EXISTS, 2},
-    {"exists_one", CEL_M_EXISTS_ONE, 2}, {"map", CEL_M_MAP, 2},
-    {"map", CEL_M_MAP, 3},           {"filter", CEL_M_FILTER, 2},
+    {"all", CEL_M_ALL, 2, CEL_LIB_STD},
+    {"exists", CEL_M_EXISTS, 2, CEL_LIB_STD},
+    {"exists_one", CEL_M_EXISTS_ONE, 2, CEL_LIB_STD},
+    {"map", CEL_M_MAP, 2, CEL_LIB_STD},
+    {"map", CEL_M_MAP, 3, CEL_LIB_STD},
+    {"filter", CEL_M_FILTER, 2, CEL_LIB_STD},
+    {"all", CEL_M_ALL2, 3, CEL_LIB_TWOVAR},
+    {"exists", CEL_M_EXISTS2, 3, CEL_LIB_TWOVAR},
+    {"existsOne", CEL_M_EXISTS_ONE2, 3, CEL_LIB_TWOVAR},
+    {"exists_one", CEL_M_EXISTS_ONE2, 3, CEL_LIB_TWOVAR},
+    {"transformList", CEL_M_TLIST, 3, CEL_LIB_TWOVAR},
+    {"transformList", CEL_M_TLIST, 4, CEL_LIB_TWOVAR},
+    {"transformMap", CEL_M_TMAP, 3, CEL_LIB_TWOVAR},
+    {"transformMap", CEL_M_TMAP, 4, CEL_LIB_TWOVAR},
+    {"transformMapEntry", CEL_M_TMAPENTRY, 3, CEL_LIB_TWOVAR},
+    {"transformMapEntry", CEL_M_TMAPENTRY, 4, CEL_LIB_TWOVAR},
+    {"optMap", CEL_M_OPTMAP, 2, CEL_LIB_OPTIONAL},
+    {"optFlatMap", CEL_M_OPTFLATMAP, 2, CEL_LIB_OPTIONAL},
+    {"sortBy", CEL_M_SORTBY, 2, CEL_LIB_LISTS},
 };
 
-/* target.all(x, p) and friends become one comprehension node. */
+static int simple_name(struct parser *ps, const struct cel__node *var)
+{
+    if (var->kind == CEL_N_IDENT)
+        return 1;
+    struct tok at = {0, 0, 0, var->line, var->col};
+    fail_tok(ps, &at, DD_EPARSE, "argument must be a simple name");
+    return 0;
+}
+
+/* target.all(x, p) and friends become one comprehension node (cel.bind too:
+ * the "target" is the namespace identifier `cel`). */
 static struct cel__node *macro_comp(struct parser *ps, struct cel__node *call)
 {
-    for (size_t i = 0; i < sizeof(macros) / sizeof(macros[0]); i++) {
-        if (strcmp(macros[i].name, call->name) != 0 || macros[i].nargs + 1 != call->nkid)
+    int bind = strcmp(call->name, "bind") == 0 && call->nkid == 4 &&
+               call->kid[0]->kind == CEL_N_IDENT && strcmp(call->kid[0]->name, "cel") == 0 &&
+               cel__lib_enabled(&ps->p->env, CEL_LIB_BIND);
+
+    for (size_t i = 0; i < sizeof(macros) / sizeof(macros[0]) || bind; i++) {
+        int op = bind ? CEL_M_BIND : macros[i].macro, two;
+        size_t nvars;
+        if (!bind && (strcmp(macros[i].name, call->name) != 0 || macros[i].nargs + 1 != call->nkid ||
+                      !cel__lib_enabled(&ps->p->env, macros[i].lib)))
             continue;
-        struct cel__node *var = call->kid[1];
-        if (var->kind != CEL_N_IDENT) {
-            struct tok at = {0, 0, 0, var->line, var->col};
-            fail_tok(ps, &at, DD_EPARSE, "argument must be a simple name");
+        two = op == CEL_M_ALL2 || op == CEL_M_EXISTS2 || op == CEL_M_EXISTS_ONE2 ||
+              op == CEL_M_TLIST || op == CEL_M_TMAP || op == CEL_M_TMAPENTRY;
+        nvars = two ? 2 : 1;
+        for (size_t v = 1; v <= nvars; v++)
+            if (!simple_name(ps, call->kid[v]))
+                return NULL;
+        if (two && strcmp(call->kid[1]->name, call->kid[2]->name) == 0) {
+            struct tok at = {0, 0, 0, call->kid[2]->line, call->kid[2]->col};
+            fail_tok(ps, &at, DD_EPARSE, "duplicate variable name: %s", call->kid[2]->name);
             return NULL;
         }
         struct tok at = {0, 0, 0, call->line, call->col};
         struct cel__node *c = new_node(ps, CEL_N_COMP, &at);
         if (!c)
             return NULL;
-        c->op = macros[i].macro;
-        c->name = var->name;
+        c->op = op;
+        c->name = call->kid[1]->name;
+        c->name2 = two ? call->kid[2]->name : NULL;
+        if (bind) {
+            /* cel.bind(v, init, body): kid[0] init, kid[1] body. */
+            if (add_kid(ps, c, call->kid[2]) || add_kid(ps, c, call->kid[3]))
+                return NULL;
+            return c;
+        }
         if (add_kid(ps, c, call->kid[0]))
             return NULL;
-        /* map(x, filter, transform) stores transform first, filter last. */
-        if (call->nkid == 4) {
-            if (add_kid(ps, c, call->kid[3]) || add_kid(ps, c, call->kid[2]))
+        /* The transform first, the filter (when there is one) last. */
+        if (call->nkid == nvars + 3) {
+            if (add_kid(ps, c, call->kid[nvars + 2]) || add_kid(ps, c, call->kid[nvars + 1]))
                 return NULL;
-        } else if (add_kid(ps, c, call->kid[2])) {
+        } else if (add_kid(ps, c, call->kid[nvars + 1])) {
             return NULL;
         }
         return c;
     }
     return call;
+}
+
+/* Marks element i of a list or map literal as optional (`?e`, `?k: v`). */
+static int mark_optional(struct parser *ps, struct cel__node *n, size_t i)
+{
+    unsigned char *o = cel__alloc(&ps->p->arena, i + 1);
+
+    if (!o) {
+        fail_oom(ps);
+        return -1;
+    }
+    if (n->optk)
+        memcpy(o, n->optk, i);
+    o[i] = 1;
+    n->optk = o;
+    return 0;
+}
+
+/* Extends the optional marks of n to cover i elements (unmarked ones are 0). */
+static int grow_optional(struct parser *ps, struct cel__node *n, size_t i)
+{
+    unsigned char *o;
+
+    if (!n->optk)
+        return 0;
+    if (!(o = cel__alloc(&ps->p->arena, i + 1))) {
+        fail_oom(ps);
+        return -1;
+    }
+    memcpy(o, n->optk, i);
+    n->optk = o;
+    return 0;
+}
+
+static int optional_syntax(struct parser *ps)
+{
+    return cel__lib_enabled(&ps->p->env, CEL_LIB_OPTIONAL);
 }
 
 static struct cel__node *parse_primary(struct parser *ps)
@@ -517,8 +600,10 @@ static struct cel__node *parse_primary(struct parser *ps)
         if (!n)
             return NULL;
         while (!accept(ps, CEL_TK_RBRACKET)) {
+            int opt = optional_syntax(ps) && accept(ps, CEL_TK_QUESTION);
+            size_t at = n->nkid;
             struct cel__node *e = parse_expr(ps);
-            if (!e || add_kid(ps, n, e))
+            if (!e || add_kid(ps, n, e) || (opt ? mark_optional(ps, n, at) : grow_optional(ps, n, at)))
                 return NULL;
             if (!accept(ps, CEL_TK_COMMA)) {
                 if (!expect(ps, CEL_TK_RBRACKET, "{',', ']'}"))
@@ -533,11 +618,14 @@ static struct cel__node *parse_primary(struct parser *ps)
         if (!n)
             return NULL;
         while (!accept(ps, CEL_TK_RBRACE)) {
+            int opt = optional_syntax(ps) && accept(ps, CEL_TK_QUESTION);
+            size_t at = n->nkid / 2;
             struct cel__node *k = parse_expr(ps), *v;
             if (!k || !expect(ps, CEL_TK_COLON, "':'"))
                 return NULL;
             v = parse_expr(ps);
-            if (!v || add_kid(ps, n, k) || add_kid(ps, n, v))
+            if (!v || add_kid(ps, n, k) || add_kid(ps, n, v) ||
+                (opt ? mark_optional(ps, n, at) : grow_optional(ps, n, at)))
                 return NULL;
             if (!accept(ps, CEL_TK_COMMA)) {
                 if (!expect(ps, CEL_TK_RBRACE, "{',', '}'}"))
@@ -594,13 +682,15 @@ static struct cel__node *parse_member(struct parser *ps)
             return NULL;
         }
         if (accept(ps, CEL_TK_DOT)) {
+            int opt = optional_syntax(ps) && accept(ps, CEL_TK_QUESTION);
             struct tok id = ps->tok;
-            if (id.type != CEL_TK_IDENT) {
+            /* Reserved words are only reserved as identifiers, not as field names. */
+            if (id.type != CEL_TK_IDENT && id.type != CEL_TK_RESERVED) {
                 syntax_error(ps, "IDENTIFIER");
                 return NULL;
             }
             next(ps);
-            if (accept(ps, CEL_TK_LPAREN)) {
+            if (!opt && accept(ps, CEL_TK_LPAREN)) {
                 struct cel__node *c = new_node(ps, CEL_N_CALL, &id);
                 if (!c || !(c->name = tok_text(ps, &id)) || add_kid(ps, c, n) ||
                     parse_args(ps, c))
@@ -611,13 +701,16 @@ static struct cel__node *parse_member(struct parser *ps)
                 struct cel__node *s = new_node(ps, CEL_N_SELECT, &id);
                 if (!s || !(s->name = tok_text(ps, &id)) || add_kid(ps, s, n))
                     return NULL;
+                s->optional = opt;
                 n = s;
             }
         } else if (accept(ps, CEL_TK_LBRACKET)) {
             struct cel__node *ix = new_node(ps, CEL_N_INDEX, &t), *k;
+            int opt = optional_syntax(ps) && accept(ps, CEL_TK_QUESTION);
             if (!ix || add_kid(ps, ix, n) || !(k = parse_expr(ps)) || add_kid(ps, ix, k) ||
                 !expect(ps, CEL_TK_RBRACKET, "']'"))
                 return NULL;
+            ix->optional = opt;
             n = ix;
         } else {
             break;
