@@ -737,7 +737,8 @@ int cel__quantity_parse(const char *s, size_t n, __int128 *out)
             return -1;
         m = m * 10 + (s[i] - '0');
     }
-    if (digits == 0 || q_suffix(s + i, n - i, &e10, &e2) != 0)
+    /* ParseQuantity's number is [0-9.]+: "." alone is a zero. */
+    if ((digits == 0 && !seen_dot) || q_suffix(s + i, n - i, &e10, &e2) != 0)
         return -1;
     /* value = m * 10^(e10 - frac + 9) * 2^e2 nano-units. */
     int scale = e10 - frac + 9;
@@ -897,15 +898,16 @@ FN(fn_q_as_float)
     {op, G, "string,string>bool", CEL_LIB_STD, NULL}, {op, G, "bytes,bytes>bool", CEL_LIB_STD, NULL}, \
     {op, G, "timestamp,timestamp>bool", CEL_LIB_STD, NULL},                              \
     {op, G, "duration,duration>bool", CEL_LIB_STD, NULL}
-#define COMPARABLE(fn, sig_l, sig_r, lib, impl)                                          \
-    {fn, M, "list(int)" sig_l "int" sig_r, lib, impl},                                   \
-    {fn, M, "list(uint)" sig_l "uint" sig_r, lib, impl},                                 \
-    {fn, M, "list(double)" sig_l "double" sig_r, lib, impl},                             \
-    {fn, M, "list(bool)" sig_l "bool" sig_r, lib, impl},                                 \
-    {fn, M, "list(duration)" sig_l "duration" sig_r, lib, impl},                         \
-    {fn, M, "list(timestamp)" sig_l "timestamp" sig_r, lib, impl},                       \
-    {fn, M, "list(string)" sig_l "string" sig_r, lib, impl},                             \
-    {fn, M, "list(bytes)" sig_l "bytes" sig_r, lib, impl}
+/* k8s lists.go comparableTypes: the result is the element (min, max) or a bool (isSorted). */
+#define LIST_OF(fn, t, res, impl) {fn, M, "list(" t ")>" res, CEL_LIB_K8S_LISTS, impl}
+#define COMPARABLE(fn, impl, R)                                                               \
+    LIST_OF(fn, "int", R("int"), impl), LIST_OF(fn, "uint", R("uint"), impl),                \
+    LIST_OF(fn, "double", R("double"), impl), LIST_OF(fn, "bool", R("bool"), impl),          \
+    LIST_OF(fn, "duration", R("duration"), impl),                                            \
+    LIST_OF(fn, "timestamp", R("timestamp"), impl),                                          \
+    LIST_OF(fn, "string", R("string"), impl), LIST_OF(fn, "bytes", R("bytes"), impl)
+#define ELEM(t) t
+#define BOOL(t) "bool"
 #define TS_ACCESSOR(fn, impl)                                                            \
     {fn, M, "timestamp>int", CEL_LIB_STD, impl}, {fn, M, "timestamp,string>int", CEL_LIB_STD, impl}
 
@@ -1028,13 +1030,13 @@ const struct cel__overload cel__ovl[] = {
     {"find", M, "string,string>string", CEL_LIB_K8S_REGEX, cel__fn_find},
     {"findAll", M, "string,string>list(string)", CEL_LIB_K8S_REGEX, cel__fn_find_all},
     {"findAll", M, "string,string,int>list(string)", CEL_LIB_K8S_REGEX, cel__fn_find_all},
-    COMPARABLE("isSorted", "", ">bool", CEL_LIB_K8S_LISTS, cel__fn_is_sorted),
+    COMPARABLE("isSorted", cel__fn_is_sorted, BOOL),
     {"sum", M, "list(int)>int", CEL_LIB_K8S_LISTS, cel__fn_sum},
     {"sum", M, "list(uint)>uint", CEL_LIB_K8S_LISTS, cel__fn_sum},
     {"sum", M, "list(double)>double", CEL_LIB_K8S_LISTS, cel__fn_sum},
     {"sum", M, "list(duration)>duration", CEL_LIB_K8S_LISTS, cel__fn_sum},
-    COMPARABLE("max", ">", "", CEL_LIB_K8S_LISTS, cel__fn_max),
-    COMPARABLE("min", ">", "", CEL_LIB_K8S_LISTS, cel__fn_min),
+    COMPARABLE("max", cel__fn_max, ELEM),
+    COMPARABLE("min", cel__fn_min, ELEM),
     {"indexOf", M, "list(A),A>int", CEL_LIB_K8S_LISTS, cel__fn_list_index_of},
     {"lastIndexOf", M, "list(A),A>int", CEL_LIB_K8S_LISTS, cel__fn_list_last_index_of},
 
@@ -1173,8 +1175,10 @@ int cel__lib_enabled(const struct cel_env *env, enum cel__lib lib)
      * minor back), so that a rollback can still read what was written. */
     int v = env->stored ? env->kube_minor : env->kube_minor - 1;
 
-    if (lib == CEL_LIB_INCLUDES && !(env->features & CEL_FEATURE_LIST_ATTRIBUTES))
-        return 0;
+    /* A feature-gated option is in both environments when its gate is on, whatever
+     * its version (environment.VersionedOptions.FeatureEnabled). */
+    if (lib == CEL_LIB_INCLUDES)
+        return (env->features & CEL_FEATURE_LIST_ATTRIBUTES) != 0;
     return lib_since[lib] <= v;
 }
 

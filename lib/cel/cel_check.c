@@ -729,6 +729,13 @@ enum dd_rc cel__check(struct cel_program *p, struct dd_err *err)
     }
     if (validate(&v, p->root))
         return ck.rc != DD_OK ? ck.rc : DD_ETYPE;
+    /* kube-apiserver estimates the worst case of a new selector and refuses one that
+     * could exceed the runtime limit (objects already stored are not re-checked). */
+    p->est_cost = cel__estimate_cost(p, &ck.ts);
+    if (!p->env.stored && p->est_cost > CEL__MAX_ESTIMATED_COST)
+        return cel__fail_at(err, DD_ETOOBIG, p->src, p->len, p->root->line, p->root->col,
+                            "too complex, exceeds cost limit (estimated cost %llu, the limit "
+                            "is %u)", (unsigned long long)p->est_cost, CEL__MAX_ESTIMATED_COST);
     return ck.ts.oom ? dd_failf(err, DD_ENOMEM, "out of memory") : DD_OK;
 }
 

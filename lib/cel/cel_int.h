@@ -268,6 +268,7 @@ struct cel_program {
     size_t len;
     struct cel__node *root;
     struct cel_env env;             /* what it was compiled for */
+    uint64_t est_cost;              /* the API server's estimated maximum cost */
     enum cel_drivers_kind drivers_kind;
     struct cel_driver_ref *drivers;
     size_t ndrivers;
@@ -294,6 +295,12 @@ enum dd_rc cel__fold(struct cel_program *p, struct dd_err *err);
  * duration, timestamp, format strings); 0, or -1 with err filled. */
 int cel__validate_literal_call(struct cel_program *p, const struct cel__node *call,
                                struct dd_err *err);
+
+/* The estimated maximum cost of p (cel_cost.c); ts holds the checker's bindings. */
+uint64_t cel__estimate_cost(struct cel_program *p, struct cel__types *ts);
+
+/* resource.k8s.io CELSelectorExpressionMaxCost: the estimate the API server allows. */
+#define CEL__MAX_ESTIMATED_COST 1000000u
 
 /* Fills the driver and attribute analyses of p. */
 enum dd_rc cel__analyse(struct cel_program *p, struct dd_err *err);

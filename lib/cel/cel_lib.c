@@ -1015,7 +1015,7 @@ CEL__FN(cel__fn_list_last)
 /* ---- DRA includes() (k8s.io/dynamic-resource-allocation cel/compile.go) -------------- */
 
 /* ResourceSliceMaxAttributeValuesPerDevice: includes() refuses longer lists. */
-#define DRA_MAX_ATTRIBUTE_VALUES 64
+#define DRA_MAX_ATTRIBUTE_VALUES 48
 
 CEL__FN(cel__fn_includes)
 {

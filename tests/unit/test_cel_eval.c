@@ -179,10 +179,16 @@ static void test_case_file(void **state)
     cJSON_Delete(doc);
 }
 
+/* Compiled as the scheduler does (a stored object: no estimated-cost check), so the
+ * runtime limits are what is tested. */
 static enum cel_verdict eval_with(const char *src, const struct cel_device *dev,
                                   const struct cel_limits *lim, struct dd_err *err)
 {
-    struct cel_program *p = cel_compile(src, strlen(src), lim, err);
+    struct cel_env env = CEL_ENV_DEFAULT;
+    struct cel_program *p;
+
+    env.stored = 1;
+    p = cel_compile_env(src, strlen(src), lim, &env, err);
     enum cel_verdict v;
 
     if (!p)
