@@ -1378,8 +1378,27 @@ static int fp_quoted(struct fp *f, size_t s, char **str, size_t *q)
         case 'r': c[0] = '\r'; break;
         case 't': c[0] = '\t'; break;
         case 'u':
-            if (i + 6 > j || !hexval(b + i + 2, 4, &v) || v == 0 || (v >= 0xd800 && v <= 0xdfff))
+            if (i + 6 > j || !hexval(b + i + 2, 4, &v) || v == 0 || (v >= 0xdc00 && v <= 0xdfff))
                 goto bail;
+            if (v >= 0xd800 && v <= 0xdbff) {
+                /* JSON writes a code point past U+FFFF as a surrogate pair (kubectl and
+                 * json.dumps do); libyaml refuses surrogates, so the pair is joined here. */
+                unsigned lo;
+                char u[4];
+                if (i + 12 > j || b[i + 6] != '\\' || b[i + 7] != 'u' ||
+                    !hexval(b + i + 8, 4, &lo) || lo < 0xdc00 || lo > 0xdfff)
+                    goto bail;
+                v = 0x10000 + ((v - 0xd800) << 10) + (lo - 0xdc00);
+                u[0] = (char)(0xf0 | (v >> 18));
+                u[1] = (char)(0x80 | ((v >> 12) & 0x3f));
+                u[2] = (char)(0x80 | ((v >> 6) & 0x3f));
+                u[3] = (char)(0x80 | (v & 0x3f));
+                if (out)
+                    memcpy(out + o, u, 4);
+                o += 4;
+                i += 12;
+                continue;
+            }
             if (v < 0x80) {
                 c[0] = (char)v;
             } else if (v < 0x800) {

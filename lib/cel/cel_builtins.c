@@ -299,16 +299,6 @@ static int valid_utf8(const char *s, size_t n)
     return 1;
 }
 
-/* Shortest "%.*g" that reads back as the same double, as Go's 'g' -1 does. */
-static void fmt_double(double d, char *buf, size_t cap)
-{
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, cap, "%.*g", prec, d);
-        if (strtod(buf, NULL) == d)
-            return;
-    }
-}
-
 FN(fn_string)
 {
     char buf[64];
@@ -318,7 +308,7 @@ FN(fn_string)
     case CEL_V_STRING: return a[0];
     case CEL_V_INT: snprintf(buf, sizeof(buf), "%" PRId64, a[0].v.i); break;
     case CEL_V_UINT: snprintf(buf, sizeof(buf), "%" PRIu64, a[0].v.u); break;
-    case CEL_V_DOUBLE: fmt_double(a[0].v.d, buf, sizeof(buf)); break;
+    case CEL_V_DOUBLE: cel__fmt_double(a[0].v.d, buf, sizeof(buf)); break;
     case CEL_V_BOOL: snprintf(buf, sizeof(buf), "%s", a[0].v.b ? "true" : "false"); break;
     case CEL_V_BYTES:
         if (!valid_utf8(a[0].v.str.s, a[0].v.str.n))
@@ -1025,6 +1015,7 @@ const struct cel__overload cel__ovl[] = {
     {"join", M, "list(string)>string", CEL_LIB_STRINGS, cel__fn_join},
     {"join", M, "list(string),string>string", CEL_LIB_STRINGS, cel__fn_join},
     {"strings.quote", G, "string>string", CEL_LIB_STRINGS, cel__fn_quote},
+    {"format", M, "string,list(dyn)>string", CEL_LIB_STRINGS, cel__fn_format},
 
     /* k8s.io/apiserver/pkg/cel/library: regex, lists. */
     {"find", M, "string,string>string", CEL_LIB_K8S_REGEX, cel__fn_find},

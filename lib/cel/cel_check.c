@@ -660,6 +660,11 @@ static int mismatch(struct checker *ck, const struct cel__node *at, const struct
     return -1;
 }
 
+static const struct cel__type *type_of(const struct cel__node *n, void *ctx)
+{
+    return final_type(ctx, n, 0);
+}
+
 static int validate(struct validate *v, const struct cel__node *n)
 {
     struct checker *ck = v->ck;
@@ -692,8 +697,14 @@ static int validate(struct validate *v, const struct cel__node *n)
         }
     }
     if (n->kind == CEL_N_CALL) {
-        if (strcmp(n->name, "format") == 0)
+        const char *why = NULL;
+        if (strcmp(n->name, "format") == 0) {
             v->in_format = 1;
+            if (cel__check_format(n, type_of, ck, &why)) {
+                fail(ck, n, "%s", why);
+                return -1;
+            }
+        }
         if (cel__validate_literal_call(ck->p, n, ck->err) != 0) {
             ck->rc = ck->err ? ck->err->rc : DD_ETYPE;
             if (ck->rc == DD_OK)

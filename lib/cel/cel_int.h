@@ -488,7 +488,7 @@ int cel__val_compare(const struct cel__val *a, const struct cel__val *b);
     X(cel__fn_ip_is_link_local_multicast) X(cel__fn_ip_is_link_local_unicast) \
     X(cel__fn_ip_is_global_unicast) X(cel__fn_cidr) X(cel__fn_is_cidr) \
     X(cel__fn_cidr_contains_ip) X(cel__fn_cidr_contains_cidr) X(cel__fn_cidr_prefix_length) \
-    X(cel__fn_cidr_masked) X(cel__fn_net_string)
+    X(cel__fn_cidr_masked) X(cel__fn_net_string) X(cel__fn_format)
 
 #define CEL__DECLARE_FN(name) CEL__FN(name);
 CEL__LIB_FNS(CEL__DECLARE_FN)
@@ -504,6 +504,14 @@ int cel__parse_rfc3339(const char *s, size_t n, int64_t *sec, int32_t *nsec);
 size_t cel__format_rfc3339(int64_t sec, int32_t nsec, char *buf, size_t cap);
 int cel__parse_duration(const char *s, size_t n, int64_t *out);
 size_t cel__format_duration(int64_t ns, char *buf, size_t cap);
+
+/* Go's strconv.FormatFloat(d, 'g', -1, 64). */
+size_t cel__fmt_double(double d, char *buf, size_t cap);
+/* The strings extension's check of a literal format string with a list literal;
+ * 0, or -1 with *why.  type_of gives an argument's final type. */
+int cel__check_format(const struct cel__node *call,
+                      const struct cel__type *(*type_of)(const struct cel__node *, void *),
+                      void *ctx, const char **why);
 
 /* RE2 (cel_re2.cc): 1 match at s[*mo, *mo + *ml), 0 none, -1 bad pattern (*err). */
 int cel__re2_find(const char *pat, size_t pn, const char *s, size_t sn, size_t from, size_t *mo,

@@ -309,7 +309,7 @@ static void test_fallback_snippets(void **state)
         "a: 1\n...\ngarbage\n---\nb: 2\n",
         "a: [1, 2\n---\nb: 1\n",
         "--- 42 spec [a, b], kind: Flow, metadata: {name: f}\n",
-        "a: \"\\ud83d\\ude00\"\n",
+        "a: \"\\ud83d\"\n", /* a lone surrogate */
         "a: \"\\x41\\0\"\n",
         "a: |2\n   x\n",
         "key: - a\n",
@@ -377,7 +377,9 @@ static void test_values(void **state)
                                "  l2\n"               /* 7 */
                                "f: 0644\n"            /* 8 */
                                "g:\n"                 /* 9 */
-                               "- 1\n";               /* 10 */
+                               "- 1\n"                /* 10 */
+                               "h: \"\\ud83d\\ude00\"\n" /* 11: a JSON surrogate pair */
+                               "i: 9007199254740993\n"; /* 12: past a double's 53 bits */
     struct ydoc_limits lim = { 64, 10, 10 };
     struct ydoc_sink sink = { &lg, on_doc, on_err };
     const cJSON *root;
@@ -392,8 +394,14 @@ static void test_values(void **state)
     assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(root, "d")));
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(root, "e")->valuestring, "l1\nl2");
     assert_true(cJSON_GetObjectItemCaseSensitive(root, "f")->valuedouble == 420.0);
-    /* Pre-order: root, a, b, c, d (null after the colon), e, f, g, g[0]. */
-    assert_int_equal(lg.r[0].n, 9);
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(root, "h")->valuestring,
+                        "\xf0\x9f\x98\x80");
+    /* An integer keeps its exact digits beside the double. */
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(root, "i")->valuestring,
+                        "9007199254740993");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(root, "f")->valuestring, "420");
+    /* Pre-order: root, a, b, c, d (null after the colon), e, f, g, g[0], h, i. */
+    assert_int_equal(lg.r[0].n, 11);
     assert_int_equal(lg.r[0].lc[2 * 4], 4);
     assert_int_equal(lg.r[0].lc[2 * 4 + 1], 3);
     assert_int_equal(lg.r[0].lc[2 * 5], 5);
