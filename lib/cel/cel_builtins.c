@@ -1105,6 +1105,23 @@ const struct cel__overload cel__ovl[] = {
     {"masked", M, "cidr>cidr", CEL_LIB_CIDR, cel__fn_cidr_masked},
     {"string", G, "cidr>string", CEL_LIB_CIDR, cel__fn_net_string},
 
+    /* k8s.io/apiserver/pkg/cel/library: format. */
+    {"format.dns1123Label", G, ">format", CEL_LIB_FORMAT, cel__fn_k8s_format},
+    {"format.dns1123Subdomain", G, ">format", CEL_LIB_FORMAT, cel__fn_k8s_format},
+    {"format.dns1035Label", G, ">format", CEL_LIB_FORMAT, cel__fn_k8s_format},
+    {"format.qualifiedName", G, ">format", CEL_LIB_FORMAT, cel__fn_k8s_format},
+    {"format.dns1123LabelPrefix", G, ">format", CEL_LIB_FORMAT, cel__fn_k8s_format},
+    {"format.dns1123SubdomainPrefix", G, ">format", CEL_LIB_FORMAT, cel__fn_k8s_format},
+    {"format.dns1035LabelPrefix", G, ">format", CEL_LIB_FORMAT, cel__fn_k8s_format},
+    {"format.labelValue", G, ">format", CEL_LIB_FORMAT, cel__fn_k8s_format},
+    {"format.uri", G, ">format", CEL_LIB_FORMAT, cel__fn_k8s_format},
+    {"format.uuid", G, ">format", CEL_LIB_FORMAT, cel__fn_k8s_format},
+    {"format.byte", G, ">format", CEL_LIB_FORMAT, cel__fn_k8s_format},
+    {"format.date", G, ">format", CEL_LIB_FORMAT, cel__fn_k8s_format},
+    {"format.datetime", G, ">format", CEL_LIB_FORMAT, cel__fn_k8s_format},
+    {"format.named", G, "string>opt(format)", CEL_LIB_FORMAT, cel__fn_k8s_format_named},
+    {"validate", M, "format,string>opt(list(string))", CEL_LIB_FORMAT, cel__fn_k8s_format_validate},
+
     /* k8s.io/dynamic-resource-allocation, DRAListTypeAttributes (1.36). */
     {"includes", M, "dyn,dyn>bool", CEL_LIB_INCLUDES, cel__fn_includes},
 };
@@ -1195,6 +1212,7 @@ int cel__val_fits(const struct cel__val *v, const struct cel__type *t)
     case CEL_T_IP: return v->kind == CEL_V_IP;
     case CEL_T_CIDR: return v->kind == CEL_V_CIDR;
     case CEL_T_URL: return v->kind == CEL_V_URL;
+    case CEL_T_FORMAT: return v->kind == CEL_V_FORMAT;
     case CEL_T_DEVICE: return v->kind == CEL_V_MAP;
     }
     return 0;

@@ -399,11 +399,18 @@ static struct rng call_cost(struct coster *c, const struct cel__overload *o, str
         !strcmp(fn, "getHost") || !strcmp(fn, "getPort") || !strcmp(fn, "getEscapedPath") ||
         !strcmp(fn, "getQuery") || !strcmp(fn, "format.named"))
         return fixed(1);
+    if (t && !strcmp(fn, "validate") && nx >= 1)
+        /* MaxNameFormatRegexSize (128) times the regex factor. */
+        return rfactor(rfactor(asize(c, &x[0]), TRAVERSE), 128 * REGEX);
     if (!strcmp(fn, "_==_") && nx == 2 && x[0].i.type && x[1].i.type &&
         cel__type_exact(x[0].i.type, x[1].i.type)) {
         switch (x[0].i.type->kind) {
         case CEL_T_IP: case CEL_T_CIDR: case CEL_T_QUANTITY: case CEL_T_SEMVER:
             return fixed(1);
+        case CEL_T_FORMAT: { /* MaxFormatSize */
+            struct rng f = {1, 64};
+            return rfactor(f, TRAVERSE);
+        }
         default: break;
         }
     }

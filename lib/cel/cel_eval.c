@@ -38,6 +38,7 @@ const char *cel__vkind_name(enum cel__vkind k)
     case CEL_V_IP: return "net.IP";
     case CEL_V_CIDR: return "net.CIDR";
     case CEL_V_URL: return "kubernetes.URL";
+    case CEL_V_FORMAT: return "kubernetes.NamedFormat";
     case CEL_V_ERROR: return "error";
     }
     return "?";
@@ -216,6 +217,7 @@ int cel__val_equal(const struct cel__val *a, const struct cel__val *b)
     case CEL_V_IP: return memcmp(a->v.ip, b->v.ip, sizeof(*a->v.ip)) == 0;
     case CEL_V_CIDR: return memcmp(a->v.cidr, b->v.cidr, sizeof(*a->v.cidr)) == 0;
     case CEL_V_URL: return strcmp(a->v.url->text, b->v.url->text) == 0;
+    case CEL_V_FORMAT: return a->v.fmt == b->v.fmt;
     case CEL_V_SEMVER: return cel__semver_cmp(a->v.sv, b->v.sv) == 0;
     case CEL_V_QUANTITY: return a->v.q == b->v.q;
     case CEL_V_LIST:

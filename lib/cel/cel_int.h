@@ -121,7 +121,7 @@ enum cel__tkind {
     CEL_T_MAP,      /* p[0] key, p[1] value */
     CEL_T_TYPE,     /* type(p[0]); np == 0 for the bare `type` */
     CEL_T_OPTIONAL, /* optional_type(p[0]) */
-    CEL_T_SEMVER, CEL_T_QUANTITY, CEL_T_IP, CEL_T_CIDR, CEL_T_URL,
+    CEL_T_SEMVER, CEL_T_QUANTITY, CEL_T_IP, CEL_T_CIDR, CEL_T_URL, CEL_T_FORMAT,
     CEL_T_DEVICE,   /* kubernetes.DRADevice */
     CEL_T_PARAM     /* a type parameter, named */
 };
@@ -136,7 +136,7 @@ struct cel__type {
 extern const struct cel__type cel__t_dyn, cel__t_any, cel__t_error, cel__t_bool, cel__t_int,
     cel__t_uint, cel__t_double, cel__t_string, cel__t_bytes, cel__t_null, cel__t_timestamp,
     cel__t_duration, cel__t_semver, cel__t_quantity, cel__t_ip, cel__t_cidr, cel__t_url,
-    cel__t_device, cel__t_type;
+    cel__t_format, cel__t_device, cel__t_type;
 
 /* Type-parameter bindings of one check (cel-go's mapping); copied to backtrack. */
 struct cel__mapping {
@@ -352,7 +352,7 @@ int cel__val_fits(const struct cel__val *v, const struct cel__type *t);
 enum cel__vkind {
     CEL_V_NULL, CEL_V_BOOL, CEL_V_INT, CEL_V_UINT, CEL_V_DOUBLE, CEL_V_STRING, CEL_V_BYTES,
     CEL_V_LIST, CEL_V_MAP, CEL_V_TYPE, CEL_V_SEMVER, CEL_V_QUANTITY, CEL_V_TIMESTAMP,
-    CEL_V_DURATION, CEL_V_OPTIONAL, CEL_V_IP, CEL_V_CIDR, CEL_V_URL, CEL_V_ERROR
+    CEL_V_DURATION, CEL_V_OPTIONAL, CEL_V_IP, CEL_V_CIDR, CEL_V_URL, CEL_V_FORMAT, CEL_V_ERROR
 };
 
 /* A timestamp: seconds since the epoch and nanoseconds (0..999999999), UTC.  cel-go
@@ -399,6 +399,7 @@ struct cel__val {
         const struct cel__ip *ip;      /* IP */
         const struct cel__cidr *cidr;  /* CIDR */
         const struct cel__url *url;    /* URL */
+        int fmt;                       /* FORMAT: which named format */
         const struct cel__semver *sv;
         __int128 q;                    /* QUANTITY in units of 10^-9 */
         const char *err;               /* ERROR message (scratch arena) */
@@ -488,7 +489,8 @@ int cel__val_compare(const struct cel__val *a, const struct cel__val *b);
     X(cel__fn_ip_is_link_local_multicast) X(cel__fn_ip_is_link_local_unicast) \
     X(cel__fn_ip_is_global_unicast) X(cel__fn_cidr) X(cel__fn_is_cidr) \
     X(cel__fn_cidr_contains_ip) X(cel__fn_cidr_contains_cidr) X(cel__fn_cidr_prefix_length) \
-    X(cel__fn_cidr_masked) X(cel__fn_net_string) X(cel__fn_format)
+    X(cel__fn_cidr_masked) X(cel__fn_net_string) X(cel__fn_format) X(cel__fn_k8s_format) \
+    X(cel__fn_k8s_format_named) X(cel__fn_k8s_format_validate)
 
 #define CEL__DECLARE_FN(name) CEL__FN(name);
 CEL__LIB_FNS(CEL__DECLARE_FN)

@@ -19,6 +19,7 @@ const struct cel__type cel__t_dyn = T0(CEL_T_DYN), cel__t_any = T0(CEL_T_ANY),
                        cel__t_duration = T0(CEL_T_DURATION), cel__t_semver = T0(CEL_T_SEMVER),
                        cel__t_quantity = T0(CEL_T_QUANTITY), cel__t_ip = T0(CEL_T_IP),
                        cel__t_cidr = T0(CEL_T_CIDR), cel__t_url = T0(CEL_T_URL),
+                       cel__t_format = T0(CEL_T_FORMAT),
                        cel__t_device = T0(CEL_T_DEVICE), cel__t_type = T0(CEL_T_TYPE);
 
 const struct cel__type *cel__type_new(struct cel__types *ts, enum cel__tkind k,
@@ -203,7 +204,7 @@ static int nullable(const struct cel__type *t)
     switch (t->kind) {
     case CEL_T_NULL: case CEL_T_ANY: case CEL_T_DURATION: case CEL_T_TIMESTAMP:
     case CEL_T_OPTIONAL: case CEL_T_SEMVER: case CEL_T_QUANTITY: case CEL_T_IP:
-    case CEL_T_CIDR: case CEL_T_URL: case CEL_T_DEVICE:
+    case CEL_T_CIDR: case CEL_T_URL: case CEL_T_FORMAT: case CEL_T_DEVICE:
         return 1;
     default: return 0;
     }
@@ -339,7 +340,7 @@ static const char *const kind_names[] = {
     [CEL_T_LIST] = "list", [CEL_T_MAP] = "map", [CEL_T_TYPE] = "type",
     [CEL_T_OPTIONAL] = "optional_type", [CEL_T_SEMVER] = "kubernetes.Semver",
     [CEL_T_QUANTITY] = "kubernetes.Quantity", [CEL_T_IP] = "net.IP", [CEL_T_CIDR] = "net.CIDR",
-    [CEL_T_URL] = "kubernetes.URL", [CEL_T_DEVICE] = "kubernetes.DRADevice", [CEL_T_PARAM] = "?",
+    [CEL_T_URL] = "kubernetes.URL", [CEL_T_FORMAT] = "kubernetes.NamedFormat", [CEL_T_DEVICE] = "kubernetes.DRADevice", [CEL_T_PARAM] = "?",
 };
 
 static void type_put(const struct cel__type *t, char *buf, size_t n, size_t *pos)
@@ -381,6 +382,7 @@ const struct cel__type *cel__type_parse(struct cel__types *ts, const char **s)
         {"duration", &cel__t_duration, 0, 0}, {"semver", &cel__t_semver, 0, 0},
         {"quantity", &cel__t_quantity, 0, 0}, {"ip", &cel__t_ip, 0, 0},
         {"cidr", &cel__t_cidr, 0, 0}, {"url", &cel__t_url, 0, 0},
+        {"format", &cel__t_format, 0, 0},
         {"list", NULL, CEL_T_LIST, 1}, {"map", NULL, CEL_T_MAP, 2},
         {"opt", NULL, CEL_T_OPTIONAL, 1}, {"type", NULL, CEL_T_TYPE, 1},
     };
