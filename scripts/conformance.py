@@ -9,7 +9,7 @@ lint's findings:
 
     SelectorSyntaxError                           -> compile_error (API server rejects)
     SelectorRuntimeError, SelectorUnknownAttribute -> runtime_error (scheduler aborts)
-    InsufficientDevices                           -> false (device does not match)
+    SelectorMatchesNoDriver, InsufficientDevices  -> false (device does not match)
     none of these                                 -> true
 
 The JSON is written with ASCII escapes, as kubectl would send it, so an expression
@@ -83,6 +83,7 @@ def outcome(binary, extra, case, tmpdir):
     for code, out in (("SelectorSyntaxError", "compile_error"),
                       ("SelectorRuntimeError", "runtime_error"),
                       ("SelectorUnknownAttribute", "runtime_error"),
+                      ("SelectorMatchesNoDriver", "false"),
                       ("InsufficientDevices", "false")):
         if code in codes:
             return out, codes[code]

@@ -487,9 +487,10 @@ static struct cel__val eval_select(struct cel__ctx *c, const struct cel__node *n
     if (t.kind == CEL_V_ERROR)
         return t;
     if (t.kind == CEL_V_OPTIONAL) {
-        /* Selecting on an optional is optional: none stays none. */
+        /* Selecting on an optional is optional: none stays none (and has() of it is
+         * false). */
         if (!t.v.opt)
-            return t;
+            return n->test_only ? mk_bool(0) : t;
         t = *t.v.opt;
         opt = 1;
     }
@@ -1258,6 +1259,18 @@ static int fold(struct cel_program *p, struct cel__ctx *c, const struct cel__nod
     }
     if (n->kind == CEL_N_LIST || n->kind == CEL_N_MAP)
         return all && !n->optk;
+    /* A constant index becomes a qualifier when the program is planned, and only
+     * strings, integers, bools and doubles can be qualifiers. */
+    if (n->kind == CEL_N_INDEX && fold(p, c, n->kid[1], err) == 1) {
+        struct cel__val k = eval(c, n->kid[1]);
+        if (k.kind != CEL_V_ERROR && k.kind != CEL_V_STRING && k.kind != CEL_V_INT &&
+            k.kind != CEL_V_UINT && k.kind != CEL_V_BOOL && k.kind != CEL_V_DOUBLE) {
+            cel__fail_at(err, DD_ETYPE, p->src, p->len, n->line, n->col,
+                         "program instantiation failed: invalid qualifier type: %s",
+                         cel__vkind_name(k.kind));
+            return -1;
+        }
+    }
     if (n->kind == CEL_N_CALL && !n->recv && n->nkid == 1 && all && is_conversion(n->name)) {
         struct cel__val v = eval(c, n);
         if (v.kind == CEL_V_ERROR) {
