@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cel.h"
 #include "cri.h"
 #include "dra.h"
 #include "manifest.h"
@@ -119,6 +120,10 @@ static void usage(FILE *f)
 "                             (repeatable)\n"
 "      --nodes N              nodes to assume for per-node device counts when the\n"
 "                             input has no Node objects (default 1)\n"
+"      --kube-version V       the Kubernetes release whose CEL environment selectors\n"
+"                             are checked against: 1.34, 1.35 or 1.36 (default)\n"
+"      --feature-gates LIST   DRA gates that change CEL, e.g.\n"
+"                             DRAListTypeAttributes=true,DRAConsumableCapacity=false\n"
 "      --complete             the input is the whole cluster: references to objects\n"
 "                             that are not in it are errors, not warnings\n"
 "  -o, --output FORMAT        text (default), json, sarif or github\n"
@@ -155,6 +160,8 @@ int lint_main(int argc, char **argv)
         { "known-driver", required_argument, NULL, 'k' },
         { "nodes", required_argument, NULL, 'n' },
         { "complete", no_argument, NULL, 'C' },
+        { "kube-version", required_argument, NULL, 'V' },
+        { "feature-gates", required_argument, NULL, 'G' },
         { "output", required_argument, NULL, 'o' },
         { "fail-on", required_argument, NULL, 'F' },
         { "color", required_argument, NULL, 'K' },
@@ -169,6 +176,8 @@ int lint_main(int argc, char **argv)
     enum report_format fmt = REPORT_TEXT;
     int fail_on = DD_SEV_ERROR, color = -1, ch, code;
     size_t npaths = 0, nknown = 0;
+    struct cel_env env = *cel_default_env();
+    struct dd_err err;
 
     memset(&in, 0, sizeof(in));
     in.rules = rdefaults;
@@ -202,6 +211,14 @@ int lint_main(int argc, char **argv)
             break;
         case 'C':
             in.rules.complete = 1;
+            break;
+        case 'V':
+        case 'G':
+            if ((ch == 'V' ? cel_parse_kube_version(optarg, &env, &err)
+                           : cel_parse_feature_gates(optarg, &env, &err)) != DD_OK) {
+                fprintf(stderr, "dra-doctor lint: %s\n", err.msg);
+                return LINT_EXIT_USAGE;
+            }
             break;
         case 'o':
             if ((int)(fmt = (enum report_format)report_format_parse(optarg)) < 0) {
@@ -239,6 +256,7 @@ int lint_main(int argc, char **argv)
             return LINT_EXIT_USAGE;
         }
     }
+    cel_set_default_env(&env);
     for (; optind < argc; optind++) {
         if (npaths == MAX_PATHS) {
             fprintf(stderr, "dra-doctor lint: too many paths (limit %d)\n", MAX_PATHS);
