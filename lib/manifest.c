@@ -412,6 +412,13 @@ static enum dd_rc on_error(void *ctx, const struct dd_err *err)
     return add_diag(ld->set, MF_DIAG_ERROR, ld->file, err->line, err->col, "%s", err->msg);
 }
 
+static enum dd_rc on_warning(void *ctx, const struct dd_err *err)
+{
+    struct load *ld = ctx;
+
+    return add_diag(ld->set, MF_DIAG_DUPLICATE, ld->file, err->line, err->col, "%s", err->msg);
+}
+
 static void effective_limits(const struct mf_limits *in, struct mf_limits *out)
 {
     static const struct mf_limits def = MF_LIMITS_DEFAULT;
@@ -550,7 +557,7 @@ static enum dd_rc note_error(void *ctx, const struct dd_err *err)
 static int parses(const char *buf, size_t len, const struct ydoc_limits *yl)
 {
     int failed = 0;
-    struct ydoc_sink sink = { &failed, discard_document, note_error };
+    struct ydoc_sink sink = { &failed, discard_document, note_error, NULL };
 
     return ydoc_parse_stream(buf, len, yl, &sink) == DD_OK && !failed;
 }
@@ -576,7 +583,7 @@ static enum dd_rc load_named(struct mf_set *set, const char *file, const char *b
 {
     struct ydoc_limits yl = { lim->max_depth, lim->max_documents, lim->max_alias_nodes };
     struct load ld = { set, file, 0 };
-    struct ydoc_sink sink = { &ld, on_document, on_error };
+    struct ydoc_sink sink = { &ld, on_document, on_error, on_warning };
     struct ydoc_skim skim = { &ld, on_skim, set->skim_unless, on_skipped };
     int line = 1, col = 1, in_chart = 0, action;
     size_t chart = 0;
@@ -845,7 +852,7 @@ enum dd_rc mf_load_path(struct mf_set *set, const char *path, const struct mf_li
 
 const char *mf_diag_format(const struct mf_diag *d, char *buf, size_t size)
 {
-    const char *sev = d->is_error ? "error" : "note";
+    const char *sev = d->is_error ? "error" : d->kind == MF_DIAG_DUPLICATE ? "warning" : "note";
 
     if (!size)
         return buf;

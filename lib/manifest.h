@@ -52,7 +52,9 @@ enum mf_diag_kind {
     MF_DIAG_NOT_K8S,  /* a document that is no Kubernetes object (a values file, a CI config) */
     MF_DIAG_K8S_LIKE, /* looks like a Kubernetes object (metadata, spec, a miscased
                          apiVersion or kind) but lacks a string apiVersion or kind */
-    MF_DIAG_TEMPLATE  /* a Go/Helm template: read as text, never parsed */
+    MF_DIAG_TEMPLATE, /* a Go/Helm template: read as text, never parsed */
+    MF_DIAG_DUPLICATE /* a key repeated in one mapping: read as kubectl reads it (the last
+                         value wins), the earlier value is silently lost */
 };
 
 /* A diagnostic about the input. */

@@ -42,6 +42,9 @@ static const struct dd_rule rule_table[] = {
     { "InputUnreadable", DD_SEV_ERROR,
       "A file or document cannot be read (malformed, oversized, unreadable): nothing in it is "
       "checked (lint only)", NULL },
+    { "InputDuplicateKey", DD_SEV_WARNING,
+      "A mapping repeats a key: kubectl keeps the last value and silently drops the earlier one "
+      "(lint only)", NULL },
     { "InputNotKubernetes", DD_SEV_WARNING,
       "A document is not a Kubernetes object, or lacks a proper apiVersion and kind (lint only)",
       NULL },

@@ -136,6 +136,14 @@ static int input_findings(const struct mf_set *set, struct dd_findings *out)
                               "Manifest", base_name(d->file), d->file, d->line, d->col, msg, fix))
                 return -1;
             break;
+        case MF_DIAG_DUPLICATE:
+            snprintf(msg, sizeof(msg), "%c%s.", toupper((unsigned char)d->text[0]), d->text + 1);
+            snprintf(fix, sizeof(fix), "Keep one of the two at %s:%d:%d (the other was probably "
+                     "meant to be another key).", d->file, d->line, d->col);
+            if (input_finding(out, "InputDuplicateKey", DD_SEV_WARNING, "Manifest",
+                              base_name(d->file), d->file, d->line, d->col, msg, fix))
+                return -1;
+            break;
         case MF_DIAG_TEMPLATE:
             break;
         }

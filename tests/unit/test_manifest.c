@@ -501,27 +501,51 @@ static void test_error_then_next_document(void **state)
     mf_set_release(&set);
 }
 
+/* A repeated key is read as kubectl reads it: the last value wins, and a warning says what was
+ * lost.  The object is checked, not dropped. */
 static void test_duplicate_key(void **state)
 {
     struct mf_set set = MF_SET_INIT;
     static const char text[] = "apiVersion: v1\nkind: A\nmetadata: {name: a}\nkind: B\n";
     char big[2048];
+    const cJSON *v;
     size_t n = 0;
-    int i;
+    int i, line = 0;
 
     (void)state;
-    assert_int_equal(load_str(&set, "d.yaml", text), DD_EPARSE);
-    assert_int_equal(set.n, 0);
-    assert_string_equal(diag_str(&set, 0), "d.yaml:4:1: error: duplicate key \"kind\"");
+    assert_int_equal(load_str(&set, "d.yaml", text), DD_OK);
+    assert_int_equal(set.n, 1);
+    assert_string_equal(set.objs[0].kind, "B");
+    assert_int_equal(set.nerrors, 0);
+    assert_int_equal(set.diags[0].kind, MF_DIAG_DUPLICATE);
+    assert_string_equal(diag_str(&set, 0), "d.yaml:4:1: warning: duplicate key \"kind\": kubectl "
+                                           "keeps this value and drops the earlier one");
+    /* The kept value has its own position; the dropped one none. */
+    v = cJSON_GetObjectItem(set.objs[0].json, "kind");
+    assert_true(mf_pos(&set, v, &line, NULL));
+    assert_int_equal(line, 4);
     mf_set_release(&set);
 
     /* Past the small-mapping scan, duplicates are found through the hash. */
     n += (size_t)snprintf(big + n, sizeof(big) - n, "apiVersion: v1\nkind: A\ndata:\n");
     for (i = 0; i < 40; i++)
         n += (size_t)snprintf(big + n, sizeof(big) - n, "  k%d: v\n", i);
-    n += (size_t)snprintf(big + n, sizeof(big) - n, "  k17: again\n");
-    assert_int_equal(load_str(&set, "big.yaml", big), DD_EPARSE);
-    assert_string_equal(diag_str(&set, 0), "big.yaml:44:3: error: duplicate key \"k17\"");
+    n += (size_t)snprintf(big + n, sizeof(big) - n, "  k17: again\n  k41: after\n");
+    assert_int_equal(load_str(&set, "big.yaml", big), DD_OK);
+    assert_string_equal(diag_str(&set, 0), "big.yaml:44:3: warning: duplicate key \"k17\": "
+                                           "kubectl keeps this value and drops the earlier one");
+    v = cJSON_GetObjectItem(set.objs[0].json, "data");
+    assert_int_equal(cJSON_GetArraySize(v), 41);
+    assert_string_equal(cJSON_GetObjectItem(v, "k17")->valuestring, "again");
+    assert_string_equal(cJSON_GetObjectItem(v, "k41")->valuestring, "after");
+    mf_set_release(&set);
+
+    /* An alias into the value a repeated key replaced still reads it. */
+    assert_int_equal(load_str(&set, "a.yaml", "apiVersion: v1\nkind: A\nx: &a {p: 1}\n"
+                                              "x: 2\ny: *a\n"), DD_OK);
+    assert_int_equal(set.n, 1);
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(set.objs[0].json, "y"), "p")->valueint, 1);
+    assert_int_equal(cJSON_GetObjectItem(set.objs[0].json, "x")->valueint, 2);
     mf_set_release(&set);
 
     /* The same key in different mappings is fine. */
