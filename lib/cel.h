@@ -61,9 +61,6 @@ struct cel_env {
 enum dd_rc cel_set_default_env(const struct cel_env *env);
 const struct cel_env *cel_default_env(void);
 
-/* Parses "1.36", "v1.36" or "v1.36.3" into env->kube_minor (34..36).  DD_EINVAL with err. */
-enum dd_rc cel_parse_kube_version(const char *text, struct cel_env *env, struct dd_err *err);
-
 /* Parses "DRAConsumableCapacity=true,DRAListTypeAttributes=false" into env->features
  * (other gates are ignored: they do not change CEL).  DD_EINVAL with err on bad text. */
 enum dd_rc cel_parse_feature_gates(const char *text, struct cel_env *env, struct dd_err *err);

@@ -980,25 +980,6 @@ const struct cel_env *cel_default_env(void)
     return &default_env;
 }
 
-enum dd_rc cel_parse_kube_version(const char *text, struct cel_env *env, struct dd_err *err)
-{
-    const char *p = text && (*text == 'v' || *text == 'V') ? text + 1 : text;
-    char *end;
-    long minor;
-
-    if (!p || strncmp(p, "1.", 2) != 0)
-        goto bad;
-    minor = strtol(p + 2, &end, 10);
-    if (end == p + 2 || (*end && *end != '.') || minor < CEL_KUBE_MINOR_MIN ||
-        minor > CEL_KUBE_MINOR_DEFAULT)
-        goto bad;
-    env->kube_minor = (int)minor;
-    return DD_OK;
-bad:
-    return dd_failf(err, DD_EINVAL, "unsupported Kubernetes version '%s' (want 1.%d to 1.%d)",
-                    text ? text : "", CEL_KUBE_MINOR_MIN, CEL_KUBE_MINOR_DEFAULT);
-}
-
 enum dd_rc cel_parse_feature_gates(const char *text, struct cel_env *env, struct dd_err *err)
 {
     static const struct {
