@@ -31,6 +31,7 @@ static void check_rbac(struct rule_ctx *ctx);
 static void check_syntax(struct rule_ctx *ctx);
 static void check_driver(struct rule_ctx *ctx);
 static void check_attrs(struct rule_ctx *ctx);
+static void check_runtime(struct rule_ctx *ctx);
 static void check_devices(struct rule_ctx *ctx);
 static void check_cdi_enabled(struct rule_ctx *ctx);
 static void check_cdi_dir(struct rule_ctx *ctx);
@@ -76,6 +77,9 @@ static const struct dd_rule rule_table[] = {
       "A device selector requires a driver name that no known DRA driver has", check_driver },
     { "SelectorUnknownAttribute", DD_SEV_WARNING,
       "A device selector reads an attribute or capacity no published device has", check_attrs },
+    { "SelectorRuntimeError", DD_SEV_ERROR,
+      "A device selector fails with a CEL runtime error on a published device, which aborts "
+      "the allocation of every claim that uses it", check_runtime },
     { "InsufficientDevices", DD_SEV_WARNING,
       "Claims need more devices of a class than the known inventory offers", check_devices },
     { "ClaimNotAllocated", DD_SEV_WARNING,
@@ -1348,9 +1352,44 @@ static void attrs_report(struct rule_ctx *ctx, const struct sel_site *s,
     }
 }
 
+typedef void (*sel_report)(struct rule_ctx *ctx, const struct sel_site *s,
+                           const struct sel_errors *errs);
+
+/* The errors of one selector that are not missing keys (SelectorUnknownAttribute's): any
+ * other runtime error aborts the allocation just the same. */
+static void runtime_report(struct rule_ctx *ctx, const struct sel_site *s,
+                           const struct sel_errors *errs)
+{
+    static const char nsk[] = "no such key: ";
+    char sched[400], msg[MSG_MAX], fix[MSG_MAX], on[300], where[160], path[200];
+    size_t i;
+
+    for (i = 0; i < errs->n; i++) {
+        const struct sel_error *e = &errs->v[i];
+        if (!strncmp(e->msg, nsk, sizeof(nsk) - 1))
+            continue;
+        scheduler_text(s, e->msg, sched, sizeof(sched));
+        snprintf(msg, sizeof(msg),
+                 "%s %s %s fails on %zu of the %zu published device(s) it is evaluated on "
+                 "(first: device %s/%s of driver %s): the scheduler aborts the allocation of "
+                 "every claim that uses it with \"%s\".",
+                 s->owner->kind, objname(s->owner, on, sizeof(on)),
+                 site_where(s, where, sizeof(where)), e->ndev, errs->evaluated, e->slice->pool,
+                 e->dev->name, e->dev->dev.driver, sched);
+        snprintf(fix, sizeof(fix),
+                 "Make %s hold on every device it can meet: guard the failing part (has(), `in`, "
+                 "a type or range check, `&&` before it), or fix the device's published "
+                 "attributes. `dra-doctor explain` shows the failing sub-expression and the "
+                 "values it saw.", site_path(s, path, sizeof(path)));
+        scope(ctx, emit(ctx, ctx->rule->severity, s->owner, s->sel->line, msg, fix),
+              s->cls ? s->cls->o.name : NULL, NULL, NULL);
+    }
+}
+
 /* A claim's requests (and firstAvailable alternatives) on the devices their class admits. */
 static void attrs_claim(struct rule_ctx *ctx, const struct dra_claim *c,
-                        unsigned char *const *class_pass, struct sel_errors *errs, size_t maxsel)
+                        unsigned char *const *class_pass, struct sel_errors *errs, size_t maxsel,
+                        sel_report report)
 {
     const struct dra_model *m = ctx->m;
     struct sel_site s;
@@ -1373,13 +1412,15 @@ static void attrs_claim(struct rule_ctx *ctx, const struct dra_claim *c,
             for (i = 0; i < r->nsel && i < maxsel; i++) {
                 s.idx = i;
                 s.sel = &r->sel[i];
-                attrs_report(ctx, &s, &errs[i]);
+                report(ctx, &s, &errs[i]);
             }
         }
     }
 }
 
-static void check_attrs(struct rule_ctx *ctx)
+/* Every selector on the published devices in the allocator's order; report() judges the
+ * errors of each. */
+static void walk_selectors(struct rule_ctx *ctx, sel_report report)
 {
     const struct dra_model *m = ctx->m;
     size_t ndev = published_devices(m), i, j, maxsel = 64;
@@ -1411,16 +1452,26 @@ static void check_attrs(struct rule_ctx *ctx)
         for (j = 0; j < nsel; j++) {
             s.idx = j;
             s.sel = &cls->sel[j];
-            attrs_report(ctx, &s, &errs[j]);
+            report(ctx, &s, &errs[j]);
         }
     }
     for (i = 0; i < m->nclaims; i++)
-        attrs_claim(ctx, &m->claims[i], class_pass, errs, maxsel);
+        attrs_claim(ctx, &m->claims[i], class_pass, errs, maxsel, report);
 out:
     for (i = 0; class_pass && i < m->nclasses; i++)
         free(class_pass[i]);
     free(class_pass);
     free(errs);
+}
+
+static void check_attrs(struct rule_ctx *ctx)
+{
+    walk_selectors(ctx, attrs_report);
+}
+
+static void check_runtime(struct rule_ctx *ctx)
+{
+    walk_selectors(ctx, runtime_report);
 }
 
 /* ---- InsufficientDevices ------------------------------------------------- */
@@ -1527,7 +1578,13 @@ static int64_t class_supply(const struct rule_ctx *ctx, const struct dra_class *
             struct cel_device d = inv->v[i].dev;
             if (v[j].unknown && v[j].suggestion && STRIEQ(d.driver, v[j].suggestion))
                 d.driver = v[j].bad;
-            ok = cel_eval_device(cls->sel[j].prog, &d, NULL, NULL) == CEL_TRUE;
+            enum cel_verdict r = cel_eval_device(cls->sel[j].prog, &d, NULL, NULL);
+            /* A runtime error aborts the allocation (SelectorRuntimeError,
+             * SelectorUnknownAttribute): what the class would offer once it is fixed
+             * cannot be known. */
+            if (r == CEL_ERROR)
+                return -1;
+            ok = r == CEL_TRUE;
         }
         if (ok) {
             supply += inv->v[i].mult;

@@ -204,6 +204,55 @@ static void selector_unknown_attribute(void **state)
     snap_free(&s);
 }
 
+static void selector_runtime_error(void **state)
+{
+    struct snap s;
+    const struct dd_finding *f;
+    (void)state;
+
+    /* index 0 divides by zero on gpu-0: the scheduler aborts, whatever gpu-1 says. */
+    f = only(&s, objs("[%s,%s]",
+                      CLASS("gpu", "device.driver == 'gpu.example.com' && "
+                                   "10 / device.attributes['gpu.example.com'].index > 1"),
+                      SLICE2),
+             "SelectorRuntimeError", 1);
+    assert_int_equal(f->severity, DD_SEV_ERROR);
+    assert_contains(f->message, "class gpu: selector #0: CEL runtime error: division by zero");
+    assert_contains(f->message, "1 of the 2 published device(s)");
+    assert_contains(f->message, "device n1/gpu-0 of driver gpu.example.com");
+    snap_free(&s);
+    /* A string attribute used as a bool. */
+    f = only(&s, objs("[%s,%s]", CLASS("gpu", "device.attributes['gpu.example.com'].model"),
+                      SLICE2),
+             "SelectorRuntimeError", 1);
+    assert_contains(f->message, "could not be converted to bool");
+    snap_free(&s);
+    /* The error is absorbed where the other side decides: no finding. */
+    only(&s, objs("[%s,%s]",
+                  CLASS("gpu", "device.attributes['gpu.example.com'].index == 7 && "
+                               "10 / device.attributes['gpu.example.com'].index > 1"),
+                  SLICE2),
+         "SelectorRuntimeError", 0);
+    snap_free(&s);
+    /* A request's selector runs only on the devices its class admits (gpu-1 here). */
+    only(&s, objs("[%s,%s,%s]", CLASS("gpu", "device.attributes['gpu.example.com'].index == 1"),
+                  CLAIM_SEL("c", "gpu", "10 / device.attributes['gpu.example.com'].index == 10"),
+                  SLICE2),
+         "SelectorRuntimeError", 0);
+    snap_free(&s);
+    f = only(&s, objs("[%s,%s,%s]", CLASS("gpu", "device.attributes['gpu.example.com'].index == 0"),
+                      CLAIM_SEL("c", "gpu", "10 / device.attributes['gpu.example.com'].index == 10"),
+                      SLICE2),
+             "SelectorRuntimeError", 1);
+    assert_contains(f->message, "claim t/c: selector #0: CEL runtime error: division by zero");
+    snap_free(&s);
+    /* A missing key stays SelectorUnknownAttribute's: one finding, not two. */
+    only(&s, objs("[%s,%s]", CLASS("gpu", "device.attributes['gpu.example.com'].modle == 'x'"),
+                  SLICE2),
+         "SelectorUnknownAttribute", 1);
+    snap_free(&s);
+}
+
 static void not_found_rules(void **state)
 {
     struct snap s;
@@ -536,6 +585,7 @@ int main(void)
         cmocka_unit_test(selector_matches_no_driver),
         cmocka_unit_test(selector_syntax_error),
         cmocka_unit_test(selector_unknown_attribute),
+        cmocka_unit_test(selector_runtime_error),
         cmocka_unit_test(not_found_rules),
         cmocka_unit_test(quota_exceeded),
         cmocka_unit_test(insufficient_devices),
