@@ -13,13 +13,14 @@ case "$mode" in
     *) echo "usage: fuzz.sh smoke|long" >&2; exit 2 ;;
 esac
 CLANG=${CLANG:-$(command -v clang-14 || command -v clang)}
+CLANGXX=${CLANGXX:-$(command -v clang++-14 || command -v clang++)}
 [ -n "$CLANG" ] || { echo "fuzz: clang not found (make deps)" >&2; exit 1; }
 B=build/fuzz
 mkdir -p "$B"
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
 # The library once, instrumented for coverage, with the project's own warnings (make); then
 # each harness only links against it.
-make -s B="$B" CC="$CLANG" CFLAGS="-g -O1 -fsanitize=fuzzer-no-link $SAN" "$B/libdd.a" || {
+make -s B="$B" CC="$CLANG" CXX="$CLANGXX" CFLAGS="-g -O1 -fsanitize=fuzzer-no-link $SAN" "$B/libdd.a" || {
     echo "fuzz: library build failed"; echo "0 1" >> build/test-counts; exit 1; }
 FLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -DDD_VERSION=\"fuzz\" -Ilib -Itests/unit -Ilint -Icontroller -Iwebhook -Icerts -fsanitize=fuzzer $SAN"
 LIBS="$(pkg-config --libs libcjson yaml-0.1 re2 libcurl libmicrohttpd gnutls libssl libcrypto) -lstdc++ -lm -pthread"

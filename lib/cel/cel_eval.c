@@ -200,8 +200,18 @@ int cel__val_equal(const struct cel__val *a, const struct cel__val *b)
 {
     if (is_num(a->kind) && is_num(b->kind))
         return num_cmp(a, b) == 0;
-    if (a->kind != b->kind)
-        return 0; /* heterogeneous equality is false, not an error */
+    if (a->kind != b->kind) {
+        /* Heterogeneous equality is false, except that Kubernetes' own types
+         * (apiservercel.Quantity.Equal and friends) refuse a different type on the
+         * right: no such overload. */
+        switch (a->kind) {
+        case CEL_V_SEMVER: case CEL_V_QUANTITY: case CEL_V_IP: case CEL_V_CIDR:
+        case CEL_V_URL: case CEL_V_FORMAT:
+            return -1;
+        default:
+            return 0;
+        }
+    }
     switch (a->kind) {
     case CEL_V_NULL: return 1;
     case CEL_V_BOOL: return a->v.b == b->v.b;
@@ -494,6 +504,9 @@ static struct cel__val eval_select(struct cel__ctx *c, const struct cel__node *n
         t = *t.v.opt;
         opt = 1;
     }
+    /* cel-go qualifies a presence test through any value: what has no fields lacks this one. */
+    if (t.kind != CEL_V_MAP && n->test_only)
+        return mk_bool(0);
     if (t.kind != CEL_V_MAP)
         return cel__err(c, "type '%s' does not support field selection",
                         cel__vkind_name(t.kind));

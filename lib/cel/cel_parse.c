@@ -719,11 +719,17 @@ static struct cel__node *parse_member(struct parser *ps)
     return failed(ps) ? NULL : n;
 }
 
+/*
+ * unary := member | '!'+ member | '-'+ member (cel-go's grammar): a run of one
+ * operator, then a member, never another unary; an even run cancels out (cel-go
+ * drops it without a call, so `--x` is `x` whatever x's type).  A single '-'
+ * before a number literal is part of the literal.
+ */
 static struct cel__node *parse_unary(struct parser *ps)
 {
     struct tok t = ps->tok;
     struct cel__node *n, *u;
-    int op;
+    int op, count = 0;
 
     if (t.type != CEL_TK_NOT && t.type != CEL_TK_MINUS) {
         n = parse_member(ps);
@@ -736,9 +742,13 @@ static struct cel__node *parse_unary(struct parser *ps)
     }
     if (!enter(ps))
         return NULL;
-    next(ps);
     op = t.type == CEL_TK_NOT ? CEL_OP_NOT : CEL_OP_NEG;
-    if (op == CEL_OP_NEG && (ps->tok.type == CEL_TK_INT || ps->tok.type == CEL_TK_DOUBLE)) {
+    while (ps->tok.type == t.type) {
+        next(ps);
+        count++;
+    }
+    if (op == CEL_OP_NEG && count == 1 &&
+        (ps->tok.type == CEL_TK_INT || ps->tok.type == CEL_TK_DOUBLE)) {
         /* Fold "-literal" so that -9223372036854775808 is representable. */
         n = parse_member(ps);
         if (n && n->kind == CEL_N_INT) {
@@ -761,11 +771,18 @@ static struct cel__node *parse_unary(struct parser *ps)
             return n;
         }
     } else {
-        n = parse_unary(ps);
+        n = parse_member(ps);
     }
     ps->depth--;
     if (!n)
         return NULL;
+    if (n->kind == CEL_N_INT && n->op == 1) {
+        struct tok at = {0, 0, 0, n->line, n->col};
+        fail_tok(ps, &at, DD_EPARSE, "integer literal out of range");
+        return NULL;
+    }
+    if (count % 2 == 0)
+        return n;
     u = new_node(ps, CEL_N_UNARY, &t);
     if (!u || add_kid(ps, u, n))
         return NULL;
