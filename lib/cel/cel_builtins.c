@@ -889,15 +889,17 @@ FN(fn_q_as_float)
     {op, G, "timestamp,timestamp>bool", CEL_LIB_STD, NULL},                              \
     {op, G, "duration,duration>bool", CEL_LIB_STD, NULL}
 /* k8s lists.go comparableTypes: the result is the element (min, max) or a bool (isSorted). */
-#define LIST_OF(fn, t, res, impl) {fn, M, "list(" t ")>" res, CEL_LIB_K8S_LISTS, impl}
-#define COMPARABLE(fn, impl, R)                                                               \
-    LIST_OF(fn, "int", R("int"), impl), LIST_OF(fn, "uint", R("uint"), impl),                \
-    LIST_OF(fn, "double", R("double"), impl), LIST_OF(fn, "bool", R("bool"), impl),          \
-    LIST_OF(fn, "duration", R("duration"), impl),                                            \
-    LIST_OF(fn, "timestamp", R("timestamp"), impl),                                          \
-    LIST_OF(fn, "string", R("string"), impl), LIST_OF(fn, "bytes", R("bytes"), impl)
+#define LIST_OF(fn, t, res, impl, lib) {fn, M, "list(" t ")>" res, lib, impl}
+#define COMPARABLE_IN(fn, impl, R, lib)                                                       \
+    LIST_OF(fn, "int", R("int"), impl, lib), LIST_OF(fn, "uint", R("uint"), impl, lib),      \
+    LIST_OF(fn, "double", R("double"), impl, lib), LIST_OF(fn, "bool", R("bool"), impl, lib),\
+    LIST_OF(fn, "duration", R("duration"), impl, lib),                                       \
+    LIST_OF(fn, "timestamp", R("timestamp"), impl, lib),                                     \
+    LIST_OF(fn, "string", R("string"), impl, lib), LIST_OF(fn, "bytes", R("bytes"), impl, lib)
+#define COMPARABLE(fn, impl, R) COMPARABLE_IN(fn, impl, R, CEL_LIB_K8S_LISTS)
 #define ELEM(t) t
 #define BOOL(t) "bool"
+#define LIST(t) "list(" t ")"
 #define TS_ACCESSOR(fn, impl)                                                            \
     {fn, M, "timestamp>int", CEL_LIB_STD, impl}, {fn, M, "timestamp,string>int", CEL_LIB_STD, impl}
 
@@ -1038,7 +1040,7 @@ const struct cel__overload cel__ovl[] = {
     {"flatten", M, "list(A),int>list(dyn)", CEL_LIB_LISTS, cel__fn_flatten},
     {"distinct", M, "list(A)>list(A)", CEL_LIB_LISTS, cel__fn_distinct},
     {"reverse", M, "list(A)>list(A)", CEL_LIB_LISTS, cel__fn_reverse},
-    {"sort", M, "list(A)>list(A)", CEL_LIB_LISTS, cel__fn_sort},
+    COMPARABLE_IN("sort", cel__fn_sort, LIST, CEL_LIB_LISTS),
 
     /* cel-go ext.Sets(). */
     {"sets.contains", G, "list(A),list(A)>bool", CEL_LIB_SETS, cel__fn_sets_contains},

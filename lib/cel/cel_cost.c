@@ -289,7 +289,40 @@ static struct rng call_cost(struct coster *c, const struct cel__overload *o, str
     int str;
 
     *res_sized = 0;
-    /* Kubernetes' library estimator first. */
+    /* The lists extension's own estimators (cel-go ext/lists.go, version 3) come first. */
+    if (o->lib == CEL_LIB_LISTS) {
+        struct rng ls = t ? asize(c, t) : fixed(0), out;
+        double factor = 1;
+        int known = 1;
+        if (!strcmp(fn, "slice") && nx == 2) {
+            uint64_t st = x[0].n->kind == CEL_N_INT ? (uint64_t)x[0].n->lit.i : 0,
+                     en = x[1].n->kind == CEL_N_INT ? (uint64_t)x[1].n->lit.i : ls.max;
+            out = fixed(en - st);
+        } else if (!strcmp(fn, "lists.range") && nx == 1) {
+            out = fixed(x[0].n->kind == CEL_N_INT ? (uint64_t)x[0].n->lit.i : UINT64_MAX);
+        } else if (!strcmp(fn, "reverse")) {
+            out = ls;
+        } else if (!strcmp(fn, "flatten")) {
+            factor = nx == 1 ? (x[0].n->kind == CEL_N_INT ? (double)x[0].n->lit.i
+                                                           : 18446744073709551615.0) : 1;
+            out = ls;
+        } else if (!strcmp(fn, "distinct")) {
+            factor = 2;
+            out = rmul(ls, ls);
+        } else if (!strcmp(fn, "sort")) {
+            factor = 2 + (strstr(o->sig, "string") || strstr(o->sig, "bytes") ? TRAVERSE : 0);
+            out = rmul(ls, ls);
+        } else {
+            known = 0;
+            out = fixed(0);
+        }
+        if (known) {
+            res->size = out;
+            *res_sized = 1;
+            return radd(radd(rfactor(out, factor), fixed(1)), fixed(10));
+        }
+    }
+    /* Kubernetes' library estimator next. */
     if (t && (!strcmp(fn, "isSorted") || !strcmp(fn, "sum") || !strcmp(fn, "max") ||
               !strcmp(fn, "min") || !strcmp(fn, "indexOf") || !strcmp(fn, "lastIndexOf"))) {
         if (t->i.type && t->i.type->kind == CEL_T_LIST) {
@@ -779,6 +812,18 @@ static struct info cost_comp(struct coster *c, const struct cel__node *n, const 
     } else {
         out.has_size = 1;
         out.size = fixed(1);
+    }
+    /* The accumulated list's elements: the [] it starts from united with [elem]
+     * (cel-go: the entry size of the loop step). */
+    if (op == CEL_M_MAP || op == CEL_M_FILTER || op == CEL_M_TLIST || op == CEL_M_SORTBY) {
+        struct rng es = op == CEL_M_MAP || op == CEL_M_TLIST
+                            ? size_or_unknown(c, n->kid[1], &body, NULL)
+                            : size_or_unknown(c, NULL, two ? &v2.info : &v1.info, NULL);
+        out.has_entry = 1;
+        out.ekind = CEL_T_LIST;
+        out.ekey = fixed(1);
+        out.eval.min = 0;
+        out.eval.max = es.max;
     }
     if (op == CEL_M_SORTBY)
         out.cost = radd(out.cost, fixed(1 + 10));

@@ -854,9 +854,7 @@ static struct cel__val eval_map(struct cel__ctx *c, const struct cel__node *n)
         struct cel__val *old;
         if (k.kind == CEL_V_ERROR)
             return k;
-        if (k.kind != CEL_V_STRING && k.kind != CEL_V_INT && k.kind != CEL_V_UINT &&
-            k.kind != CEL_V_BOOL)
-            return cel__err(c, "unsupported key type: %s", cel__vkind_name(k.kind));
+        /* cel-go builds a Go map keyed by the values themselves: no kind is refused. */
         x = eval(c, n->kid[i + 1]);
         if (x.kind == CEL_V_ERROR)
             return x;

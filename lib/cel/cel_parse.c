@@ -770,6 +770,29 @@ static struct cel__node *parse_unary(struct parser *ps)
             ps->depth--;
             return n;
         }
+    } else if (op == CEL_OP_NOT && ps->tok.type == CEL_TK_MINUS) {
+        /* `!-1`: the member is a signed number literal (nothing else may follow '!'). */
+        struct tok m = ps->tok;
+        next(ps);
+        if (ps->tok.type != CEL_TK_INT && ps->tok.type != CEL_TK_DOUBLE) {
+            syntax_error(ps, "a number");
+            return NULL;
+        }
+        n = parse_member(ps);
+        if (n && n->kind == CEL_N_INT) {
+            if (n->op == 1) {
+                n->lit.i = INT64_MIN;
+                n->op = 0;
+            } else {
+                n->lit.i = -n->lit.i;
+            }
+        } else if (n && n->kind == CEL_N_DOUBLE) {
+            n->lit.d = -n->lit.d;
+        }
+        if (n) {
+            n->line = m.line;
+            n->col = m.col;
+        }
     } else {
         n = parse_member(ps);
     }
