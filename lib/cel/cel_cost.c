@@ -90,6 +90,8 @@ struct info {
     const char *path[MAXPATH];
     int npath;              /* 0: no path (sizes come from elsewhere) */
     const struct cel__type *type;
+    int has_vsize;          /* an identifier: its variable's size, the last resort */
+    struct rng vsize;
 };
 
 struct var {
@@ -202,6 +204,10 @@ static int size_of(struct coster *c, const struct cel__node *n, const struct inf
     }
     if (v && v->info.has_size) {
         *out = v->info.size;
+        return 1;
+    }
+    if (i->has_vsize) {
+        *out = i->vsize;
         return 1;
     }
     return 0;
@@ -530,6 +536,7 @@ static struct info cost_call_like(struct coster *c, const struct cel__node *n,
         struct info i = cost(c, n->kid[0], vars);
         struct rng s;
         r = i;
+        r.npath = 0; /* cel-go copies the sizes, not the path */
         r.cost = radd(fixed(1), i.cost);
         if (size_of(c, n->kid[0], &i, NULL, &s)) {
             r.has_size = 1;
@@ -846,6 +853,8 @@ static struct info cost(struct coster *c, const struct cel__node *n, const struc
             r.npath = v->info.npath;
             memcpy(r.path, v->info.path, sizeof(r.path));
             r.has_entry = v->info.has_entry;
+            r.has_vsize = v->info.has_size;
+            r.vsize = v->info.size;
             r.ekind = v->info.ekind;
             r.ekey = v->info.ekey;
             r.eval = v->info.eval;

@@ -200,6 +200,8 @@ int cel__val_equal(const struct cel__val *a, const struct cel__val *b)
 {
     if (is_num(a->kind) && is_num(b->kind))
         return num_cmp(a, b) == 0;
+    if (a->kind == CEL_V_NULL || b->kind == CEL_V_NULL)
+        return a->kind == b->kind; /* types.Equal: null first */
     if (a->kind != b->kind) {
         /* Heterogeneous equality is false, except that Kubernetes' own types
          * (apiservercel.Quantity.Equal and friends) refuse a different type on the
@@ -767,9 +769,13 @@ static struct cel__val eval_binary(struct cel__ctx *c, const struct cel__node *n
     case CEL_OP_EQ:
     case CEL_OP_NE:
         e = cel__val_equal(&a, &b);
+        /* cel-go: `==` is lhs.Equal(rhs), an error included; `!=` is whether that is not
+         * true, so an error makes it true. */
+        if (n->op == CEL_OP_NE)
+            return mk_bool(e != 1);
         if (e < 0)
             return no_overload(c, cel__op_name(n->op), &a, &b);
-        return mk_bool(n->op == CEL_OP_EQ ? e : !e);
+        return mk_bool(e);
     case CEL_OP_LT:
     case CEL_OP_LE:
     case CEL_OP_GT:
