@@ -877,7 +877,8 @@ static struct info cost(struct coster *c, const struct cel__node *n, const struc
                                        o.type->kind == CEL_T_DEVICE ||
                                        o.type->kind == CEL_T_PARAM)))
             r.cost = radd(r.cost, fixed(1));
-        path_append(&r, &o, n->name);
+        if (!n->optional) /* a call in cel-go: no path */
+            path_append(&r, &o, n->name);
         return r;
     }
     case CEL_N_INDEX:

@@ -322,7 +322,9 @@ static void make_device(struct gen *g, struct device *d)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char buf[4096], line[65536];
+    char buf[4096];
+    static char *line;
+    static size_t linecap;
     struct gen g = {data, size, 0, buf, 0, sizeof(buf), 0};
     struct device d;
     struct cel_env env = CEL_ENV_DEFAULT;
@@ -349,7 +351,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_str(to_oracle, buf, g.len);
     fprintf(to_oracle, ",\"device\":%s}\n", d.json);
     fflush(to_oracle);
-    if (!fgets(line, sizeof(line), from_oracle)) {
+    /* One answer a line, however long its detail. */
+    if (getline(&line, &linecap, from_oracle) < 0) {
         fprintf(stderr, "fuzz_cel_diff: the oracle stopped answering\n");
         abort();
     }
@@ -357,8 +360,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char want[64];
         const char *o = strstr(line, "\"outcome\":\"");
         size_t k = 0;
-        if (!o)
+        if (!o) {
+            fprintf(stderr, "fuzz_cel_diff: not an answer: %.300s\n", line);
             abort();
+        }
         o += 11;
         while (o[k] && o[k] != '"' && k < sizeof(want) - 1) {
             want[k] = o[k];
