@@ -1239,8 +1239,10 @@ int cel__validate_literal_call(struct cel_program *p, const struct cel__node *ca
     if (strcmp(call->name, "matches") == 0 && arg->kind == CEL_N_STRING &&
         cel__re2_valid(arg->lit.str.s, arg->lit.str.n, &why) != 0)
         goto bad;
-    if (strcmp(call->name, "duration") == 0 && !call->recv && arg->kind == CEL_N_STRING &&
-        cel__parse_duration(arg->lit.str.s, arg->lit.str.n, &ns) != 0)
+    /* duration(int) is declared but cel-go v0.26 cannot convert an int at run time. */
+    if (strcmp(call->name, "duration") == 0 && !call->recv &&
+        (arg->kind != CEL_N_STRING ||
+         cel__parse_duration(arg->lit.str.s, arg->lit.str.n, &ns) != 0))
         goto bad;
     if (strcmp(call->name, "timestamp") == 0 && !call->recv &&
         (arg->kind == CEL_N_STRING

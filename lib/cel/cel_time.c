@@ -363,7 +363,9 @@ CEL__FN(cel__fn_duration)
     (void)call; (void)n;
     switch (a[0].kind) {
     case CEL_V_DURATION: return a[0];
-    case CEL_V_INT: return vdur(a[0].v.i);
+    case CEL_V_INT:
+        /* Declared (int_to_duration), not implemented by cel-go v0.26's Int. */
+        return cel__err(c, "type conversion error from 'int' to 'google.protobuf.Duration'");
     case CEL_V_STRING:
         if (cel__parse_duration(a[0].v.str.s, a[0].v.str.n, &ns))
             return cel__err(c, "invalid duration: %.*s",
