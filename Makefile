@@ -29,7 +29,7 @@ APP_OBJ    := $(APP_SRC:%.c=$(B)/%.o)
 TEST_BIN   := $(TEST_SRC:tests/unit/%.c=$(B)/tests/%) $(B)/tests/test_json_portable
 E2E_BIN    := $(E2E_SRC:tests/e2e/%.c=$(B)/e2e/%)
 
-.PHONY: all deps demo test test-unit test-asan test-fuzz test-e2e fuzz bench conformance clean
+.PHONY: all deps demo test test-unit test-asan test-fuzz test-e2e test-differential fuzz bench conformance clean
 all: dra-doctor $(B)/nodesim
 
 $(B)/%.o: %.c $(wildcard lib/*.h lib/*/*.h lint/*.h controller/*.h webhook/*.h certs/*.h)
@@ -101,6 +101,10 @@ test-asan:
 	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	  test-unit
 
+# Every CEL case the unit tests state, through Kubernetes' own CEL code (e2e/peers/celoracle).
+test-differential:
+	python3 scripts/cel-differential.py
+
 test-fuzz:
 	scripts/fuzz.sh smoke
 
@@ -111,6 +115,7 @@ test: deps
 	@rm -f build/test-counts
 	$(MAKE) --no-print-directory test-unit
 	$(MAKE) --no-print-directory test-asan
+	$(MAKE) --no-print-directory test-differential
 	$(MAKE) --no-print-directory test-fuzz
 	$(MAKE) --no-print-directory test-e2e
 	scripts/summary.sh
@@ -119,6 +124,7 @@ bench: dra-doctor $(B)/nodesim
 	bench/lint-bench.sh
 	bench/controller-bench.sh $(B)
 	CC="$(CC)" bench/webhook-bench.sh
+	CC="$(CC)" bench/cel-bench.sh $(B)
 
 # The CEL selector conformance corpus (../shared/corpus/cel, never copied here) through lint.
 conformance: dra-doctor

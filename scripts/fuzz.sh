@@ -24,6 +24,12 @@ make -s B="$B" CC="$CLANG" CXX="$CLANGXX" CFLAGS="-g -O1 -fsanitize=fuzzer-no-li
     echo "fuzz: library build failed"; echo "0 1" >> build/test-counts; exit 1; }
 FLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -DDD_VERSION=\"fuzz\" -Ilib -Itests/unit -Ilint -Icontroller -Iwebhook -Icerts -fsanitize=fuzzer $SAN"
 LIBS="$(pkg-config --libs libcjson yaml-0.1 re2 libcurl libmicrohttpd gnutls libssl libcrypto) -lstdc++ -lm -pthread"
+# fuzz_cel_diff compares with Kubernetes' own CEL code when the oracle can be built.
+if [ -z "${CEL_ORACLE:-}" ] && CEL_ORACLE=$(e2e/peers/build-celoracle.sh); then
+    export CEL_ORACLE
+else
+    echo "fuzz: no CEL oracle (Go or the module proxy missing): fuzz_cel_diff runs without it"
+fi
 pass=0; fail=0
 for h in tests/fuzz/fuzz_*.c; do
     [ -f "$h" ] || continue
