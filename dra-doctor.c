@@ -18,6 +18,7 @@ struct command {
 static const struct command commands[] = {
     { "lint", lint_main, "check DRA manifests offline (files, directories, stdin)" },
     { "diagnose", diagnose_main, "diagnose the pods of a live cluster once, read-only" },
+    { "explain", explain_main, "why each device does or does not serve a pod's or claim's request" },
     { "controller", controller_main, "annotate stuck DRA pods with their root cause (reconcile loop)" },
     { "node", node_main, "node agent: publish containerd's CDI settings on the Node" },
     { "webhook", webhook_main, "HTTPS admission webhook: refuse broken DRA objects at the door" },

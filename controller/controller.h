@@ -12,6 +12,7 @@
 
 int controller_main(int argc, char **argv);
 int diagnose_main(int argc, char **argv);
+int explain_main(int argc, char **argv);
 int node_main(int argc, char **argv);
 
 #endif

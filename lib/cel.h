@@ -191,4 +191,18 @@ enum cel_verdict cel_eval_device_cost(const struct cel_program *p, const struct 
                                       const struct cel_limits *lim, uint64_t *cost,
                                       struct dd_err *err);
 
+/*
+ * Evaluates p for dev like cel_eval_device and, when the result is not true, writes
+ * to buf[0..cap) the smallest sub-expression that decided it with the values it saw:
+ * `device.attributes["gpu.example.com"].model == "H100" is false:
+ * device.attributes["gpu.example.com"].model is "LATEST-GPU-MODEL"`, or
+ * `10 / device.attributes["x"].index fails: division by zero: ...`.  buf is "" for
+ * true.  err as for cel_eval_device.
+ */
+enum cel_verdict cel_explain_device(const struct cel_program *p, const struct cel_device *dev,
+                                    char *buf, size_t cap, struct dd_err *err);
+
+/* The estimated maximum cost kube-apiserver computes for p (CEL_ETOOBIG past 1,000,000). */
+uint64_t cel_program_cost(const struct cel_program *p);
+
 #endif

@@ -1077,6 +1077,11 @@ enum cel_drivers_kind cel_program_drivers(const struct cel_program *p,
     return p->drivers_kind;
 }
 
+uint64_t cel_program_cost(const struct cel_program *p)
+{
+    return p->est_cost;
+}
+
 void cel_program_attrs(const struct cel_program *p, const struct cel_attr_ref **out, size_t *n)
 {
     *out = p->attrs;

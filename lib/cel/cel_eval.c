@@ -1312,3 +1312,31 @@ enum dd_rc cel__fold(struct cel_program *p, struct dd_err *err)
     cel__arena_free(&c.scratch);
     return r < 0 ? err->rc : DD_OK;
 }
+
+/* ---- For explanations (cel_explain.c) ---------------------------------------------- */
+
+int cel__ctx_init(struct cel__ctx *c, const struct cel_program *p, const struct cel_device *dev)
+{
+    static const struct cel_limits def = CEL_LIMITS_DEFAULT;
+    const char *why = NULL;
+
+    memset(c, 0, sizeof(*c));
+    /* Explaining re-evaluates sub-expressions: each gets the whole budget again. */
+    c->max_cost = def.max_cost * 4;
+    c->scratch.cap = CEL__MAX_SCRATCH;
+    if (build_device(c, dev, p->env.features, &why) != 0) {
+        cel__arena_free(&c->scratch);
+        return -1;
+    }
+    return 0;
+}
+
+struct cel__val cel__eval_node(struct cel__ctx *c, const struct cel__node *n)
+{
+    return eval(c, n);
+}
+
+void cel__ctx_free(struct cel__ctx *c)
+{
+    cel__arena_free(&c->scratch);
+}

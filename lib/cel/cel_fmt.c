@@ -599,3 +599,39 @@ int cel__check_format(const struct cel__node *call,
     }
     return 0;
 }
+
+/* A value as CEL source text (strings quoted), for explanations; truncated to cap. */
+size_t cel__val_text(struct cel__ctx *c, const struct cel__val *v, char *buf, size_t cap)
+{
+    struct out o = {c, NULL, 0, 0, 0};
+    const char *why = NULL;
+
+    if (v->kind == CEL_V_ERROR) {
+        snprintf(buf, cap, "error: %s", v->v.err);
+        return strlen(buf);
+    }
+    if (v->kind == CEL_V_OPTIONAL) {
+        if (!v->v.opt)
+            return (size_t)snprintf(buf, cap, "optional.none()");
+        size_t k = (size_t)snprintf(buf, cap, "optional.of(");
+        if (k < cap)
+            k += cel__val_text(c, v->v.opt, buf + k, cap - k);
+        if (k < cap)
+            k += (size_t)snprintf(buf + k, cap - k, ")");
+        return k < cap ? k : cap - 1;
+    }
+    if (v->kind == CEL_V_SEMVER)
+        return (size_t)snprintf(buf, cap, "semver(\"%s\")", v->v.sv->text);
+    if (v->kind == CEL_V_QUANTITY) {
+        long long whole = (long long)(v->v.q / 1000000000), frac = (long long)(v->v.q % 1000000000);
+        if (frac)
+            return (size_t)snprintf(buf, cap, "quantity(\"%lld.%09lld\")", whole, frac < 0 ? -frac : frac);
+        return (size_t)snprintf(buf, cap, "quantity(\"%lld\")", whole);
+    }
+    if (fmt_value(&o, v, 1, &why) || o.bad || !o.s)
+        return (size_t)snprintf(buf, cap, "<%s>", cel__vkind_name(v->kind));
+    snprintf(buf, cap, "%s", o.s);
+    if (o.n >= cap && cap > 4)
+        memcpy(buf + cap - 4, "...", 4);
+    return strlen(buf);
+}

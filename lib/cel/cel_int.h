@@ -520,6 +520,15 @@ int cel__re2_find(const char *pat, size_t pn, const char *s, size_t sn, size_t f
                   size_t *ml, const char **err);
 int cel__re2_valid(const char *pat, size_t pn, const char **err);
 
+/* Evaluation outside cel_eval_device, for explanations: a context on dev (0, or -1 when the
+ * device itself cannot be evaluated), any node's value, and the context's release. */
+int cel__ctx_init(struct cel__ctx *c, const struct cel_program *p, const struct cel_device *dev);
+struct cel__val cel__eval_node(struct cel__ctx *c, const struct cel__node *n);
+void cel__ctx_free(struct cel__ctx *c);
+/* A value as CEL text; n printed back as CEL source. Both truncate to cap. */
+size_t cel__val_text(struct cel__ctx *c, const struct cel__val *v, char *buf, size_t cap);
+size_t cel__unparse(const struct cel__node *n, char *buf, size_t cap);
+
 /* Cap on any string or list built during evaluation; larger results become errors.
  * 1 MiB is far beyond any selector's needs and keeps a hostile expression from
  * exhausting memory before the cost limit trips. */
