@@ -426,7 +426,8 @@ static struct rng call_cost(struct coster *c, const struct cel__overload *o, str
             r = radd(r, rfactor(ipsz, TRAVERSE));
             r = radd(r, fixed(1));
         }
-        if (x[0].i.type && x[0].i.type->kind == CEL_T_STRING)
+        /* The *_string overloads parse their argument too (by overload, not by type). */
+        if (strstr(o->sig, ",string>"))
             r = radd(r, rfactor(asize(c, &x[0]), TRAVERSE));
         return r;
     }
