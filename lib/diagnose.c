@@ -609,8 +609,9 @@ void diag_pod_indexed(const struct dra_model *m, const struct dd_findings *findi
     if (v->pending && !v->nc && !v->all_allocated &&
         (e = last_event(m, pod, EV_SCHEDULING, NULL))) {
         char text[768];
-        snprintf(text, sizeof(text), "The scheduler cannot place pod %s: %s", pod->o.name,
-                 e->message);
+        snprintf(text, sizeof(text), "The scheduler cannot place pod %s: %s (`dra-doctor "
+                 "explain pod %s -n %s` shows what each device's selectors say)", pod->o.name,
+                 e->message, pod->o.name, pod->o.ns);
         add_cand(v, "ClaimNotAllocated", NULL, text);
     }
     drop_explained(v);

@@ -1699,7 +1699,8 @@ static void check_devices(struct rule_ctx *ctx)
         } else {
             snprintf(fix, sizeof(fix),
                      "Add devices or nodes for the class's driver, or reduce the claims' counts "
-                     "to %lld in total.", (long long)supply);
+                     "to %lld in total (`dra-doctor explain claim NAME` shows which selector "
+                     "turns each device away).", (long long)supply);
         }
         cat(msg, sizeof(msg), &len,
             "; the pods left over stay Pending with \"cannot allocate all claims\".");
