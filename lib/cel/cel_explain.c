@@ -34,6 +34,35 @@ static void put(struct text *t, const char *s)
 
 static void unparse(struct text *t, const struct cel__node *n);
 
+/* Binding strength, to print parentheses only where CEL needs them. */
+static int prec(const struct cel__node *n)
+{
+    if (n->kind == CEL_N_COND)
+        return 0;
+    if (n->kind == CEL_N_UNARY)
+        return 6;
+    if (n->kind != CEL_N_BINARY)
+        return 7;
+    switch (n->op) {
+    case CEL_OP_OR: return 1;
+    case CEL_OP_AND: return 2;
+    case CEL_OP_ADD: case CEL_OP_SUB: return 4;
+    case CEL_OP_MUL: case CEL_OP_DIV: case CEL_OP_MOD: return 5;
+    default: return 3;
+    }
+}
+
+static void operand(struct text *t, const struct cel__node *n, int min)
+{
+    int paren = prec(n) < min;
+
+    if (paren)
+        put(t, "(");
+    unparse(t, n);
+    if (paren)
+        put(t, ")");
+}
+
 static void literal_text(struct text *t, const struct cel__node *n)
 {
     char buf[64];
@@ -82,21 +111,21 @@ static void unparse(struct text *t, const struct cel__node *n)
     case CEL_N_SELECT:
         if (n->test_only)
             put(t, "has(");
-        unparse(t, n->kid[0]);
+        operand(t, n->kid[0], 7);
         put(t, n->optional ? ".?" : ".");
         put(t, n->name);
         if (n->test_only)
             put(t, ")");
         return;
     case CEL_N_INDEX:
-        unparse(t, n->kid[0]);
+        operand(t, n->kid[0], 7);
         put(t, n->optional ? "[?" : "[");
         unparse(t, n->kid[1]);
         put(t, "]");
         return;
     case CEL_N_CALL:
         if (n->recv) {
-            unparse(t, n->kid[0]);
+            operand(t, n->kid[0], 7);
             put(t, ".");
         }
         put(t, n->name);
@@ -120,7 +149,7 @@ static void unparse(struct text *t, const struct cel__node *n)
         return;
     case CEL_N_UNARY:
         put(t, n->op == CEL_OP_NOT ? "!" : "-");
-        unparse(t, n->kid[0]);
+        operand(t, n->kid[0], 7);
         return;
     case CEL_N_BINARY: {
         static const char *const sym[] = {
@@ -129,24 +158,16 @@ static void unparse(struct text *t, const struct cel__node *n)
             [CEL_OP_SUB] = " - ", [CEL_OP_MUL] = " * ", [CEL_OP_DIV] = " / ",
             [CEL_OP_MOD] = " % ", [CEL_OP_AND] = " && ", [CEL_OP_OR] = " || ",
         };
-        int paren = n->op == CEL_OP_AND || n->op == CEL_OP_OR;
-        for (int k = 0; k < 2; k++) {
-            int sub = paren && n->kid[k]->kind == CEL_N_BINARY && n->kid[k]->op != n->op &&
-                      (n->kid[k]->op == CEL_OP_AND || n->kid[k]->op == CEL_OP_OR);
-            if (sub)
-                put(t, "(");
-            unparse(t, n->kid[k]);
-            if (sub)
-                put(t, ")");
-            if (!k)
-                put(t, sym[n->op]);
-        }
+        /* Left-associative: the right operand needs parentheses at equal strength. */
+        operand(t, n->kid[0], prec(n));
+        put(t, sym[n->op]);
+        operand(t, n->kid[1], prec(n) + (n->op == CEL_OP_AND || n->op == CEL_OP_OR ? 0 : 1));
         return;
     }
     case CEL_N_COND:
-        unparse(t, n->kid[0]);
+        operand(t, n->kid[0], 1);
         put(t, " ? ");
-        unparse(t, n->kid[1]);
+        operand(t, n->kid[1], 1);
         put(t, " : ");
         unparse(t, n->kid[2]);
         return;
@@ -161,7 +182,7 @@ static void unparse(struct text *t, const struct cel__node *n)
             put(t, ")");
             return;
         }
-        unparse(t, n->kid[0]);
+        operand(t, n->kid[0], 7);
         put(t, ".");
         put(t, macro_names[n->op]);
         put(t, "(");

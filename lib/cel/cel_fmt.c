@@ -628,6 +628,27 @@ size_t cel__val_text(struct cel__ctx *c, const struct cel__val *v, char *buf, si
             return (size_t)snprintf(buf, cap, "quantity(\"%lld.%09lld\")", whole, frac < 0 ? -frac : frac);
         return (size_t)snprintf(buf, cap, "quantity(\"%lld\")", whole);
     }
+    if (v->kind == CEL_V_LIST || v->kind == CEL_V_MAP) {
+        /* Element by element, in the order the value holds them. */
+        int map = v->kind == CEL_V_MAP;
+        size_t n = map ? v->v.map->n : v->v.list->n, k = 0;
+        k += (size_t)snprintf(buf + k, cap - k, map ? "{" : "[");
+        for (size_t i = 0; i < n && k + 5 < cap; i++) {
+            if (i)
+                k += (size_t)snprintf(buf + k, cap - k, ", ");
+            if (map) {
+                k += cel__val_text(c, &v->v.map->keys[i], buf + k, cap - k);
+                if (k + 3 < cap)
+                    k += (size_t)snprintf(buf + k, cap - k, ": ");
+            }
+            if (k + 1 < cap)
+                k += cel__val_text(c, map ? &v->v.map->vals[i] : &v->v.list->items[i], buf + k,
+                                   cap - k);
+        }
+        if (k + 1 < cap)
+            k += (size_t)snprintf(buf + k, cap - k, map ? "}" : "]");
+        return k < cap ? k : cap - 1;
+    }
     if (fmt_value(&o, v, 1, &why) || o.bad || !o.s)
         return (size_t)snprintf(buf, cap, "<%s>", cel__vkind_name(v->kind));
     snprintf(buf, cap, "%s", o.s);

@@ -52,6 +52,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!ar[i].name || ar[i].line < 1)
             __builtin_trap();
     (void)cel_eval_device(p, &dev, &lim, &err);
+    {
+        /* explain re-evaluates sub-expressions; its text must stay within the buffer. */
+        char why[256];
+        (void)cel_explain_device(p, &dev, why, sizeof(why), &err);
+        if (strlen(why) >= sizeof(why))
+            __builtin_trap();
+    }
     cel_program_free(p);
     return 0;
 }

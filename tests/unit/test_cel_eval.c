@@ -390,6 +390,48 @@ static void test_reentrant(void **state)
     cel_program_free(p);
 }
 
+static void explain_is(const char *src, enum cel_verdict want, const char *text)
+{
+    struct dd_err err;
+    struct cel_program *p = cel_compile(src, strlen(src), NULL, &err);
+    char buf[1024];
+
+    if (!p)
+        fail_msg("compile \"%s\": %s", src, err.msg);
+    assert_int_equal(cel_explain_device(p, &example, buf, sizeof(buf), &err), want);
+    assert_string_equal(buf, text);
+    cel_program_free(p);
+}
+
+/* The deciding sub-expression and the values it saw (what `dra-doctor explain` prints). */
+static void test_explain(void **state)
+{
+    (void)state;
+    explain_is("device.driver == 'gpu.example.com'", CEL_TRUE, "");
+    explain_is("device.driver == 'gpu.example.com' && "
+               "device.attributes['gpu.example.com'].model == 'H100'", CEL_FALSE,
+               "device.attributes[\"gpu.example.com\"].model == \"H100\" is false: "
+               "device.attributes[\"gpu.example.com\"].model is \"LATEST-GPU-MODEL\"");
+    /* || false: both sides, each with its values. */
+    explain_is("device.attributes['gpu.example.com'].index > 5 || device.driver == 'x'",
+               CEL_FALSE,
+               "device.attributes[\"gpu.example.com\"].index > 5 is false: "
+               "device.attributes[\"gpu.example.com\"].index is 3; and "
+               "device.driver == \"x\" is false: device.driver is \"gpu.example.com\"");
+    /* An error: the innermost failing operand, not what absorbed nothing. */
+    explain_is("device.driver == 'gpu.example.com' && "
+               "10 / (device.attributes['gpu.example.com'].index - 3) > 1", CEL_ERROR,
+               "10 / (device.attributes[\"gpu.example.com\"].index - 3) fails: division by zero: "
+               "device.attributes[\"gpu.example.com\"].index - 3 is 0");
+    explain_is("device.attributes['gpu.example.com'].modle == 'x'", CEL_ERROR,
+               "device.attributes[\"gpu.example.com\"].modle fails: no such key: modle: "
+               "device.attributes[\"gpu.example.com\"] is {\"model\": \"LATEST-GPU-MODEL\", "
+               "\"index\": 3, \"uuid\": \"gpu-18db0e85-99e9-c746-8531-ffeb86328b39\", "
+               "\"driverVersion\": semver(\"1.0.0\")}");
+    explain_is("!device.attributes['other.vendor.io'].healthy", CEL_FALSE,
+               "device.attributes[\"other.vendor.io\"].healthy is true");
+}
+
 static void test_null_args(void **state)
 {
     struct dd_err err;
@@ -411,6 +453,7 @@ int main(void)
         cmocka_unit_test(test_quantity_parse),
         cmocka_unit_test(test_semver_order),
         cmocka_unit_test(test_reentrant),
+        cmocka_unit_test(test_explain),
         cmocka_unit_test(test_null_args),
     };
     return cmocka_run_group_tests_name("cel_eval", tests, NULL, NULL);
