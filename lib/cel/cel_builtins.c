@@ -1085,6 +1085,16 @@ const struct cel__overload cel__ovl[] = {
     {"sub", M, "quantity,quantity>quantity", CEL_LIB_QUANTITY, fn_q_sub},
     {"sub", M, "quantity,int>quantity", CEL_LIB_QUANTITY, fn_q_sub},
 
+    /* k8s.io/apiserver/pkg/cel/library: urls. */
+    {"url", G, "string>url", CEL_LIB_K8S_URLS, cel__fn_url},
+    {"isURL", G, "string>bool", CEL_LIB_K8S_URLS, cel__fn_is_url},
+    {"getScheme", M, "url>string", CEL_LIB_K8S_URLS, cel__fn_url_part},
+    {"getHost", M, "url>string", CEL_LIB_K8S_URLS, cel__fn_url_part},
+    {"getHostname", M, "url>string", CEL_LIB_K8S_URLS, cel__fn_url_part},
+    {"getPort", M, "url>string", CEL_LIB_K8S_URLS, cel__fn_url_part},
+    {"getEscapedPath", M, "url>string", CEL_LIB_K8S_URLS, cel__fn_url_part},
+    {"getQuery", M, "url>map(string,list(string))", CEL_LIB_K8S_URLS, cel__fn_url_query},
+
     /* k8s.io/apiserver/pkg/cel/library: ip, cidr. */
     {"ip", G, "string>ip", CEL_LIB_IP, cel__fn_ip},
     {"isIP", G, "string>bool", CEL_LIB_IP, cel__fn_is_ip},

@@ -506,9 +506,12 @@ static struct cel__val eval_select(struct cel__ctx *c, const struct cel__node *n
         t = *t.v.opt;
         opt = 1;
     }
-    /* cel-go qualifies a presence test through any value: what has no fields lacks this one. */
+    /* cel-go qualifies a presence test through any value: what has no fields lacks this one;
+     * and an optional selection on such a value is optional.none(). */
     if (t.kind != CEL_V_MAP && n->test_only)
         return mk_bool(0);
+    if (t.kind != CEL_V_MAP && opt)
+        return cel__optional(c, NULL);
     if (t.kind != CEL_V_MAP)
         return cel__err(c, "type '%s' does not support field selection",
                         cel__vkind_name(t.kind));

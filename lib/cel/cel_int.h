@@ -490,7 +490,8 @@ int cel__val_compare(const struct cel__val *a, const struct cel__val *b);
     X(cel__fn_ip_is_global_unicast) X(cel__fn_cidr) X(cel__fn_is_cidr) \
     X(cel__fn_cidr_contains_ip) X(cel__fn_cidr_contains_cidr) X(cel__fn_cidr_prefix_length) \
     X(cel__fn_cidr_masked) X(cel__fn_net_string) X(cel__fn_format) X(cel__fn_k8s_format) \
-    X(cel__fn_k8s_format_named) X(cel__fn_k8s_format_validate)
+    X(cel__fn_k8s_format_named) X(cel__fn_k8s_format_validate) X(cel__fn_url) \
+    X(cel__fn_is_url) X(cel__fn_url_part) X(cel__fn_url_query)
 
 #define CEL__DECLARE_FN(name) CEL__FN(name);
 CEL__LIB_FNS(CEL__DECLARE_FN)

@@ -6,6 +6,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cel_int.h"
@@ -446,4 +447,201 @@ CEL__FN(cel__fn_net_string)
     len = ip_text(&a[0].v.cidr->ip, buf, sizeof(buf));
     len += (size_t)snprintf(buf + len, sizeof(buf) - len, "/%d", a[0].v.cidr->bits);
     return str_value(c, buf, len);
+}
+
+/* ---- URLs (k8s.io/apiserver pkg/cel/library urls.go, Go's net/url) ---------------- */
+
+static char *sdup(struct cel__ctx *c, const char *s, size_t n)
+{
+    return cel__strndup(&c->scratch, s, n);
+}
+
+/* url.ParseRequestURI, then url.Parse: an absolute URI or an absolute path; NULL with *why. */
+static struct cel__url *parse_url(struct cel__ctx *c, const char *s, size_t n, const char **why)
+{
+    struct cel__url *u = cel__alloc(&c->scratch, sizeof(*u));
+    size_t i = 0, hs, he, ps, pe, qs, qe;
+
+    *why = "invalid URI for request";
+    if (!u)
+        return NULL;
+    for (size_t k = 0; k < n; k++)
+        if ((unsigned char)s[k] < 0x20 || s[k] == 0x7f) {
+            *why = "net/url: invalid control character in URL";
+            return NULL;
+        }
+    if (n && s[0] == '/') {
+        u->scheme = "";
+    } else {
+        while (i < n && ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+                         (i && ((s[i] >= '0' && s[i] <= '9') || s[i] == '+' || s[i] == '-' ||
+                                s[i] == '.'))))
+            i++;
+        if (i == 0 || i >= n || s[i] != ':')
+            return NULL;
+        u->scheme = sdup(c, s, i);
+        i++;
+    }
+    hs = he = i;
+    if (i + 1 < n && s[i] == '/' && s[i + 1] == '/') {
+        hs = i + 2;
+        he = hs;
+        while (he < n && s[he] != '/' && s[he] != '?' && s[he] != '#')
+            he++;
+        for (size_t k = hs; k < he; k++)
+            if (s[k] == ' ' || s[k] == '<' || s[k] == '>' || s[k] == '"') {
+                *why = "invalid character in host name";
+                return NULL;
+            }
+        i = he;
+    }
+    ps = i;
+    while (i < n && s[i] != '?' && s[i] != '#')
+        i++;
+    pe = i;
+    qs = qe = i;
+    if (i < n && s[i] == '?') {
+        qs = i + 1;
+        while (i < n && s[i] != '#')
+            i++;
+        qe = i;
+    }
+    for (size_t k = ps; k < n; k++)
+        if (s[k] == '%' && (k + 2 >= n || !strchr("0123456789abcdefABCDEF", s[k + 1]) ||
+                            !strchr("0123456789abcdefABCDEF", s[k + 2]))) {
+            *why = "invalid URL escape";
+            return NULL;
+        }
+    u->text = sdup(c, s, n);
+    u->host = sdup(c, s + hs, he - hs);
+    u->path = sdup(c, s + ps, pe - ps);
+    u->query = sdup(c, s + qs, qe - qs);
+    /* Hostname and Port: a trailing ":digits" is the port; [v6] loses its brackets. */
+    {
+        const char *h = u->host, *colon = strrchr(h, ':'), *rb = strchr(h, ']');
+        size_t hl = strlen(h);
+        if (colon && (!rb || colon > rb)) {
+            u->port = sdup(c, colon + 1, hl - (size_t)(colon + 1 - h));
+            hl = (size_t)(colon - h);
+        } else {
+            u->port = "";
+        }
+        if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']')
+            u->hostname = sdup(c, h + 1, hl - 2);
+        else
+            u->hostname = sdup(c, h, hl);
+    }
+    if (!u->text || !u->host || !u->path || !u->query || !u->port || !u->hostname ||
+        !u->scheme)
+        return NULL;
+    return u;
+}
+
+CEL__FN(cel__fn_url)
+{
+    const char *why;
+    struct cel__url *u;
+    struct cel__val v = {.kind = CEL_V_URL};
+
+    (void)call; (void)n;
+    if (!(u = parse_url(c, a[0].v.str.s, a[0].v.str.n, &why)))
+        return cel__err(c, "URL parse error during conversion from string: parse \"%.*s\": %s",
+                        SHOW(a[0]), why);
+    v.v.url = u;
+    return v;
+}
+
+CEL__FN(cel__fn_is_url)
+{
+    const char *why;
+
+    (void)call; (void)n;
+    return vbool(parse_url(c, a[0].v.str.s, a[0].v.str.n, &why) != NULL);
+}
+
+/* getScheme, getHost, getHostname, getPort, getEscapedPath: the call's name says which. */
+CEL__FN(cel__fn_url_part)
+{
+    const struct cel__url *u = a[0].v.url;
+    const char *f = call->name + 3, *s;
+
+    (void)n;
+    s = !strcmp(f, "Scheme") ? u->scheme : !strcmp(f, "Host") ? u->host
+        : !strcmp(f, "Hostname") ? u->hostname : !strcmp(f, "Port") ? u->port : u->path;
+    return str_value(c, s, strlen(s));
+}
+
+static size_t unescape_query(const char *s, size_t n, char *out)
+{
+    size_t o = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '+') {
+            out[o++] = ' ';
+        } else if (s[i] == '%' && i + 2 < n) {
+            char hex[3] = {s[i + 1], s[i + 2], 0};
+            out[o++] = (char)strtol(hex, NULL, 16);
+            i += 2;
+        } else {
+            out[o++] = s[i];
+        }
+    }
+    return o;
+}
+
+CEL__FN(cel__fn_url_query)
+{
+    const char *q = a[0].v.url->query;
+    size_t qn = strlen(q), nparts = 1;
+    struct cel__map *m;
+    struct cel__val v = {.kind = CEL_V_MAP};
+
+    (void)call; (void)n;
+    for (size_t i = 0; i < qn; i++)
+        nparts += q[i] == '&';
+    if (!(m = cel__alloc(&c->scratch, sizeof(*m))) ||
+        !(m->keys = cel__alloc(&c->scratch, nparts * sizeof(*m->keys))) ||
+        !(m->vals = cel__alloc(&c->scratch, nparts * sizeof(*m->vals))))
+        goto oom;
+    for (size_t i = 0; i < qn;) {
+        size_t e = i, eq;
+        char *k, *val;
+        size_t kl, vl, j;
+        while (e < qn && q[e] != '&')
+            e++;
+        for (eq = i; eq < e && q[eq] != '='; eq++)
+            ;
+        if (e > i) {
+            if (!(k = cel__alloc(&c->scratch, eq - i + 1)) ||
+                !(val = cel__alloc(&c->scratch, e - eq + 1)))
+                goto oom;
+            kl = unescape_query(q + i, eq - i, k);
+            vl = eq < e ? unescape_query(q + eq + 1, e - eq - 1, val) : 0;
+            for (j = 0; j < m->n; j++)
+                if (m->keys[j].v.str.n == kl && !memcmp(m->keys[j].v.str.s, k, kl))
+                    break;
+            if (j == m->n) {
+                struct cel__list *l = cel__alloc(&c->scratch, sizeof(*l));
+                if (!l || !(l->items = cel__alloc(&c->scratch, nparts * sizeof(*l->items))))
+                    goto oom;
+                m->keys[j].kind = CEL_V_STRING;
+                m->keys[j].v.str.s = k;
+                m->keys[j].v.str.n = kl;
+                m->vals[j].kind = CEL_V_LIST;
+                m->vals[j].v.list = l;
+                m->n++;
+            }
+            struct cel__list *l = m->vals[j].v.list;
+            l->items[l->n].kind = CEL_V_STRING;
+            l->items[l->n].v.str.s = val;
+            l->items[l->n++].v.str.n = vl;
+        }
+        i = e + 1;
+    }
+    v.v.map = m;
+    return v;
+oom:
+    c->aborted = 1;
+    c->abort_rc = DD_ENOMEM;
+    return cel__abort_val(c);
 }
