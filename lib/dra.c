@@ -569,6 +569,7 @@ static enum dd_rc add_containers(struct dra_model *m, struct dra_podspec *p, con
         c->image = str_or(dd_json_str(it, "image", NULL), "");
         c->command = dd_json_arr(it, "command", NULL);
         c->args = dd_json_arr(it, "args", NULL);
+        c->claims = dd_json_arr(it, "resources", "claims", NULL);
         c->line = node_line(m, it, line);
         c->init = init;
         cJSON_ArrayForEach(e, dd_json_arr(it, "env", NULL)) {

@@ -110,6 +110,7 @@ struct dra_container {
     const char *image;           /* "" when unset */
     const cJSON *command;        /* borrowed arrays (may be NULL) */
     const cJSON *args;
+    const cJSON *claims;         /* resources.claims: [{name, request}]; borrowed, may be NULL */
     struct dra_env *env;         /* owned array */
     size_t nenv;
     struct dra_mount *mounts;    /* owned array */
