@@ -472,6 +472,7 @@ static enum dd_rc add_device(struct dra_model *m, struct dra_slice *s, const cJS
     dev = &s->dev[s->ndev++];
     memset(dev, 0, sizeof(*dev));
     dev->name = str_or(dd_json_str(d, "name", NULL), "");
+    dev->json = d;
     dev->dev.driver = s->driver;
     /* v1beta1 and v1alpha3 wrap attributes and capacity in `basic`. */
     attrs = dd_json_path(basic ? basic : d, "attributes", NULL);
@@ -524,6 +525,13 @@ oom:
     return DD_ENOMEM;
 }
 
+static int64_t pool_int(const cJSON *slice, const char *key, int64_t dflt)
+{
+    int64_t v;
+
+    return dd_json_int(slice, &v, "spec", "pool", key, NULL) && v >= 0 ? v : dflt;
+}
+
 static enum dd_rc add_slice(struct dra_model *m, const cJSON *obj, const char *file, int line)
 {
     struct dra_slice *s;
@@ -538,6 +546,11 @@ static enum dd_rc add_slice(struct dra_model *m, const cJSON *obj, const char *f
     s->driver = str_or(dd_json_str(obj, "spec", "driver", NULL), "");
     s->node = str_or(dd_json_str(obj, "spec", "nodeName", NULL), "");
     s->pool = str_or(dd_json_str(obj, "spec", "pool", "name", NULL), "");
+    s->generation = pool_int(obj, "generation", 0);
+    s->slice_count = pool_int(obj, "resourceSliceCount", 1);
+    s->node_selector = dd_json_path(obj, "spec", "nodeSelector", NULL);
+    s->all_nodes = cJSON_IsTrue(dd_json_path(obj, "spec", "allNodes", NULL));
+    s->per_device_nodes = cJSON_IsTrue(dd_json_path(obj, "spec", "perDeviceNodeSelection", NULL));
     devs = dd_json_arr(obj, "spec", "devices", NULL);
     n = cJSON_GetArraySize(devs);
     if (n <= 0)

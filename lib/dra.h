@@ -82,6 +82,7 @@ struct dra_claim {               /* a ResourceClaim or a ResourceClaimTemplate *
 
 struct dra_device {
     const char *name;
+    const cJSON *json;           /* the device object (taints, per-device node selection); borrowed */
     struct cel_device dev;       /* attrs and caps arrays owned by the model */
 };
 
@@ -90,6 +91,11 @@ struct dra_slice {
     const char *driver;
     const char *node;            /* spec.nodeName, "" otherwise */
     const char *pool;
+    int64_t generation;          /* spec.pool.generation (0 when unset) */
+    int64_t slice_count;         /* spec.pool.resourceSliceCount (1 when unset) */
+    const cJSON *node_selector;  /* spec.nodeSelector, or NULL; borrowed */
+    int all_nodes;               /* spec.allNodes */
+    int per_device_nodes;        /* spec.perDeviceNodeSelection */
     struct dra_device *dev;      /* owned array */
     size_t ndev;
 };

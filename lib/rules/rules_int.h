@@ -103,4 +103,9 @@ void rule__check_container_claims(struct rule_ctx *ctx);
 void rule__check_claims_consumed(struct rule_ctx *ctx);
 void rule__check_bypass(struct rule_ctx *ctx);
 
+/* pools.c */
+void rule__check_pool_complete(struct rule_ctx *ctx);
+void rule__check_pool_valid(struct rule_ctx *ctx);
+void rule__check_slice_nodes(struct rule_ctx *ctx);
+
 #endif
