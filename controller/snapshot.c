@@ -413,7 +413,8 @@ static void trim_kind(cJSON *obj)
                                              "annotations", NULL };
     /* Pods: the claims, the node, the phase, waiting containers' reasons (CDI errors). */
     static const char *const pod_spec[] = { DRA_CLAIMS_KEY, "nodeName", "containers",
-                                            "initContainers", NULL };
+                                            "initContainers", "nodeSelector", "affinity",
+                                            "tolerations", NULL };
     /* Containers: which claims (and requests) each one gets. */
     static const char *const pod_ctr[] = { "name", "resources", NULL };
     static const char *const ctr_res[] = { "claims", NULL };
@@ -428,20 +429,27 @@ static void trim_kind(cJSON *obj)
     /* Claims: the requests; of the status, that it is allocated and by which drivers. */
     static const char *const claim_spec[] = { "devices", NULL };
     static const char *const claim_devices[] = { "requests", NULL };
-    static const char *const claim_st[] = { "allocation", NULL };
-    static const char *const alloc[] = { "devices", NULL };
+    static const char *const claim_st[] = { "allocation", "reservedFor", NULL };
+    static const char *const alloc[] = { "devices", "nodeSelector", NULL };
     static const char *const alloc_devices[] = { "results", NULL };
     static const char *const result[] = { "driver", NULL };
     /* Slices: the driver, node, pool and each device's name, attributes and capacity. */
     static const char *const slice_top[] = { "apiVersion", "kind", "metadata", "spec", NULL };
-    static const char *const slice_spec[] = { "driver", "nodeName", "pool", "devices", NULL };
-    static const char *const pool[] = { "name", NULL };
-    static const char *const device[] = { "name", "attributes", "capacity", "basic", NULL };
+    static const char *const slice_spec[] = { "driver", "nodeName", "pool", "devices",
+                                              "nodeSelector", "allNodes",
+                                              "perDeviceNodeSelection", NULL };
+    static const char *const pool[] = { "name", "generation", "resourceSliceCount", NULL };
+    static const char *const device[] = { "name", "attributes", "capacity", "basic", "taints",
+                                          NULL };
     static const char *const basic[] = { "attributes", "capacity", NULL };
-    /* Nodes: the runtime version (and the node agent's annotation). */
-    static const char *const node_top[] = { "apiVersion", "kind", "metadata", "status", NULL };
+    /* Nodes: labels and taints (where pods and slices may go), the runtime and kubelet
+     * versions (and the node agent's annotation). */
+    static const char *const node_top[] = { "apiVersion", "kind", "metadata", "spec", "status",
+                                            NULL };
+    static const char *const node_meta[] = { "name", "labels", "annotations", NULL };
+    static const char *const node_spec[] = { "taints", "unschedulable", NULL };
     static const char *const node_status[] = { "nodeInfo", NULL };
-    static const char *const node_info[] = { "containerRuntimeVersion", NULL };
+    static const char *const node_info[] = { "containerRuntimeVersion", "kubeletVersion", NULL };
     /* Events: what the diagnosis reads of the few reasons it reads; others only their key. */
     static const char *const event_top[] = { "apiVersion", "kind", "metadata", "involvedObject",
                                              "reason", "message", "type", NULL };
@@ -498,8 +506,9 @@ static void trim_kind(cJSON *obj)
         return;
     }
     if (!strcmp(av, "v1") && !strcmp(kind, "Node")) {
-        keep_only(meta, meta_keep);
+        keep_only(meta, node_meta);
         keep_only(obj, node_top);
+        keep_only(spec, node_spec);
         keep_only(status, node_status);
         keep_only(member(status, "nodeInfo"), node_info);
         return;

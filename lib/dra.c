@@ -426,6 +426,8 @@ static enum dd_rc add_claim(struct dra_model *m, const cJSON *obj, const char *f
     index_late_claim(m);
     spec = is_template ? dd_json_path(obj, "spec", "spec", NULL) : dd_json_path(obj, "spec", NULL);
     c->allocated = dd_json_path(obj, "status", "allocation", NULL) != NULL;
+    c->alloc_nodes = dd_json_path(obj, "status", "allocation", "nodeSelector", NULL);
+    c->reserved_for = dd_json_arr(obj, "status", "reservedFor", NULL);
     return add_requests(m, dd_json_arr(spec, "devices", "requests", NULL), &c->spec, line);
 }
 

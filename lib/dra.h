@@ -78,6 +78,9 @@ struct dra_claim {               /* a ResourceClaim or a ResourceClaimTemplate *
     struct dra_claim_spec spec;
     int is_template;
     int allocated;               /* status.allocation is set (live objects) */
+    const cJSON *alloc_nodes;    /* status.allocation.nodeSelector: where the allocated devices
+                                    are (NULL: everywhere, or not allocated); borrowed */
+    const cJSON *reserved_for;   /* status.reservedFor [{resource, name, uid}]; borrowed */
 };
 
 struct dra_device {

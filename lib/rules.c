@@ -90,6 +90,12 @@ static const struct dd_rule rule_table[] = {
       "A device selector reads an attribute or capacity no published device has", check_attrs },
     { "InsufficientDevices", DD_SEV_WARNING,
       "Claims need more devices of a class than the known inventory offers", check_devices },
+    { "PodConstraintsExcludeDeviceNodes", DD_SEV_ERROR,
+      "The pod's nodeSelector, node affinity or untolerated taints rule out every node that has "
+      "its devices", rule__check_pod_constraints },
+    { "ClaimAllocatedOnOtherNode", DD_SEV_ERROR,
+      "A shared claim is allocated where the pod cannot go, or all replicas share one claim",
+      rule__check_claim_node },
     { "ClaimNotAllocated", DD_SEV_WARNING,
       "A pod's claim exists but is not allocated, for a reason no other rule explains "
       "(per pod, controller only)", NULL },

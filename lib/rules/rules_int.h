@@ -108,4 +108,8 @@ void rule__check_pool_complete(struct rule_ctx *ctx);
 void rule__check_pool_valid(struct rule_ctx *ctx);
 void rule__check_slice_nodes(struct rule_ctx *ctx);
 
+/* scheduling.c */
+void rule__check_pod_constraints(struct rule_ctx *ctx);
+void rule__check_claim_node(struct rule_ctx *ctx);
+
 #endif
