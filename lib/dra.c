@@ -255,6 +255,8 @@ static enum dd_rc fill_exact(struct dra_model *m, struct dra_request *r, const c
 
     r->class_name = dd_json_str(src, "deviceClassName", NULL);
     r->all = mode && STRIEQ(mode, "All");
+    r->admin_access = cJSON_IsTrue(dd_json_path(src, "adminAccess", NULL));
+    r->tolerations = dd_json_arr(src, "tolerations", NULL);
     if (!dd_json_int(src, &r->count, "count", NULL) || r->count < 0)
         r->count = 1;
     return add_selectors(m, dd_json_arr(src, "selectors", NULL), &r->sel, &r->nsel, r->line);
@@ -409,6 +411,7 @@ static enum dd_rc add_class(struct dra_model *m, const cJSON *obj, const char *f
     if (!c)
         return DD_ENOMEM;
     obj_init(&c->o, obj, file, line);
+    c->config = dd_json_arr(obj, "spec", "config", NULL);
     index_late_class(m);
     return add_selectors(m, dd_json_arr(obj, "spec", "selectors", NULL), &c->sel, &c->nsel, line);
 }
@@ -428,6 +431,7 @@ static enum dd_rc add_claim(struct dra_model *m, const cJSON *obj, const char *f
     c->allocated = dd_json_path(obj, "status", "allocation", NULL) != NULL;
     c->alloc_nodes = dd_json_path(obj, "status", "allocation", "nodeSelector", NULL);
     c->reserved_for = dd_json_arr(obj, "status", "reservedFor", NULL);
+    c->spec.config = dd_json_arr(spec, "devices", "config", NULL);
     return add_requests(m, dd_json_arr(spec, "devices", "requests", NULL), &c->spec, line);
 }
 

@@ -55,6 +55,8 @@ struct dra_request {
     const char *class_name;      /* NULL for a firstAvailable parent */
     int all;                     /* allocationMode: All */
     int64_t count;               /* devices for ExactCount (default 1) */
+    int admin_access;            /* adminAccess: true */
+    const cJSON *tolerations;    /* device taint tolerations, or NULL; borrowed */
     struct dra_selector *sel;    /* owned array */
     size_t nsel;
     struct dra_request *sub;     /* firstAvailable alternatives; owned array */
@@ -65,12 +67,15 @@ struct dra_request {
 struct dra_claim_spec {
     struct dra_request *req;     /* owned array */
     size_t nreq;
+    const cJSON *config;         /* devices.config [{requests, opaque: {driver, parameters}}];
+                                    borrowed, may be NULL */
 };
 
 struct dra_class {
     struct dra_obj o;
     struct dra_selector *sel;    /* owned array */
     size_t nsel;
+    const cJSON *config;         /* spec.config, as a claim's; borrowed, may be NULL */
 };
 
 struct dra_claim {               /* a ResourceClaim or a ResourceClaimTemplate */

@@ -20,17 +20,6 @@
 
 #define WHY_MAX 300
 
-/* 1 when every selector of cls accepts dev (the class's part of the allocator's filter). */
-static int class_admits(const struct dra_class *cls, const struct cel_device *dev)
-{
-    size_t i;
-
-    for (i = 0; i < cls->nsel; i++)
-        if (!cls->sel[i].prog || cel_eval_device(cls->sel[i].prog, dev, NULL, NULL) != CEL_TRUE)
-            return 0;
-    return 1;
-}
-
 /* 1 when slice s offers its devices on node. */
 static int slice_on(const struct dra_slice *s, const struct dra_obj *node)
 {
@@ -50,7 +39,7 @@ static void class_nodes(const struct dra_model *m, const struct dra_class *cls, 
         const struct dra_slice *s = &m->slices[i];
         int any = 0;
         for (j = 0; j < s->ndev && !any; j++)
-            any = class_admits(cls, &s->dev[j].dev);
+            any = rule__class_admits(cls, &s->dev[j].dev);
         for (k = 0; any && k < m->nodes.n; k++)
             on[k] |= (unsigned char)slice_on(s, &m->nodes.v[k]);
     }
@@ -157,7 +146,7 @@ static int node_local(const struct dra_model *m, const struct dra_claim_spec *sp
                                           ? dra_find_class(m, spec->req[r].class_name) : NULL;
         for (i = 0; cls && i < m->nslices; i++)
             for (j = 0; j < m->slices[i].ndev; j++)
-                if (class_admits(cls, &m->slices[i].dev[j].dev)) {
+                if (rule__class_admits(cls, &m->slices[i].dev[j].dev)) {
                     if (!*m->slices[i].node)
                         return 0;
                     seen++;
