@@ -13,6 +13,7 @@
 const struct snap_resource snap_resources[] = {
     { "", "v1", "pods", NULL },
     { "", "v1", "nodes", NULL },
+    { "", "v1", "namespaces", NULL },
     { "", "v1", "resourcequotas", NULL },
     { "", "v1", "events", "fieldSelector=involvedObject.kind%3DPod" },
     { "resource.k8s.io", "v1", "deviceclasses", NULL },
@@ -419,7 +420,8 @@ static void trim_kind(cJSON *obj)
     static const char *const pod_ctr[] = { "name", "resources", NULL };
     static const char *const ctr_res[] = { "claims", NULL };
     static const char *const pod_status[] = { "phase", "containerStatuses",
-                                              "resourceClaimStatuses", NULL };
+                                              "resourceClaimStatuses", "conditions", NULL };
+    static const char *const pod_cond[] = { "type", "reason", "message", NULL };
     static const char *const ctr_status[] = { "name", "state", NULL };
     static const char *const ctr_state[] = { "waiting", NULL };
     static const char *const waiting[] = { "reason", "message", NULL };
@@ -428,7 +430,7 @@ static void trim_kind(cJSON *obj)
     static const char *const claim_status[] = { "name", "resourceClaimName", NULL };
     /* Claims: the requests; of the status, that it is allocated and by which drivers. */
     static const char *const claim_spec[] = { "devices", NULL };
-    static const char *const claim_devices[] = { "requests", NULL };
+    static const char *const claim_devices[] = { "requests", "config", NULL };
     static const char *const claim_st[] = { "allocation", "reservedFor", NULL };
     static const char *const alloc[] = { "devices", "nodeSelector", NULL };
     static const char *const alloc_devices[] = { "results", NULL };
@@ -488,6 +490,7 @@ static void trim_kind(cJSON *obj)
             keep_only(member(it, "resources"), ctr_res);
         keep_only(status, pod_status);
         keep_only_each(member(status, "resourceClaimStatuses"), claim_status);
+        keep_only_each(member(status, "conditions"), pod_cond);
         cJSON_ArrayForEach(it, member(status, "containerStatuses")) {
             keep_only(it, ctr_status);
             keep_only(member(it, "state"), ctr_state);
@@ -511,6 +514,14 @@ static void trim_kind(cJSON *obj)
         keep_only(spec, node_spec);
         keep_only(status, node_status);
         keep_only(member(status, "nodeInfo"), node_info);
+        return;
+    }
+    /* Namespaces: their labels (admin access). */
+    if (!strcmp(av, "v1") && !strcmp(kind, "Namespace")) {
+        keep_only(meta, meta_role);
+        keep_only(obj, node_top);
+        cJSON_DeleteItemFromObjectCaseSensitive(obj, "spec");
+        cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
         return;
     }
     if (!strcmp(av, "v1") && !strcmp(kind, "ResourceQuota")) {
