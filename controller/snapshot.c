@@ -422,6 +422,13 @@ static void trim_kind(cJSON *obj)
     static const char *const pod_status[] = { "phase", "containerStatuses",
                                               "resourceClaimStatuses", "conditions", NULL };
     static const char *const pod_cond[] = { "type", "reason", "message", NULL };
+    /* A kubelet plugin's pod: which DaemonSet's, on which node, ready or not. */
+    static const char *const meta_plugin[] = { "name", "namespace", "ownerReferences", NULL };
+    static const char *const owner_ref[] = { "kind", "name", NULL };
+    static const char *const plugin_spec[] = { "nodeName", "volumes", NULL };
+    static const char *const plugin_vol[] = { "name", "hostPath", NULL };
+    static const char *const plugin_status[] = { "phase", "conditions", NULL };
+    static const char *const plugin_cond[] = { "type", "status", NULL };
     static const char *const ctr_status[] = { "name", "state", NULL };
     static const char *const ctr_state[] = { "waiting", NULL };
     static const char *const waiting[] = { "reason", "message", NULL };
@@ -474,10 +481,20 @@ static void trim_kind(cJSON *obj)
     if (!strcmp(av, "v1") && !strcmp(kind, "Pod")) {
         keep_only(meta, meta_pod);
         keep_only(obj, top);
-        /* A pod without claims is nothing to the model (lib/dra.c skips it). */
+        /* A pod without claims is nothing to the model (lib/dra.c skips it), but for a kubelet
+         * plugin's: where it runs, whether it is ready, its plugin hostPaths. */
         if (!cJSON_IsArray(member(spec, DRA_CLAIMS_KEY))) {
-            cJSON_DeleteItemFromObjectCaseSensitive(obj, "spec");
-            cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
+            if (!dra_pod_registers_plugin(obj)) {
+                cJSON_DeleteItemFromObjectCaseSensitive(obj, "spec");
+                cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
+                return;
+            }
+            keep_only(meta, meta_plugin);
+            keep_only_each(member(meta, "ownerReferences"), owner_ref);
+            keep_only(spec, plugin_spec);
+            keep_only_each(member(spec, "volumes"), plugin_vol);
+            keep_only(status, plugin_status);
+            keep_only_each(member(status, "conditions"), plugin_cond);
             return;
         }
         keep_only(spec, pod_spec);
@@ -571,9 +588,11 @@ int snapshot_keep(const cJSON *obj)
 
     if (!kind || !av || strcmp(av, "v1"))
         return 1;
-    /* lib/dra.c skips a Pod without a resourceClaims array; last_event reads few reasons. */
+    /* lib/dra.c skips a Pod without a resourceClaims array unless it is a kubelet plugin's;
+     * last_event reads few reasons. */
     if (!strcmp(kind, "Pod"))
-        return dd_json_arr(obj, "spec", DRA_CLAIMS_KEY, NULL) != NULL;
+        return dd_json_arr(obj, "spec", DRA_CLAIMS_KEY, NULL) != NULL ||
+               dra_pod_registers_plugin(obj);
     if (!strcmp(kind, "Event"))
         return diag_event_reason_used(dd_json_str(obj, "reason", NULL));
     return 1;

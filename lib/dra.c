@@ -837,8 +837,12 @@ enum dd_rc dra_model_add(struct dra_model *m, const cJSON *obj, const char *file
     if (in_group(av, "events.k8s.io") && STRIEQ(kind, "Event"))
         return add_event(m, obj, 0);
     if (STRIEQ(av, "v1")) {
-        if (STRIEQ(kind, "Pod"))
+        if (STRIEQ(kind, "Pod")) {
+            if (!dd_json_arr(obj, "spec", DRA_CLAIMS_KEY, NULL))
+                return dra_pod_registers_plugin(obj) ? add_plain(&m->plugin_pods, obj, file, line)
+                                                     : DD_OK;
             return add_podspec(m, obj, file, line, dd_json_path(obj, "spec", NULL), 1);
+        }
         if (STRIEQ(kind, "ResourceQuota"))
             return add_quota(m, obj, file, line);
         if (STRIEQ(kind, "Node"))
@@ -851,6 +855,30 @@ enum dd_rc dra_model_add(struct dra_model *m, const cJSON *obj, const char *file
             return add_event(m, obj, 1);
     }
     return DD_OK;
+}
+
+int dra_pod_registers_plugin(const cJSON *pod)
+{
+    const cJSON *v;
+
+    cJSON_ArrayForEach(v, dd_json_arr(pod, "spec", "volumes", NULL)) {
+        const char *h = dd_json_str(v, "hostPath", "path", NULL);
+        if (h && !strncmp(h, DRV_PLUGINS_DIR, strlen(DRV_PLUGINS_DIR)))
+            return 1; /* plugins and plugins_registry share the prefix */
+    }
+    return 0;
+}
+
+int dra_pod_ready(const cJSON *pod)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach(c, dd_json_arr(pod, "status", "conditions", NULL)) {
+        const char *t = dd_json_str(c, "type", NULL), *st = dd_json_str(c, "status", NULL);
+        if (t && st && STRIEQ(t, "Ready"))
+            return STRIEQ(st, "True");
+    }
+    return 0;
 }
 
 const char *dra_container_env(const struct dra_container *c, const char *name, int *line)
@@ -1392,6 +1420,7 @@ void dra_model_release(struct dra_model *m)
     free(m->serviceaccounts.v);
     free(m->namespaces.v);
     free(m->resource_other.v);
+    free(m->plugin_pods.v);
     free(m->owned);
     dra_model_init(m, m->pos, m->pos_ctx);
 }

@@ -254,6 +254,8 @@ struct dra_model {
     struct dra_objs nodes;
     struct dra_objs serviceaccounts;
     struct dra_objs namespaces;
+    struct dra_objs plugin_pods;   /* Pods without claims that register a kubelet plugin (a
+                                      driver DaemonSet's pods: where each driver runs) */
     struct dra_objs resource_other; /* resource.k8s.io objects of other kinds (DeviceTaintRule,
                                       classic DRA's ResourceClass, ...): only their apiVersion
                                       and kind are judged */
@@ -349,6 +351,13 @@ void dra_model_release(struct dra_model *m);
  * adding one afterwards fails with DD_EINVAL.
  */
 void dra_model_borrow_slices(struct dra_model *m, const struct dra_model *base);
+
+/* 1 when pod (a Pod object) mounts the kubelet's plugin registration or plugins directory:
+ * a kubelet plugin's pod, which the model keeps although it has no claims. */
+int dra_pod_registers_plugin(const cJSON *pod);
+
+/* 1 when plugin pod (of m->plugin_pods) is Ready. */
+int dra_pod_ready(const cJSON *pod);
 
 /* Lookups (borrowed results, NULL when absent). */
 const struct dra_class *dra_find_class(const struct dra_model *m, const char *name);

@@ -77,6 +77,12 @@ static const struct dd_rule rule_table[] = {
     { "DriverNotPublishing", DD_SEV_ERROR,
       "A DRA driver is installed but publishes no ResourceSlices (live clusters only)",
       check_publishing },
+    { "DriverDaemonSetMissingOnNode", DD_SEV_ERROR,
+      "A driver's plugin DaemonSet cannot run on the nodes that need its devices",
+      rule__check_plugin_nodes },
+    { "StaleResourceSlices", DD_SEV_WARNING,
+      "Node-local slices of a driver whose plugin no longer runs on that node (live clusters)",
+      rule__check_stale_slices },
     { "PoolIncomplete", DD_SEV_WARNING,
       "A pool has fewer slices of its newest generation than resourceSliceCount says, or "
       "slices disagreeing on it", rule__check_pool_complete },

@@ -126,4 +126,8 @@ void rule__check_device_taints(struct rule_ctx *ctx);
 void rule__check_first_available(struct rule_ctx *ctx);
 void rule__check_all_mode(struct rule_ctx *ctx);
 
+/* plugins.c */
+void rule__check_plugin_nodes(struct rule_ctx *ctx);
+void rule__check_stale_slices(struct rule_ctx *ctx);
+
 #endif
