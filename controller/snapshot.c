@@ -429,7 +429,8 @@ static void trim_kind(cJSON *obj)
     static const char *const plugin_vol[] = { "name", "hostPath", NULL };
     static const char *const plugin_status[] = { "phase", "conditions", NULL };
     static const char *const plugin_cond[] = { "type", "status", NULL };
-    static const char *const ctr_status[] = { "name", "state", NULL };
+    static const char *const ctr_status[] = { "name", "state", "allocatedResourcesStatus",
+                                              NULL };
     static const char *const ctr_state[] = { "waiting", NULL };
     static const char *const waiting[] = { "reason", "message", NULL };
     static const char *const pod_claim[] = { "name", "resourceClaimName",

@@ -115,6 +115,9 @@ static const struct dd_rule rule_table[] = {
     { "ClaimAllocatedOnOtherNode", DD_SEV_ERROR,
       "A shared claim is allocated where the pod cannot go, or all replicas share one claim",
       rule__check_claim_node },
+    { "ReservedForLimitReached", DD_SEV_ERROR,
+      "More pods share one ResourceClaim than its status.reservedFor can hold (256)",
+      rule__check_reserved_for },
     { "ClaimNotAllocated", DD_SEV_WARNING,
       "A pod's claim exists but is not allocated, for a reason no other rule explains "
       "(per pod, controller only)", NULL },
@@ -133,6 +136,9 @@ static const struct dd_rule rule_table[] = {
     { "CDIInjectionFailed", DD_SEV_ERROR,
       "The runtime failed to inject a pod's CDI devices, for a reason no other rule explains "
       "(per pod, controller only)", NULL },
+    { "DeviceUnhealthy", DD_SEV_WARNING,
+      "A running container's DRA device is reported Unhealthy by its driver (live clusters)",
+      rule__check_device_health },
 };
 
 #define NRULES (sizeof(rule_table) / sizeof(rule_table[0]))

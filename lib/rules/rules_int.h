@@ -108,6 +108,7 @@ int rule__request_admits(const struct dra_class *cls, const struct dra_request *
 void rule__check_container_claims(struct rule_ctx *ctx);
 void rule__check_claims_consumed(struct rule_ctx *ctx);
 void rule__check_bypass(struct rule_ctx *ctx);
+void rule__check_device_health(struct rule_ctx *ctx);
 
 /* pools.c */
 void rule__check_pool_complete(struct rule_ctx *ctx);
@@ -117,6 +118,7 @@ void rule__check_slice_nodes(struct rule_ctx *ctx);
 /* scheduling.c */
 void rule__check_pod_constraints(struct rule_ctx *ctx);
 void rule__check_claim_node(struct rule_ctx *ctx);
+void rule__check_reserved_for(struct rule_ctx *ctx);
 
 /* claims.c */
 void rule__check_admin_access(struct rule_ctx *ctx);

@@ -220,3 +220,75 @@ void rule__check_claim_node(struct rule_ctx *ctx)
         }
     }
 }
+
+/* API validation caps status.reservedFor at 256 (ResourceClaimReservedForMaxSize); the
+ * scheduler reserves in PreBind, so pod 257 fails there, after the claim looked usable. */
+#define RESERVED_FOR_MAX 256
+
+static int reserved_for_pod(const struct dra_claim *c, const struct dra_podspec *p)
+{
+    const cJSON *r;
+
+    cJSON_ArrayForEach(r, c->reserved_for) {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(r, "name");
+        if (cJSON_IsString(name) && STRIEQ(name->valuestring, p->o.name))
+            return 1;
+    }
+    return 0;
+}
+
+void rule__check_reserved_for(struct rule_ctx *ctx)
+{
+    const struct dra_model *m = ctx->m;
+    char msg[MSG_MAX], fix[MSG_MAX], on[300];
+    size_t i, j, k;
+
+    snprintf(fix, sizeof(fix), "Give the pods claims of their own (a ResourceClaimTemplate), or "
+             "split them over several shared claims of at most %d users each.",
+             RESERVED_FOR_MAX);
+    for (i = 0; i < m->nclaims; i++) {
+        const struct dra_claim *c = &m->claims[i];
+        int64_t users = 0;
+        int reported = 0;
+
+        if (c->is_template)
+            continue;
+        /* Live: the claim is full and a Pending pod waits for a place in it. */
+        if (cJSON_GetArraySize(c->reserved_for) >= RESERVED_FOR_MAX)
+            for (j = 0; j < m->npods; j++) {
+                const struct dra_podspec *p = &m->pods[j];
+                for (k = 0; k < p->nclaims; k++)
+                    if (!*p->node && STRIEQ(p->o.kind, "Pod") &&
+                        dra_pod_claim_resolve(m, p, &p->claims[k]) == c &&
+                        !reserved_for_pod(c, p)) {
+                        snprintf(msg, sizeof(msg),
+                                 "Pod %s: its shared ResourceClaim %s is already reserved for "
+                                 "%d pods, the most status.reservedFor may hold; the scheduler "
+                                 "fails to reserve it for one more in PreBind and retries "
+                                 "forever.", objname(&p->o, on, sizeof(on)), c->o.name,
+                                 cJSON_GetArraySize(c->reserved_for));
+                        emit(ctx, ctx->rule->severity, &p->o, p->claims[k].line, msg, fix);
+                        reported = 1;
+                    }
+            }
+        /* Manifests: the workloads naming the claim stand for more pods than it can hold. */
+        for (j = 0; !reported && j < m->npods; j++) {
+            const struct dra_podspec *p = &m->pods[j];
+            for (k = 0; !reported && k < p->nclaims; k++) {
+                if (!p->claims[k].claim || dra_pod_claim_resolve(m, p, &p->claims[k]) != c)
+                    continue;
+                users += p->replicas < 0 ? (int64_t)m->nodes.n : p->replicas;
+                if (users <= RESERVED_FOR_MAX)
+                    continue;
+                snprintf(msg, sizeof(msg),
+                         "%s %s: with it, %lld pods share ResourceClaim %s, but one claim can be "
+                         "reserved for at most %d: the pods beyond that stay Pending (the "
+                         "scheduler's PreBind fails to add them to status.reservedFor).",
+                         p->o.kind, objname(&p->o, on, sizeof(on)), (long long)users, c->o.name,
+                         RESERVED_FOR_MAX);
+                emit(ctx, ctx->rule->severity, &p->o, p->claims[k].line, msg, fix);
+                reported = 1; /* once per claim: on the workload that tips it over */
+            }
+        }
+    }
+}

@@ -131,11 +131,68 @@ static void claim_on_other_node(void **state)
     snap_free(&s);
 }
 
+/* Deployment `name` with `replicas` pods naming ResourceClaim c. */
+#define SHARING(name, replicas)                                                                \
+    "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"" name "\","  \
+    "\"namespace\":\"t\"},\"spec\":{\"replicas\":" replicas ",\"template\":{\"spec\":{"         \
+    "\"resourceClaims\":[{\"name\":\"net\",\"resourceClaimName\":\"c\"}],\"containers\":"     \
+    "[{\"name\":\"c\",\"image\":\"i\",\"resources\":{\"claims\":[{\"name\":\"net\"}]}}]}}}}"
+
+#define FABRIC                                                                                 \
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":" \
+    "\"f\"},\"spec\":{\"driver\":\"gpu.example.com\",\"allNodes\":true,\"pool\":{\"name\":"    \
+    "\"fabric\",\"generation\":1,\"resourceSliceCount\":1},\"devices\":[{\"name\":\"ch0\"}]}}"
+
+static void reserved_for_limit(void **state)
+{
+    struct snap s;
+    const struct dd_finding *f;
+    char *full, *o;
+    size_t i, len = 0;
+    (void)state;
+
+    /* 200 + 100 pods on one claim: the second workload tips it over. */
+    f = only(&s, objs("[%s,%s,%s,%s,%s]", EXAMPLE_CLASS, FABRIC, CLAIM("c", "gpu"),
+                      SHARING("a", "200"), SHARING("b", "100")), "ReservedForLimitReached", 1);
+    assert_int_equal(f->severity, DD_SEV_ERROR);
+    assert_string_equal(f->obj.name, "b");
+    assert_contains(f->message, "300 pods share ResourceClaim c");
+    snap_free(&s);
+    only(&s, objs("[%s,%s,%s,%s,%s]", EXAMPLE_CLASS, FABRIC, CLAIM("c", "gpu"),
+                  SHARING("a", "200"), SHARING("b", "56")), "ReservedForLimitReached", 0);
+    snap_free(&s);
+    /* Live: reservedFor holds 256 pods and one more waits. */
+    full = malloc(256 * 64 + 1024);
+    assert_non_null(full);
+    len += (size_t)sprintf(full, "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":"
+                           "\"ResourceClaim\",\"metadata\":{\"name\":\"c\",\"namespace\":"
+                           "\"t\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\","
+                           "\"exactly\":{\"deviceClassName\":\"gpu\"}}]}},\"status\":{"
+                           "\"allocation\":{\"devices\":{\"results\":[]}},\"reservedFor\":[");
+    for (i = 0; i < 256; i++)
+        len += (size_t)sprintf(full + len, "%s{\"resource\":\"pods\",\"name\":\"p%zu\","
+                               "\"uid\":\"u%zu\"}", i ? "," : "", i, i);
+    sprintf(full + len, "]}}");
+    o = objs("[%s,%s,{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+             "\"late\",\"namespace\":\"t\"},\"spec\":{\"resourceClaims\":[{\"name\":"
+             "\"gpu\",\"resourceClaimName\":\"c\"}],\"containers\":[{\"name\":\"c\","
+             "\"image\":\"i\"}]}}]", EXAMPLE_CLASS, full);
+    snap_load(&s, o);
+    s.m.live = 1;
+    assert_int_equal(snap_run(&s, &defaults, "ReservedForLimitReached"), 1);
+    f = snap_get(&s, "ReservedForLimitReached");
+    assert_string_equal(f->obj.name, "late");
+    assert_contains(f->message, "already reserved for 256 pods");
+    snap_free(&s);
+    free(full);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(pod_constraints),
         cmocka_unit_test(claim_on_other_node),
+        cmocka_unit_test(reserved_for_limit),
     };
     return cmocka_run_group_tests_name("rules_scheduling", tests, NULL, NULL);
 }
