@@ -16,10 +16,8 @@
 #include "quota.h"
 #include "rbac.h"
 #include "suggest.h"
+#include "rules/rules_int.h"
 
-#define STRIEQ(a, b) (strcmp((a), (b)) == 0)
-#define MSG_MAX 2048
-#define MAX_NAMES 64
 
 static void check_api_versions(struct rule_ctx *ctx);
 static void check_claim_source(struct rule_ctx *ctx);
@@ -57,6 +55,15 @@ static const struct dd_rule rule_table[] = {
     { "PodClaimSourceRemoved", DD_SEV_ERROR,
       "A pod's resourceClaims entry uses `source`, removed in Kubernetes 1.31",
       check_claim_source },
+    { "ContainerClaimNameUnknown", DD_SEV_ERROR,
+      "A container's resources.claims names a claim the pod does not have",
+      rule__check_container_claims },
+    { "PodBypassesScheduler", DD_SEV_ERROR,
+      "A pod with claims sets spec.nodeName, so the scheduler never allocates them",
+      rule__check_bypass },
+    { "AdminAccessNamespaceLabelMissing", DD_SEV_ERROR,
+      "A claim asks for admin access in a namespace without the admin-access label",
+      rule__check_admin_access },
     { "QuotaExceeded", DD_SEV_ERROR,
       "Claims need more DRA devices or claim objects than a ResourceQuota allows", check_quota },
     { "ClaimNotFound", DD_SEV_WARNING,
@@ -71,6 +78,20 @@ static const struct dd_rule rule_table[] = {
     { "DriverNotPublishing", DD_SEV_ERROR,
       "A DRA driver is installed but publishes no ResourceSlices (live clusters only)",
       check_publishing },
+    { "DriverDaemonSetMissingOnNode", DD_SEV_ERROR,
+      "A driver's plugin DaemonSet cannot run on the nodes that need its devices",
+      rule__check_plugin_nodes },
+    { "StaleResourceSlices", DD_SEV_WARNING,
+      "Node-local slices of a driver whose plugin no longer runs on that node (live clusters)",
+      rule__check_stale_slices },
+    { "PoolIncomplete", DD_SEV_WARNING,
+      "A pool has fewer slices of its newest generation than resourceSliceCount says, or "
+      "slices disagreeing on it", rule__check_pool_complete },
+    { "PoolInvalid", DD_SEV_ERROR,
+      "A pool holds the same device name twice (one pool name published from several nodes)",
+      rule__check_pool_valid },
+    { "SliceNodeSelectionMatchesNoNode", DD_SEV_ERROR,
+      "A ResourceSlice's nodeName or nodeSelector matches no node", rule__check_slice_nodes },
     { "SelectorSyntaxError", DD_SEV_ERROR,
       "A CEL device selector does not compile or is not a boolean", check_syntax },
     { "SelectorMatchesNoDriver", DD_SEV_ERROR,
@@ -80,11 +101,36 @@ static const struct dd_rule rule_table[] = {
     { "SelectorRuntimeError", DD_SEV_ERROR,
       "A device selector fails with a CEL runtime error on a published device, which aborts "
       "the allocation of every claim that uses it", check_runtime },
+    { "DeviceTaintNotTolerated", DD_SEV_ERROR,
+      "Every device a request could get has a taint it does not tolerate", rule__check_device_taints },
+    { "PrioritizedListExhausted", DD_SEV_ERROR,
+      "None of a request's firstAvailable alternatives can be satisfied",
+      rule__check_first_available },
+    { "AllocationModeAllUnsatisfiable", DD_SEV_ERROR,
+      "A request for all devices matches none, or more than 32 on a node", rule__check_all_mode },
+    { "OpaqueConfigDriverMismatch", DD_SEV_WARNING,
+      "A claim's or class's opaque configuration names a driver its devices do not come from",
+      rule__check_config_driver },
     { "InsufficientDevices", DD_SEV_WARNING,
       "Claims need more devices of a class than the known inventory offers", check_devices },
+    { "PodConstraintsExcludeDeviceNodes", DD_SEV_ERROR,
+      "The pod's nodeSelector, node affinity or untolerated taints rule out every node that has "
+      "its devices", rule__check_pod_constraints },
+    { "ClaimAllocatedOnOtherNode", DD_SEV_ERROR,
+      "A shared claim is allocated where the pod cannot go, or all replicas share one claim",
+      rule__check_claim_node },
+    { "ReservedForLimitReached", DD_SEV_ERROR,
+      "More pods share one ResourceClaim than its status.reservedFor can hold (256)",
+      rule__check_reserved_for },
     { "ClaimNotAllocated", DD_SEV_WARNING,
       "A pod's claim exists but is not allocated, for a reason no other rule explains "
       "(per pod, controller only)", NULL },
+    { "NodePrepareFailed", DD_SEV_ERROR,
+      "The driver refuses to prepare a claim (its opaque parameters, its feature gates)",
+      rule__check_config_params },
+    { "ClaimNotConsumedByContainer", DD_SEV_WARNING,
+      "A claim's devices reach no container: none lists the claim, or names a request it lacks",
+      rule__check_claims_consumed },
     { "CDIDisabled", DD_SEV_ERROR,
       "The container runtime has CDI disabled, so DRA devices are never injected",
       check_cdi_enabled },
@@ -94,6 +140,9 @@ static const struct dd_rule rule_table[] = {
     { "CDIInjectionFailed", DD_SEV_ERROR,
       "The runtime failed to inject a pod's CDI devices, for a reason no other rule explains "
       "(per pod, controller only)", NULL },
+    { "DeviceUnhealthy", DD_SEV_WARNING,
+      "A running container's DRA device is reported Unhealthy by its driver (live clusters)",
+      rule__check_device_health },
 };
 
 #define NRULES (sizeof(rule_table) / sizeof(rule_table[0]))
@@ -114,66 +163,6 @@ const struct dd_rule *dd_rule_find(const char *code)
     return NULL;
 }
 
-/* ---- helpers ------------------------------------------------------------- */
-
-static struct dd_finding *emit(struct rule_ctx *ctx, enum dd_severity sev,
-                               const struct dra_obj *o, int line, const char *msg,
-                               const char *fix)
-{
-    return dd_findings_add(ctx->out, ctx->rule->code, sev, o->api_version, o->kind, o->ns,
-                           o->name, o->file, line ? line : o->line, msg, fix);
-}
-
-/* Tags f with what it is about (see struct dd_finding); f may be NULL after an OOM. */
-static void scope(struct rule_ctx *ctx, struct dd_finding *f, const char *cls,
-                  const char *driver, const char *node)
-{
-    if (f && dd_finding_scope(f, cls, driver, node))
-        ctx->out->oom = 1;
-}
-
-/* Appends printf output to buf at *len, never overflowing; truncation is acceptable for messages. */
-static void cat(char *buf, size_t size, size_t *len, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void cat(char *buf, size_t size, size_t *len, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    if (*len >= size - 1)
-        return;
-    va_start(ap, fmt);
-    n = vsnprintf(buf + *len, size - *len, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        *len = *len + (size_t)n >= size ? size - 1 : *len + (size_t)n;
-}
-
-/* cat(buf, size, len, "%s", s) without printf's machinery, which costs ten times more:
- * the webhook lists known drivers in every denial. */
-static void cats(char *buf, size_t size, size_t *len, const char *s)
-{
-    size_t n = strlen(s);
-
-    if (*len >= size - 1)
-        return;
-    if (n > size - 1 - *len)
-        n = size - 1 - *len;
-    memcpy(buf + *len, s, n);
-    *len += n;
-    buf[*len] = '\0';
-}
-
-/* "ns/name", or "name" when cluster-scoped. */
-static const char *objname(const struct dra_obj *o, char *buf, size_t size)
-{
-    if (*o->ns)
-        snprintf(buf, size, "%s/%s", o->ns, o->name);
-    else
-        snprintf(buf, size, "%s", o->name);
-    return buf;
-}
-
 /* The engine's "did you mean": a plausible typo of one of names, or NULL. */
 static const char *nearest(const char *s, const char *const *names, size_t n)
 {
@@ -181,27 +170,6 @@ static const char *nearest(const char *s, const char *const *names, size_t n)
 }
 
 /* ---- known drivers ------------------------------------------------------- */
-
-struct rule_names {
-    const char *v[MAX_NAMES];
-    size_t n;
-};
-
-static int names_has(const struct rule_names *s, const char *name)
-{
-    size_t i;
-
-    for (i = 0; i < s->n; i++)
-        if (STRIEQ(s->v[i], name))
-            return 1;
-    return 0;
-}
-
-static void names_add(struct rule_names *s, const char *name)
-{
-    if (name && *name && !names_has(s, name) && s->n < MAX_NAMES)
-        s->v[s->n++] = name;
-}
 
 static const char *typo_of_known(const char *s, const struct rule_names *known);
 

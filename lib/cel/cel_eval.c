@@ -762,6 +762,9 @@ static struct cel__val eval_binary(struct cel__ctx *c, const struct cel__node *n
 
     if (n->op == CEL_OP_AND || n->op == CEL_OP_OR)
         return eval_logic(c, n);
+    /* cel-go's planner folds `x in []` to false without evaluating x. */
+    if (n->op == CEL_OP_IN && n->kid[1]->kind == CEL_N_LIST && n->kid[1]->nkid == 0)
+        return mk_bool(0);
     a = eval(c, n->kid[0]);
     if (a.kind == CEL_V_ERROR)
         return a;

@@ -455,6 +455,45 @@ static void test_claim_missing_class_and_devices(void **state)
     free(res.body);
 }
 
+/* A claim's opaque configuration is judged as it arrives: another driver's name is ignored by
+ * the driver, and a parameter the example driver rejects fails NodePrepareResources later. */
+static void test_claim_config_warns(void **state)
+{
+    struct fx *f = *state;
+    struct wh_result res;
+    char w[4096];
+    cJSON *r;
+#define CONFIG_CLAIM(driver, strategy)                                                         \
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":"  \
+    "\"c\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{"                 \
+    "\"deviceClassName\":\"gpu.example.com\"}}],\"config\":[{\"requests\":[\"gpu\"],\"opaque\":{" \
+    "\"driver\":\"" driver "\",\"parameters\":{\"apiVersion\":"                                   \
+    "\"gpu.resource.example.com/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":{\"strategy\":"    \
+    "\"" strategy "\"}}}}]}}}"
+
+    r = review(f->v, "resource.k8s.io", "v1", "ResourceClaim", "CREATE", "free",
+               CONFIG_CLAIM("gpu.exmaple.com", "TimeSlicing"), NULL, &res);
+    assert_true(allowed(r));
+    assert_contains(warnings(r, w, sizeof(w)), "OpaqueConfigDriverMismatch: ");
+    assert_null(strstr(w, "NodePrepareFailed"));
+    assert_short(w);
+    cJSON_Delete(r);
+    free(res.body);
+    r = review(f->v, "resource.k8s.io", "v1", "ResourceClaim", "CREATE", "free",
+               CONFIG_CLAIM("gpu.example.com", "Sometimes"), NULL, &res);
+    assert_true(allowed(r));
+    assert_contains(warnings(r, w, sizeof(w)), "NodePrepareFailed: ");
+    assert_null(strstr(w, "OpaqueConfigDriverMismatch"));
+    cJSON_Delete(r);
+    free(res.body);
+    r = review(f->v, "resource.k8s.io", "v1", "ResourceClaim", "CREATE", "free",
+               CONFIG_CLAIM("gpu.example.com", "TimeSlicing"), NULL, &res);
+    assert_string_equal(warnings(r, w, sizeof(w)), "");
+    cJSON_Delete(r);
+    free(res.body);
+#undef CONFIG_CLAIM
+}
+
 /* A rebuild after claims changed reuses the device supply of the view it is given and counts
  * demand again. */
 static void test_rebuild_reuses_supply(void **state)
@@ -529,18 +568,34 @@ static void test_pod_template_over_quota(void **state)
     assert_true(allowed(r));
     assert_contains(warnings(r, w, sizeof(w)), "QuotaExceeded: ResourceQuota gpu-quota allows 1 "
                                                "gpu.example.com devices, 1 in use; Pod pod1 needs 1");
+    assert_null(strstr(w, "ClaimNotConsumedByContainer"));
+    assert_null(strstr(w, "PodBypassesScheduler"));
     assert_short(w);
     cJSON_Delete(r);
     free(res.body);
+    {
+        const char *pinned =
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"pod3\"},\"spec\":{"
+            "\"nodeName\":\"node-1\",\"containers\":[{\"name\":\"c\",\"image\":\"busybox\","
+            "\"resources\":{\"claims\":[{\"name\":\"gpu\"}]}}],\"resourceClaims\":[{\"name\":"
+            "\"gpu\",\"resourceClaimTemplateName\":\"one-gpu\"}]}}";
+        r = review(f->v, "", "v1", "Pod", "CREATE", "team", pinned, NULL, &res);
+        assert_true(allowed(r));
+        assert_contains(warnings(r, w, sizeof(w)), "PodBypassesScheduler: ");
+        cJSON_Delete(r);
+        free(res.body);
+    }
     r = review(f->v, "", "v1", "Pod", "CREATE", "team", missing, NULL, &res);
     assert_contains(warnings(r, w, sizeof(w)), "ClaimTemplateNotFound: ");
     assert_contains(w, "team/nope");
     assert_short(w);
     cJSON_Delete(r);
     free(res.body);
-    /* A workload's replicas multiply: 3 claims against 2 allowed, 3 devices against 1. */
+    /* A workload's replicas multiply: 3 claims against 2 allowed, 3 devices against 1.  And
+     * its container lists no claim: the devices would reach nobody. */
     r = review(f->v, "apps", "v1", "Deployment", "CREATE", "team", deploy, NULL, &res);
     warnings(r, w, sizeof(w));
+    assert_contains(w, "ClaimNotConsumedByContainer: ");
     assert_contains(w, "allows 2 ResourceClaims, 1 in use; Deployment d needs 3");
     assert_contains(w, "allows 1 gpu.example.com devices, 1 in use; Deployment d needs 3");
     cJSON_Delete(r);
@@ -735,6 +790,7 @@ int main(void)
         cmocka_unit_test(test_vendor_classes_admitted),
         cmocka_unit_test(test_claim_over_quota_warns),
         cmocka_unit_test(test_quotas_by_namespace),
+        cmocka_unit_test(test_claim_config_warns),
         cmocka_unit_test(test_claim_missing_class_and_devices),
         cmocka_unit_test(test_pod_template_over_quota),
         cmocka_unit_test(test_rebuild_reuses_supply),
