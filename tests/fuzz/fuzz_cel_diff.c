@@ -350,9 +350,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fputs("{\"expression\":", to_oracle);
     json_str(to_oracle, buf, g.len);
     fprintf(to_oracle, ",\"device\":%s}\n", d.json);
-    fflush(to_oracle);
-    /* One answer a line, however long its detail. */
-    if (getline(&line, &linecap, from_oracle) < 0) {
+    /* The same alarm may interrupt the write; stdio keeps what is unwritten. */
+    while (fflush(to_oracle) == EOF && errno == EINTR)
+        clearerr(to_oracle);
+    /* One answer a line, however long its detail.  libFuzzer's -timeout alarm interrupts
+     * the read (EINTR): that is no answer yet, only a signal. */
+    errno = 0;
+    while (getline(&line, &linecap, from_oracle) < 0 && errno == EINTR) {
+        clearerr(from_oracle);
+        errno = 0;
+    }
+    if (!line || ferror(from_oracle) || feof(from_oracle)) {
         fprintf(stderr, "fuzz_cel_diff: the oracle stopped answering\n");
         abort();
     }
