@@ -235,11 +235,11 @@ int cel__val_equal(const struct cel__val *a, const struct cel__val *b)
     case CEL_V_LIST:
         if (a->v.list->n != b->v.list->n)
             return 0;
-        for (size_t i = 0; i < a->v.list->n; i++) {
-            int e = cel__val_equal(&a->v.list->items[i], &b->v.list->items[i]);
-            if (e != 1)
-                return e;
-        }
+        /* cel-go's baseList.Equal: only a false element makes them differ; an element
+         * whose comparison is an error counts as equal. */
+        for (size_t i = 0; i < a->v.list->n; i++)
+            if (cel__val_equal(&a->v.list->items[i], &b->v.list->items[i]) == 0)
+                return 0;
         return 1;
     case CEL_V_MAP:
         if (a->v.map->n != b->v.map->n)
@@ -251,9 +251,8 @@ int cel__val_equal(const struct cel__val *a, const struct cel__val *b)
                     break;
             if (j == b->v.map->n)
                 return 0;
-            int e = cel__val_equal(&a->v.map->vals[i], &b->v.map->vals[j]);
-            if (e != 1)
-                return e;
+            if (cel__val_equal(&a->v.map->vals[i], &b->v.map->vals[j]) == 0)
+                return 0; /* baseMap.Equal, likewise */
         }
         return 1;
     default: return -1;
