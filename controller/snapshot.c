@@ -401,13 +401,15 @@ static void trim_kind(cJSON *obj)
                                             "annotations", NULL };
     static const char *const meta_role[] = { "name", "namespace", "generateName", "labels",
                                              "annotations", NULL };
-    /* Pods: the claims, the node, the phase, waiting containers' reasons (CDI errors). */
+    /* Pods: the claims, the node, the phase, waiting containers' reasons (CDI errors),
+     * running containers' start (before CDI was on?). */
     static const char *const pod_spec[] = { DRA_CLAIMS_KEY, "nodeName", NULL };
     static const char *const pod_status[] = { "phase", "containerStatuses",
                                               "resourceClaimStatuses", NULL };
     static const char *const ctr_status[] = { "name", "state", NULL };
-    static const char *const ctr_state[] = { "waiting", NULL };
+    static const char *const ctr_state[] = { "waiting", "running", NULL };
     static const char *const waiting[] = { "reason", "message", NULL };
+    static const char *const running[] = { "startedAt", NULL };
     static const char *const pod_claim[] = { "name", "resourceClaimName",
                                              "resourceClaimTemplateName", NULL };
     static const char *const claim_status[] = { "name", "resourceClaimName", NULL };
@@ -464,6 +466,7 @@ static void trim_kind(cJSON *obj)
             keep_only(it, ctr_status);
             keep_only(member(it, "state"), ctr_state);
             keep_only(member(member(it, "state"), "waiting"), waiting);
+            keep_only(member(member(it, "state"), "running"), running);
         }
         return;
     }
