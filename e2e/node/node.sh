@@ -233,16 +233,18 @@ start_node() {
 }
 wait_node() { :; }
 
+# A node's daemons run with umask 022 (e2e/cluster's own is 077): containerd's snapshots
+# and the kubelet's volumes must be readable by a container's non-root user.
 start_containerd() {
     start containerd nsenter --mount="/proc/$(node_nspid)/ns/mnt" -- \
-        env PATH="$CTRD_BIN:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+        sh -c 'umask 022 && exec "$0" "$@"' env PATH="$CTRD_BIN:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
         "$CTRD_BIN/containerd" --config /etc/containerd/config.toml
 }
 wait_containerd() { wait_for containerd 60 node_ctr version; }
 
 start_kubelet() {
     start kubelet nsenter --mount="/proc/$(node_nspid)/ns/mnt" -- \
-        "$KUBELET_BIN/kubelet" --config="$STATE/node/kubelet-config.yaml" \
+        sh -c 'umask 022 && exec "$0" "$@"' "$KUBELET_BIN/kubelet" --config="$STATE/node/kubelet-config.yaml" \
         --kubeconfig="$STATE/node-$NODE_NAME.kubeconfig" --hostname-override="$NODE_NAME" \
         --node-ip="$NODE_IP" --v="${DD_KUBELET_V:-2}"
 }

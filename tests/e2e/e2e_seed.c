@@ -269,6 +269,16 @@ static void expect_no_gpu(const char *pod)
     step("pod %s runs without its GPU (env | grep GPU_: nothing)", pod);
 }
 
+/* With DD_E2E_CAPTURE=DIR, what the controller saw at this point, as a fixture of
+ * tests/unit/test_evidence.c (e2e/node/capture.sh). */
+static void capture(const char *name, const char *note)
+{
+    const char *d = getenv("DD_E2E_CAPTURE");
+
+    if (d && *d && sh("e2e/node/capture.sh " NS " '%s/%s.json' '%s' 2>&1", d, name, note))
+        fprintf(stderr, "  capture %s failed: %s\n", name, out);
+}
+
 static void recreate(const char *pod)
 {
     if (sh("kubectl delete pod -n " NS " %s --wait=true --timeout=60s 2>&1", pod))
@@ -279,9 +289,14 @@ static void recreate(const char *pod)
 
 /* A scenario's objects, in the order the contest's files were applied.  fault is the
  * directory whose files replace fixed/'s ("broken": all of them). */
+static void remove_scenario(void);
+
 static void apply_scenario(const char *fault)
 {
-    int regs = registrations();
+    int regs;
+
+    remove_scenario(); /* what a failed test before this one left */
+    regs = registrations();
 
     containerd_config(seed_file(fault, "containerd-config.toml"));
     apply(seed_file(fault, "namespace.yaml"));
@@ -377,6 +392,8 @@ static void fault_cdi_off(void **state)
     expect("pod0", "CDIInjectionFailed", NULL, "CDIDisabled", "recreate pod pod0");
     expect("pod1", "CDIInjectionFailed", NULL, "CDIDisabled", "recreate pod pod1");
     expect_no_gpu("pod0");
+    capture("cdi-off-fixed", "fault 3 alone: enable_cdi = true, containerd restarted; pod0 and "
+            "pod1 started before, and run without their GPU");
     recreate("pod0");
     recreate("pod1");
     healthy_with_gpus();
@@ -394,12 +411,16 @@ static void fault_cdi_root(void **state)
                    "unresolvable CDI devices k8s.gpu.example.com/gpu=");
     expect("pod0", "CDISpecDirNotShared", NULL, "CDIInjectionFailed", "CDI_ROOT");
     expect("pod1", "CDISpecDirNotShared", NULL, NULL, NULL);
+    capture("cdi-root", "fault 4 alone: the driver writes its CDI specs to /etc/cdi in its "
+            "container; pod0 and pod1 in CreateContainerError");
     regs = registrations();
     apply(SEED "fixed/driver-daemonset.yaml");
     wait_rollout();
     wait_registered(regs);
     /* The claims were prepared before: nothing writes their specs now. */
     expect("pod0", "CDIInjectionFailed", NULL, "CDISpecDirNotShared", "recreate pod pod0");
+    capture("cdi-root-fixed", "fault 4 alone, CDI_ROOT=/var/run/cdi set, the driver restarted: "
+            "pod0 and pod1 still in CreateContainerError");
     recreate("pod0");
     recreate("pod1");
     healthy_with_gpus();
@@ -431,7 +452,7 @@ static void fault_devices(void **state)
             fail_msg("neither pod (or both) diagnosed InsufficientDevices");
         usleep(250000);
     }
-    expect(wait, "InsufficientDevices", NULL, NULL, "NUM_DEVICES");
+    expect(wait, "InsufficientDevices", NULL, NULL, "the known inventory offers 1");
     expect_phase(run, "Running");
     expect_gpu(run);
     regs = registrations();
@@ -456,6 +477,37 @@ static void fault_quota(void **state)
     remove_scenario();
 }
 
+/*
+ * The driver's plugin gone from the node while its slices still stand (the kubelet wipes
+ * them 30 s after the plugin unregistered): a pod whose claim is allocated from them
+ * reaches the node, and the kubelet cannot prepare it.
+ */
+static void driver_not_registered(void **state)
+{
+    int regs;
+
+    (void)state;
+    apply_scenario("fixed");
+    healthy_with_gpus();
+    sh("kubectl delete pod -n " NS " pod1 --wait=true --timeout=60s 2>&1");
+    sh("kubectl delete daemonset -n " NS " " DS " --wait=true 2>&1");
+    sh("kubectl wait --for=delete pod -n " NS " -l app.kubernetes.io/name=dra-example-driver "
+       "--timeout=60s 2>&1");
+    apply(SEED "fixed/pods.yaml");
+    expect("pod1", "DriverNotRegistered", NULL, NULL, "DRA driver gpu.example.com is not registered");
+    expect_event("pod1", "FailedPrepareDynamicResources");
+    capture("not-registered", "the driver's DaemonSet deleted, its slices not yet wiped; pod1 "
+            "created again, allocated, bound");
+    /* The plugin back: as the diagnosis says, recreate the pod rather than wait. */
+    regs = registrations();
+    apply(SEED "fixed/driver-daemonset.yaml");
+    wait_rollout();
+    wait_registered(regs);
+    recreate("pod1");
+    healthy_with_gpus();
+    remove_scenario();
+}
+
 /* ---- all six, as the contestants got them ----------------------------------------- */
 
 static void all_six(void **state)
@@ -469,6 +521,7 @@ static void all_six(void **state)
     expect("pod1", "QuotaExceeded", NULL, NULL, NULL);
     expect_event("pod0", "DriverRBACDenied");
     expect_event("pod1", "QuotaExceeded");
+    capture("seed-broken", "the seed scenario as the contestants got it, all six faults");
     assert_int_equal(sh("kubectl describe pod -n " NS " pod0 2>&1"), 0);
     assert_contains(out, "dra-doctor.io/root-cause: DriverRBACDenied");
     assert_contains(out, "FailedScheduling");
@@ -555,6 +608,7 @@ int main(void)
         cmocka_unit_test(fault_cdi_root),
         cmocka_unit_test(fault_devices),
         cmocka_unit_test(fault_quota),
+        cmocka_unit_test(driver_not_registered),
         cmocka_unit_test(all_six),
     };
     return cmocka_run_group_tests_name("e2e-seed", tests, setup, teardown);
