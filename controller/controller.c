@@ -868,7 +868,7 @@ static void usage(FILE *f)
 "  --leader-elect-retry-period SECONDS   (default 2)\n"
 "  --metrics-bind-address ADDR:PORT      /healthz, /readyz, /metrics (default 0.0.0.0:8080;\n"
 "                                        port 0 disables)\n"
-"  --identity NAME              this replica's identity (default hostname_pid)\n"
+"  --identity NAME              this replica's identity (default hostname_pid_random)\n"
 "  -h, --help\n");
 }
 
@@ -915,7 +915,19 @@ static int parse_args(struct ctl_opts *o, int argc, char **argv)
     snprintf(o->bind, sizeof(o->bind), "0.0.0.0");
     o->port = 8080;
     gethostname(host, sizeof(host) - 1);
-    snprintf(o->identity, sizeof(o->identity), "%s_%ld", host, (long)getpid());
+    {
+        /* Unique per process, as client-go's hostname_UUID: in a container the pid is always
+         * 1, and a restarted container reusing its identity would resume a Lease its
+         * predecessor held (measured on the real node) instead of letting it expire. */
+        unsigned r = (unsigned)time(NULL) ^ ((unsigned)getpid() << 16);
+        FILE *u = fopen("/dev/urandom", "r");
+        if (u) {
+            if (fread(&r, sizeof(r), 1, u) != 1)
+                r ^= (unsigned)clock();
+            fclose(u);
+        }
+        snprintf(o->identity, sizeof(o->identity), "%s_%ld_%08x", host, (long)getpid(), r);
+    }
     optind = 1;
     while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (ch) {

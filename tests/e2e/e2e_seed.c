@@ -496,7 +496,7 @@ static void driver_not_registered(void **state)
     apply(SEED "fixed/pods.yaml");
     expect("pod1", "DriverNotRegistered", NULL, NULL, "DRA driver gpu.example.com is not registered");
     expect_event("pod1", "FailedPrepareDynamicResources");
-    capture("not-registered", "the driver's DaemonSet deleted, its slices not yet wiped; pod1 "
+    capture("not-registered", "the driver DaemonSet deleted, its slices not yet wiped; pod1 "
             "created again, allocated, bound");
     /* The plugin back: as the diagnosis says, recreate the pod rather than wait. */
     regs = registrations();

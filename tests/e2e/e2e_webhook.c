@@ -556,11 +556,12 @@ static void test_failover(void **state)
     back = now_s() - t0;
     sleep(1);
     ok = atomic_load(&l.ok);
+    fprintf(stderr, "  webhook pod %s SIGKILLed: out of the endpoints after %.1f s, %ld requests "
+            "failed meanwhile%s%s\n", p[1].name, back, atomic_load(&l.failed),
+            l.last_error[0] ? ": " : "", l.last_error);
     atomic_store(&l.failed, 0);
     l.last_error[0] = '\0';
     sleep(4);
-    fprintf(stderr, "  webhook pod %s SIGKILLed: out of the endpoints after %.1f s\n", p[1].name,
-            back);
     stop_load(&l, t, 2, "after the crash, with one pod left");
     assert_int_equal(atomic_load(&l.failed), 0);
     assert_true(atomic_load(&l.ok) > ok);
