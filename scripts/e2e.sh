@@ -84,6 +84,8 @@ echo "e2e: cluster, node and dra-doctor ready in $(( $(date +%s) - t0 )) s"
 eval "$(e2e/cluster env --dir "$state")"
 export DD_HOST_ROOT="$state/node/root"
 export DD_BIN="$top/$B/dra-doctor"
+# The image the node imports when a test restarts it (e2e/cluster node up).
+export DD_IMAGE_BIN="$DD_BIN"
 
 for t in "$B"/e2e/e2e_*; do
     [ -x "$t" ] || continue
