@@ -557,6 +557,7 @@ static void not_registered(struct pod_view *v)
         return;
     d += strlen("DRA driver ");
     snprintf(drv, sizeof(drv), "%.*s", (int)(end - d < 127 ? end - d : 127), d);
+    snprintf(ds, sizeof(ds), " (no DaemonSet of it is known: was it uninstalled?)");
     for (i = 0; i < v->m->ndrivers; i++)
         if (STRIEQ(v->m->drivers[i].name, drv))
             snprintf(ds, sizeof(ds), " (DaemonSet %s/%s)", v->m->drivers[i].ds->o.ns,

@@ -37,15 +37,22 @@ def keep(o):
         n = o["metadata"]["name"]
         return not n.startswith("system:") and n not in ("admin", "edit", "view", "cluster-admin")
     return True
+def ours(o):
+    # dra-doctor's own output (its Events, its annotations on pods) is not evidence
+    return o.get("kind") == "Event" and (o.get("reportingComponent") == "dra-doctor" or
+                                         o.get("source", {}).get("component") == "dra-doctor")
 res = []
 for o in items:
-    if not keep(o):
+    if not keep(o) or ours(o):
         continue
     m = o.get("metadata", {})
     for f in ("managedFields", "resourceVersion", "selfLink", "generation"):
         m.pop(f, None)
     a = m.get("annotations", {})
     a.pop("kubectl.kubernetes.io/last-applied-configuration", None)
+    if o.get("kind") == "Pod":
+        for k in [k for k in a if k.startswith("dra-doctor.io/")]:
+            del a[k]
     if not a:
         m.pop("annotations", None)
     res.append(o)

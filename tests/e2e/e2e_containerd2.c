@@ -83,6 +83,8 @@ static void cdi_off_ignored(void **state)
     assert_int_equal(sh("grep -c 'Ignoring unknown key in TOML.*enable_cdi' '%s/logs/containerd.log'",
                         getenv("DD_CLUSTER_DIR")), 0);
     step("containerd 2.4 ignores enable_cdi = false; node agent: %s", node_facts());
+    capture("cdi-off-ignored-containerd2", "containerd 2.4.2 running a config with enable_cdi = "
+            "false, which it ignores; pod0 and pod1 run with their GPU");
     recreate("pod0");
     recreate("pod1");
     healthy_with_gpus();
