@@ -25,7 +25,17 @@ const struct snap_resource snap_resources[] = {
 };
 const size_t snap_nresources = sizeof(snap_resources) / sizeof(snap_resources[0]);
 
-static const char *const sar_verbs[] = { "create", "update", "delete" };
+/* The verbs a kubelet plugin needs on its slices: the ones DriverRBACDenied judges. */
+#define sar_verbs drv_slice_verbs
+
+static size_t nsar_verbs(void)
+{
+    size_t n = 0;
+
+    while (sar_verbs[n])
+        n++;
+    return n;
+}
 
 /* One SubjectAccessReview: may ServiceAccount ns/sa do verb on resourceslices cluster-wide? */
 static int ask_sar(struct kube_client *c, const char *ns, const char *sa, const char *verb)
@@ -111,7 +121,7 @@ static void sar_remember(struct snapshot_cache *c, const char *ns, const char *s
 static int collect_sar(struct snapshot *s, struct kube_client *c, struct snapshot_cache *sars)
 {
     const struct dra_model *m = &s->m;
-    size_t i, j, k, cap = m->ndrivers * 3, off = 0, need = 0;
+    size_t i, j, k, cap = m->ndrivers * nsar_verbs(), off = 0, need = 0;
 
     for (i = 0; i < m->ndrivers; i++)
         need += strlen(m->drivers[i].ds->o.ns) + strlen(m->drivers[i].ds->service_account) + 2;
@@ -133,7 +143,7 @@ static int collect_sar(struct snapshot *s, struct kube_client *c, struct snapsho
         off += (size_t)snprintf(pns, need + 1 - off, "%s", ns) + 1;
         psa = s->sar_strings + off;
         off += (size_t)snprintf(psa, need + 1 - off, "%s", sa) + 1;
-        for (k = 0; k < 3; k++) {
+        for (k = 0; sar_verbs[k]; k++) {
             int a = sar_cached(sars, ns, sa, sar_verbs[k]);
             if (a < 0 && (a = ask_sar(c, ns, sa, sar_verbs[k])) >= 0)
                 sar_remember(sars, ns, sa, sar_verbs[k], a);

@@ -1,10 +1,12 @@
 #include "dra.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
+#include "rbac.h"
 
 #define STRIEQ(a, b) (strcmp((a), (b)) == 0)
 
@@ -551,7 +553,7 @@ static enum dd_rc add_slice(struct dra_model *m, const cJSON *obj, const char *f
 /* ---- pods and workloads -------------------------------------------------- */
 
 static enum dd_rc add_containers(struct dra_model *m, struct dra_podspec *p, const cJSON *arr,
-                                 int line)
+                                 int line, int init)
 {
     const cJSON *it, *e;
     size_t cap = p->nctr; /* containers and initContainers share one array: grow() reallocates */
@@ -568,6 +570,7 @@ static enum dd_rc add_containers(struct dra_model *m, struct dra_podspec *p, con
         c->command = dd_json_arr(it, "command", NULL);
         c->args = dd_json_arr(it, "args", NULL);
         c->line = node_line(m, it, line);
+        c->init = init;
         cJSON_ArrayForEach(e, dd_json_arr(it, "env", NULL)) {
             struct dra_env *v = PUSH(c->env, c->nenv, ecap);
             if (!v)
@@ -620,6 +623,7 @@ static enum dd_rc add_podspec(struct dra_model *m, const cJSON *obj, const char 
         c->name = str_or(dd_json_str(it, "name", NULL), "");
         c->claim = dd_json_str(it, "resourceClaimName", NULL);
         c->tmpl = dd_json_str(it, "resourceClaimTemplateName", NULL);
+        c->has_source = dd_json_path(it, "source", NULL) != NULL;
         c->line = node_line(m, it, line);
     }
     cJSON_ArrayForEach(it, dd_json_arr(spec, "volumes", NULL)) {
@@ -629,9 +633,9 @@ static enum dd_rc add_podspec(struct dra_model *m, const cJSON *obj, const char 
         v->name = str_or(dd_json_str(it, "name", NULL), "");
         v->host_path = dd_json_str(it, "hostPath", "path", NULL);
     }
-    if ((rc = add_containers(m, p, dd_json_arr(spec, "containers", NULL), line)) != DD_OK)
+    if ((rc = add_containers(m, p, dd_json_arr(spec, "containers", NULL), line, 0)) != DD_OK)
         return rc;
-    return add_containers(m, p, dd_json_arr(spec, "initContainers", NULL), line);
+    return add_containers(m, p, dd_json_arr(spec, "initContainers", NULL), line, 1);
 }
 
 static int64_t int_or(const cJSON *o, const char *a, const char *b, int64_t dflt)
@@ -731,8 +735,6 @@ void dra_model_init(struct dra_model *m, dra_pos_fn pos, void *pos_ctx)
 
 enum dra_relevance dra_kind_relevant(const char *av, const char *kind)
 {
-    static const char *const res[] = { "DeviceClass", "ResourceClaim", "ResourceClaimTemplate",
-                                       "ResourceSlice", NULL };
     static const char *const rbac[] = { "Role", "ClusterRole", "RoleBinding",
                                         "ClusterRoleBinding", NULL };
     static const char *const workloads[] = { "Deployment", "StatefulSet", "ReplicaSet", "Job",
@@ -745,9 +747,10 @@ enum dra_relevance dra_kind_relevant(const char *av, const char *kind)
     /* Mirrors dra_model_add (and add_workload): what it reads, nothing else. */
     if (!av || !kind)
         return DRA_KIND_IGNORED;
+    /* Every resource.k8s.io object: other kinds have their apiVersion judged. */
     if (in_group(av, "resource.k8s.io"))
-        set = res;
-    else if (in_group(av, "rbac.authorization.k8s.io"))
+        return DRA_KIND_USED;
+    if (in_group(av, "rbac.authorization.k8s.io"))
         set = rbac;
     else if (in_group(av, "apps") || in_group(av, "batch")) {
         if (STRIEQ(kind, "DaemonSet"))
@@ -800,7 +803,7 @@ enum dd_rc dra_model_add(struct dra_model *m, const cJSON *obj, const char *file
             return add_claim(m, obj, file, line, 1);
         if (STRIEQ(kind, "ResourceSlice"))
             return add_slice(m, obj, file, line);
-        return DD_OK;
+        return add_plain(&m->resource_other, obj, file, line);
     }
     if (in_group(av, "rbac.authorization.k8s.io")) {
         if (STRIEQ(kind, "Role") || STRIEQ(kind, "ClusterRole"))
@@ -873,14 +876,45 @@ long dra_node_count(const struct dra_model *m, long fallback)
 
 /* ---- driver detection ---------------------------------------------------- */
 
-static int has_host_path(const struct dra_podspec *p, const char *prefix)
+/* The hostPath volume of p named name, or NULL. */
+static const struct dra_volume *host_volume(const struct dra_podspec *p, const char *name)
 {
-    size_t i, n = strlen(prefix);
+    size_t i;
 
     for (i = 0; i < p->nvol; i++)
-        if (p->vol[i].host_path && !strncmp(p->vol[i].host_path, prefix, n) &&
-            (p->vol[i].host_path[n] == '\0' || p->vol[i].host_path[n] == '/'))
+        if (STRIEQ(p->vol[i].name, name) && p->vol[i].host_path)
+            return &p->vol[i];
+    return NULL;
+}
+
+/* 1 when path is dir or lies below it. */
+static int path_in(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+
+    return path && !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+static int has_host_path(const struct dra_podspec *p, const char *prefix)
+{
+    size_t i;
+
+    for (i = 0; i < p->nvol; i++)
+        if (path_in(p->vol[i].host_path, prefix))
             return 1;
+    return 0;
+}
+
+/* 1 when container c mounts a hostPath volume at or below host directory dir. */
+static int mounts_host(const struct dra_podspec *p, const struct dra_container *c, const char *dir)
+{
+    size_t i;
+
+    for (i = 0; i < c->nmounts; i++) {
+        const struct dra_volume *v = host_volume(p, c->mounts[i].volume);
+        if (v && (path_in(v->host_path, dir) || path_in(dir, v->host_path)))
+            return 1;
+    }
     return 0;
 }
 
@@ -897,12 +931,44 @@ static const char *name_from_plugin_dir(const struct dra_podspec *p)
     return NULL;
 }
 
+/* 1 when word occurs in s as a whole word of a command line ("bash -c 'x -v 4'",
+ * "/usr/bin/x"): between the start, a blank, a slash or a quote and the end or a blank. */
+static int has_word(const char *s, const char *word)
+{
+    size_t n = strlen(word);
+    const char *p;
+
+    for (p = s; (p = strstr(p, word)); p++) {
+        char before = p == s ? ' ' : p[-1], after = p[n];
+        if ((before == ' ' || before == '/' || before == '"' || before == '\'' ||
+             before == '\n' || before == '\t' || before == ';') &&
+            (after == '\0' || after == ' ' || after == '\n' || after == '\t' || after == ';' ||
+             after == '"' || after == '\''))
+            return 1;
+    }
+    return 0;
+}
+
+/* 1 when c's command or args run binary. */
+static int runs(const struct dra_container *c, const char *binary)
+{
+    const cJSON *arrs[2] = { c->command, c->args }, *it;
+    size_t i;
+
+    for (i = 0; i < 2; i++)
+        cJSON_ArrayForEach(it, arrs[i])
+            if (cJSON_IsString(it) && has_word(it->valuestring, binary))
+                return 1;
+    return 0;
+}
+
 static enum dd_rc add_driver(struct dra_model *m, const struct dra_podspec *ds,
                              const struct dra_container *c, const struct drv_profile *prof,
-                             const char *name)
+                             const char *name, const char *name_from)
 {
     struct dra_driver *d = PUSH(m->drivers, m->ndrivers, m->capdrivers);
-    const char *env = prof && prof->cdi_root_env ? prof->cdi_root_env : "CDI_ROOT";
+    const char *env = prof ? prof->cdi_root_env : "CDI_ROOT";
+    const char *flag = prof ? prof->cdi_root_flag : "--cdi-root";
     const char *v;
 
     if (!d)
@@ -910,20 +976,27 @@ static enum dd_rc add_driver(struct dra_model *m, const struct dra_podspec *ds,
     d->ds = ds;
     d->ctr = c;
     d->profile = prof;
-    d->name = name;
+    d->name = name ? name : "";
+    d->name_from = name_from;
     d->num_devices = prof ? prof->default_num_devices : -1;
     if (prof && prof->num_devices_env &&
         (v = dra_container_env(c, prof->num_devices_env, &d->num_devices_line)))
         if (!dd_quantity_int(v, &d->num_devices) || d->num_devices < 0)
             d->num_devices = -1;
-    if ((v = dra_container_env(c, env, &d->cdi_line))) {
+    d->writes_cdi = prof ? prof->writes_cdi : -1;
+    if (d->writes_cdi == 0)
+        return DD_OK;
+    if (env && (v = dra_container_env(c, env, &d->cdi_line))) {
         d->cdi_root = v;
         d->cdi_src = DRA_CDI_ENV;
-    } else if (prof && prof->cdi_root_flag && (v = dra_container_flag(c, prof->cdi_root_flag))) {
+        d->writes_cdi = 1;
+    } else if (flag && (v = dra_container_flag(c, flag))) {
         d->cdi_root = v;
         d->cdi_src = DRA_CDI_FLAG;
         d->cdi_line = c->line;
+        d->writes_cdi = 1;
     } else {
+        /* Without a profile the binary's default is unknown: no CDI check. */
         d->cdi_root = prof ? prof->default_cdi_root : NULL;
         d->cdi_src = DRA_CDI_DEFAULT;
         d->cdi_line = c->line;
@@ -931,41 +1004,183 @@ static enum dd_rc add_driver(struct dra_model *m, const struct dra_podspec *ds,
     return DD_OK;
 }
 
+/* The driver name a profile's plugin in container c publishes, and what says so. */
+static const char *profile_name(const struct drv_profile *prof, const struct drv_plugin *pl,
+                                const struct dra_container *c, const char **from)
+{
+    char made[256];
+    const char *v;
+    size_t i;
+
+    *from = "profile";
+    if (prof->name_env && (v = dra_container_env(c, prof->name_env, NULL)) && *v) {
+        *from = "env DRIVER_NAME";
+        return v;
+    }
+    if (prof->name_flag && (v = dra_container_flag(c, prof->name_flag)) && *v) {
+        *from = "flag --driver-name";
+        return v;
+    }
+    /* The example driver's DEVICE_PROFILE=cpu publishes cpu.example.com: a name of the table,
+     * so the string lives there, not in a buffer. */
+    if (prof->devprofile_env && (v = dra_container_env(c, prof->devprofile_env, NULL)) && *v) {
+        for (i = 0; i < DRV_MAX && prof->other_names[i]; i++) {
+            snprintf(made, sizeof(made), prof->devprofile_fmt, v);
+            if (STRIEQ(made, prof->other_names[i]))
+                return prof->other_names[i];
+        }
+    }
+    return pl->driver;
+}
+
+/* A profile's DaemonSet: one driver per plugin container (init containers never are). */
+static enum dd_rc detect_profile(struct dra_model *m, const struct dra_podspec *p,
+                                 const struct drv_profile *prof)
+{
+    const struct dra_container *first = NULL;
+    const char *name, *from;
+    size_t i, j, found = 0;
+    enum dd_rc rc;
+
+    for (i = 0; i < p->nctr; i++) {
+        const struct dra_container *c = &p->ctr[i];
+        if (c->init || drv_profile_for_image(c->image) != prof)
+            continue;
+        if (!first)
+            first = c;
+        for (j = 0; j < DRV_MAX && prof->plugins[j].driver; j++) {
+            const struct drv_plugin *pl = &prof->plugins[j];
+            int one = j == 0 && (j + 1 == DRV_MAX || !prof->plugins[1].driver);
+            if (!one && !(pl->binary && runs(c, pl->binary)) &&
+                !(pl->container && STRIEQ(c->name, pl->container)))
+                continue;
+            if (one && found)
+                return DD_OK; /* one plugin: the first container running the image is it */
+            name = profile_name(prof, pl, c, &from);
+            if ((rc = add_driver(m, p, c, prof, name, from)) != DD_OK)
+                return rc;
+            found++;
+            break;
+        }
+    }
+    /* Several plugins, none told apart (an unknown command line): each on the first
+     * container, as the chart's defaults run them all. */
+    for (j = 0; !found && first && j < DRV_MAX && prof->plugins[j].driver; j++)
+        if ((rc = add_driver(m, p, first, prof, prof->plugins[j].driver, "profile")) != DD_OK)
+            return rc;
+    return DD_OK;
+}
+
 /*
- * A DaemonSet is a DRA driver when its image matches a profile, or when it
- * registers a kubelet plugin and shares a CDI directory with the host (CSI
- * node plugins register too, but never write CDI specs).
+ * A DaemonSet of no profile is a DRA driver when it registers a kubelet plugin (a hostPath
+ * on the kubelet's plugins_registry, or on its plugins directory, whole or per driver) and
+ * shows it is a DRA plugin rather than a CSI one: it writes CDI specs (CDI_ROOT, --cdi-root,
+ * a hostPath on a CDI directory), names its driver (DRIVER_NAME, --driver-name), or its
+ * ServiceAccount is granted something on resourceslices.
  */
+static enum dd_rc detect_generic(struct dra_model *m, const struct dra_podspec *p)
+{
+    const struct dra_container *c = NULL;
+    const char *name = NULL, *from = NULL;
+    struct rbac_grant g[16];
+    size_t i, j, n;
+    int dra = 0;
+
+    if (!has_host_path(p, DRV_REGISTRY_DIR) && !has_host_path(p, DRV_PLUGINS_DIR))
+        return DD_OK;
+    /* The plugin container mounts the registration directory (the first container else). */
+    for (i = 0; i < p->nctr && !c; i++)
+        if (!p->ctr[i].init && (mounts_host(p, &p->ctr[i], DRV_REGISTRY_DIR) ||
+                                mounts_host(p, &p->ctr[i], DRV_PLUGINS_DIR)))
+            c = &p->ctr[i];
+    for (i = 0; i < p->nctr && !c; i++)
+        if (!p->ctr[i].init)
+            c = &p->ctr[i];
+    if (!c)
+        return DD_OK;
+    if ((name = dra_container_env(c, "DRIVER_NAME", NULL)) && *name)
+        from = "env DRIVER_NAME";
+    else if ((name = dra_container_flag(c, "--driver-name")) && *name)
+        from = "flag --driver-name";
+    else if ((name = name_from_plugin_dir(p)))
+        from = "plugin directory";
+    dra = from && strcmp(from, "plugin directory");
+    dra |= dra_container_env(c, "CDI_ROOT", NULL) || dra_container_flag(c, "--cdi-root") ||
+           has_host_path(p, "/var/run/cdi") || has_host_path(p, "/etc/cdi") ||
+           has_host_path(p, "/run/cdi");
+    n = rbac_sa_grants(m, p->o.ns, p->service_account, g, 16);
+    for (j = 0; !dra && j < n && j < 16; j++)
+        dra = g[j].role && rbac_role_mentions(m, g[j].role, "resource.k8s.io", "resourceslices");
+    if (!dra)
+        return DD_OK;
+    return add_driver(m, p, c, NULL, from ? name : NULL, from ? from : "");
+}
+
 static enum dd_rc detect_driver(struct dra_model *m, size_t podidx)
 {
     const struct dra_podspec *p = &m->pods[podidx];
-    const struct drv_profile *prof = NULL;
-    const struct dra_container *c = NULL;
-    const char *name;
-    size_t i, j;
-    enum dd_rc rc;
+    const struct drv_profile *prof;
+    size_t i;
 
-    for (i = 0; i < p->nctr && !prof; i++)
-        if ((prof = drv_profile_for_image(p->ctr[i].image)))
-            c = &p->ctr[i];
-    if (prof) {
-        for (j = 0; j < DRV_MAX && prof->drivers[j]; j++) {
-            name = j == 0 ? dra_container_env(c, "DRIVER_NAME", NULL) : NULL;
-            if ((rc = add_driver(m, p, c, prof, name ? name : prof->drivers[j])) != DD_OK)
-                return rc;
+    for (i = 0; i < p->nctr; i++)
+        if (!p->ctr[i].init && (prof = drv_profile_for_image(p->ctr[i].image)))
+            return detect_profile(m, p, prof);
+    return detect_generic(m, p);
+}
+
+/* Length of the directory part of a file name. */
+static size_t dir_part(const char *file)
+{
+    const char *s = file ? strrchr(file, '/') : NULL;
+
+    return s ? (size_t)(s - file) : 0;
+}
+
+static int same_dir(const char *a, const char *b)
+{
+    size_t n = dir_part(a);
+
+    return a && b && n == dir_part(b) && !strncmp(a, b, n);
+}
+
+/*
+ * A driver DaemonSet that does not tell its name ships (Helm chart, kustomize base) the
+ * DeviceClasses of its driver beside it: the names their selectors require are what it
+ * publishes.  Only classes in the same directory, and only for unnamed drivers: a named
+ * driver's neighbour with another name is what SelectorMatchesNoDriver is for.
+ */
+static enum dd_rc install_names(struct dra_model *m)
+{
+    size_t i, j, k, cap = 0;
+
+    for (i = 0; i < m->ndrivers; i++) {
+        struct dra_driver *d = &m->drivers[i];
+        if (*d->name || !d->ds->o.file)
+            continue;
+        for (j = 0; j < m->nclasses; j++) {
+            const struct cel_driver_ref *refs;
+            size_t n;
+            if (!same_dir(m->classes[j].o.file, d->ds->o.file))
+                continue;
+            for (k = 0; k < m->classes[j].nsel; k++) {
+                const struct dra_selector *sel = &m->classes[j].sel[k];
+                size_t r;
+                if (!sel->prog || cel_program_drivers(sel->prog, &refs, &n) != CEL_DRIVERS_SET)
+                    continue;
+                for (r = 0; r < n; r++) {
+                    const char **slot = PUSH(m->install_names, m->ninstall_names, cap);
+                    if (!slot)
+                        return DD_ENOMEM;
+                    *slot = refs[r].name;
+                    if (!*d->name) {
+                        d->name = refs[r].name;
+                        d->name_from = "DeviceClass beside it";
+                    }
+                }
+            }
         }
-        return DD_OK;
     }
-    if (!p->nctr || !has_host_path(p, DRV_REGISTRY_DIR))
-        return DD_OK;
-    c = &p->ctr[0];
-    if (!dra_container_env(c, "CDI_ROOT", NULL) && !has_host_path(p, "/var/run/cdi") &&
-        !has_host_path(p, "/etc/cdi"))
-        return DD_OK;
-    name = dra_container_env(c, "DRIVER_NAME", NULL);
-    if (!name)
-        name = name_from_plugin_dir(p);
-    return name ? add_driver(m, p, c, NULL, name) : DD_OK;
+    return DD_OK;
 }
 
 /*
@@ -1057,6 +1272,8 @@ enum dd_rc dra_model_finish(struct dra_model *m)
     for (i = 0; i < m->npods; i++)
         if (m->pods[i].replicas < 0 && (rc = detect_driver(m, i)) != DD_OK)
             return rc;
+    if ((rc = install_names(m)) != DD_OK)
+        return rc;
     if (m->cri) {
         /* The file given on the command line speaks for every node: no inference. */
         if (!(r = PUSH(m->runtimes, m->nruntimes, m->capruntimes)))
@@ -1131,11 +1348,13 @@ void dra_model_release(struct dra_model *m)
     free(m->pods);
     free(m->quotas);
     free(m->drivers);
+    free(m->install_names);
     free(m->roles.v);
     free(m->bindings.v);
     free(m->nodes.v);
     free(m->serviceaccounts.v);
     free(m->namespaces.v);
+    free(m->resource_other.v);
     free(m->owned);
     dra_model_init(m, m->pos, m->pos_ctx);
 }

@@ -114,6 +114,7 @@ struct dra_container {
     size_t nenv;
     struct dra_mount *mounts;    /* owned array */
     size_t nmounts;
+    int init;                    /* an initContainer: runs before the pod, never a plugin */
     int line;
 };
 
@@ -126,6 +127,7 @@ struct dra_pod_claim {
     const char *name;            /* pod.spec.resourceClaims[].name */
     const char *claim;           /* resourceClaimName, or NULL */
     const char *tmpl;            /* resourceClaimTemplateName, or NULL */
+    int has_source;              /* the entry has `source` (removed in 1.31) */
     int line;
 };
 
@@ -158,14 +160,21 @@ struct dra_quota {
 
 enum dra_cdi_src { DRA_CDI_DEFAULT, DRA_CDI_ENV, DRA_CDI_FLAG };
 
-/* A DRA driver installation found through its kubelet-plugin DaemonSet. */
+/*
+ * A DRA driver installation found through its kubelet-plugin DaemonSet: one entry per plugin
+ * (NVIDIA's DaemonSet runs two).
+ */
 struct dra_driver {
     const struct dra_podspec *ds;     /* the DaemonSet; borrowed from the model */
     const struct dra_container *ctr;  /* the plugin container */
     const struct drv_profile *profile; /* NULL when recognised only by registration paths */
-    const char *name;                 /* driver name; borrowed (profile, env or path) */
+    const char *name;                 /* driver name; "" when nothing tells it.  Borrowed */
+    const char *name_from;            /* what told it: "profile", "env DRIVER_NAME", "flag
+                                         --driver-name", "plugin directory", "DeviceClass
+                                         beside it"; static */
     int64_t num_devices;              /* devices per node; -1 unknown */
     int num_devices_line;
+    int writes_cdi;                   /* 1 yes, 0 no (the profile says so), -1 unknown */
     const char *cdi_root;             /* where the plugin writes CDI specs; NULL unknown */
     enum dra_cdi_src cdi_src;
     int cdi_line;
@@ -220,11 +229,18 @@ struct dra_model {
     struct dra_podspec *pods;      size_t npods, cappods;
     struct dra_quota *quotas;      size_t nquotas, capquotas;
     struct dra_driver *drivers;    size_t ndrivers, capdrivers;
+    const char **install_names;    /* driver names that DeviceClasses shipped beside a driver
+                                      DaemonSet of unknown name (same directory) say it
+                                      publishes; borrowed from the classes' programs */
+    size_t ninstall_names;
     struct dra_objs roles;         /* Role and ClusterRole */
     struct dra_objs bindings;      /* RoleBinding and ClusterRoleBinding */
     struct dra_objs nodes;
     struct dra_objs serviceaccounts;
     struct dra_objs namespaces;
+    struct dra_objs resource_other; /* resource.k8s.io objects of other kinds (DeviceTaintRule,
+                                      classic DRA's ResourceClass, ...): only their apiVersion
+                                      and kind are judged */
     struct dra_event *events;      size_t nevents, capevents;
     struct dra_runtime *runtimes;  size_t nruntimes, capruntimes;
     const struct dra_sar *sar;     /* borrowed; set by the controller */

@@ -32,6 +32,8 @@ struct dd_finding {
     struct dd_objref obj;   /* owned */
     char *file;             /* owned; NULL when the object has no source file (live objects) */
     int line;               /* 1-based, 0 when unknown */
+    int col;                /* 1-based column within line, 0 when unknown (set by the caller
+                               after dd_findings_add: only input findings know one) */
     char *message;          /* owned: what is wrong, with the evidence */
     char *fix;              /* owned: the concrete change that removes the finding */
     /* What the finding is about beyond its object, so a pod's diagnosis can pick the

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,6 +39,8 @@ struct mf_pos_map {
 struct load {
     struct mf_set *set; /* borrowed */
     const char *file;   /* interned in set */
+    int chart_root;     /* the file lies in a Helm chart's root directory (next to
+                           Chart.yaml): its non-Kubernetes documents are the chart's own */
 };
 
 static size_t pos_hash(const struct mf_pos_map *m, const cJSON *node)
@@ -162,8 +165,10 @@ void mf_set_release(struct mf_set *set)
         return;
     for (i = 0; i < set->nroots; i++)
         cJSON_Delete(set->roots[i]);
-    for (i = 0; i < set->ndiags; i++)
+    for (i = 0; i < set->ndiags; i++) {
         free(set->diags[i].text);
+        free(set->diags[i].chart);
+    }
     for (i = 0; i < set->nfiles; i++)
         free(set->files[i]);
     free(set->roots);
@@ -205,11 +210,11 @@ static const char *intern_file(struct mf_set *set, const char *name)
     return copy;
 }
 
-static enum dd_rc add_diag(struct mf_set *set, int is_error, const char *file, int line, int col,
-                           const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static enum dd_rc add_diag(struct mf_set *set, enum mf_diag_kind kind, const char *file, int line,
+                           int col, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
-static enum dd_rc add_diag(struct mf_set *set, int is_error, const char *file, int line, int col,
-                           const char *fmt, ...)
+static enum dd_rc add_diag(struct mf_set *set, enum mf_diag_kind kind, const char *file, int line,
+                           int col, const char *fmt, ...)
 {
     struct mf_diag *d;
     va_list ap;
@@ -228,12 +233,14 @@ static enum dd_rc add_diag(struct mf_set *set, int is_error, const char *file, i
     vsnprintf(text, (size_t)n + 1, fmt, ap);
     va_end(ap);
     d = &set->diags[set->ndiags++];
-    d->is_error = is_error;
+    d->kind = kind;
+    d->is_error = kind == MF_DIAG_ERROR;
     d->file = (char *)file; /* interned: the set frees it through set->files */
     d->line = line;
     d->col = col;
     d->text = text;
-    set->nerrors += is_error != 0;
+    d->chart = NULL;
+    set->nerrors += d->is_error;
     return DD_OK;
 }
 
@@ -284,6 +291,50 @@ static int is_list(const cJSON *obj)
            cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(obj, "items"));
 }
 
+/* A key of obj equal to name but for letter case ("apiversion", "Kind"), or NULL. */
+static const char *miscased_key(const cJSON *obj, const char *name)
+{
+    const cJSON *it;
+
+    cJSON_ArrayForEach(it, obj)
+        if (it->string && strcmp(it->string, name) && !strcasecmp(it->string, name))
+            return it->string;
+    return NULL;
+}
+
+/*
+ * A document (item: index of a List item, or (size_t)-1) without a string apiVersion and kind.
+ * One that has metadata or spec, or a miscased apiVersion/kind, was meant to be an object:
+ * kubectl refuses it ("apiVersion not set"), so it is more than a file that is not a manifest.
+ */
+static enum dd_rc not_k8s(struct mf_set *set, const char *file, const cJSON *obj, int line,
+                          int col, size_t item)
+{
+    const char *bad_av = cJSON_IsObject(obj) ? miscased_key(obj, "apiVersion") : NULL;
+    const char *bad_kind = cJSON_IsObject(obj) ? miscased_key(obj, "kind") : NULL;
+    const char *av = str_field(obj, "apiVersion"), *kind = str_field(obj, "kind");
+    char what[64] = "document";
+
+    if (item != (size_t)-1)
+        snprintf(what, sizeof(what), "list item %zu", item);
+    if (bad_av || bad_kind)
+        return add_diag(set, MF_DIAG_K8S_LIKE, file, line, col,
+                        "%s has '%s' where Kubernetes wants '%s' (field names are "
+                        "case-sensitive): kubectl rejects it (\"%s not set\") and it is not "
+                        "checked", what, bad_av ? bad_av : bad_kind,
+                        bad_av ? "apiVersion" : "kind", bad_av ? "apiVersion" : "kind");
+    if (cJSON_IsObject(obj) && (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(obj, "metadata")) ||
+                                kind))
+        return add_diag(set, MF_DIAG_K8S_LIKE, file, line, col,
+                        "%s looks like a Kubernetes object but has no %s%s: kubectl rejects it "
+                        "(\"%s not set\") and it is not checked", what,
+                        av ? "kind" : kind ? "apiVersion" : "apiVersion and kind",
+                        (av || kind) ? "" : " strings", av ? "kind" : "apiVersion");
+    return add_diag(set, MF_DIAG_NOT_K8S, file, line, col,
+                    "%s is not a Kubernetes object (no apiVersion and kind), so it is skipped",
+                    what);
+}
+
 /* The document's positions are already in the index. */
 static enum dd_rc add_document_objects(struct mf_set *set, const char *file, cJSON *root, int line,
                                        int col)
@@ -300,8 +351,7 @@ static enum dd_rc add_document_objects(struct mf_set *set, const char *file, cJS
         if (is_k8s(item))
             rc = add_object(set, file, item, il, ic);
         else
-            rc = add_diag(set, 0, file, il, ic,
-                          "skipped list item %zu: not a Kubernetes object (no apiVersion/kind)", i);
+            rc = not_k8s(set, file, item, il, ic, i);
         if (rc != DD_OK)
             return rc;
         i++;
@@ -319,8 +369,8 @@ static enum dd_rc on_document(void *ctx, cJSON *root, const struct ydoc_pos *pos
     if (!root)
         return DD_OK; /* empty document */
     if (!is_k8s(root)) {
-        rc = add_diag(set, 0, ld->file, pos[0].line, pos[0].col,
-                      "skipped document: not a Kubernetes object (no apiVersion/kind)");
+        rc = ld->chart_root ? DD_OK
+                            : not_k8s(set, ld->file, root, pos[0].line, pos[0].col, (size_t)-1);
         goto out;
     }
     if (set->keep && !is_list(root) && !set->keep(set->keep_ctx, root)) {
@@ -359,7 +409,14 @@ static enum dd_rc on_error(void *ctx, const struct dd_err *err)
 {
     struct load *ld = ctx;
 
-    return add_diag(ld->set, 1, ld->file, err->line, err->col, "%s", err->msg);
+    return add_diag(ld->set, MF_DIAG_ERROR, ld->file, err->line, err->col, "%s", err->msg);
+}
+
+static enum dd_rc on_warning(void *ctx, const struct dd_err *err)
+{
+    struct load *ld = ctx;
+
+    return add_diag(ld->set, MF_DIAG_DUPLICATE, ld->file, err->line, err->col, "%s", err->msg);
 }
 
 static void effective_limits(const struct mf_limits *in, struct mf_limits *out)
@@ -388,19 +445,175 @@ static void note_rc(enum dd_rc *first, enum dd_rc rc)
         *first = rc;
 }
 
-/* Parses one named buffer; lim already has its defaults. */
+/* ---- templates ------------------------------------------------------------ */
+
+/* How far up a file's directories a chart's templates/ is looked for (charts nest a few). */
+#define MAX_CHART_UP 8
+
+static int is_file(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* 1 when directory dir[0..n) holds a Chart.yaml. */
+static int has_chart_yaml(const char *dir, size_t n)
+{
+    char p[4096];
+
+    if (n + sizeof("/Chart.yaml") > sizeof(p))
+        return 0;
+    snprintf(p, sizeof(p), "%.*s/Chart.yaml", (int)n, n ? dir : ".");
+    return is_file(p);
+}
+
+/* Length of the directory part of path ("" has 0), without the trailing slash. */
+static size_t dir_len(const char *path, size_t n)
+{
+    while (n > 0 && path[n - 1] != '/')
+        n--;
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    return n;
+}
+
+/*
+ * The chart a file under a chart's templates/ belongs to: the directory above the nearest
+ * "templates" ancestor when it holds Chart.yaml.  Returns the chart directory's length in
+ * path (0 with *found = 0 when none).
+ */
+static size_t template_chart(const char *path, int *found)
+{
+    size_t n = dir_len(path, strlen(path)), up;
+
+    *found = 0;
+    for (up = 0; n > 0 && up < MAX_CHART_UP; up++) {
+        size_t parent = dir_len(path, n), base = parent ? parent + 1 : 0;
+        if (n - base == 9 && !strncmp(path + base, "templates", 9)) {
+            if (has_chart_yaml(path, parent)) {
+                *found = 1;
+                return parent;
+            }
+        }
+        if (parent == n)
+            break;
+        n = parent;
+    }
+    return 0;
+}
+
+/*
+ * The first template action ("{{") where YAML would begin a value: at a line's first
+ * non-blank, after "- " or after ": ".  There YAML would read a flow mapping whose first key
+ * is a mapping, which no manifest means; inside a string or a block scalar "{{" is text.
+ */
+static int structural_action(const char *buf, size_t len, int *line, int *col)
+{
+    size_t i, bol = 0;
+    int ln = 1;
+
+    for (i = 0; i + 1 < len; i++) {
+        if (buf[i] == '\n') {
+            ln++;
+            bol = i + 1;
+            continue;
+        }
+        if (buf[i] != '{' || buf[i + 1] != '{')
+            continue;
+        {
+            size_t k = i;
+            while (k > bol && (buf[k - 1] == ' ' || buf[k - 1] == '\t'))
+                k--;
+            if (k == bol || (k >= bol + 1 && buf[k - 1] == '-' && k != i) ||
+                (k >= bol + 1 && buf[k - 1] == ':' && k != i)) {
+                *line = ln;
+                *col = (int)(i - bol) + 1;
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+static enum dd_rc discard_document(void *ctx, cJSON *root, const struct ydoc_pos *pos,
+                                   size_t npos)
+{
+    (void)ctx;
+    (void)pos;
+    (void)npos;
+    cJSON_Delete(root);
+    return DD_OK;
+}
+
+static enum dd_rc note_error(void *ctx, const struct dd_err *err)
+{
+    (void)err;
+    *(int *)ctx = 1;
+    return DD_OK;
+}
+
+/* 1 when buf is well-formed YAML within the limits. */
+static int parses(const char *buf, size_t len, const struct ydoc_limits *yl)
+{
+    int failed = 0;
+    struct ydoc_sink sink = { &failed, discard_document, note_error, NULL };
+
+    return ydoc_parse_stream(buf, len, yl, &sink) == DD_OK && !failed;
+}
+
+static enum dd_rc add_template(struct mf_set *set, const char *file, int line, int col,
+                               const char *chart, size_t chart_len)
+{
+    struct mf_diag *d;
+
+    if (add_diag(set, MF_DIAG_TEMPLATE, file, line, col,
+                 "a Go/Helm template (\"{{\" where YAML starts a value): not read as a manifest"))
+        return DD_ENOMEM;
+    d = &set->diags[set->ndiags - 1];
+    if (chart && !(d->chart = strndup(chart_len ? chart : ".", chart_len ? chart_len : 1)))
+        return DD_ENOMEM;
+    return DD_OK;
+}
+
+/* Parses one named buffer; lim already has its defaults.  on_disk: file is a path whose
+ * directories may be looked at (a chart's files are told by its Chart.yaml). */
 static enum dd_rc load_named(struct mf_set *set, const char *file, const char *buf, size_t len,
-                             const struct mf_limits *lim)
+                             const struct mf_limits *lim, int on_disk)
 {
     struct ydoc_limits yl = { lim->max_depth, lim->max_documents, lim->max_alias_nodes };
-    struct load ld = { set, file };
-    struct ydoc_sink sink = { &ld, on_document, on_error };
+    struct load ld = { set, file, 0 };
+    struct ydoc_sink sink = { &ld, on_document, on_error, on_warning };
     struct ydoc_skim skim = { &ld, on_skim, set->skim_unless, on_skipped };
+    int line = 1, col = 1, in_chart = 0, action;
+    size_t chart = 0;
 
     if (len > lim->max_file_bytes) {
-        if (add_diag(set, 1, file, 0, 0, "file is larger than %zu bytes", lim->max_file_bytes))
+        if (add_diag(set, MF_DIAG_ERROR, file, 0, 0, "file is larger than %zu bytes", lim->max_file_bytes))
             return DD_ENOMEM;
         return DD_ETOOBIG;
+    }
+    if (on_disk) {
+        chart = template_chart(file, &in_chart);
+        ld.chart_root = has_chart_yaml(file, dir_len(file, strlen(file)));
+    }
+    action = structural_action(buf, len, &line, &col);
+    if (in_chart || (action && !parses(buf, len, &yl))) {
+        /* A template file without an action where YAML starts a value: its first "{{". */
+        if (!action) {
+            const char *a = len ? memmem(buf, len, "{{", 2) : NULL;
+            const char *p;
+            line = 1;
+            col = 1;
+            for (p = buf; a && p < a; p++) {
+                col++;
+                if (*p == '\n') {
+                    line++;
+                    col = 1;
+                }
+            }
+        }
+        return add_template(set, file, line, col, in_chart ? file : NULL, chart);
     }
     return ydoc_parse_stream_skim(buf, len, &yl, &sink, set->keep && set->skim ? &skim : NULL, 0,
                                   NULL);
@@ -418,7 +631,7 @@ enum dd_rc mf_load_buffer(struct mf_set *set, const char *name, const char *buf,
     file = intern_file(set, name ? name : "<buffer>");
     if (!file)
         return DD_ENOMEM;
-    return load_named(set, file, buf ? buf : "", len, &l);
+    return load_named(set, file, buf ? buf : "", len, &l, 0);
 }
 
 /*
@@ -497,13 +710,13 @@ static enum dd_rc load_file(struct mf_set *set, const char *path, const struct m
     if (fd >= 0 && !is_stdin)
         close(fd);
     if (rc == DD_ETOOBIG) {
-        if (add_diag(set, 1, file, 0, 0, "file is larger than %zu bytes", lim->max_file_bytes))
+        if (add_diag(set, MF_DIAG_ERROR, file, 0, 0, "file is larger than %zu bytes", lim->max_file_bytes))
             rc = DD_ENOMEM;
     } else if (rc == DD_EIO) {
-        if (add_diag(set, 1, file, 0, 0, "cannot read: %s", strerror(err_no)))
+        if (add_diag(set, MF_DIAG_ERROR, file, 0, 0, "cannot read: %s", strerror(err_no)))
             rc = DD_ENOMEM;
     } else if (rc == DD_OK) {
-        rc = load_named(set, file, buf, len, lim);
+        rc = load_named(set, file, buf, len, lim, !is_stdin);
     }
     free(buf);
     return rc;
@@ -564,7 +777,7 @@ static enum dd_rc walk(struct mf_set *set, const char *dir, const struct mf_limi
 
     if (level > MAX_DIR_DEPTH) {
         file = intern_file(set, dir);
-        if (!file || add_diag(set, 1, file, 0, 0, "directories nest deeper than %d levels",
+        if (!file || add_diag(set, MF_DIAG_ERROR, file, 0, 0, "directories nest deeper than %d levels",
                               MAX_DIR_DEPTH) != DD_OK)
             return DD_ENOMEM;
         note_rc(first, DD_ETOOBIG);
@@ -574,7 +787,7 @@ static enum dd_rc walk(struct mf_set *set, const char *dir, const struct mf_limi
     if (!d) {
         int e = errno;
         file = intern_file(set, dir);
-        if (!file || add_diag(set, 1, file, 0, 0, "cannot read directory: %s", strerror(e)))
+        if (!file || add_diag(set, MF_DIAG_ERROR, file, 0, 0, "cannot read directory: %s", strerror(e)))
             return DD_ENOMEM;
         note_rc(first, DD_EIO);
         return DD_OK;
@@ -639,7 +852,7 @@ enum dd_rc mf_load_path(struct mf_set *set, const char *path, const struct mf_li
 
 const char *mf_diag_format(const struct mf_diag *d, char *buf, size_t size)
 {
-    const char *sev = d->is_error ? "error" : "note";
+    const char *sev = d->is_error ? "error" : d->kind == MF_DIAG_DUPLICATE ? "warning" : "note";
 
     if (!size)
         return buf;

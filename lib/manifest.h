@@ -46,12 +46,26 @@ struct mf_object {
     const char *name;        /* metadata.name, or metadata.generateName; "" when absent */
 };
 
-/* A diagnostic about the input: an error (the file or document could not be read) or a note. */
+/* What a diagnostic says about the input. */
+enum mf_diag_kind {
+    MF_DIAG_ERROR,    /* the file or a document cannot be read: malformed, oversized, I/O */
+    MF_DIAG_NOT_K8S,  /* a document that is no Kubernetes object (a values file, a CI config) */
+    MF_DIAG_K8S_LIKE, /* looks like a Kubernetes object (metadata, spec, a miscased
+                         apiVersion or kind) but lacks a string apiVersion or kind */
+    MF_DIAG_TEMPLATE, /* a Go/Helm template: read as text, never parsed */
+    MF_DIAG_DUPLICATE /* a key repeated in one mapping: read as kubectl reads it (the last
+                         value wins), the earlier value is silently lost */
+};
+
+/* A diagnostic about the input. */
 struct mf_diag {
-    int is_error;  /* 1: malformed/oversized input; 0: note (e.g. skipped document) */
+    int is_error;  /* kind == MF_DIAG_ERROR */
+    enum mf_diag_kind kind;
     char *file;    /* owned by the set */
     int line, col; /* 0 when unknown */
     char *text;    /* owned; without the position prefix */
+    char *chart;   /* MF_DIAG_TEMPLATE: the Helm chart directory (holding Chart.yaml) the
+                      file belongs to, as a path; NULL outside a chart.  Owned */
 };
 
 struct mf_pos_map; /* private: node -> position index */
@@ -105,8 +119,14 @@ void mf_set_release(struct mf_set *set);
  * oversized input does not stop the walk: each failure is recorded as an error
  * diag ("expected ..., found ..." with file:line:col) and loading goes on with
  * the next document that can be found, or the next file.  Documents that are
- * not Kubernetes objects (no string apiVersion and kind) become a note; empty
- * documents are ignored.
+ * not Kubernetes objects (no string apiVersion and kind) become a NOT_K8S or
+ * K8S_LIKE diag, except in the root directory of a Helm chart (Chart.yaml,
+ * values.yaml are the chart's, not manifests); empty documents are ignored.
+ * A template is not parsed but becomes one TEMPLATE diag at its first action:
+ * any file below a chart's templates/ directory, and any other file that
+ * does not parse as YAML and has a template action (`{{`) where YAML would
+ * start a value (a line's start, after `: ` or `- `).  A template action
+ * inside a string (a PrometheusRule's `{{ $value }}`) is text, not a template.
  * Returns DD_OK when everything was read, DD_EPARSE / DD_ETOOBIG / DD_EIO for
  * the first failure (details in set->diags), DD_ENOMEM.  lim may be NULL.
  */

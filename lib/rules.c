@@ -12,13 +12,17 @@
 
 #include "dra.h"
 #include "json.h"
+#include "kubever.h"
 #include "quota.h"
 #include "rbac.h"
+#include "suggest.h"
 
 #define STRIEQ(a, b) (strcmp((a), (b)) == 0)
 #define MSG_MAX 2048
 #define MAX_NAMES 64
 
+static void check_api_versions(struct rule_ctx *ctx);
+static void check_claim_source(struct rule_ctx *ctx);
 static void check_quota(struct rule_ctx *ctx);
 static void check_claim_ref(struct rule_ctx *ctx);
 static void check_template_ref(struct rule_ctx *ctx);
@@ -32,9 +36,26 @@ static void check_cdi_enabled(struct rule_ctx *ctx);
 static void check_cdi_dir(struct rule_ctx *ctx);
 static void check_publishing(struct rule_ctx *ctx);
 
-/* Pipeline order: claim created -> references resolve -> driver publishes -> selector
- * matches -> enough devices -> CDI injects. */
+/* Pipeline order: the input is read -> claim created -> references resolve -> driver
+ * publishes -> selector matches -> enough devices -> CDI injects. */
 static const struct dd_rule rule_table[] = {
+    { "InputUnreadable", DD_SEV_ERROR,
+      "A file or document cannot be read (malformed, oversized, unreadable): nothing in it is "
+      "checked (lint only)", NULL },
+    { "InputDuplicateKey", DD_SEV_WARNING,
+      "A mapping repeats a key: kubectl keeps the last value and silently drops the earlier one "
+      "(lint only)", NULL },
+    { "InputNotKubernetes", DD_SEV_WARNING,
+      "A document is not a Kubernetes object, or lacks a proper apiVersion and kind (lint only)",
+      NULL },
+    { "HelmChartNotRendered", DD_SEV_INFO,
+      "Helm or Go template files are not checked: render the chart first (lint only)", NULL },
+    { "APIVersionNotServed", DD_SEV_ERROR,
+      "An object uses a resource.k8s.io version the target Kubernetes release does not serve",
+      check_api_versions },
+    { "PodClaimSourceRemoved", DD_SEV_ERROR,
+      "A pod's resourceClaims entry uses `source`, removed in Kubernetes 1.31",
+      check_claim_source },
     { "QuotaExceeded", DD_SEV_ERROR,
       "Claims need more DRA devices or claim objects than a ResourceQuota allows", check_quota },
     { "ClaimNotFound", DD_SEV_WARNING,
@@ -152,63 +173,10 @@ static const char *objname(const struct dra_obj *o, char *buf, size_t size)
     return buf;
 }
 
-/*
- * Optimal string alignment distance (a transposition, "exmaple", costs one edit), or
- * anything above max once it is sure to exceed max.  Three rows suffice: the
- * transposition looks two back.  A row is never below the smaller of the previous
- * row's minimum and the one before's plus one, so two rows over max end it.
- */
-static size_t edit_distance(const char *a, const char *b, size_t max)
-{
-    size_t la = strlen(a), lb = strlen(b), i, j, low, prev_low = 0;
-    size_t rows[3][254], *pp, *p, *c;
-
-    if (la > 253 || lb > 253)
-        return (size_t)-1;
-    for (j = 0; j <= lb; j++)
-        rows[0][j] = j;
-    for (i = 1; i <= la; i++) {
-        pp = rows[(i + 1) % 3]; /* row i - 2 */
-        p = rows[(i + 2) % 3];  /* row i - 1 */
-        c = rows[i % 3];
-        low = c[0] = i;
-        for (j = 1; j <= lb; j++) {
-            size_t cost = a[i - 1] != b[j - 1], best = p[j] + 1;
-            if (c[j - 1] + 1 < best)
-                best = c[j - 1] + 1;
-            if (p[j - 1] + cost < best)
-                best = p[j - 1] + cost;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-                pp[j - 2] + 1 < best)
-                best = pp[j - 2] + 1;
-            if ((c[j] = best) < low)
-                low = best;
-        }
-        if (low > max && prev_low > max)
-            return max + 1;
-        prev_low = low;
-    }
-    return rows[la % 3][lb];
-}
-
-/* The closest of names to s within a typo's reach, or NULL; the first of equals wins. */
+/* The engine's "did you mean": a plausible typo of one of names, or NULL. */
 static const char *nearest(const char *s, const char *const *names, size_t n)
 {
-    size_t i, best = (size_t)-1, ls = strlen(s), limit = ls / 4 > 2 ? ls / 4 : 2;
-    const char *r = NULL;
-
-    for (i = 0; i < n && best; i++) {
-        size_t ln = strlen(names[i]), floor = ln > ls ? ln - ls : ls - ln, dist;
-        size_t max = best <= limit ? best - 1 : limit;
-        /* The length difference is a lower bound: skip what cannot win. */
-        if (floor > max)
-            continue;
-        if ((dist = edit_distance(s, names[i], max)) <= max) {
-            best = dist;
-            r = names[i];
-        }
-    }
-    return r;
+    return sug_nearest(s, names, n);
 }
 
 /* ---- known drivers ------------------------------------------------------- */
@@ -234,6 +202,8 @@ static void names_add(struct rule_names *s, const char *name)
         s->v[s->n++] = name;
 }
 
+static const char *typo_of_known(const char *s, const struct rule_names *known);
+
 /* Drivers the snapshot shows: slice publishers, driver DaemonSets and --known-driver (or the
  * caller's list of them all). */
 static void known_drivers(const struct rule_ctx *ctx, struct rule_names *out)
@@ -253,17 +223,43 @@ static void known_drivers(const struct rule_ctx *ctx, struct rule_names *out)
         names_add(out, m->drivers[i].name);
     for (i = 0; i < ctx->opt->nknown_drivers; i++)
         names_add(out, ctx->opt->known_drivers[i]);
+    /* A class beside an unnamed driver names it, unless it misspells a name known already
+     * (the seed's typo class sits beside its driver too). */
+    for (i = 0; i < m->ninstall_names; i++)
+        if (!typo_of_known(m->install_names[i], out))
+            names_add(out, m->install_names[i]);
 }
 
+/* Every driver name of the profiles, current and former: what a misspelling may have meant
+ * when the input installs nothing of it. */
 static void profile_drivers(struct rule_names *out)
 {
     size_t i, j, n;
     const struct drv_profile *p = drv_profiles(&n);
 
     out->n = 0;
-    for (i = 0; i < n; i++)
-        for (j = 0; j < DRV_MAX && p[i].drivers[j]; j++)
-            names_add(out, p[i].drivers[j]);
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < DRV_MAX && p[i].plugins[j].driver; j++)
+            names_add(out, p[i].plugins[j].driver);
+        for (j = 0; j < DRV_MAX && p[i].other_names[j]; j++)
+            names_add(out, p[i].other_names[j]);
+    }
+}
+
+/* The known or profile driver name s plausibly misspells, or NULL.  A real driver's name is
+ * never a misspelling of another's (cpu.example.com is the example driver's cpu profile,
+ * qat.intel.com is Intel's QAT driver). */
+static const char *typo_of_known(const char *s, const struct rule_names *known)
+{
+    struct rule_names all = *known, prof;
+    size_t i;
+
+    if (drv_real_driver(s))
+        return NULL;
+    profile_drivers(&prof);
+    for (i = 0; i < prof.n; i++)
+        names_add(&all, prof.v[i]);
+    return nearest(s, all.v, all.n);
 }
 
 static void join_names(char *buf, size_t size, const struct rule_names *s)
@@ -315,14 +311,15 @@ int dd_rules_run(const struct dra_model *m, const struct rule_options *opt,
 }
 
 /*
- * The driver a selector's unknown driver name most likely meant, or NULL:
- * what "did you mean" suggests.  Used by SelectorMatchesNoDriver and, so
- * that each fault is reported on its own, by InsufficientDevices.
+ * What the engine makes of the driver names a selector requires: none known, and whether the
+ * first unknown one is a plausible misspelling of a known or profile driver (suggestion).
+ * Used by SelectorMatchesNoDriver and, so that each fault is reported on its own, by
+ * InsufficientDevices, which counts the devices of the driver a typo meant.
  */
 struct driver_verdict {
     int unknown;            /* 1: every driver name the selector allows is unknown */
-    const char *bad;        /* the first unknown name */
-    const char *suggestion; /* nearest known (or profile) driver, or NULL */
+    const char *bad;        /* the unknown name reported: the first that is a typo, else the first */
+    const char *suggestion; /* what the typo meant (known or profile driver), or NULL: not a typo */
     int line, col;          /* position of bad within the expression */
 };
 
@@ -330,33 +327,133 @@ static void judge_selector(const struct rule_ctx *ctx, const struct dra_selector
                            const struct rule_names *known, struct driver_verdict *v)
 {
     const struct cel_driver_ref *refs;
-    size_t n, i;
-    struct rule_names profiles;
-    enum cel_drivers_kind kind;
+    size_t n, i, at = 0;
 
+    (void)ctx;
     memset(v, 0, sizeof(*v));
-    if (!sel->prog)
-        return;
-    kind = cel_program_drivers(sel->prog, &refs, &n);
-    if (kind != CEL_DRIVERS_SET || n == 0)
+    if (!sel->prog || cel_program_drivers(sel->prog, &refs, &n) != CEL_DRIVERS_SET || n == 0)
         return;
     for (i = 0; i < n; i++)
         if (names_has(known, refs[i].name))
             return;
-    v->bad = refs[0].name;
-    v->line = refs[0].line;
-    v->col = refs[0].col;
-    if (known->n) {
-        v->unknown = 1;
-        v->suggestion = nearest(v->bad, known->v, known->n);
+    v->unknown = 1;
+    for (i = 0; i < n && !v->suggestion; i++)
+        if ((v->suggestion = typo_of_known(refs[i].name, known)))
+            at = i;
+    v->bad = refs[at].name;
+    v->line = refs[at].line;
+    v->col = refs[at].col;
+}
+
+/* ---- API versions -------------------------------------------------------- */
+
+static int kube_minor(const struct rule_ctx *ctx)
+{
+    return ctx->opt->kube_minor ? ctx->opt->kube_minor : KV_DEFAULT_MINOR;
+}
+
+static void api_version_one(struct rule_ctx *ctx, const struct dra_obj *o)
+{
+    const char *slash = strchr(o->api_version, '/'), *ver = slash ? slash + 1 : "";
+    const char *to = kv_resource_preferred(kube_minor(ctx));
+    char msg[MSG_MAX], fix[MSG_MAX], on[300];
+    int removed, minor = kube_minor(ctx);
+    enum kv_serving sv = kv_resource_serving(minor, ver, o->kind, &removed);
+    size_t len = 0;
+
+    if (sv == KV_SERVED || sv == KV_UNKNOWN)
+        return;
+    objname(o, on, sizeof(on));
+    if (sv == KV_OFF_BY_DEFAULT) {
+        cat(msg, sizeof(msg), &len,
+            "%s %s uses %s, which Kubernetes 1.%d serves only when kube-apiserver runs with "
+            "--runtime-config=resource.k8s.io/%s=true (off by default); on a default cluster "
+            "kubectl apply fails (no matches for kind \"%s\" in version \"%s\").",
+            o->kind, on, o->api_version, minor, ver, o->kind, o->api_version);
+        snprintf(fix, sizeof(fix), "Set apiVersion: resource.k8s.io/%s%s (or enable %s on "
+                 "the API server).", to, !strcmp(ver, "v1beta1") ? "; a request's fields move "
+                 "under `exactly`, a device's under its top level (no `basic`)" : "",
+                 o->api_version);
+        emit(ctx, DD_SEV_WARNING, o, 0, msg, fix);
         return;
     }
-    /* Nothing in the input says which drivers exist: only a near miss of a well-known
-     * driver name is evidence enough. */
-    profile_drivers(&profiles);
-    if (!names_has(&profiles, v->bad) && (v->suggestion = nearest(v->bad, profiles.v, profiles.n)))
-        v->unknown = 1;
-    (void)ctx;
+    if (!strcmp(o->kind, "ResourceClass") || !strcmp(o->kind, "PodSchedulingContext") ||
+        !strcmp(o->kind, "ResourceClaimParameters") || !strcmp(o->kind, "ResourceClassParameters")) {
+        cat(msg, sizeof(msg), &len,
+            "%s %s (%s) belongs to classic DRA, which Kubernetes removed in 1.%d: the API server "
+            "has no such kind and kubectl apply fails (no matches for kind \"%s\").",
+            o->kind, on, o->api_version, removed, o->kind);
+        snprintf(fix, sizeof(fix), "Use structured parameters (resource.k8s.io/%s): a "
+                 "DeviceClass with CEL selectors instead of a ResourceClass, and the driver's "
+                 "current release.", to);
+    } else {
+        cat(msg, sizeof(msg), &len,
+            "%s %s uses %s, which Kubernetes 1.%d does not serve: kubectl apply fails (no "
+            "matches for kind \"%s\" in version \"%s\") and nothing of it reaches the cluster.",
+            o->kind, on, o->api_version, minor, o->kind, o->api_version);
+        if (removed)
+            cat(msg, sizeof(msg), &len, " (%s was removed in 1.%d.)", o->api_version, removed);
+        snprintf(fix, sizeof(fix), "Set apiVersion: resource.k8s.io/%s; a request's "
+                 "deviceClassName, selectors, count and allocationMode move under `exactly`.",
+                 to);
+    }
+    emit(ctx, ctx->rule->severity, o, 0, msg, fix);
+}
+
+/* The API server refuses what it does not serve: only offline input can hold it. */
+static void check_api_versions(struct rule_ctx *ctx)
+{
+    const struct dra_model *m = ctx->m;
+    size_t i;
+
+    if (m->live)
+        return;
+    for (i = 0; i < m->nclasses; i++)
+        api_version_one(ctx, &m->classes[i].o);
+    for (i = 0; i < m->nclaims; i++)
+        api_version_one(ctx, &m->claims[i].o);
+    for (i = 0; i < m->nslices; i++)
+        api_version_one(ctx, &m->slices[i].o);
+    for (i = 0; i < m->resource_other.n; i++)
+        api_version_one(ctx, &m->resource_other.v[i]);
+}
+
+static void check_claim_source(struct rule_ctx *ctx)
+{
+    const struct dra_model *m = ctx->m;
+    char msg[MSG_MAX], fix[MSG_MAX], on[300];
+    size_t i, j;
+
+    if (m->live)
+        return;
+    for (i = 0; i < m->npods; i++) {
+        const struct dra_podspec *p = &m->pods[i];
+        for (j = 0; j < p->nclaims; j++) {
+            const cJSON *src;
+            const char *tmpl, *claim;
+            if (!p->claims[j].has_source)
+                continue;
+            src = dd_json_path(cJSON_GetArrayItem(dd_json_arr(p->spec, "resourceClaims", NULL),
+                                                  (int)j), "source", NULL);
+            tmpl = dd_json_str(src, "resourceClaimTemplateName", NULL);
+            claim = dd_json_str(src, "resourceClaimName", NULL);
+            snprintf(msg, sizeof(msg),
+                     "%s %s: pod claim \"%s\" uses `source`, which Kubernetes removed in 1.%d "
+                     "(Kubernetes 1.%d rejects the pod: unknown field \"source\", and the entry "
+                     "names no claim), so the pod is never created.",
+                     p->o.kind, objname(&p->o, on, sizeof(on)), p->claims[j].name,
+                     KV_POD_CLAIM_SOURCE_REMOVED, kube_minor(ctx));
+            if (tmpl || claim)
+                snprintf(fix, sizeof(fix), "Replace `source: {%s: %s}` with `%s: %s` on the "
+                         "entry itself.", tmpl ? "resourceClaimTemplateName" : "resourceClaimName",
+                         tmpl ? tmpl : claim, tmpl ? "resourceClaimTemplateName" :
+                         "resourceClaimName", tmpl ? tmpl : claim);
+            else
+                snprintf(fix, sizeof(fix), "Name the claim on the entry itself with "
+                         "resourceClaimName or resourceClaimTemplateName.");
+            emit(ctx, ctx->rule->severity, &p->o, p->claims[j].line, msg, fix);
+        }
+    }
 }
 
 /* ---- QuotaExceeded ------------------------------------------------------- */
@@ -635,12 +732,15 @@ static void class_ref_one(struct rule_ctx *ctx, const struct dra_claim *c,
                           struct near_memo *memo)
 {
     char msg[MSG_MAX], fix[MSG_MAX], on[300];
+    const struct drv_profile *prof;
     const char *near;
     size_t len = 0;
 
     if (!r->class_name || dra_find_class(ctx->m, r->class_name))
         return;
-    near = nearest_memo(memo, r->class_name, classes);
+    /* A class a real driver's install makes is not a typo of another one's. */
+    prof = drv_profile_for_class(r->class_name);
+    near = prof ? NULL : nearest_memo(memo, r->class_name, classes);
     cat(msg, sizeof(msg), &len,
         "%s %s request \"%s\" asks for DeviceClass \"%s\", which does not exist%s%s%s; the "
         "scheduler keeps the pod Pending (\"device class %s does not exist\")%s.",
@@ -649,6 +749,9 @@ static void class_ref_one(struct rule_ctx *ctx, const struct dra_claim *c,
         partial_note(ctx));
     if (near)
         snprintf(fix, sizeof(fix), "Set deviceClassName to \"%s\".", near);
+    else if (prof)
+        snprintf(fix, sizeof(fix), "Install %s (%s), whose install creates DeviceClass %s, or "
+                 "correct deviceClassName.", prof->id, prof->vendor, r->class_name);
     else
         snprintf(fix, sizeof(fix), "Create DeviceClass %s, or correct deviceClassName.",
                  r->class_name);
@@ -694,6 +797,18 @@ static int slice_rule_line(const struct dra_model *m, const struct dra_obj *role
     return 0;
 }
 
+/* 1 when a SubjectAccessReview answered anything about the account: then its answers decide
+ * and a verb nobody asked about is not judged (the RBAC objects may not be cached). */
+static int sar_any(const struct dra_model *m, const char *ns, const char *sa)
+{
+    size_t i;
+
+    for (i = 0; i < m->nsar; i++)
+        if (STRIEQ(m->sar[i].ns, ns) && STRIEQ(m->sar[i].sa, sa))
+            return 1;
+    return 0;
+}
+
 /* What SubjectAccessReviews said about the account: -1 no answer, 0 denied, 1 allowed. */
 static int sar_answer(const struct dra_model *m, const char *ns, const char *sa, const char *verb)
 {
@@ -705,24 +820,34 @@ static int sar_answer(const struct dra_model *m, const char *ns, const char *sa,
     return -1;
 }
 
+/* A driver's name for messages, and for a finding's scope: detection may not have found one. */
+static const char *driver_label(const struct dra_driver *d)
+{
+    return *d->name ? d->name : "of unknown name";
+}
+
+static const char *driver_scope(const struct dra_driver *d)
+{
+    return *d->name ? d->name : NULL;
+}
+
 static void rbac_one(struct rule_ctx *ctx, const struct dra_driver *d)
 {
-    static const char *const verbs[] = { "create", "update", "delete" };
+    const char *const *verbs = drv_slice_verbs;
     const struct dra_model *m = ctx->m;
     const char *ns = d->ds->o.ns, *sa = d->ds->service_account;
     struct rbac_grant g[MAX_GRANTS];
     const struct rbac_grant *target = NULL;
     size_t n = rbac_sa_grants(m, ns, sa, g, MAX_GRANTS), i, len = 0, flen = 0;
     char missing[128] = "", msg[MSG_MAX], fix[MSG_MAX], dsn[300];
-    int nmissing = 0, unknown_role = 0, nsar = 0;
+    int nmissing = 0, unknown_role = 0, nsar = sar_any(m, ns, sa);
 
     if (n > MAX_GRANTS)
         n = MAX_GRANTS;
-    for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+    for (i = 0; verbs[i]; i++) {
         int answer = sar_answer(m, ns, sa, verbs[i]);
-        nsar += answer >= 0;
-        if (answer == 0 ||
-            (answer < 0 && !rbac_sa_allows_cluster(m, ns, sa, verbs[i], RBAC_GROUP, RBAC_RESOURCE))) {
+        if (answer == 0 || (answer < 0 && !nsar &&
+                            !rbac_sa_allows_cluster(m, ns, sa, verbs[i], RBAC_GROUP, RBAC_RESOURCE))) {
             size_t ml = strlen(missing);
             snprintf(missing + ml, sizeof(missing) - ml, "%s%s", nmissing ? ", " : "", verbs[i]);
             nmissing++;
@@ -747,15 +872,16 @@ static void rbac_one(struct rule_ctx *ctx, const struct dra_driver *d)
         "ServiceAccount %s/%s of DaemonSet %s (driver %s) cannot %s resourceslices.%s at cluster "
         "scope%s, so the driver publishes no ResourceSlices and the scheduler sees no %s devices "
         "(\"cannot allocate all claims\").",
-        ns, sa, dsn, d->name, missing, RBAC_GROUP,
-        nsar ? " (SubjectAccessReview)" : "", d->name);
+        ns, sa, dsn, driver_label(d), missing, RBAC_GROUP,
+        nsar ? " (SubjectAccessReview)" : "", *d->name ? d->name : "such");
     if (target) {
         cat(fix, sizeof(fix), &flen,
-            "Add the verbs %s (the example driver's chart also grants patch) for resourceslices "
-            "in apiGroup %s to ClusterRole %s.",
+            "Add the verbs %s for resourceslices in apiGroup %s to ClusterRole %s (a kubelet "
+            "plugin lists, watches, creates, updates and deletes its slices; get and patch are "
+            "not needed).",
             missing, RBAC_GROUP, target->role->name);
         scope(ctx, emit(ctx, ctx->rule->severity, target->role, slice_rule_line(m, target->role),
-                        msg, fix), NULL, d->name, NULL);
+                        msg, fix), NULL, driver_scope(d), NULL);
         return;
     }
     for (i = 0; i < n; i++)
@@ -765,35 +891,36 @@ static void rbac_one(struct rule_ctx *ctx, const struct dra_driver *d)
                 "cluster-scoped ResourceSlices.",
                 g[i].binding->ns, g[i].binding->name, g[i].binding->ns);
             snprintf(fix, sizeof(fix),
-                     "Bind a ClusterRole granting get, list, watch, create, update, patch, delete "
+                     "Bind a ClusterRole granting list, watch, create, update, delete "
                      "on resourceslices to ServiceAccount %s/%s with a ClusterRoleBinding instead "
                      "of RoleBinding %s.",
                      ns, sa, g[i].binding->name);
-            scope(ctx, emit(ctx, ctx->rule->severity, g[i].binding, 0, msg, fix), NULL, d->name,
-                  NULL);
+            scope(ctx, emit(ctx, ctx->rule->severity, g[i].binding, 0, msg, fix), NULL,
+                  driver_scope(d), NULL);
             return;
         }
     /* The example driver's slice controller retries with a growing delay (client-go's
      * workqueue backoff, up to 1000 s): measured 12.7 s after the fix on a real node. */
     snprintf(fix, sizeof(fix),
-             "Grant get, list, watch, create, update, patch, delete on resourceslices.%s to "
+             "Grant list, watch, create, update, delete on resourceslices.%s to "
              "ServiceAccount %s/%s with a ClusterRole and a ClusterRoleBinding, then restart "
              "the plugin pods of DaemonSet %s/%s to publish at once (a refused plugin retries "
              "with a growing delay).",
              RBAC_GROUP, ns, sa, d->ds->o.ns, d->ds->o.name);
-    scope(ctx, emit(ctx, ctx->rule->severity, &d->ds->o, 0, msg, fix), NULL, d->name, NULL);
+    scope(ctx, emit(ctx, ctx->rule->severity, &d->ds->o, 0, msg, fix), NULL, driver_scope(d), NULL);
 }
 
-/* 1 when the account may create, update and delete slices (SAR answers first, then RBAC). */
+/* 1 when the account may do what a plugin does to its slices (SAR answers first, then RBAC). */
 static int may_publish(const struct dra_model *m, const char *ns, const char *sa)
 {
-    static const char *const verbs[] = { "create", "update", "delete" };
+    const char *const *verbs = drv_slice_verbs;
+    int any = sar_any(m, ns, sa);
     size_t i;
 
-    for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+    for (i = 0; verbs[i]; i++) {
         int a = sar_answer(m, ns, sa, verbs[i]);
-        if (a == 0 ||
-            (a < 0 && !rbac_sa_allows_cluster(m, ns, sa, verbs[i], RBAC_GROUP, RBAC_RESOURCE)))
+        if (a == 0 || (a < 0 && !any &&
+                       !rbac_sa_allows_cluster(m, ns, sa, verbs[i], RBAC_GROUP, RBAC_RESOURCE)))
             return 0;
     }
     return 1;
@@ -817,8 +944,8 @@ static void check_publishing(struct rule_ctx *ctx)
             has = STRIEQ(m->slices[j].driver, d->name);
         /* A denial is DriverRBACDenied's to report; the second name of a multi-driver
          * DaemonSet (NVIDIA's compute domains) may rightly publish nothing, unless asked for. */
-        if (has || !may_publish(m, d->ds->o.ns, d->ds->service_account) ||
-            (d->profile && !STRIEQ(d->name, d->profile->drivers[0])))
+        if (has || !*d->name || !may_publish(m, d->ds->o.ns, d->ds->service_account) ||
+            (d->profile && !STRIEQ(d->name, d->profile->plugins[0].driver)))
             continue;
         dd_json_int(d->ds->o.json, &ready, "status", "numberReady", NULL);
         dd_json_int(d->ds->o.json, &desired, "status", "desiredNumberScheduled", NULL);
@@ -834,7 +961,7 @@ static void check_publishing(struct rule_ctx *ctx)
         snprintf(fix, sizeof(fix), "Check the plugin pods of DaemonSet %s (kubectl logs) for "
                  "\"resource slice\" errors; a plugin refused earlier retries with a growing "
                  "delay: restart its pods (kubectl rollout restart) to publish at once.", dsn);
-        scope(ctx, emit(ctx, ctx->rule->severity, &d->ds->o, 0, msg, fix), NULL, d->name, NULL);
+        scope(ctx, emit(ctx, ctx->rule->severity, &d->ds->o, 0, msg, fix), NULL, driver_scope(d), NULL);
     }
 }
 
@@ -961,6 +1088,7 @@ static void driver_one(struct rule_ctx *ctx, const struct sel_site *s)
     struct driver_verdict v;
     char msg[MSG_MAX], fix[MSG_MAX], on[300], list[512], where[160], path[200];
     const struct cel_driver_ref *refs;
+    const struct drv_profile *prof;
     size_t n, len = 0;
 
     if (!s->sel->prog)
@@ -979,23 +1107,40 @@ static void driver_one(struct rule_ctx *ctx, const struct sel_site *s)
     if (!v.unknown)
         return;
     join_names(list, sizeof(list), known);
-    cat(msg, sizeof(msg), &len,
-        "%s %s %s requires device.driver == '%s', but no known DRA driver has that name "
-        "(known: %s), so no device ever matches and claims stay unallocated (\"cannot allocate "
-        "all claims\").",
-        s->owner->kind, objname(s->owner, on, sizeof(on)), site_where(s, where, sizeof(where)), v.bad,
-        known->n ? list : "none in the input; compared with well-known drivers");
     if (v.suggestion) {
-        cat(msg, sizeof(msg), &len, " Did you mean '%s'?", v.suggestion);
-        snprintf(fix, sizeof(fix), "Change '%s' to '%s' in %s.", v.bad, v.suggestion, site_path(s, path, sizeof(path)));
-    } else {
-        snprintf(fix, sizeof(fix),
-                 "Use the name of an installed driver in %s, or install the driver '%s' "
-                 "(--known-driver declares one that is installed elsewhere).",
-                 site_path(s, path, sizeof(path)), v.bad);
+        cat(msg, sizeof(msg), &len,
+            "%s %s %s requires device.driver == '%s', but no known DRA driver has that name "
+            "(known: %s), so no device ever matches and claims stay unallocated (\"cannot "
+            "allocate all claims\"). Did you mean '%s'?",
+            s->owner->kind, objname(s->owner, on, sizeof(on)), site_where(s, where, sizeof(where)),
+            v.bad, known->n ? list : "none in the input; compared with well-known drivers",
+            v.suggestion);
+        snprintf(fix, sizeof(fix), "Change '%s' to '%s' in %s.", v.bad, v.suggestion,
+                 site_path(s, path, sizeof(path)));
+        scope(ctx, emit(ctx, ctx->rule->severity, s->owner, s->sel->line, msg, fix),
+              s->cls ? s->cls->o.name : NULL, v.suggestion, NULL);
+        return;
     }
-    scope(ctx, emit(ctx, ctx->rule->severity, s->owner, s->sel->line, msg, fix),
-          s->cls ? s->cls->o.name : NULL, v.suggestion, NULL);
+    /* Not a misspelling: a driver installed elsewhere is as likely as a missing one. */
+    prof = drv_profile_for_driver(v.bad);
+    cat(msg, sizeof(msg), &len, "%s %s %s requires driver '%s'", s->owner->kind,
+        objname(s->owner, on, sizeof(on)), site_where(s, where, sizeof(where)), v.bad);
+    if (prof)
+        cat(msg, sizeof(msg), &len, " (%s's %s)", prof->vendor, prof->id);
+    cat(msg, sizeof(msg), &len, ", which %s (%s: %s)", ctx->m->live ?
+        "is not installed in the cluster: no ResourceSlice and no kubelet-plugin DaemonSet of it"
+        : "these manifests do not install", ctx->m->live ? "registered" : "installed here",
+        known->n ? list : "none");
+    cat(msg, sizeof(msg), &len, "; until it is, no device matches and claims stay unallocated "
+        "(\"cannot allocate all claims\")%s.", ctx->opt->complete || ctx->m->live ? "" :
+        " (if it is installed elsewhere, this is fine: pass --known-driver; --complete makes "
+        "this an error)");
+    snprintf(fix, sizeof(fix), "Install the driver '%s', or use the name of an installed "
+             "driver in %s%s.", v.bad, site_path(s, path, sizeof(path)),
+             ctx->m->live ? "" : " (--known-driver declares one that is installed elsewhere)");
+    scope(ctx, emit(ctx, ctx->opt->complete ? DD_SEV_ERROR : DD_SEV_WARNING, s->owner,
+                    s->sel->line, msg, fix),
+          s->cls ? s->cls->o.name : NULL, v.bad, NULL);
 }
 
 static void check_driver(struct rule_ctx *ctx)
@@ -1003,133 +1148,287 @@ static void check_driver(struct rule_ctx *ctx)
     for_each_selector(ctx, driver_one);
 }
 
-/* ---- SelectorUnknownAttribute -------------------------------------------- */
+/* ---- selectors evaluated on the published devices ------------------------ */
 
-/* The driver names a site's devices come from (its own constraint, else its class's). */
-static enum cel_drivers_kind site_drivers(const struct sel_site *s, struct rule_names *out)
+/*
+ * What the scheduler's allocator does with a device: a class's selectors in order, then
+ * the request's, each only while the ones before were true; a CEL runtime error on any
+ * device it evaluates aborts the allocation of the whole claim ("class X: selector #N: CEL
+ * runtime error: ..." / "claim ns/x: selector #N: ...").  Which sub-expressions run at all
+ * (guards, &&, ||, ?:) is the evaluator's business: nothing here second-guesses it.
+ */
+struct sel_error {
+    char msg[160];                   /* the evaluator's text, e.g. "no such key: model" */
+    size_t ndev;                     /* devices it fails on */
+    const struct dra_slice *slice;   /* the first of them */
+    const struct dra_device *dev;
+};
+
+#define SEL_ERRORS_MAX 4
+
+struct sel_errors {
+    struct sel_error v[SEL_ERRORS_MAX]; /* distinct messages, in order of first failure */
+    size_t n;
+    size_t evaluated;                   /* devices the selector was evaluated on */
+};
+
+static void sel_errors_add(struct sel_errors *e, const char *msg, const struct dra_slice *sl,
+                           const struct dra_device *d)
 {
-    const struct cel_driver_ref *refs;
-    size_t n, i, j;
+    size_t i;
 
-    out->n = 0;
-    if (s->sel->prog && cel_program_drivers(s->sel->prog, &refs, &n) == CEL_DRIVERS_SET) {
-        for (i = 0; i < n; i++)
-            names_add(out, refs[i].name);
-        return CEL_DRIVERS_SET;
-    }
-    for (j = 0; s->cls && j < s->cls->nsel; j++)
-        if (s->cls->sel[j].prog &&
-            cel_program_drivers(s->cls->sel[j].prog, &refs, &n) == CEL_DRIVERS_SET) {
-            for (i = 0; i < n; i++)
-                names_add(out, refs[i].name);
-            return CEL_DRIVERS_SET;
+    for (i = 0; i < e->n; i++)
+        if (STRIEQ(e->v[i].msg, msg)) {
+            e->v[i].ndev++;
+            return;
         }
-    return CEL_DRIVERS_ANY;
+    if (e->n == SEL_ERRORS_MAX)
+        return;
+    snprintf(e->v[e->n].msg, sizeof(e->v[e->n].msg), "%.*s", (int)sizeof(e->v[e->n].msg) - 1,
+             msg);
+    e->v[e->n].ndev = 1;
+    e->v[e->n].slice = sl;
+    e->v[e->n++].dev = d;
 }
 
-static int device_has(const struct cel_device *d, const struct cel_attr_ref *r)
+/*
+ * Runs sel[0..nsel) on every published device for which pass[] (NULL: every device) is set,
+ * in order, as the allocator does, and records each selector's errors in errs[0..nsel).  With
+ * out_pass, sets out_pass[d] to whether every selector was true on device d.  Devices are
+ * numbered in slice order.
+ */
+static void eval_selectors(const struct dra_model *m, const struct dra_selector *sel, size_t nsel,
+                           const unsigned char *pass, unsigned char *out_pass,
+                           struct sel_errors *errs)
 {
-    size_t i;
+    size_t i, j, k, d = 0;
 
-    if (r->capacity) {
-        for (i = 0; i < d->ncaps; i++)
-            if (STRIEQ(d->caps[i].domain, r->domain) && STRIEQ(d->caps[i].name, r->name))
-                return 1;
-        return 0;
-    }
-    for (i = 0; i < d->nattrs; i++)
-        if (STRIEQ(d->attrs[i].domain, r->domain) && STRIEQ(d->attrs[i].name, r->name))
-            return 1;
-    return 0;
-}
-
-static int is_guarded(const struct cel_attr_ref *refs, size_t n, const struct cel_attr_ref *r)
-{
-    size_t i;
-
-    for (i = 0; i < n; i++)
-        if (refs[i].guarded && refs[i].capacity == r->capacity && refs[i].domain &&
-            STRIEQ(refs[i].domain, r->domain) && STRIEQ(refs[i].name, r->name))
-            return 1;
-    return 0;
-}
-
-static void attr_one(struct rule_ctx *ctx, const struct sel_site *s, const struct rule_names *drivers,
-                     const struct cel_attr_ref *r)
-{
-    const struct dra_model *m = ctx->m;
-    const char *field = r->capacity ? "capacity" : "attributes";
-    struct rule_names have = { { 0 }, 0 };
-    char msg[MSG_MAX], fix[MSG_MAX], on[300], list[512], where[160], path[200];
-    size_t i, j, ndev = 0, len = 0;
-    const char *near;
-
-    for (i = 0; i < m->nslices; i++) {
-        const struct dra_slice *sl = &m->slices[i];
-        if (drivers->n ? !names_has(drivers, sl->driver) : !STRIEQ(sl->driver, r->domain))
-            continue;
-        for (j = 0; j < sl->ndev; j++) {
-            const struct cel_device *d = &sl->dev[j].dev;
-            size_t k;
-            ndev++;
-            if (device_has(d, r))
-                return;
-            if (r->capacity) {
-                for (k = 0; k < d->ncaps; k++)
-                    if (STRIEQ(d->caps[k].domain, r->domain))
-                        names_add(&have, d->caps[k].name);
-            } else {
-                for (k = 0; k < d->nattrs; k++)
-                    if (STRIEQ(d->attrs[k].domain, r->domain))
-                        names_add(&have, d->attrs[k].name);
+    for (i = 0; i < m->nslices; i++)
+        for (j = 0; j < m->slices[i].ndev; j++, d++) {
+            const struct dra_device *dv = &m->slices[i].dev[j];
+            int ok = !pass || pass[d];
+            for (k = 0; k < nsel && ok; k++) {
+                struct dd_err err;
+                enum cel_verdict v;
+                if (!sel[k].prog) {
+                    ok = 0; /* SelectorSyntaxError's to report */
+                    break;
+                }
+                dd_err_clear(&err);
+                errs[k].evaluated++;
+                v = cel_eval_device(sel[k].prog, &dv->dev, NULL, &err);
+                if (v == CEL_ERROR)
+                    sel_errors_add(&errs[k], err.msg, &m->slices[i], dv);
+                ok = v == CEL_TRUE;
             }
+            if (out_pass)
+                out_pass[d] = (unsigned char)ok;
         }
+}
+
+static size_t published_devices(const struct dra_model *m)
+{
+    size_t i, n = 0;
+
+    for (i = 0; i < m->nslices; i++)
+        n += m->slices[i].ndev;
+    return n;
+}
+
+/* The reference of prog that names key (the one a "no such key: key" error is about). */
+static const struct cel_attr_ref *ref_named(const struct cel_program *prog, const char *key,
+                                            const struct cel_device *dev)
+{
+    const struct cel_attr_ref *refs, *first = NULL;
+    size_t n, i;
+
+    cel_program_attrs(prog, &refs, &n);
+    for (i = 0; i < n; i++) {
+        size_t k, has = 0;
+        if (!refs[i].domain || !STRIEQ(refs[i].name, key))
+            continue;
+        if (!first)
+            first = &refs[i];
+        /* Of several references with that name, the one the device lacks. */
+        for (k = 0; !refs[i].capacity && k < dev->nattrs; k++)
+            has |= STRIEQ(dev->attrs[k].domain, refs[i].domain) &&
+                   STRIEQ(dev->attrs[k].name, key);
+        for (k = 0; refs[i].capacity && k < dev->ncaps; k++)
+            has |= STRIEQ(dev->caps[k].domain, refs[i].domain) && STRIEQ(dev->caps[k].name, key);
+        if (!has)
+            return &refs[i];
     }
-    if (!ndev)
-        return; /* no published devices to compare with */
-    near = nearest(r->name, have.v, have.n);
+    return first;
+}
+
+/* A missing key on a device: its message, fix and the did-you-mean from the device's own
+ * attributes (or capacities) of that domain. */
+static void missing_key(struct rule_ctx *ctx, const struct sel_site *s,
+                        const struct sel_errors *errs, const struct sel_error *e,
+                        const char *key, const char *scheduler)
+{
+    const struct cel_device *dev = &e->dev->dev;
+    const struct cel_attr_ref *r = ref_named(s->sel->prog, key, dev);
+    struct rule_names have = { { 0 }, 0 };
+    char msg[MSG_MAX], fix[MSG_MAX], on[300], list[512], where[160], path[200], split[300] = "";
+    const char *near = NULL, *field = r && r->capacity ? "capacity" : "attributes";
+    size_t k, len = 0;
+
+    if (r) {
+        const char *slash = strchr(r->domain, '/');
+        for (k = 0; !r->capacity && k < dev->nattrs; k++)
+            if (STRIEQ(dev->attrs[k].domain, r->domain))
+                names_add(&have, dev->attrs[k].name);
+        for (k = 0; r->capacity && k < dev->ncaps; k++)
+            if (STRIEQ(dev->caps[k].domain, r->domain))
+                names_add(&have, dev->caps[k].name);
+        near = nearest(key, have.v, have.n);
+        /* "dra.net/rdma" is an attribute's qualified name, not a domain. */
+        for (k = 0; slash && !near && k < dev->nattrs; k++)
+            if (strlen(dev->attrs[k].domain) == (size_t)(slash - r->domain) &&
+                !strncmp(dev->attrs[k].domain, r->domain, (size_t)(slash - r->domain)) &&
+                STRIEQ(dev->attrs[k].name, slash + 1))
+                snprintf(split, sizeof(split), "device.%s['%s'].%s", field, dev->attrs[k].domain,
+                         dev->attrs[k].name);
+    }
     join_names(list, sizeof(list), &have);
-    cat(msg, sizeof(msg), &len,
-        "%s %s %s reads device.%s['%s'].%s, but none of the %zu published device(s) has it "
-        "(%s has: %s), so allocation aborts with \"no such key: %s\".",
-        s->owner->kind, objname(s->owner, on, sizeof(on)), site_where(s, where, sizeof(where)), field, r->domain, r->name,
-        ndev, r->domain, list, r->name);
+    if (r) {
+        cat(msg, sizeof(msg), &len,
+            "%s %s %s reads device.%s['%s'].%s, but %zu of the %zu published device(s) it is "
+            "evaluated on lack it (device %s/%s of driver %s ", s->owner->kind,
+            objname(s->owner, on, sizeof(on)), site_where(s, where, sizeof(where)), field,
+            r->domain, key, e->ndev, errs->evaluated, e->slice->pool, e->dev->name,
+            e->dev->dev.driver);
+        if (have.n)
+            cat(msg, sizeof(msg), &len, "has: %s", list);
+        else
+            cat(msg, sizeof(msg), &len, "has no %s in domain '%s'", field, r->domain);
+        cat(msg, sizeof(msg), &len, "), so allocation aborts with \"%s\".", scheduler);
+    } else {
+        cat(msg, sizeof(msg), &len,
+            "%s %s %s fails on %zu of the %zu published device(s) it is evaluated on (first: "
+            "device %s/%s of driver %s), so allocation aborts with \"%s\".",
+            s->owner->kind, objname(s->owner, on, sizeof(on)), site_where(s, where, sizeof(where)),
+            e->ndev, errs->evaluated, e->slice->pool, e->dev->name, e->dev->dev.driver,
+            scheduler);
+    }
     if (near)
         cat(msg, sizeof(msg), &len, " Did you mean '%s'?", near);
-    snprintf(fix, sizeof(fix), "%s%s%s in %s, or guard it with has(device.%s['%s'].%s).",
-             near ? "Use '" : "Use an existing name", near ? near : "", near ? "'" : "",
-             site_path(s, path, sizeof(path)), field, r->domain, r->name);
+    else if (*split)
+        cat(msg, sizeof(msg), &len, " Did you mean %s?", split);
+    if (r)
+        snprintf(fix, sizeof(fix), "%s%s%s in %s, or guard it with has(device.%s['%s'].%s).",
+                 near || *split ? "Use " : "Use an existing name", near ? near : split,
+                 "", site_path(s, path, sizeof(path)), field, r->domain, key);
+    else
+        snprintf(fix, sizeof(fix), "Read only what the devices publish in %s, or guard the "
+                 "access with has() or `in`.", site_path(s, path, sizeof(path)));
     scope(ctx, emit(ctx, ctx->rule->severity, s->owner, s->sel->line, msg, fix),
-          s->cls ? s->cls->o.name : NULL, r->domain, NULL);
+          s->cls ? s->cls->o.name : NULL, r ? r->domain : NULL, NULL);
 }
 
-static void attrs_site(struct rule_ctx *ctx, const struct sel_site *s)
+/* The scheduler's words for an error of selector s: "class X: selector #N: CEL runtime error". */
+static void scheduler_text(const struct sel_site *s, const char *err, char *buf, size_t size)
 {
-    const struct cel_attr_ref *refs;
-    struct rule_names drivers;
-    size_t n, i, j;
+    /* klog.KObj: "ns/name", or "name" without a namespace. */
+    if (s->request)
+        snprintf(buf, size, "claim %s%s%s: selector #%zu: CEL runtime error: %s", s->owner->ns,
+                 *s->owner->ns ? "/" : "", s->owner->name, s->idx, err);
+    else
+        snprintf(buf, size, "class %s: selector #%zu: CEL runtime error: %s", s->owner->name,
+                 s->idx, err);
+}
 
-    if (!s->sel->prog)
-        return;
-    cel_program_attrs(s->sel->prog, &refs, &n);
-    if (site_drivers(s, &drivers) == CEL_DRIVERS_ANY)
-        drivers.n = 0;
-    for (i = 0; i < n; i++) {
-        int dup = 0;
-        if (refs[i].guarded || !refs[i].domain || is_guarded(refs, n, &refs[i]))
+/* The findings of one selector's errors; only missing keys are SelectorUnknownAttribute's. */
+static void attrs_report(struct rule_ctx *ctx, const struct sel_site *s,
+                         const struct sel_errors *errs)
+{
+    static const char nsk[] = "no such key: ";
+    char sched[400];
+    size_t i;
+
+    for (i = 0; i < errs->n; i++) {
+        const struct sel_error *e = &errs->v[i];
+        if (strncmp(e->msg, nsk, sizeof(nsk) - 1))
             continue;
-        /* One finding per name, however often the expression reads it. */
-        for (j = 0; j < i; j++)
-            dup |= refs[j].domain && refs[j].capacity == refs[i].capacity &&
-                   STRIEQ(refs[j].domain, refs[i].domain) && STRIEQ(refs[j].name, refs[i].name);
-        if (!dup)
-            attr_one(ctx, s, &drivers, &refs[i]);
+        scheduler_text(s, e->msg, sched, sizeof(sched));
+        missing_key(ctx, s, errs, e, e->msg + sizeof(nsk) - 1, sched);
+    }
+}
+
+/* A claim's requests (and firstAvailable alternatives) on the devices their class admits. */
+static void attrs_claim(struct rule_ctx *ctx, const struct dra_claim *c,
+                        unsigned char *const *class_pass, struct sel_errors *errs, size_t maxsel)
+{
+    const struct dra_model *m = ctx->m;
+    struct sel_site s;
+    size_t i, j;
+
+    memset(&s, 0, sizeof(s));
+    s.owner = &c->o;
+    s.base = c->is_template ? "spec.spec.devices" : "spec.devices";
+    for (s.req = 0; s.req < c->spec.nreq; s.req++) {
+        const struct dra_request *top = &c->spec.req[s.req];
+        for (s.sub = 0; s.sub <= top->nsub; s.sub++) {
+            const struct dra_request *r = s.sub ? &top->sub[s.sub - 1] : top;
+            if (!r->nsel || !r->class_name || !(s.cls = dra_find_class(m, r->class_name)))
+                continue;
+            j = (size_t)(s.cls - m->classes);
+            memset(errs, 0, maxsel * sizeof(*errs));
+            eval_selectors(m, r->sel, r->nsel < maxsel ? r->nsel : maxsel, class_pass[j], NULL,
+                           errs);
+            s.request = r->name;
+            for (i = 0; i < r->nsel && i < maxsel; i++) {
+                s.idx = i;
+                s.sel = &r->sel[i];
+                attrs_report(ctx, &s, &errs[i]);
+            }
+        }
     }
 }
 
 static void check_attrs(struct rule_ctx *ctx)
 {
-    for_each_selector(ctx, attrs_site);
+    const struct dra_model *m = ctx->m;
+    size_t ndev = published_devices(m), i, j, maxsel = 64;
+    unsigned char **class_pass;
+    struct sel_errors *errs;
+    struct sel_site s;
+
+    /* Without published devices there is nothing to evaluate on. */
+    if (!ndev)
+        return;
+    class_pass = calloc(m->nclasses + 1, sizeof(*class_pass));
+    errs = calloc(maxsel, sizeof(*errs));
+    if (!class_pass || !errs) {
+        ctx->out->oom = 1;
+        goto out;
+    }
+    memset(&s, 0, sizeof(s));
+    for (i = 0; i < m->nclasses; i++) {
+        const struct dra_class *cls = &m->classes[i];
+        size_t nsel = cls->nsel < maxsel ? cls->nsel : maxsel;
+        if (!(class_pass[i] = malloc(ndev))) {
+            ctx->out->oom = 1;
+            goto out;
+        }
+        memset(errs, 0, maxsel * sizeof(*errs));
+        eval_selectors(m, cls->sel, nsel, NULL, class_pass[i], errs);
+        s.owner = &cls->o;
+        s.cls = cls;
+        for (j = 0; j < nsel; j++) {
+            s.idx = j;
+            s.sel = &cls->sel[j];
+            attrs_report(ctx, &s, &errs[j]);
+        }
+    }
+    for (i = 0; i < m->nclaims; i++)
+        attrs_claim(ctx, &m->claims[i], class_pass, errs, maxsel);
+out:
+    for (i = 0; class_pass && i < m->nclasses; i++)
+        free(class_pass[i]);
+    free(class_pass);
+    free(errs);
 }
 
 /* ---- InsufficientDevices ------------------------------------------------- */
@@ -1541,7 +1840,7 @@ static void cdi_dir_one(struct rule_ctx *ctx, const struct dra_driver *d)
     }
     objname(&d->ds->o, dsn, sizeof(dsn));
     cat(msg, sizeof(msg), &len, "DaemonSet %s (driver %s) writes CDI specs to %s (%s)", dsn,
-        d->name, d->cdi_root, how);
+        driver_label(d), d->cdi_root, how);
     if (*host)
         cat(msg, sizeof(msg), &len, ", which is host directory %s, not one of containerd's "
             "cdi_spec_dirs", host);
@@ -1560,7 +1859,8 @@ static void cdi_dir_one(struct rule_ctx *ctx, const struct dra_driver *d)
         snprintf(fix, sizeof(fix), "Mount hostPath /var/run/cdi into container %s and set env "
                  "CDI_ROOT to its mountPath, then delete and recreate the pods that failed: "
                  "their claims are not prepared again.", c->name);
-    scope(ctx, emit(ctx, ctx->rule->severity, &d->ds->o, d->cdi_line, msg, fix), NULL, d->name,
+    scope(ctx, emit(ctx, ctx->rule->severity, &d->ds->o, d->cdi_line, msg, fix), NULL,
+          driver_scope(d),
           NULL);
 }
 

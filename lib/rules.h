@@ -36,9 +36,11 @@ struct rule_options {
     const char *const *only; /* run just the rules with these codes (the webhook reports
                                 five); NULL: every rule.  Borrowed */
     size_t nonly;
+    int kube_minor;    /* the Kubernetes release 1.<kube_minor> the input is for
+                          (--kube-version); 0: KV_DEFAULT_MINOR (lib/kubever.h) */
 };
 
-#define RULE_OPTIONS_INIT { NULL, 0, 0, 1, 0, NULL, 0 }
+#define RULE_OPTIONS_INIT { NULL, 0, 0, 1, 0, NULL, 0, 0 }
 
 struct rule_ctx {
     const struct dra_model *m;     /* the snapshot; borrowed */

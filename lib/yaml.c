@@ -82,6 +82,8 @@ struct ps {
     size_t fast_docs, fallbacks;  /* for ydoc_stats */
     size_t skimmed;               /* documents reported through skim->skipped */
     int stop;                     /* a limit ends the stream (not an allocation failure) */
+    cJSON *grave;                 /* owned: values a repeated key replaced, freed with the
+                                     document (an alias may still point into them) */
     enum dd_rc first;             /* first input error */
     struct dd_err err;
 };
@@ -192,6 +194,8 @@ static void drop_document(struct ps *p)
     p->root = NULL;
     p->npos = 0;
     stab_clear(&p->tab);
+    cJSON_Delete(p->grave);
+    p->grave = NULL;
 }
 
 /* Reports an input error to the sink; returns what the sink says. */
@@ -536,12 +540,63 @@ static enum dd_rc add_anchor(struct ps *p, char *name, cJSON *node)
     return DD_OK;
 }
 
+/* Drops the recorded positions of node's subtree, keeping the order (pos[0] is the root's). */
+static void forget_positions(struct ps *p, const cJSON *node)
+{
+    const cJSON *c;
+    size_t i, j;
+
+    for (i = j = 0; i < p->npos; i++)
+        if (p->pos[i].node != node)
+            p->pos[j++] = p->pos[i];
+    p->npos = j;
+    for (c = node->child; c; c = c->next)
+        forget_positions(p, c);
+}
+
+/*
+ * A key the mapping has already: kubectl (sigs.k8s.io/yaml) keeps the last value and drops
+ * the earlier one without a word, so the earlier goes (to the grave, where an alias may still
+ * point) and the sink hears a warning.
+ */
+static enum dd_rc repeated_key(struct ps *p, struct frame *top, yaml_event_t *ev)
+{
+    const char *key = (const char *)ev->data.scalar.value;
+    struct stab_entry *e = top->hashed ? stab_find(&p->tab, top->node, key) : NULL;
+    cJSON *old;
+    enum dd_rc rc = DD_OK;
+
+    for (old = top->node->child; old && strcmp(old->string, key); old = old->next)
+        ;
+    if (!old)
+        return DD_OK;
+    if (p->sink->warning) {
+        p->err.rc = DD_EPARSE;
+        p->err.line = p->line_base + (int)ev->start_mark.line + 1;
+        p->err.col = (int)ev->start_mark.column + 1;
+        snprintf(p->err.msg, sizeof(p->err.msg),
+                 "duplicate key \"%.200s\": kubectl keeps this value and drops the earlier one",
+                 key);
+        rc = p->sink->warning(p->sink->ctx, &p->err);
+    }
+    if (!p->grave && !(p->grave = cJSON_CreateArray()))
+        return DD_ENOMEM;
+    forget_positions(p, old);
+    cJSON_DetachItemViaPointer(top->node, old);
+    cJSON_AddItemToArray(p->grave, old);
+    /* The table's entry must not keep the old node's string: it goes with the grave. */
+    if (e)
+        e->str = (char *)key;
+    return rc;
+}
+
 /* A scalar where a mapping expects a key. */
 static enum dd_rc take_key(struct ps *p, struct frame *top, yaml_event_t *ev)
 {
     const char *key = (const char *)ev->data.scalar.value;
     const cJSON *c;
     int dup = 0;
+    enum dd_rc rc;
 
     if (!top->hashed && top->nkeys >= SMALL_MAP) {
         struct stab_entry *e;
@@ -556,10 +611,10 @@ static enum dd_rc take_key(struct ps *p, struct frame *top, yaml_event_t *ev)
         for (c = top->node->child; c && !dup; c = c->next)
             dup = strcmp(c->string, key) == 0;
     }
-    if (dup)
-        return fail_doc(p, DD_EPARSE, &ev->start_mark, "duplicate key \"%.200s\"", key);
+    if (dup && (rc = repeated_key(p, top, ev)) != DD_OK)
+        return rc;
     top->key = steal(&ev->data.scalar.value);
-    top->nkeys++;
+    top->nkeys += !dup;
     return DD_OK;
 }
 
@@ -720,6 +775,8 @@ static enum dd_rc end_document(struct ps *p)
                            : (cJSON_Delete(root), DD_OK);
     p->npos = 0;
     stab_clear(&p->tab);
+    cJSON_Delete(p->grave);
+    p->grave = NULL;
     return rc;
 }
 

@@ -62,6 +62,11 @@ struct ydoc_sink {
      * stream allows it.
      */
     enum dd_rc (*error)(void *ctx, const struct dd_err *err);
+    /*
+     * Optional (NULL: ignored): something the document is read in spite of, as kubectl reads
+     * it — a key repeated in one mapping, of which the last value is kept.  err: borrowed.
+     */
+    enum dd_rc (*warning)(void *ctx, const struct dd_err *err);
 };
 
 /*

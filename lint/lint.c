@@ -1,5 +1,6 @@
 #include "lint.h"
 
+#include <ctype.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "cri.h"
 #include "dra.h"
+#include "kubever.h"
 #include "manifest.h"
 #include "report.h"
 
@@ -32,16 +34,124 @@ static int skim_irrelevant(void *ctx, const char *api_version, const char *kind)
     return dra_kind_relevant(api_version, kind) != DRA_KIND_USED;
 }
 
-static void print_diags(const struct mf_set *set, FILE *diag)
+static const char *base_name(const char *path)
 {
-    char buf[2048];
-    size_t i;
+    const char *s = strrchr(path, '/');
 
-    for (i = 0; i < set->ndiags; i++)
-        fprintf(diag, "%s\n", mf_diag_format(&set->diags[i], buf, sizeof(buf)));
+    return s && s[1] ? s + 1 : path;
 }
 
-int lint_collect(const struct lint_input *in, struct lint_result *res, FILE *diag)
+/* An input finding: about a file (kind "Manifest") or a chart, at its position. */
+static int input_finding(struct dd_findings *out, const char *code, enum dd_severity sev,
+                         const char *kind, const char *name, const char *file, int line, int col,
+                         const char *msg, const char *fix)
+{
+    struct dd_finding *f = dd_findings_add(out, dd_rule_find(code)->code, sev, "", kind, "",
+                                           name, file, line, msg, fix);
+
+    if (!f)
+        return -1;
+    f->col = col;
+    return 0;
+}
+
+/* One HelmChartNotRendered per chart (and per template file outside a chart). */
+static int template_findings(const struct mf_set *set, struct dd_findings *out)
+{
+    char msg[2048], fix[1024];
+    size_t i, j;
+
+    for (i = 0; i < set->ndiags; i++) {
+        const struct mf_diag *d = &set->diags[i];
+        size_t files = 0;
+        int first = 1;
+        if (d->kind != MF_DIAG_TEMPLATE)
+            continue;
+        /* Only the chart's first template speaks for it. */
+        for (j = 0; j < i && d->chart; j++)
+            if (set->diags[j].kind == MF_DIAG_TEMPLATE && set->diags[j].chart &&
+                !strcmp(set->diags[j].chart, d->chart))
+                first = 0;
+        if (!first)
+            continue;
+        for (j = i; j < set->ndiags && d->chart; j++)
+            files += set->diags[j].kind == MF_DIAG_TEMPLATE && set->diags[j].chart &&
+                     !strcmp(set->diags[j].chart, d->chart);
+        if (d->chart) {
+            snprintf(msg, sizeof(msg),
+                     "Helm chart %s: %zu template file(s) under %s/templates are Go templates, "
+                     "not manifests, so none of the objects they make is checked.",
+                     base_name(d->chart), files, d->chart);
+            snprintf(fix, sizeof(fix),
+                     "Render the chart with the values you install it with and lint the result: "
+                     "helm template RELEASE %s [-f values.yaml] | dra-doctor lint -", d->chart);
+            if (input_finding(out, "HelmChartNotRendered", DD_SEV_INFO, "HelmChart",
+                              base_name(d->chart), d->file, d->line, d->col, msg, fix))
+                return -1;
+        } else {
+            snprintf(msg, sizeof(msg), "%s is a Go/Helm template (\"{{\" where YAML starts a "
+                     "value), not a manifest, so none of the objects it makes is checked.",
+                     d->file);
+            snprintf(fix, sizeof(fix), "Render it (helm template, or the tool that fills it in) "
+                     "and lint the output: ... | dra-doctor lint -");
+            if (input_finding(out, "HelmChartNotRendered", DD_SEV_INFO, "Manifest",
+                              base_name(d->file), d->file, d->line, d->col, msg, fix))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* Every input problem as a finding, so that -o json, sarif and github show it too. */
+static int input_findings(const struct mf_set *set, struct dd_findings *out)
+{
+    char msg[2048], fix[1024];
+    size_t i;
+
+    for (i = 0; i < set->ndiags; i++) {
+        const struct mf_diag *d = &set->diags[i];
+        switch (d->kind) {
+        case MF_DIAG_ERROR:
+            snprintf(msg, sizeof(msg), "%s: %s. kubectl apply fails on it too, and nothing in it "
+                     "is checked.", d->line ? "This document cannot be read" :
+                     "This file cannot be read", d->text);
+            if (d->line)
+                snprintf(fix, sizeof(fix), "Correct the YAML at %s:%d:%d.", d->file, d->line,
+                         d->col);
+            else
+                snprintf(fix, sizeof(fix), "Make %s a readable manifest file.", d->file);
+            if (input_finding(out, "InputUnreadable", DD_SEV_ERROR, "Manifest",
+                              base_name(d->file), d->file, d->line, d->col, msg, fix))
+                return -1;
+            break;
+        case MF_DIAG_NOT_K8S:
+        case MF_DIAG_K8S_LIKE:
+            snprintf(msg, sizeof(msg), "%c%s.", toupper((unsigned char)d->text[0]), d->text + 1);
+            snprintf(fix, sizeof(fix), d->kind == MF_DIAG_K8S_LIKE
+                     ? "Spell the fields apiVersion and kind exactly so, with string values."
+                     : "Nothing, if the file is not meant for kubectl; otherwise give it an "
+                       "apiVersion and a kind.");
+            if (input_finding(out, "InputNotKubernetes",
+                              d->kind == MF_DIAG_K8S_LIKE ? DD_SEV_WARNING : DD_SEV_INFO,
+                              "Manifest", base_name(d->file), d->file, d->line, d->col, msg, fix))
+                return -1;
+            break;
+        case MF_DIAG_DUPLICATE:
+            snprintf(msg, sizeof(msg), "%c%s.", toupper((unsigned char)d->text[0]), d->text + 1);
+            snprintf(fix, sizeof(fix), "Keep one of the two at %s:%d:%d (the other was probably "
+                     "meant to be another key).", d->file, d->line, d->col);
+            if (input_finding(out, "InputDuplicateKey", DD_SEV_WARNING, "Manifest",
+                              base_name(d->file), d->file, d->line, d->col, msg, fix))
+                return -1;
+            break;
+        case MF_DIAG_TEMPLATE:
+            break;
+        }
+    }
+    return template_findings(set, out);
+}
+
+int lint_collect(const struct lint_input *in, struct lint_result *res)
 {
     struct mf_set set = MF_SET_INIT;
     struct cri_config cri;
@@ -59,14 +169,23 @@ int lint_collect(const struct lint_input *in, struct lint_result *res, FILE *dia
     for (i = 0; i < in->npaths; i++)
         if (mf_load_path(&set, in->paths[i], NULL) == DD_ENOMEM)
             goto out_set;
-    print_diags(&set, diag);
+    if (input_findings(&set, &res->findings))
+        goto out_set;
     res->input_errors = set.nerrors;
     if (in->containerd_config) {
         dd_err_clear(&err);
         if (cri_config_load(in->containerd_config, &cri, &err) == DD_OK) {
             have_cri = 1;
         } else {
-            fprintf(diag, "%s: error: %s\n", in->containerd_config, err.msg);
+            char msg[DD_ERR_MSG_MAX + 128];
+            snprintf(msg, sizeof(msg), "The containerd config cannot be read: %s. The CDI "
+                     "rules are not checked.", err.msg);
+            if (input_finding(&res->findings, "InputUnreadable", DD_SEV_ERROR,
+                              "ContainerdConfig", base_name(in->containerd_config),
+                              in->containerd_config, err.line, err.col, msg,
+                              "Pass the node's /etc/containerd/config.toml (TOML) to "
+                              "--containerd-config."))
+                goto out_set;
             res->input_errors++;
         }
     }
@@ -121,6 +240,9 @@ static void usage(FILE *f)
 "                             input has no Node objects (default 1)\n"
 "      --complete             the input is the whole cluster: references to objects\n"
 "                             that are not in it are errors, not warnings\n"
+"      --kube-version V       the Kubernetes release the manifests are for (1.34 to\n"
+"                             1.36; default 1.36): API versions it does not serve\n"
+"                             and pod fields it removed are errors\n"
 "  -o, --output FORMAT        text (default), json, sarif or github\n"
 "      --fail-on LEVEL        exit 1 on findings at or above error (default),\n"
 "                             warning, or never\n"
@@ -155,6 +277,7 @@ int lint_main(int argc, char **argv)
         { "known-driver", required_argument, NULL, 'k' },
         { "nodes", required_argument, NULL, 'n' },
         { "complete", no_argument, NULL, 'C' },
+        { "kube-version", required_argument, NULL, 'V' },
         { "output", required_argument, NULL, 'o' },
         { "fail-on", required_argument, NULL, 'F' },
         { "color", required_argument, NULL, 'K' },
@@ -203,6 +326,15 @@ int lint_main(int argc, char **argv)
         case 'C':
             in.rules.complete = 1;
             break;
+        case 'V': {
+            struct dd_err err;
+            dd_err_clear(&err);
+            if (kv_parse(optarg, &in.rules.kube_minor, &err) != DD_OK) {
+                fprintf(stderr, "dra-doctor lint: --kube-version: %s\n", err.msg);
+                return LINT_EXIT_USAGE;
+            }
+            break;
+        }
         case 'o':
             if ((int)(fmt = (enum report_format)report_format_parse(optarg)) < 0) {
                 fprintf(stderr, "dra-doctor lint: unknown output format '%s' (want %s)\n", optarg,
@@ -256,7 +388,7 @@ int lint_main(int argc, char **argv)
         const char *term = getenv("TERM");
         color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR") && !(term && !strcmp(term, "dumb"));
     }
-    if (lint_collect(&in, &res, stderr)) {
+    if (lint_collect(&in, &res)) {
         fprintf(stderr, "dra-doctor lint: out of memory\n");
         return LINT_EXIT_USAGE;
     }

@@ -32,14 +32,15 @@ struct lint_result {
 };
 
 /*
- * Loads every path, builds the model, runs the rules.  Input problems
- * (malformed or oversized files, skipped documents, an unreadable containerd
- * config) are printed to diag as "file:line:col: error: ..." or "note:" lines
- * and counted in res->input_errors; everything that could be read is still
- * checked.  Returns 0, or -1 when out of memory.  Free res with
- * lint_result_release.
+ * Loads every path, builds the model, runs the rules.  Input problems are
+ * findings like any other, with file, line and column: InputUnreadable for
+ * a malformed, oversized or unreadable file or document (and an unreadable
+ * containerd config; these count in res->input_errors), InputNotKubernetes
+ * for a document that is no Kubernetes object, HelmChartNotRendered once per
+ * chart of template files.  Everything that could be read is still checked.
+ * Returns 0, or -1 when out of memory.  Free res with lint_result_release.
  */
-int lint_collect(const struct lint_input *in, struct lint_result *res, FILE *diag);
+int lint_collect(const struct lint_input *in, struct lint_result *res);
 
 void lint_result_release(struct lint_result *res);
 

@@ -102,6 +102,8 @@ static cJSON *json_finding(const struct dd_finding *f)
                   : cJSON_AddNullToObject(o, "file")) ||
         !(f->line > 0 ? cJSON_AddNumberToObject(o, "line", f->line)
                       : cJSON_AddNullToObject(o, "line")) ||
+        !(f->line > 0 && f->col > 0 ? cJSON_AddNumberToObject(o, "column", f->col)
+                                    : cJSON_AddNullToObject(o, "column")) ||
         !cJSON_AddStringToObject(o, "message", nz(f->message)) ||
         !cJSON_AddStringToObject(o, "fix", nz(f->fix))) {
         cJSON_Delete(o);
@@ -333,7 +335,9 @@ static int sarif_location(cJSON *loc, const struct dd_finding *f)
              cJSON_AddStringToObject(art, "uri", s) &&
              (absolute || cJSON_AddStringToObject(art, "uriBaseId", "%SRCROOT%")) &&
              (f->line <= 0 || ((region = cJSON_AddObjectToObject(phys, "region")) &&
-                               cJSON_AddNumberToObject(region, "startLine", f->line)));
+                               cJSON_AddNumberToObject(region, "startLine", f->line) &&
+                               (f->col <= 0 ||
+                                cJSON_AddNumberToObject(region, "startColumn", f->col))));
         free(s);
         if (!ok)
             return -1;
@@ -481,6 +485,8 @@ static int github_report(FILE *out, const struct report_input *in)
             gh_escape(out, f->file, 1);
             if (f->line > 0)
                 fprintf(out, ",line=%d", f->line);
+            if (f->line > 0 && f->col > 0)
+                fprintf(out, ",col=%d", f->col);
             fputc(',', out);
         }
         fputs("title=", out);
@@ -573,7 +579,7 @@ static int slot_by_group(const void *pa, const void *pb)
     return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
-static void text_header(FILE *out, const struct dd_finding *f, int line)
+static void text_header(FILE *out, const struct dd_finding *f, int line, int col)
 {
     if (f->obj.kind && *f->obj.kind) {
         text_put(out, f->obj.kind, "");
@@ -589,6 +595,8 @@ static void text_header(FILE *out, const struct dd_finding *f, int line)
         text_put(out, f->file, "");
         if (line > 0)
             fprintf(out, ":%d", line);
+        if (line > 0 && col > 0)
+            fprintf(out, ":%d", col);
         fputc(')', out);
     }
     fputc('\n', out);
@@ -651,13 +659,15 @@ static int text_report(FILE *out, const struct report_input *in)
         qsort(slot, n, sizeof(*slot), slot_by_group);
     }
     for (i = 0; i < n; i = j) {
-        int line = 0;
+        int line = 0, col = 0;
 
         /* The earliest known line stands for the object's position. */
         for (j = i; j < n && slot[j].group == slot[i].group; j++)
-            if (slot[j].f->line > 0 && (!line || slot[j].f->line < line))
+            if (slot[j].f->line > 0 && (!line || slot[j].f->line < line)) {
                 line = slot[j].f->line;
-        text_header(out, slot[i].f, line);
+                col = slot[j].f->col;
+            }
+        text_header(out, slot[i].f, line, col);
         for (j = i; j < n && slot[j].group == slot[i].group; j++)
             text_finding(out, slot[j].f, in->color);
         fputc('\n', out);

@@ -15,10 +15,10 @@
  *
  *   json    One line, one object, then "\n":
  *           {"findings":[{"code","severity","object":{"apiVersion","kind",
- *             "namespace","name"},"file","line","message","fix"}...],
+ *             "namespace","name"},"file","line","column","message","fix"}...],
  *            "summary":{"errors","warnings","infos","objects"}}
  *           Every key is always present.  "file" is null when the finding has
- *           no source file (live objects) and "line" is null when unknown, so
+ *           no source file (live objects) and "line" ("column") is null when unknown, so
  *           a consumer never mistakes 0 for a position.  Object fields are
  *           always strings, "" where Kubernetes leaves them empty (namespace
  *           of a cluster-scoped object, apiVersion of a non-API file); "fix"

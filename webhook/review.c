@@ -633,7 +633,10 @@ static enum dd_rc decide_class(const struct wh_view *v, const cJSON *req, const 
     }
     for (i = 0; rc == DD_OK && i < now.n; i++) {
         const struct dd_finding *f = &now.v[i];
-        if (!strcmp(f->code, "SelectorMatchesNoDriver") && !escape && !found_in(&before, f)) {
+        /* Only a misspelling of a known driver is an error: a driver nothing registered yet
+         * (a vendor's chart applies its DaemonSet and classes together) is a warning. */
+        if (!strcmp(f->code, "SelectorMatchesNoDriver") && f->severity == DD_SEV_ERROR &&
+            !escape && !found_in(&before, f)) {
             if (!d->deny)
                 snprintf(d->message, sizeof(d->message), "%s %s", f->message, f->fix);
             d->deny = 1;

@@ -204,14 +204,28 @@ static void stdin_and_bad_input(void **state)
     RUN(&R, "kind: Pod\n  bad: [\n", "lint", "-", SEED "broken/deviceclass.yaml",
         "--known-driver", "gpu.example.com");
     assert_int_equal(R.status, 2);
-    assert_contains(R.err, "<stdin>:");
+    assert_contains(R.out, "Manifest <stdin> (<stdin>:2:");
+    assert_contains(R.out, "error[InputUnreadable]");
     assert_contains(R.out, "SelectorMatchesNoDriver");
+    /* Every format carries the input problem, so a SARIF upload shows it. */
+    RUN(&R, "kind: Pod\n  bad: [\n", "lint", "-", "-o", "json");
+    assert_int_equal(R.status, 2);
+    assert_contains(R.out, "\"code\":\"InputUnreadable\"");
+    assert_contains(R.out, "\"file\":\"<stdin>\",\"line\":2,\"column\":");
+    RUN(&R, "kind: Pod\n  bad: [\n", "lint", "-", "-o", "sarif");
+    assert_contains(R.out, "\"ruleId\":\t\"InputUnreadable\"");
     RUN(&R, NULL, "lint", "/nonexistent/dir");
     assert_int_equal(R.status, 2);
-    assert_contains(R.err, "/nonexistent/dir");
+    assert_contains(R.out, "/nonexistent/dir");
+    assert_contains(R.out, "InputUnreadable");
     RUN(&R, NULL, "lint", SEED "fixed", "--containerd-config", SEED "fixed/pods.yaml");
     assert_int_equal(R.status, 2);
-    assert_contains(R.err, "pods.yaml");
+    assert_contains(R.out, "ContainerdConfig pods.yaml");
+    /* A document that is no object is a finding, not a failure. */
+    RUN(&R, "apiversion: v1\nkind: Pod\nmetadata: {name: p}\n", "lint", "-");
+    assert_int_equal(R.status, 0);
+    assert_contains(R.out, "warning[InputNotKubernetes]");
+    assert_contains(R.out, "'apiversion'");
     RUN(&R, NULL, "lint", "--nodes", "zero", SEED "fixed");
     assert_int_equal(R.status, 2);
     assert_contains(R.err, "--nodes");

@@ -162,7 +162,8 @@ static void object_relevance(void **state)
         { WL("events.k8s.io/v1", "Other", "{}"), 0 },
         { WL("resource.k8s.io/v1", "ResourceSlice", "{}"), 1 },
         { WL("resource.k8s.io/v1beta1", "DeviceClass", "{}"), 1 },
-        { WL("resource.k8s.io/v1", "DeviceTaintRule", "{}"), 0 },
+        /* Every resource.k8s.io object: its apiVersion is judged (APIVersionNotServed). */
+        { WL("resource.k8s.io/v1", "DeviceTaintRule", "{}"), 1 },
         { WL("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "{}"), 1 },
         { WL("rbac.authorization.k8s.io/v1", "Other", "{}"), 0 },
         { WL("apps/v1beta9", "Deployment", "{\"template\":" PODT "}"), 1 },
@@ -200,6 +201,35 @@ static void object_relevance(void **state)
     "\"image\":\"" image "\",\"args\":[\"--cdi-root\",\"/flag/cdi\"],\"env\":" env "}],"        \
     "\"volumes\":" vols "}}}}"
 #define HP(name, path) "{\"name\":\"" name "\",\"hostPath\":{\"path\":\"" path "\"}}"
+#define DSET_ARGS(image, env, args, vols)                                                      \
+    "{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"metadata\":{\"name\":\"d\","         \
+    "\"namespace\":\"n\"},\"spec\":{\"template\":{\"spec\":{\"serviceAccountName\":\"sa\","    \
+    "\"containers\":[{\"name\":\"c\",\"image\":\"" image "\",\"args\":" args ",\"env\":" env "}],"  \
+    "\"volumes\":" vols "}}}}"
+/* A ClusterRole with these verbs on resourceslices, bound to n/sa. */
+#define SLICE_ROLE(verbs)                                                                      \
+    "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\",\"metadata\":"    \
+    "{\"name\":\"r\"},\"rules\":[{\"apiGroups\":[\"resource.k8s.io\"],\"resources\":"          \
+    "[\"resourceslices\"],\"verbs\":" verbs "}]},"                                           \
+    "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRoleBinding\","          \
+    "\"metadata\":{\"name\":\"b\"},\"roleRef\":{\"apiGroup\":\"rbac.authorization.k8s.io\","   \
+    "\"kind\":\"ClusterRole\",\"name\":\"r\"},\"subjects\":[{\"kind\":\"ServiceAccount\","     \
+    "\"name\":\"sa\",\"namespace\":\"n\"}]}"
+#define CLASS_OF(name, driver)                                                                 \
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\",\"metadata\":{\"name\":\"" \
+    name "\"},\"spec\":{\"selectors\":[{\"cel\":{\"expression\":\"device.driver == '" driver  \
+    "'\"}}]}}"
+#define NVIDIA_IMG "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.5.0-dev"
+#define NVIDIA_DS                                                                              \
+    "{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"metadata\":{\"name\":\"nv\","        \
+    "\"namespace\":\"n\"},\"spec\":{\"template\":{\"spec\":{\"initContainers\":[{\"name\":"   \
+    "\"init-container\",\"image\":\"" NVIDIA_IMG "\",\"command\":[\"bash\","                   \
+    "\"/usr/bin/kubelet-plugin-prestart.sh\"]}],\"containers\":[{\"name\":\"compute-domains\","  \
+    "\"image\":\"" NVIDIA_IMG "\",\"command\":[\"bash\",\"-c\"],\"args\":[\"if true; then\\n"  \
+    "fi\\ncompute-domain-kubelet-plugin -v $(LOG_VERBOSITY)\"],\"env\":[{\"name\":\"CDI_ROOT\","  \
+    "\"value\":\"/var/run/cdi\"}]},{\"name\":\"gpus\",\"image\":\"" NVIDIA_IMG "\","           \
+    "\"command\":[\"bash\",\"-c\"],\"args\":[\"gpu-kubelet-plugin -v $(LOG_VERBOSITY)\"],"      \
+    "\"env\":[{\"name\":\"CDI_ROOT\",\"value\":\"/var/run/cdi\"}]}]}}}}"
 
 static void driver_detection(void **state)
 {
@@ -238,11 +268,55 @@ static void driver_detection(void **state)
     assert_string_equal(s.m.drivers[0].name, "fpga.acme.io");
     assert_null(s.m.drivers[0].profile);
     snap_free(&s);
-    /* A CSI node plugin registers too, but shares no CDI directory: not a DRA driver. */
-    snap_load(&s, "[" DSET("k8s.gcr.io/csi-node-driver:1", "[]",
-                           "[" HP("r", "/var/lib/kubelet/plugins_registry") ","
-                           HP("p", "/var/lib/kubelet/plugins/ebs.csi.aws.com") "]") "]");
+    /* A CSI node plugin registers too, but writes no CDI specs, names no DRA driver and may
+     * do nothing to resourceslices: not a DRA driver. */
+    snap_load(&s, "[" DSET_ARGS("k8s.gcr.io/csi-node-driver:1", "[]", "[\"--v=2\"]",
+                                "[" HP("r", "/var/lib/kubelet/plugins_registry") ","
+                                HP("p", "/var/lib/kubelet/plugins/ebs.csi.aws.com") "]") "]");
     assert_int_equal(s.m.ndrivers, 0);
+    snap_free(&s);
+    /* The same DaemonSet whose ServiceAccount may touch resourceslices is a DRA plugin (dranet
+     * writes no CDI and sets no DRIVER_NAME); its name comes from the plugin directory. */
+    snap_load(&s, "[" DSET_ARGS("acme/net-plugin:1", "[]", "[\"--v=2\"]",
+                                "[" HP("r", "/var/lib/kubelet/plugins_registry") ","
+                                HP("p", "/var/lib/kubelet/plugins/net.acme.io") "]") ","
+                  SLICE_ROLE("[\"list\",\"watch\"]") "]");
+    assert_int_equal(s.m.ndrivers, 1);
+    assert_string_equal(s.m.drivers[0].name, "net.acme.io");
+    assert_int_equal(s.m.drivers[0].writes_cdi, -1);
+    assert_null(s.m.drivers[0].cdi_root);
+    snap_free(&s);
+    /* Registered through the whole plugins directory, no name anywhere: the DeviceClass shipped
+     * beside it (same directory) names it. */
+    snap_load(&s, "[" DSET_ARGS("acme/net-plugin:1", "[]", "[\"--v=2\"]",
+                                "[" HP("p", "/var/lib/kubelet/plugins") "]") ","
+                  SLICE_ROLE("[\"*\"]") "," CLASS_OF("acme", "net.acme.io") "]");
+    assert_int_equal(s.m.ndrivers, 1);
+    assert_string_equal(s.m.drivers[0].name, "net.acme.io");
+    assert_string_equal(s.m.drivers[0].name_from, "DeviceClass beside it");
+    assert_int_equal((int)s.m.ninstall_names, 1);
+    snap_free(&s);
+    /* NVIDIA's current chart: one image, two plugins under `bash -c`, an init container of the
+     * same image that is neither. */
+    snap_load(&s, "[" NVIDIA_DS "]");
+    assert_int_equal(s.m.ndrivers, 2);
+    assert_string_equal(s.m.drivers[0].name, "compute-domain.nvidia.com");
+    assert_string_equal(s.m.drivers[0].ctr->name, "compute-domains");
+    assert_string_equal(s.m.drivers[1].name, "gpu.nvidia.com");
+    assert_string_equal(s.m.drivers[1].ctr->name, "gpus");
+    assert_string_equal(s.m.drivers[1].cdi_root, "/var/run/cdi");
+    snap_free(&s);
+    /* The example driver's device profile names the driver (v0.3.0 and later). */
+    snap_load(&s, "[" DSET("registry.k8s.io/dra-example-driver/dra-example-driver:v0.4.0",
+                           "[{\"name\":\"DEVICE_PROFILE\",\"value\":\"cpu\"}]", "[]") "]");
+    assert_string_equal(s.m.drivers[0].name, "cpu.example.com");
+    snap_free(&s);
+    /* dranet prepares devices through NRI: no CDI root, whatever it mounts. */
+    snap_load(&s, "[" DSET_ARGS("registry.k8s.io/networking/dranet:stable", "[]",
+                                "[\"/dranet\"]", "[" HP("c", "/var/run/cdi") "]") "]");
+    assert_string_equal(s.m.drivers[0].name, "dra.net");
+    assert_int_equal(s.m.drivers[0].writes_cdi, 0);
+    assert_null(s.m.drivers[0].cdi_root);
     snap_free(&s);
 }
 

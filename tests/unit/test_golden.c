@@ -93,7 +93,7 @@ static void run_case(void **state)
     in.npaths = files.n;
     in.containerd_config = stat(cfg, &st) == 0 ? cfg : NULL;
     in.rules = ropt;
-    assert_int_equal(lint_collect(&in, &res, stderr), 0);
+    assert_int_equal(lint_collect(&in, &res), 0);
     assert_int_equal(res.input_errors, 0);
     assert_true(res.objects > 0);
     for (i = 0; i < res.findings.n && nlines < 256; i++) {
@@ -141,7 +141,7 @@ static void seed_messages(void **state)
     in.npaths = files.n;
     in.containerd_config = DATA "seed/broken/containerd-config.toml";
     in.rules = ropt;
-    assert_int_equal(lint_collect(&in, &res, stderr), 0);
+    assert_int_equal(lint_collect(&in, &res), 0);
     for (i = 0; i < res.findings.n; i++) {
         const struct dd_finding *f = &res.findings.v[i];
         assert_non_null(f->file);
@@ -200,7 +200,7 @@ static void containerd_layouts(void **state)
         in.rules = ropt;
         in.rules.known_drivers = (const char *const[]){ "gpu.example.com" };
         in.rules.nknown_drivers = 1;
-        assert_int_equal(lint_collect(&in, &res, stderr), 0);
+        assert_int_equal(lint_collect(&in, &res), 0);
         assert_int_equal(res.input_errors, 0);
         if (res.findings.n != (size_t)cfgs[i].off)
             fail_msg("%s: expected %d finding(s), got %zu", cfgs[i].file, cfgs[i].off,

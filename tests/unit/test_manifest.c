@@ -208,8 +208,10 @@ static void test_list_expansion(void **state)
     assert_pos(&set, GET(set.objs[1].json, "spec", "replicas"), 12, 22);
     assert_int_equal(set.ndiags, 1);
     assert_int_equal(set.nerrors, 0);
-    assert_string_equal(diag_str(&set, 0), "list.yaml:9:3: note: skipped list item 1: not a "
-                                           "Kubernetes object (no apiVersion/kind)");
+    assert_string_equal(diag_str(&set, 0), "list.yaml:9:3: note: list item 1 is not a "
+                                           "Kubernetes object (no apiVersion and kind), so it is "
+                                           "skipped");
+    assert_int_equal(set.diags[0].kind, MF_DIAG_NOT_K8S);
     mf_set_release(&set);
 }
 
@@ -348,6 +350,64 @@ static void test_directory_walk(void **state)
     mf_set_release(&set);
 }
 
+/*
+ * Templates: every file under a chart's templates/ is one (parseable or not); elsewhere a file
+ * is one when "{{" starts a YAML value and the file does not parse; "{{" inside a string or a
+ * block scalar (a PrometheusRule's annotations) is text.  A chart's own Chart.yaml and values
+ * are not "not a Kubernetes object".
+ */
+static void test_templates(void **state)
+{
+    struct mf_set set = MF_SET_INIT;
+    char path[512], want[512];
+    size_t i, templates = 0;
+
+    (void)state;
+    make_dir("tpl");
+    make_dir("tpl/chart");
+    make_dir("tpl/chart/templates");
+    make_dir("tpl/chart/templates/sub");
+    make_dir("tpl/other");
+    write_file("tpl/chart/Chart.yaml", "apiVersion: v2\nname: chart\nversion: 0.1.0\n");
+    write_file("tpl/chart/values.yaml", "replicas: 1\n");
+    write_file("tpl/chart/templates/a.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n"
+                                             "  name: {{ .Release.Name }}\n");
+    /* Parses as YAML, still a template of the chart. */
+    write_file("tpl/chart/templates/sub/b.yaml", "apiVersion: v1\nkind: ConfigMap\n"
+                                                 "metadata: {name: static}\n");
+    write_file("tpl/other/loose.yaml", "{{- if .Values.on }}\napiVersion: v1\nkind: Pod\n"
+                                       "{{- end }}\n");
+    write_file("tpl/other/prom.yaml", "apiVersion: monitoring.coreos.com/v1\n"
+                                      "kind: PrometheusRule\nmetadata: {name: r}\nspec:\n"
+                                      "  description: |\n    {{ $labels.instance }} is down\n"
+                                      "  summary: \"{{ $value }}\"\n");
+    snprintf(path, sizeof(path), "%s/tpl", tmpdir);
+    assert_int_equal(mf_load_path(&set, path, NULL), DD_OK);
+    assert_int_equal(set.n, 1);
+    assert_string_equal(set.objs[0].kind, "PrometheusRule");
+    assert_int_equal(set.nerrors, 0);
+    for (i = 0; i < set.ndiags; i++) {
+        const struct mf_diag *d = &set.diags[i];
+        assert_int_equal(d->kind, MF_DIAG_TEMPLATE);
+        templates++;
+        if (strstr(d->file, "/chart/templates/")) {
+            snprintf(want, sizeof(want), "%s/tpl/chart", tmpdir);
+            assert_non_null(d->chart);
+            assert_string_equal(d->chart, want);
+        } else {
+            assert_null(d->chart);
+            assert_int_equal(d->line, 1);
+            assert_int_equal(d->col, 1);
+        }
+        if (strstr(d->file, "/a.yaml")) {
+            assert_int_equal(d->line, 4);
+            assert_int_equal(d->col, 9);
+        }
+    }
+    assert_int_equal(templates, 3);
+    mf_set_release(&set);
+}
+
 static void test_not_k8s_and_empty(void **state)
 {
     struct mf_set set = MF_SET_INIT;
@@ -370,10 +430,14 @@ static void test_not_k8s_and_empty(void **state)
     assert_int_equal(set.n, 0);
     assert_int_equal(set.nerrors, 0);
     assert_int_equal(set.ndiags, 3);
-    assert_string_equal(diag_str(&set, 0), "x.yaml:5:1: note: skipped document: not a Kubernetes "
-                                           "object (no apiVersion/kind)");
+    assert_string_equal(diag_str(&set, 0), "x.yaml:5:1: note: document is not a Kubernetes "
+                                           "object (no apiVersion and kind), so it is skipped");
+    assert_int_equal(set.diags[0].kind, MF_DIAG_NOT_K8S);
+    /* A kind without apiVersion was meant to be an object: kubectl refuses it. */
     assert_int_equal(set.diags[1].line, 9);
+    assert_int_equal(set.diags[1].kind, MF_DIAG_K8S_LIKE);
     assert_int_equal(set.diags[2].line, 11);
+    assert_int_equal(set.diags[2].kind, MF_DIAG_K8S_LIKE);
     mf_set_release(&set);
     assert_int_equal(load_str(&set, "y.yaml", ""), DD_OK);
     assert_int_equal(set.n + set.ndiags, 0);
@@ -437,27 +501,51 @@ static void test_error_then_next_document(void **state)
     mf_set_release(&set);
 }
 
+/* A repeated key is read as kubectl reads it: the last value wins, and a warning says what was
+ * lost.  The object is checked, not dropped. */
 static void test_duplicate_key(void **state)
 {
     struct mf_set set = MF_SET_INIT;
     static const char text[] = "apiVersion: v1\nkind: A\nmetadata: {name: a}\nkind: B\n";
     char big[2048];
+    const cJSON *v;
     size_t n = 0;
-    int i;
+    int i, line = 0;
 
     (void)state;
-    assert_int_equal(load_str(&set, "d.yaml", text), DD_EPARSE);
-    assert_int_equal(set.n, 0);
-    assert_string_equal(diag_str(&set, 0), "d.yaml:4:1: error: duplicate key \"kind\"");
+    assert_int_equal(load_str(&set, "d.yaml", text), DD_OK);
+    assert_int_equal(set.n, 1);
+    assert_string_equal(set.objs[0].kind, "B");
+    assert_int_equal(set.nerrors, 0);
+    assert_int_equal(set.diags[0].kind, MF_DIAG_DUPLICATE);
+    assert_string_equal(diag_str(&set, 0), "d.yaml:4:1: warning: duplicate key \"kind\": kubectl "
+                                           "keeps this value and drops the earlier one");
+    /* The kept value has its own position; the dropped one none. */
+    v = cJSON_GetObjectItem(set.objs[0].json, "kind");
+    assert_true(mf_pos(&set, v, &line, NULL));
+    assert_int_equal(line, 4);
     mf_set_release(&set);
 
     /* Past the small-mapping scan, duplicates are found through the hash. */
     n += (size_t)snprintf(big + n, sizeof(big) - n, "apiVersion: v1\nkind: A\ndata:\n");
     for (i = 0; i < 40; i++)
         n += (size_t)snprintf(big + n, sizeof(big) - n, "  k%d: v\n", i);
-    n += (size_t)snprintf(big + n, sizeof(big) - n, "  k17: again\n");
-    assert_int_equal(load_str(&set, "big.yaml", big), DD_EPARSE);
-    assert_string_equal(diag_str(&set, 0), "big.yaml:44:3: error: duplicate key \"k17\"");
+    n += (size_t)snprintf(big + n, sizeof(big) - n, "  k17: again\n  k41: after\n");
+    assert_int_equal(load_str(&set, "big.yaml", big), DD_OK);
+    assert_string_equal(diag_str(&set, 0), "big.yaml:44:3: warning: duplicate key \"k17\": "
+                                           "kubectl keeps this value and drops the earlier one");
+    v = cJSON_GetObjectItem(set.objs[0].json, "data");
+    assert_int_equal(cJSON_GetArraySize(v), 41);
+    assert_string_equal(cJSON_GetObjectItem(v, "k17")->valuestring, "again");
+    assert_string_equal(cJSON_GetObjectItem(v, "k41")->valuestring, "after");
+    mf_set_release(&set);
+
+    /* An alias into the value a repeated key replaced still reads it. */
+    assert_int_equal(load_str(&set, "a.yaml", "apiVersion: v1\nkind: A\nx: &a {p: 1}\n"
+                                              "x: 2\ny: *a\n"), DD_OK);
+    assert_int_equal(set.n, 1);
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(set.objs[0].json, "y"), "p")->valueint, 1);
+    assert_int_equal(cJSON_GetObjectItem(set.objs[0].json, "x")->valueint, 2);
     mf_set_release(&set);
 
     /* The same key in different mappings is fine. */
@@ -818,6 +906,7 @@ int main(void)
         cmocka_unit_test(test_stdin),
         cmocka_unit_test(test_stdin_pipe_too_big),
         cmocka_unit_test(test_directory_walk),
+        cmocka_unit_test(test_templates),
         cmocka_unit_test(test_not_k8s_and_empty),
         cmocka_unit_test(test_malformed_position),
         cmocka_unit_test(test_error_then_next_document),

@@ -179,7 +179,7 @@ static void test_json_structure(void **state)
     assert_int_equal(cJSON_GetArraySize(arr), 5);
 
     f = cJSON_GetArrayItem(arr, 0);
-    assert_int_equal(nkeys(f), 7);
+    assert_int_equal(nkeys(f), 8);
     assert_str_item(f, "code", "SelectorMatchesNoDriver");
     assert_str_item(f, "severity", "error");
     obj = get(f, "object");
@@ -190,13 +190,14 @@ static void test_json_structure(void **state)
     assert_str_item(obj, "name", "gpu-claim");
     assert_str_item(f, "file", "manifests/claim.yaml");
     assert_num_item(f, "line", 12);
+    assert_true(cJSON_IsNull(get(f, "column")));
     assert_str_item(f, "message", "selector says \"gpu.nvdia.com\"\nline two, 100% sure: really");
     assert_str_item(f, "fix", "use driver \"gpu.nvidia.com\"");
     /* The escapes are cJSON's, not raw bytes that would break the line. */
     assert_contains(s, "\\\"gpu.nvdia.com\\\"\\nline two");
 
     f = cJSON_GetArrayItem(arr, 1);
-    assert_int_equal(nkeys(f), 7);
+    assert_int_equal(nkeys(f), 8);
     assert_str_item(f, "code", "DriverNotInstalled");
     obj = get(f, "object");
     assert_str_item(obj, "apiVersion", "");
@@ -518,6 +519,43 @@ static void test_text_header_line(void **state)
     free(s);
 }
 
+/* Input findings know their column: every format carries it, and only with its line. */
+static void test_columns(void **state)
+{
+    struct fixture *fx = *state;
+    cJSON *root, *f, *region;
+    char *s;
+
+    add(&fx->fs, "ClaimUnused", DD_SEV_ERROR, "Manifest", NULL, "x.yaml", "x.yaml", 4, "bad", "");
+    fx->fs.v[0].col = 9;
+    add(&fx->fs, "ClaimUnused", DD_SEV_ERROR, "Manifest", NULL, "y.yaml", "y.yaml", 0, "io", "");
+    fx->fs.v[1].col = 3; /* a column without a line means nothing */
+    s = render(REPORT_TEXT, &fx->in);
+    assert_contains(s, "Manifest x.yaml (x.yaml:4:9)\n");
+    assert_contains(s, "Manifest y.yaml (y.yaml)\n");
+    free(s);
+    s = render(REPORT_JSON, &fx->in);
+    assert_non_null(root = cJSON_Parse(s));
+    f = cJSON_GetArrayItem(get(root, "findings"), 0);
+    assert_num_item(f, "column", 9);
+    assert_true(cJSON_IsNull(get(cJSON_GetArrayItem(get(root, "findings"), 1), "column")));
+    cJSON_Delete(root);
+    free(s);
+    s = render(REPORT_SARIF, &fx->in);
+    assert_non_null(root = cJSON_Parse(s));
+    region = get(get(cJSON_GetArrayItem(get(cJSON_GetArrayItem(get(cJSON_GetArrayItem(get(
+                 root, "runs"), 0), "results"), 0), "locations"), 0), "physicalLocation"),
+                 "region");
+    assert_num_item(region, "startLine", 4);
+    assert_num_item(region, "startColumn", 9);
+    cJSON_Delete(root);
+    free(s);
+    s = render(REPORT_GITHUB, &fx->in);
+    assert_contains(s, "::error file=x.yaml,line=4,col=9,title=ClaimUnused::bad\n");
+    assert_contains(s, "::error file=y.yaml,title=ClaimUnused::io\n");
+    free(s);
+}
+
 static void expect_summary(struct fixture *fx, size_t objects, const char *want)
 {
     char *s, *last;
@@ -714,6 +752,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_github_empty, setup_empty, teardown),
         cmocka_unit_test_setup_teardown(test_text_grouping, setup_mixed, teardown),
         cmocka_unit_test_setup_teardown(test_text_header_line, setup_empty, teardown),
+        cmocka_unit_test_setup_teardown(test_columns, setup_empty, teardown),
         cmocka_unit_test_setup_teardown(test_text_summary_plurals, setup_empty, teardown),
         cmocka_unit_test_setup_teardown(test_text_empty_is_one_line, setup_empty, teardown),
         cmocka_unit_test_setup_teardown(test_text_color, setup_mixed, teardown),

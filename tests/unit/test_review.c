@@ -215,6 +215,48 @@ static void test_good_class_allowed(void **state)
     free(res.body);
 }
 
+/*
+ * A vendor's chart applies its DaemonSet and DeviceClasses together, before any slice exists
+ * and usually before the webhook's caches hold the DaemonSet: its classes name a driver that
+ * is not registered yet.  That is never denied; it is a warning.  Only a misspelling is.
+ */
+static void test_vendor_classes_admitted(void **state)
+{
+    static const char *const vendors[] = { "gpu.nvidia.com", "compute-domain.nvidia.com",
+                                           "qat.intel.com", "gpu.intel.com", "tpu.google.com",
+                                           "dra.net", "dra.cpu", "dra.memory", "cpu.example.com",
+                                           "sriovnetwork.k8snetworkplumbingwg.io",
+                                           "ascend.project-hami.io", "acme.vendor.io" };
+    struct fx *f = *state;
+    struct wh_result res;
+    char w[4096], obj[1024];
+    size_t i;
+    cJSON *r;
+
+    for (i = 0; i < sizeof(vendors) / sizeof(vendors[0]); i++) {
+        snprintf(obj, sizeof(obj), "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\","
+                 "\"metadata\":{\"name\":\"v\"},\"spec\":{\"selectors\":[{\"cel\":{\"expression\":"
+                 "\"device.driver == '%s'\"}}]}}", vendors[i]);
+        r = review(f->v, "resource.k8s.io", "v1", "DeviceClass", "CREATE", "", obj, NULL, &res);
+        if (!allowed(r))
+            fail_msg("%s denied: %s", vendors[i],
+                     dd_json_str(r, "response", "status", "message", NULL));
+        assert_int_equal(res.verdict, WH_WARNED);
+        assert_contains(warnings(r, w, sizeof(w)), "SelectorMatchesNoDriver: ");
+        assert_null(strstr(w, "Did you mean"));
+        cJSON_Delete(r);
+        free(res.body);
+    }
+    /* A misspelling of a vendor's driver that nothing registered is still one. */
+    r = review(f->v, "resource.k8s.io", "v1", "DeviceClass", "CREATE", "",
+               CLASS("v", "gpu.nvidai.com"), NULL, &res);
+    assert_false(allowed(r));
+    assert_contains(dd_json_str(r, "response", "status", "message", NULL),
+                    "Did you mean 'gpu.nvidia.com'?");
+    cJSON_Delete(r);
+    free(res.body);
+}
+
 static void test_escape_hatches(void **state)
 {
     struct fx *f = *state;
@@ -690,6 +732,7 @@ int main(void)
         cmocka_unit_test(test_escape_hatches),
         cmocka_unit_test(test_update_keeps_unrelated_edits),
         cmocka_unit_test(test_unknown_attribute_warns),
+        cmocka_unit_test(test_vendor_classes_admitted),
         cmocka_unit_test(test_claim_over_quota_warns),
         cmocka_unit_test(test_quotas_by_namespace),
         cmocka_unit_test(test_claim_missing_class_and_devices),

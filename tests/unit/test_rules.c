@@ -117,9 +117,23 @@ static void selector_matches_no_driver(void **state)
         o.nknown_drivers = 1;
         assert_int_equal(snap_run(&s, &o, "SelectorMatchesNoDriver"), 0);
         o.nknown_drivers = 0;
-        /* Unknown, and nowhere near a well-known name: cannot be judged without inventory. */
-        assert_int_equal(snap_run(&s, &o, "SelectorMatchesNoDriver"), 0);
+        /* Unknown, and no misspelling of a known name: installed elsewhere is as likely as
+         * missing, so a warning that says how to declare it; an error only with --complete. */
+        assert_int_equal(snap_run(&s, &o, "SelectorMatchesNoDriver"), 1);
+        assert_int_equal(s.f.v[0].severity, DD_SEV_WARNING);
+        assert_contains(s.f.v[0].message, "--known-driver");
+        assert_null(strstr(s.f.v[0].message, "Did you mean"));
+        o.complete = 1;
+        assert_int_equal(snap_run(&s, &o, "SelectorMatchesNoDriver"), 1);
+        assert_int_equal(s.f.v[0].severity, DD_SEV_ERROR);
     }
+    snap_free(&s);
+    /* Real drivers' names are never misspellings of each other, whatever is installed: the
+     * example driver's cpu profile beside its gpu one, Intel's QAT beside its GPU driver. */
+    only(&s, objs("[%s,%s]", CLASS("cpu", "device.driver == 'cpu.example.com'"), SLICE2),
+         "SelectorMatchesNoDriver", 1);
+    assert_int_equal(s.f.v[0].severity, DD_SEV_WARNING);
+    assert_null(strstr(s.f.v[0].message, "Did you mean"));
     snap_free(&s);
     /* Nothing known in the input, but a near miss of a well-known driver is a typo. */
     only(&s, objs("[%s]", CLASS("n", "device.driver == \\\"gpu.nvida.com\\\"")),
@@ -282,7 +296,7 @@ static void insufficient_devices(void **state)
     f = only(&s, objs("[%s,%s,%s,%s,%s]", CLASS("gpu", "device.driver == 'gpu.example.com'"),
                       DS(ENV("NUM_DEVICES", "1") "," ENV("CDI_ROOT", "/var/run/cdi"),
                          "/var/run/cdi"),
-                      ROLE("[\"create\",\"update\",\"delete\"]"), TEMPLATE("tmpl", "gpu"),
+                      ROLE("[\"list\",\"watch\",\"create\",\"update\",\"delete\"]"), TEMPLATE("tmpl", "gpu"),
                       DEPLOY("d", "2", "tmpl")),
              "InsufficientDevices", 1);
     assert_contains(f->fix, "NUM_DEVICES");
@@ -291,7 +305,7 @@ static void insufficient_devices(void **state)
     snap_load(&s, objs("[%s,%s,%s,%s,%s]", CLASS("gpu", "device.driver == 'gpu.example.com'"),
                        DS(ENV("NUM_DEVICES", "1") "," ENV("CDI_ROOT", "/var/run/cdi"),
                           "/var/run/cdi"),
-                       ROLE("[\"create\",\"update\",\"delete\"]"), TEMPLATE("tmpl", "gpu"),
+                       ROLE("[\"list\",\"watch\",\"create\",\"update\",\"delete\"]"), TEMPLATE("tmpl", "gpu"),
                        DEPLOY("d", "2", "tmpl")));
     {
         struct rule_options o = RULE_OPTIONS_INIT;
@@ -317,7 +331,12 @@ static void driver_rbac_denied(void **state)
     f = only(&s, objs("[%s,%s]", DS(GOOD_ENV, "/var/run/cdi"),
                       ROLE("[\"get\",\"create\",\"update\"]")),
              "DriverRBACDenied", 1);
-    assert_contains(f->message, "cannot delete");
+    assert_contains(f->message, "cannot list, watch, delete");
+    snap_free(&s);
+    /* What a plugin's library calls, no more: dranet and dra-driver-cpu grant no get or patch. */
+    only(&s, objs("[%s,%s]", DS(GOOD_ENV, "/var/run/cdi"),
+                  ROLE("[\"list\",\"watch\",\"create\",\"update\",\"delete\"]")),
+         "DriverRBACDenied", 0);
     snap_free(&s);
     only(&s, objs("[%s,%s]", DS(GOOD_ENV, "/var/run/cdi"), ROLE("[\"*\"]")), "DriverRBACDenied", 0);
     snap_free(&s);
@@ -368,7 +387,8 @@ static void cdi_disabled(void **state)
     cri.table = "plugins.\"io.containerd.grpc.v1.cri\"";
     cri.enable_cdi = 0;
     cri.enable_cdi_line = 7;
-    snap_load_cri(&s, objs("[%s]", CLASS("gpu", "device.driver == 'gpu.example.com'")), &cri);
+    snap_load_cri(&s, objs("[%s,%s]", CLASS("gpu", "device.driver == 'gpu.example.com'"), SLICE2),
+                  &cri);
     assert_int_equal(snap_run(&s, &defaults, "CDIDisabled"), 1);
     assert_int_equal(s.f.v[0].line, 7);
     assert_string_equal(s.f.v[0].obj.kind, "ContainerdConfig");
@@ -376,7 +396,8 @@ static void cdi_disabled(void **state)
     assert_contains(s.f.v[0].fix, "[plugins.\"io.containerd.grpc.v1.cri\"]");
     snap_free(&s);
     cri.enable_cdi = 1;
-    snap_load_cri(&s, objs("[%s]", CLASS("gpu", "device.driver == 'gpu.example.com'")), &cri);
+    snap_load_cri(&s, objs("[%s,%s]", CLASS("gpu", "device.driver == 'gpu.example.com'"), SLICE2),
+                  &cri);
     assert_int_equal(snap_run(&s, &defaults, "CDIDisabled"), 0);
     snap_free(&s);
     /* No DRA in the input: CDI off is not a DRA fault. */
@@ -400,7 +421,7 @@ static void cdi_disabled_on_nodes(void **state)
     const struct dd_finding *f;
     (void)state;
 
-    f = only(&s, objs("[%s,%s]", CLASS("gpu", "device.driver == 'gpu.example.com'"),
+    f = only(&s, objs("[%s,%s,%s]", CLASS("gpu", "device.driver == 'gpu.example.com'"), SLICE2,
                       NODE("n1", "containerd://1.7.24", "")),
              "CDIDisabled", 1);
     assert_int_equal(f->severity, DD_SEV_WARNING);
@@ -408,17 +429,17 @@ static void cdi_disabled_on_nodes(void **state)
     assert_string_equal(f->scope_node, "n1");
     assert_contains(f->message, "Inferred");
     snap_free(&s);
-    only(&s, objs("[%s,%s]", CLASS("gpu", "device.driver == 'gpu.example.com'"),
+    only(&s, objs("[%s,%s,%s]", CLASS("gpu", "device.driver == 'gpu.example.com'"), SLICE2,
                   NODE("n1", "containerd://2.0.5", "")),
          "CDIDisabled", 0);
     snap_free(&s);
     /* The agent says CDI is on although 1.7 defaults it off: no finding. */
-    only(&s, objs("[%s,%s]", CLASS("gpu", "device.driver == 'gpu.example.com'"),
+    only(&s, objs("[%s,%s,%s]", CLASS("gpu", "device.driver == 'gpu.example.com'"), SLICE2,
                   NODE("n1", "containerd://1.7.24",
                        "\"dra-doctor.io/cdi\":\"{\\\"version\\\":2,\\\"enableCDI\\\":true}\"")),
          "CDIDisabled", 0);
     snap_free(&s);
-    f = only(&s, objs("[%s,%s]", CLASS("gpu", "device.driver == 'gpu.example.com'"),
+    f = only(&s, objs("[%s,%s,%s]", CLASS("gpu", "device.driver == 'gpu.example.com'"), SLICE2,
                       NODE("n1", "containerd://2.0.5",
                            "\"dra-doctor.io/cdi\":\"{\\\"version\\\":3,\\\"enableCDI\\\":false,"
                            "\\\"enableCDILine\\\":9,\\\"source\\\":\\\"/etc/containerd/config.toml\\\"}\"")),
@@ -474,28 +495,37 @@ static void table_is_consistent(void **state)
     assert_null(dd_rule_find("NoSuchRule"));
 }
 
-/* Did-you-mean: the closest name within a typo's reach (a quarter of the length, at least
- * 2 edits), the first of equals, nothing for names too far off. */
+/* Did-you-mean: the closest name within a typo's reach (one edit up to 11 characters, two
+ * from 12 on), the first of equals, nothing for names too far off or equal. */
 static void nearest_name(void **state)
 {
     static const char *const drivers[] = { "net.example.org", "gpu.example.com",
                                            "gpu.example.co", "fpga.example.com",
                                            "a-much-longer-driver-name.example.com" };
     static const char *const ties[] = { "abcx", "abxd", "abcd" };
+    static const char *const short_names[] = { "dra.net", "dra.cpu" };
     (void)state;
     assert_string_equal(dd_rules_nearest("gpu.exmaple.com", drivers, 5), "gpu.example.com");
-    assert_string_equal(dd_rules_nearest("gpu.example.com", drivers, 5), "gpu.example.com");
+    /* A name is no misspelling of itself: the nearest other one. */
+    assert_string_equal(dd_rules_nearest("gpu.example.com", drivers, 5), "gpu.example.co");
     assert_string_equal(dd_rules_nearest("gpu.example.cm", drivers, 5), "gpu.example.com");
     assert_string_equal(dd_rules_nearest("gpu.example.c", drivers, 5), "gpu.example.co");
     assert_string_equal(dd_rules_nearest("fgpa.exmaple.com", drivers, 5), "fpga.example.com");
-    /* 4 edits on 15 characters: beyond 15/4 = 3. */
+    /* Three edits on 15 characters are another name, not a typo (qat.intel.com against
+     * gpu.intel.com). */
     assert_null(dd_rules_nearest("tpu.eksample.io", drivers, 5));
+    assert_null(dd_rules_nearest("fpga.exampel.org", drivers, 5));
     assert_string_equal(dd_rules_nearest("tpu.example.com", drivers, 5), "gpu.example.com");
+    /* Short names allow one edit: dra.cup is dra.cpu; dra.nt is dra.net; dra.nat is not cpu. */
+    assert_string_equal(dd_rules_nearest("dra.cup", short_names, 2), "dra.cpu");
+    assert_string_equal(dd_rules_nearest("dra.nt", short_names, 2), "dra.net");
+    assert_string_equal(dd_rules_nearest("dra.nat", short_names, 2), "dra.net");
+    assert_null(dd_rules_nearest("dra.gpus", short_names, 2));
     assert_null(dd_rules_nearest("x", drivers, 5));
     assert_null(dd_rules_nearest("gpu.example.com", drivers, 0));
     /* Equally close: the first listed wins, whatever comes after. */
-    assert_string_equal(dd_rules_nearest("abzz", ties, 3), "abcx");
-    assert_string_equal(dd_rules_nearest("abcd", ties, 3), "abcd");
+    assert_string_equal(dd_rules_nearest("abzx", ties, 3), "abcx");
+    assert_null(dd_rules_nearest("abzz", ties, 3));
     assert_string_equal(dd_rules_nearest("a-much-longer-driver-name.exmaple.com", drivers, 5),
                         "a-much-longer-driver-name.example.com");
 }

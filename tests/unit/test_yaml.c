@@ -165,8 +165,8 @@ static struct ydoc_stats compare(const char *what, const char *text, size_t len)
 {
     static struct log fast, slow, skim;
     struct ydoc_limits lim = { 64, 100000, 10000 };
-    struct ydoc_sink sf = { &fast, on_doc, on_err }, ss = { &slow, on_doc, on_err };
-    struct ydoc_sink sk = { &skim, on_doc, on_err };
+    struct ydoc_sink sf = { &fast, on_doc, on_err, NULL }, ss = { &slow, on_doc, on_err, NULL };
+    struct ydoc_sink sk = { &skim, on_doc, on_err, NULL };
     struct ydoc_skim how = { &skim, skim_skip, "claims", skim_skipped };
     struct ydoc_stats st = { 0, 0, 0 }, st2 = { 0, 0, 0 };
     enum dd_rc rf, rs, rk;
@@ -379,7 +379,7 @@ static void test_values(void **state)
                                "g:\n"                 /* 9 */
                                "- 1\n";               /* 10 */
     struct ydoc_limits lim = { 64, 10, 10 };
-    struct ydoc_sink sink = { &lg, on_doc, on_err };
+    struct ydoc_sink sink = { &lg, on_doc, on_err, NULL };
     const cJSON *root;
 
     (void)state;
