@@ -468,6 +468,8 @@ static size_t check_all_pods(struct ctl *c, const struct snapshot *s)
     return n;
 }
 
+static int synced(struct ctl *c);
+
 static void *builder(void *arg)
 {
     struct ctl *c = arg;
@@ -513,6 +515,16 @@ static void *builder(void *arg)
             pthread_mutex_unlock(&c->mu);
             sleep_ms(SNAPSHOT_SETTLE_MS);
             pthread_mutex_lock(&c->mu);
+        }
+        /*
+         * Not before every cache has its first list: a snapshot with the pods but not yet
+         * their claims would say the claims do not exist (seen on the real node, installing
+         * the controller into a cluster whose pods were already stuck).
+         */
+        if (!synced(c) && !atomic_load(&c->stop)) {
+            pthread_mutex_unlock(&c->mu);
+            sleep_ms(50);
+            continue; /* still dirty: the loop comes back here */
         }
         /* What changed before the copy below is in this snapshot; later changes mark
          * the next one dirty. */

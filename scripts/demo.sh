@@ -90,7 +90,16 @@ wait_root() {
     done
     sleep 1 # the rest of the burst: the other pod and the Events
 }
-diagnose() { echo; run "$B/dra-doctor" diagnose -n $NS; }
+diagnose() {
+    echo
+    echo "\$ dra-doctor diagnose -n $NS"
+    o=$("$B/dra-doctor" diagnose -n $NS)
+    if [ -n "$o" ]; then printf '%s\n' "$o"; else echo "(nothing to report: every pod is healthy)"; fi
+}
+gpus() {
+    echo "\$ kubectl exec -n $NS $1 -- sh -c 'env | grep GPU_'"
+    kubectl exec -n $NS "$1" -- sh -c 'env | grep GPU_'
+}
 
 wait_root pod0 ""
 wait_root pod1 ""
@@ -122,7 +131,7 @@ echo "-- fix 2: the DeviceClass selector says gpu.example.com"
 run kubectl apply -f "$seed/fixed/deviceclass.yaml"
 wait_root pod0 SelectorMatchesNoDriver
 run kubectl get pods -n $NS
-run kubectl exec -n $NS pod0 -- sh -c 'env | grep GPU_'
+gpus pod0
 echo "(nothing: CDI is off)"
 diagnose
 
@@ -168,8 +177,8 @@ diagnose
 
 say "5. the contest's goal state"
 run kubectl get pods -n $NS
-run kubectl exec -n $NS pod0 -- sh -c 'env | grep GPU_'
-run kubectl exec -n $NS pod1 -- sh -c 'env | grep GPU_'
+gpus pod0
+gpus pod1
 if [ -n "${DEMO_KEEP:-}" ]; then
     echo
     echo "The cluster keeps running: eval \"\$(e2e/cluster env --dir $state)\" for kubectl;"
