@@ -552,9 +552,17 @@ static void not_registered(struct pod_view *v)
     const char *d, *end;
     char text[768], drv[128] = "", ds[300] = "";
     size_t i;
+    const cJSON *cs;
 
     if (!e || !(d = strstr(e->message, "DRA driver ")) || !(end = strstr(d, NOT_REGISTERED)))
         return;
+    /* Still so: the kubelet keeps a pod whose claims it cannot prepare in ContainerCreating
+     * (no sandbox yet); anything else means a later attempt got further. */
+    cJSON_ArrayForEach(cs, dd_json_arr(v->p->status, "containerStatuses", NULL)) {
+        const char *reason = dd_json_str(cs, "state", "waiting", "reason", NULL);
+        if (!reason || !STRIEQ(reason, "ContainerCreating"))
+            return;
+    }
     d += strlen("DRA driver ");
     snprintf(drv, sizeof(drv), "%.*s", (int)(end - d < 127 ? end - d : 127), d);
     snprintf(ds, sizeof(ds), " (no DaemonSet of it is known: was it uninstalled?)");

@@ -18,6 +18,9 @@
 
 #define DIR "tests/data/real-node/"
 
+static cJSON *read_capture(const char *name);
+static int is(const cJSON *o, const char *kind, const char *name);
+
 struct capture {
     cJSON *doc, *assumed;
     struct dra_model m;
@@ -197,6 +200,39 @@ static void driver_not_registered(void **state)
           "(no DaemonSet of it is known: was it uninstalled?)", NULL);
 }
 
+/* The same Event once a later attempt got further (the pod's container is no longer
+ * waiting in ContainerCreating): it is history, not a cause. */
+static void driver_not_registered_stale(void **state)
+{
+    cJSON *doc = read_capture("not-registered"), *it;
+    struct dd_findings f = { 0 };
+    struct dra_model m;
+    struct diag_result r;
+    size_t i;
+
+    (void)state;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(doc, "objects"))
+        if (is(it, "Pod", "pod1"))
+            cJSON_ReplaceItemInObject(
+                it, "status",
+                cJSON_Parse("{\"phase\":\"Pending\",\"containerStatuses\":[{\"name\":\"ctr0\","
+                            "\"state\":{\"waiting\":{\"reason\":\"ErrImagePull\"}}}]}"));
+    dra_model_init(&m, NULL, NULL);
+    m.live = 1;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(doc, "objects"))
+        assert_int_equal(dra_model_add(&m, it, NULL, 0), DD_OK);
+    assert_int_equal(dra_model_finish(&m), DD_OK);
+    assert_int_equal(dd_rules_run(&m, NULL, &f), 0);
+    for (i = 0; i < m.npods && strcmp(m.pods[i].o.name, "pod1"); i++)
+        ;
+    assert_true(i < m.npods);
+    diag_pod(&m, &f, &m.pods[i], &r);
+    assert_true(r.healthy || strcmp(r.codes[0], "DriverNotRegistered"));
+    dd_findings_release(&f);
+    dra_model_release(&m);
+    cJSON_Delete(doc);
+}
+
 /* The seed as the contestants got it, on the real node: every fault on pod0's path, the
  * quota's on pod1's. */
 static void seed_broken(void **state)
@@ -286,6 +322,7 @@ int main(void)
         cmocka_unit_test(started_before_cdi),
         cmocka_unit_test(cdi_off_ignored_containerd2),
         cmocka_unit_test(driver_not_registered),
+        cmocka_unit_test(driver_not_registered_stale),
         cmocka_unit_test(seed_broken),
         cmocka_unit_test(scheduler_text),
     };
