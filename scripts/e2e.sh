@@ -82,6 +82,23 @@ if ! scripts/stack.sh deploy "$state" e2e/deploy; then
 fi
 echo "e2e: cluster, node and dra-doctor ready in $(( $(date +%s) - t0 )) s"
 eval "$(e2e/cluster env --dir "$state")"
+
+# One real node per machine: a second `up` fails at once, naming this cluster, and
+# leaves it as it was.
+second=$(mktemp -d /tmp/dra-doctor-e2e-second.XXXXXX)
+if o=$(e2e/cluster up --dir "$second" 2>&1); then
+    echo "e2e: a second real node came up beside the first: $o"; fail=$((fail + 1))
+    e2e/cluster down --dir "$second" >/dev/null 2>&1
+elif ! printf '%s' "$o" | grep -q "a real node is already running on this machine, for the cluster in $state"; then
+    echo "e2e: the second up failed without naming the node's owner: $o"; fail=$((fail + 1))
+elif ! kubectl get node "$DD_NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' |
+        grep -qx True; then
+    echo "e2e: the second up disturbed the first node"; fail=$((fail + 1))
+else
+    echo "e2e: a second up is refused: $(printf '%s' "$o" | grep -o 'a real node is already running[^:]*')"
+    pass=$((pass + 1))
+fi
+rm -rf "$second"
 export DD_HOST_ROOT="$state/node/root"
 export DD_BIN="$top/$B/dra-doctor"
 # The image the node imports when a test restarts it (e2e/cluster node up).
