@@ -52,6 +52,7 @@ fi
 echo "building Kubernetes $K8S_VERSION ($missing ) into $out (the control plane the first time: 15-30 min)" >&2
 tmp=$out.tmp.$$
 mkdir -p "$tmp"
+t0=$(date +%s)
 ldf="-s -w"
 for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ldf="$ldf -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor"
@@ -72,4 +73,5 @@ done
 mkdir -p "$out"
 for t in $missing; do mv "$tmp/$t" "$out/$t"; done
 rmdir "$tmp"
+echo "built Kubernetes $K8S_VERSION ($missing ) in $(( $(date +%s) - t0 )) s" >&2
 echo "$out"
