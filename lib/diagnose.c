@@ -570,14 +570,16 @@ static void not_registered(struct pod_view *v)
         if (STRIEQ(v->m->drivers[i].name, drv))
             snprintf(ds, sizeof(ds), " (DaemonSet %s/%s)", v->m->drivers[i].ds->o.ns,
                      v->m->drivers[i].ds->o.name);
-    snprintf(text, sizeof(text), "The kubelet on node %s cannot prepare the claims of pod %s: "
+    /* A long kubelet message is cut rather than the evidence dropped. */
+    if (snprintf(text, sizeof(text), "The kubelet on node %s cannot prepare the claims of pod %s: "
              "DRA driver %s is not registered there (kubelet: \"%s\"). Its kubelet plugin is "
              "not running on that node, or had not registered yet when the pod arrived; the "
              "kubelet retries with a growing delay, about a minute after a few failures. Fix: "
              "make sure the driver's plugin%s runs and is ready on node %s; once it is, "
              "recreate pod %s to start it without waiting for the next retry.",
              *v->p->node ? v->p->node : "(unknown)", v->p->o.name, drv, e->message, ds,
-             *v->p->node ? v->p->node : "(unknown)", v->p->o.name);
+             *v->p->node ? v->p->node : "(unknown)", v->p->o.name) < 0)
+        return;
     add_cand(v, "DriverNotRegistered", NULL, text);
 }
 
