@@ -345,7 +345,7 @@ static const char *const common_words[] = {
         "ResourceClaim", "ResourceClaimTemplate", "ResourceQuota", "ResourceSlice", "Running",
         "ServiceAccount", "Succeeded", "Unknown", "Warning", "aggregationRule", "allocation",
         "allocationMode", "annotations", "apiGroups", "apiVersion", "apps/v1", "args",
-        "attributes", "basic", "bool", "capacity", "cel", "clusterRoleSelectors", "command",
+        "attributes", "basic", "bool", "capacity", "cel", "claims", "clusterRoleSelectors", "command",
         "containerRuntimeVersion", "containerStatuses", "containers", "count",
         "desiredNumberScheduled", "deviceClassName", "devices", "driver", "env", "exactly",
         "expression", "firstAvailable", "generateName", "hard", "hostPath", "image", "int",
@@ -413,7 +413,11 @@ static void trim_kind(cJSON *obj)
                                              "annotations", NULL };
     /* Pods: the claims, the node, the phase, waiting containers' reasons (CDI errors),
      * running containers' start (before CDI was on?). */
-    static const char *const pod_spec[] = { DRA_CLAIMS_KEY, "nodeName", NULL };
+    static const char *const pod_spec[] = { DRA_CLAIMS_KEY, "nodeName", "containers",
+                                            "initContainers", NULL };
+    /* Containers: which claims (and requests) each one gets. */
+    static const char *const pod_ctr[] = { "name", "resources", NULL };
+    static const char *const ctr_res[] = { "claims", NULL };
     static const char *const pod_status[] = { "phase", "containerStatuses",
                                               "resourceClaimStatuses", NULL };
     static const char *const ctr_status[] = { "name", "state", NULL };
@@ -470,6 +474,12 @@ static void trim_kind(cJSON *obj)
         }
         keep_only(spec, pod_spec);
         keep_only_each(member(spec, DRA_CLAIMS_KEY), pod_claim);
+        keep_only_each(member(spec, "containers"), pod_ctr);
+        keep_only_each(member(spec, "initContainers"), pod_ctr);
+        cJSON_ArrayForEach(it, member(spec, "containers"))
+            keep_only(member(it, "resources"), ctr_res);
+        cJSON_ArrayForEach(it, member(spec, "initContainers"))
+            keep_only(member(it, "resources"), ctr_res);
         keep_only(status, pod_status);
         keep_only_each(member(status, "resourceClaimStatuses"), claim_status);
         cJSON_ArrayForEach(it, member(status, "containerStatuses")) {

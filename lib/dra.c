@@ -569,6 +569,7 @@ static enum dd_rc add_containers(struct dra_model *m, struct dra_podspec *p, con
         c->image = str_or(dd_json_str(it, "image", NULL), "");
         c->command = dd_json_arr(it, "command", NULL);
         c->args = dd_json_arr(it, "args", NULL);
+        c->claims = dd_json_arr(it, "resources", "claims", NULL);
         c->line = node_line(m, it, line);
         c->init = init;
         cJSON_ArrayForEach(e, dd_json_arr(it, "env", NULL)) {
@@ -1072,6 +1073,25 @@ static enum dd_rc detect_profile(struct dra_model *m, const struct dra_podspec *
 }
 
 /*
+ * The driver a role lets write claim status for: since 1.36 a plugin that reports device
+ * status needs `resourceclaims/driver` with resourceNames [<its driver>] (dranet, dra-driver-cpu
+ * and the example driver's charts grant it so).
+ */
+static const char *status_driver_name(const struct dra_obj *role)
+{
+    const cJSON *rule, *res;
+
+    cJSON_ArrayForEach(rule, dd_json_arr(role->json, "rules", NULL))
+        cJSON_ArrayForEach(res, dd_json_arr(rule, "resources", NULL))
+            if (cJSON_IsString(res) && STRIEQ(res->valuestring, "resourceclaims/driver")) {
+                const cJSON *names = dd_json_arr(rule, "resourceNames", NULL);
+                if (cJSON_GetArraySize(names) == 1 && cJSON_IsString(names->child))
+                    return names->child->valuestring;
+            }
+    return NULL;
+}
+
+/*
  * A DaemonSet of no profile is a DRA driver when it registers a kubelet plugin (a hostPath
  * on the kubelet's plugins_registry, or on its plugins directory, whole or per driver) and
  * shows it is a DRA plugin rather than a CSI one: it writes CDI specs (CDI_ROOT, --cdi-root,
@@ -1098,17 +1118,20 @@ static enum dd_rc detect_generic(struct dra_model *m, const struct dra_podspec *
             c = &p->ctr[i];
     if (!c)
         return DD_OK;
+    n = rbac_sa_grants(m, p->o.ns, p->service_account, g, 16);
     if ((name = dra_container_env(c, "DRIVER_NAME", NULL)) && *name)
         from = "env DRIVER_NAME";
     else if ((name = dra_container_flag(c, "--driver-name")) && *name)
         from = "flag --driver-name";
     else if ((name = name_from_plugin_dir(p)))
         from = "plugin directory";
+    for (j = 0; !from && j < n && j < 16; j++)
+        if (g[j].role && (name = status_driver_name(g[j].role)))
+            from = "RBAC on resourceclaims/driver";
     dra = from && strcmp(from, "plugin directory");
     dra |= dra_container_env(c, "CDI_ROOT", NULL) || dra_container_flag(c, "--cdi-root") ||
            has_host_path(p, "/var/run/cdi") || has_host_path(p, "/etc/cdi") ||
            has_host_path(p, "/run/cdi");
-    n = rbac_sa_grants(m, p->o.ns, p->service_account, g, 16);
     for (j = 0; !dra && j < n && j < 16; j++)
         dra = g[j].role && rbac_role_mentions(m, g[j].role, "resource.k8s.io", "resourceslices");
     if (!dra)

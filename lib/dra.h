@@ -110,6 +110,7 @@ struct dra_container {
     const char *image;           /* "" when unset */
     const cJSON *command;        /* borrowed arrays (may be NULL) */
     const cJSON *args;
+    const cJSON *claims;         /* resources.claims: [{name, request}]; borrowed, may be NULL */
     struct dra_env *env;         /* owned array */
     size_t nenv;
     struct dra_mount *mounts;    /* owned array */
@@ -170,7 +171,8 @@ struct dra_driver {
     const struct drv_profile *profile; /* NULL when recognised only by registration paths */
     const char *name;                 /* driver name; "" when nothing tells it.  Borrowed */
     const char *name_from;            /* what told it: "profile", "env DRIVER_NAME", "flag
-                                         --driver-name", "plugin directory", "DeviceClass
+                                         --driver-name", "plugin directory", "RBAC on
+                                         resourceclaims/driver", "DeviceClass
                                          beside it"; static */
     int64_t num_devices;              /* devices per node; -1 unknown */
     int num_devices_line;

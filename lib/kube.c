@@ -630,16 +630,13 @@ static enum dd_rc config_parse_named(struct kube_config *c, const char *buf, siz
     /* A kubeconfig is shallow; aliases are legal YAML but have no business here. */
     struct ydoc_limits lim = { 32, 16, 1000 };
     struct kc_doc d;
-    struct ydoc_sink sink;
+    struct ydoc_sink sink = { &d, kc_on_doc, kc_on_error, NULL };
     enum dd_rc rc;
 
     memset(c, 0, sizeof(*c));
     memset(&d, 0, sizeof(d));
     d.name = name;
     d.dir = dir;
-    sink.ctx = &d;
-    sink.document = kc_on_doc;
-    sink.error = kc_on_error;
     if (!buf && len)
         return dd_failf(err, DD_EINVAL, "kube_config_parse: no buffer");
     if (len > KUBECONFIG_MAX) {

@@ -16,10 +16,8 @@
 #include "quota.h"
 #include "rbac.h"
 #include "suggest.h"
+#include "rules/rules_int.h"
 
-#define STRIEQ(a, b) (strcmp((a), (b)) == 0)
-#define MSG_MAX 2048
-#define MAX_NAMES 64
 
 static void check_api_versions(struct rule_ctx *ctx);
 static void check_claim_source(struct rule_ctx *ctx);
@@ -56,6 +54,12 @@ static const struct dd_rule rule_table[] = {
     { "PodClaimSourceRemoved", DD_SEV_ERROR,
       "A pod's resourceClaims entry uses `source`, removed in Kubernetes 1.31",
       check_claim_source },
+    { "ContainerClaimNameUnknown", DD_SEV_ERROR,
+      "A container's resources.claims names a claim the pod does not have",
+      rule__check_container_claims },
+    { "PodBypassesScheduler", DD_SEV_ERROR,
+      "A pod with claims sets spec.nodeName, so the scheduler never allocates them",
+      rule__check_bypass },
     { "QuotaExceeded", DD_SEV_ERROR,
       "Claims need more DRA devices or claim objects than a ResourceQuota allows", check_quota },
     { "ClaimNotFound", DD_SEV_WARNING,
@@ -84,6 +88,9 @@ static const struct dd_rule rule_table[] = {
     { "DriverNotRegistered", DD_SEV_ERROR,
       "The kubelet cannot prepare a pod's claims: their DRA driver is not registered on the "
       "pod's node (per pod, controller only)", NULL },
+    { "ClaimNotConsumedByContainer", DD_SEV_WARNING,
+      "A claim's devices reach no container: none lists the claim, or names a request it lacks",
+      rule__check_claims_consumed },
     { "CDIDisabled", DD_SEV_ERROR,
       "The container runtime has CDI disabled, so DRA devices are never injected",
       check_cdi_enabled },
@@ -113,66 +120,6 @@ const struct dd_rule *dd_rule_find(const char *code)
     return NULL;
 }
 
-/* ---- helpers ------------------------------------------------------------- */
-
-static struct dd_finding *emit(struct rule_ctx *ctx, enum dd_severity sev,
-                               const struct dra_obj *o, int line, const char *msg,
-                               const char *fix)
-{
-    return dd_findings_add(ctx->out, ctx->rule->code, sev, o->api_version, o->kind, o->ns,
-                           o->name, o->file, line ? line : o->line, msg, fix);
-}
-
-/* Tags f with what it is about (see struct dd_finding); f may be NULL after an OOM. */
-static void scope(struct rule_ctx *ctx, struct dd_finding *f, const char *cls,
-                  const char *driver, const char *node)
-{
-    if (f && dd_finding_scope(f, cls, driver, node))
-        ctx->out->oom = 1;
-}
-
-/* Appends printf output to buf at *len, never overflowing; truncation is acceptable for messages. */
-static void cat(char *buf, size_t size, size_t *len, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void cat(char *buf, size_t size, size_t *len, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    if (*len >= size - 1)
-        return;
-    va_start(ap, fmt);
-    n = vsnprintf(buf + *len, size - *len, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        *len = *len + (size_t)n >= size ? size - 1 : *len + (size_t)n;
-}
-
-/* cat(buf, size, len, "%s", s) without printf's machinery, which costs ten times more:
- * the webhook lists known drivers in every denial. */
-static void cats(char *buf, size_t size, size_t *len, const char *s)
-{
-    size_t n = strlen(s);
-
-    if (*len >= size - 1)
-        return;
-    if (n > size - 1 - *len)
-        n = size - 1 - *len;
-    memcpy(buf + *len, s, n);
-    *len += n;
-    buf[*len] = '\0';
-}
-
-/* "ns/name", or "name" when cluster-scoped. */
-static const char *objname(const struct dra_obj *o, char *buf, size_t size)
-{
-    if (*o->ns)
-        snprintf(buf, size, "%s/%s", o->ns, o->name);
-    else
-        snprintf(buf, size, "%s", o->name);
-    return buf;
-}
-
 /* The engine's "did you mean": a plausible typo of one of names, or NULL. */
 static const char *nearest(const char *s, const char *const *names, size_t n)
 {
@@ -180,27 +127,6 @@ static const char *nearest(const char *s, const char *const *names, size_t n)
 }
 
 /* ---- known drivers ------------------------------------------------------- */
-
-struct rule_names {
-    const char *v[MAX_NAMES];
-    size_t n;
-};
-
-static int names_has(const struct rule_names *s, const char *name)
-{
-    size_t i;
-
-    for (i = 0; i < s->n; i++)
-        if (STRIEQ(s->v[i], name))
-            return 1;
-    return 0;
-}
-
-static void names_add(struct rule_names *s, const char *name)
-{
-    if (name && *name && !names_has(s, name) && s->n < MAX_NAMES)
-        s->v[s->n++] = name;
-}
 
 static const char *typo_of_known(const char *s, const struct rule_names *known);
 

@@ -455,7 +455,9 @@ static int same_obj(const struct dd_finding *f, const struct dra_obj *o)
 /* The codes a webhook reports: about the incoming object itself, knowable before it exists. */
 static const char *const webhook_codes[] = { "SelectorSyntaxError", "SelectorMatchesNoDriver",
                                              "SelectorUnknownAttribute", "DeviceClassNotFound",
-                                             "ClaimTemplateNotFound" };
+                                             "ClaimTemplateNotFound",
+                                             "ClaimNotConsumedByContainer",
+                                             "PodBypassesScheduler" };
 
 static int has_selectors(const struct dra_claim_spec *spec)
 {

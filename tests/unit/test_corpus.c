@@ -470,16 +470,26 @@ static int plant_typo(struct copy *c, const struct dra_model *m, const struct dr
     "\"%s\",\"namespace\":\"planted\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"r\","     \
     "\"exactly\":{\"deviceClassName\":\"planted-devices\",\"count\":%d}}]}}}"
 
+/* The planted class of the driver's planted devices; 0 when the driver has no name to use. */
+static int plant_class(struct copy *c, const struct dra_driver *d)
+{
+    char json[2048];
+
+    if (!*d->name)
+        return 0;
+    snprintf(json, sizeof(json), PLANTED_CLASS, d->name, d->name);
+    plant(c, json);
+    return 1;
+}
+
 static int plant_devices(struct copy *c, const struct dra_model *m, const struct dra_driver *d,
                          char *want_kind, char *want_name)
 {
     char json[2048];
 
     (void)m;
-    if (!*d->name)
+    if (!plant_class(c, d))
         return 0;
-    snprintf(json, sizeof(json), PLANTED_CLASS, d->name, d->name);
-    plant(c, json);
     snprintf(json, sizeof(json), "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceSlice\","
              "\"metadata\":{\"name\":\"planted-slice\"},\"spec\":{\"driver\":\"%s\",\"nodeName\":"
              "\"planted-node\",\"pool\":{\"name\":\"planted-node\",\"generation\":1,"
@@ -504,10 +514,8 @@ static int plant_quota(struct copy *c, const struct dra_model *m, const struct d
     char json[2048];
 
     (void)m;
-    if (!*d->name)
+    if (!plant_class(c, d))
         return 0;
-    snprintf(json, sizeof(json), PLANTED_CLASS, d->name, d->name);
-    plant(c, json);
     plant(c, "{\"apiVersion\":\"v1\",\"kind\":\"ResourceQuota\",\"metadata\":{\"name\":\"planted\","
              "\"namespace\":\"planted\"},\"spec\":{\"hard\":{"
              "\"planted-devices.deviceclass.resource.k8s.io/devices\":\"1\"}}}");

@@ -296,6 +296,18 @@ static void driver_detection(void **state)
     assert_string_equal(s.m.drivers[0].name_from, "DeviceClass beside it");
     assert_int_equal((int)s.m.ninstall_names, 1);
     snap_free(&s);
+    /* No name in the DaemonSet, none beside it: the role that lets it write claim status
+     * for its driver names it (dranet's chart). */
+    snap_load(&s, "[" DSET_ARGS("acme/net-plugin:1", "[]", "[\"--v=2\"]",
+                                "[" HP("p", "/var/lib/kubelet/plugins") "]") ","
+                  SLICE_ROLE("[\"list\",\"watch\",\"create\",\"update\",\"delete\"]}," 
+                             "{\"apiGroups\":[\"resource.k8s.io\"],\"resources\":"
+                             "[\"resourceclaims/driver\"],\"resourceNames\":[\"net.acme.io\"],"
+                             "\"verbs\":[\"associated-node:patch\"]") "]");
+    assert_int_equal(s.m.ndrivers, 1);
+    assert_string_equal(s.m.drivers[0].name, "net.acme.io");
+    assert_string_equal(s.m.drivers[0].name_from, "RBAC on resourceclaims/driver");
+    snap_free(&s);
     /* NVIDIA's current chart: one image, two plugins under `bash -c`, an init container of the
      * same image that is neither. */
     snap_load(&s, "[" NVIDIA_DS "]");

@@ -61,12 +61,42 @@ static void images_identify_one_profile(void **state)
     "\"s%zu\"},\"spec\":{\"driver\":\"%s\",\"nodeName\":\"n\",\"pool\":{\"name\":\"p\","         \
     "\"generation\":1,\"resourceSliceCount\":1},\"devices\":[{\"name\":\"d\"}]}}"
 
-/* Every real name, with every other real name installed: SelectorMatchesNoDriver may warn that
+/*
+ * For each of names[0..nn): an object built from head (with that name) among objects built from
+ * other (with each other name), must give exactly one finding of code, and no suggestion.
+ */
+static void none_offered(const char *const *names, size_t nn, const char *head, const char *other,
+                         const char *code, const char *suggestion)
+{
+    size_t i, k;
+
+    for (i = 0; i < nn; i++) {
+        char *json = calloc(1, 320 * nn + 512), *w;
+        const struct dd_finding *f;
+        struct snap s;
+        assert_non_null(json);
+        w = json + sprintf(json, head, names[i]);
+        for (k = 0; k < nn; k++)
+            if (k != i)
+                w += sprintf(w, other, k, names[k]);
+        strcpy(w, "]");
+        snap_load(&s, json);
+        assert_int_equal(snap_run(&s, NULL, code), 1);
+        f = snap_get(&s, code);
+        assert_int_equal(f->severity, DD_SEV_WARNING);
+        if (strstr(f->message, suggestion))
+            fail_msg("%s offered as a misspelling: %s", names[i], f->message);
+        snap_free(&s);
+        free(json);
+    }
+}
+
+/* Every real driver name, with every other one installed: SelectorMatchesNoDriver may warn that
  * nothing installs it, but never offers another real driver in its place. */
 static void no_real_name_is_a_typo_of_another(void **state)
 {
     const char *names[128];
-    size_t n, i, j, k, nn = 0;
+    size_t n, i, j, nn = 0;
     const struct drv_profile *p = drv_profiles(&n);
     (void)state;
 
@@ -76,26 +106,11 @@ static void no_real_name_is_a_typo_of_another(void **state)
         for (j = 0; j < DRV_MAX && p[i].other_names[j]; j++)
             names[nn++] = p[i].other_names[j];
     }
-    for (i = 0; i < nn; i++) {
-        char *json = calloc(1, 256 * nn + 512), *w;
-        struct snap s;
-        assert_non_null(json);
-        w = json + sprintf(json, "[{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\","
-                                 "\"metadata\":{\"name\":\"c\"},\"spec\":{\"selectors\":[{\"cel\":"
-                                 "{\"expression\":\"device.driver == '%s'\"}}]}}", names[i]);
-        for (k = 0; k < nn; k++)
-            if (k != i)
-                w += sprintf(w, "," SLICE_OF(k, "%s"), k, names[k]);
-        strcpy(w, "]");
-        snap_load(&s, json);
-        assert_int_equal(snap_run(&s, NULL, "SelectorMatchesNoDriver"), 1);
-        assert_int_equal(snap_get(&s, "SelectorMatchesNoDriver")->severity, DD_SEV_WARNING);
-        if (strstr(snap_get(&s, "SelectorMatchesNoDriver")->message, "Did you mean"))
-            fail_msg("%s offered as a misspelling: %s", names[i],
-                     snap_get(&s, "SelectorMatchesNoDriver")->message);
-        snap_free(&s);
-        free(json);
-    }
+    none_offered(names, nn,
+                 "[{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\",\"metadata\":"
+                 "{\"name\":\"c\"},\"spec\":{\"selectors\":[{\"cel\":{\"expression\":"
+                 "\"device.driver == '%s'\"}}]}}",
+                 "," SLICE_OF(k, "%s"), "SelectorMatchesNoDriver", "Did you mean");
 }
 
 /* The same for DeviceClass names: a missing class a real install makes is not a typo of
@@ -103,34 +118,19 @@ static void no_real_name_is_a_typo_of_another(void **state)
 static void no_real_class_is_a_typo_of_another(void **state)
 {
     const char *names[128];
-    size_t n, i, j, k, nn = 0;
+    size_t n, i, j, nn = 0;
     const struct drv_profile *p = drv_profiles(&n);
     (void)state;
 
     for (i = 0; i < n; i++)
         for (j = 0; j < DRV_MAX && p[i].classes[j]; j++)
             names[nn++] = p[i].classes[j];
-    for (i = 0; i < nn; i++) {
-        char *json = calloc(1, 256 * nn + 512), *w;
-        struct snap s;
-        assert_non_null(json);
-        w = json + sprintf(json, "[{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":"
-                                 "\"ResourceClaim\",\"metadata\":{\"name\":\"c\",\"namespace\":"
-                                 "\"ns\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"r\","
-                                 "\"exactly\":{\"deviceClassName\":\"%s\"}}]}}}", names[i]);
-        for (k = 0; k < nn; k++)
-            if (k != i)
-                w += sprintf(w, ",{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\","
-                                "\"metadata\":{\"name\":\"%s\"},\"spec\":{}}", names[k]);
-        strcpy(w, "]");
-        snap_load(&s, json);
-        assert_int_equal(snap_run(&s, NULL, "DeviceClassNotFound"), 1);
-        if (strstr(snap_get(&s, "DeviceClassNotFound")->message, "did you mean"))
-            fail_msg("class %s offered as a misspelling: %s", names[i],
-                     snap_get(&s, "DeviceClassNotFound")->message);
-        snap_free(&s);
-        free(json);
-    }
+    none_offered(names, nn,
+                 "[{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":"
+                 "{\"name\":\"c\",\"namespace\":\"ns\"},\"spec\":{\"devices\":{\"requests\":"
+                 "[{\"name\":\"r\",\"exactly\":{\"deviceClassName\":\"%s\"}}]}}}",
+                 ",{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\",\"metadata\":"
+                 "{\"labels\":{\"i\":\"%zu\"},\"name\":\"%s\"},\"spec\":{}}", "DeviceClassNotFound", "did you mean");
     /* A misspelling of a real class still is one. */
     {
         struct snap s;

@@ -529,18 +529,34 @@ static void test_pod_template_over_quota(void **state)
     assert_true(allowed(r));
     assert_contains(warnings(r, w, sizeof(w)), "QuotaExceeded: ResourceQuota gpu-quota allows 1 "
                                                "gpu.example.com devices, 1 in use; Pod pod1 needs 1");
+    assert_null(strstr(w, "ClaimNotConsumedByContainer"));
+    assert_null(strstr(w, "PodBypassesScheduler"));
     assert_short(w);
     cJSON_Delete(r);
     free(res.body);
+    {
+        const char *pinned =
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"pod3\"},\"spec\":{"
+            "\"nodeName\":\"node-1\",\"containers\":[{\"name\":\"c\",\"image\":\"busybox\","
+            "\"resources\":{\"claims\":[{\"name\":\"gpu\"}]}}],\"resourceClaims\":[{\"name\":"
+            "\"gpu\",\"resourceClaimTemplateName\":\"one-gpu\"}]}}";
+        r = review(f->v, "", "v1", "Pod", "CREATE", "team", pinned, NULL, &res);
+        assert_true(allowed(r));
+        assert_contains(warnings(r, w, sizeof(w)), "PodBypassesScheduler: ");
+        cJSON_Delete(r);
+        free(res.body);
+    }
     r = review(f->v, "", "v1", "Pod", "CREATE", "team", missing, NULL, &res);
     assert_contains(warnings(r, w, sizeof(w)), "ClaimTemplateNotFound: ");
     assert_contains(w, "team/nope");
     assert_short(w);
     cJSON_Delete(r);
     free(res.body);
-    /* A workload's replicas multiply: 3 claims against 2 allowed, 3 devices against 1. */
+    /* A workload's replicas multiply: 3 claims against 2 allowed, 3 devices against 1.  And
+     * its container lists no claim: the devices would reach nobody. */
     r = review(f->v, "apps", "v1", "Deployment", "CREATE", "team", deploy, NULL, &res);
     warnings(r, w, sizeof(w));
+    assert_contains(w, "ClaimNotConsumedByContainer: ");
     assert_contains(w, "allows 2 ResourceClaims, 1 in use; Deployment d needs 3");
     assert_contains(w, "allows 1 gpu.example.com devices, 1 in use; Deployment d needs 3");
     cJSON_Delete(r);

@@ -385,6 +385,16 @@ static void trim_keeps_only_what_is_read(void **state)
     cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "labels",
                           cJSON_Parse("{\"app\":\"x\"}"));
     assert_non_null(dd_json_path(pod, "metadata", "managedFields", NULL));
+    {
+        cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
+                        cJSON_GetObjectItemCaseSensitive(pod, "spec"), "containers"), 0);
+        cJSON *res = cJSON_GetObjectItemCaseSensitive(c0, "resources");
+        assert_non_null(c0);
+        if (!res)
+            res = cJSON_AddObjectToObject(c0, "resources");
+        cJSON_AddItemToObject(res, "limits", cJSON_Parse("{\"cpu\":\"1\"}"));
+        cJSON_AddStringToObject(c0, "image", "busybox");
+    }
     snapshot_trim(pod);
     assert_true(snapshot_keep(pod));
     n = 0;
@@ -395,7 +405,11 @@ static void trim_keeps_only_what_is_read(void **state)
     assert_non_null(dd_json_str(pod, "metadata", "uid", NULL));
     assert_non_null(dd_json_str(pod, "metadata", "annotations", DIAG_ANN_ROOT_CAUSE, NULL));
     assert_null(dd_json_path(pod, "metadata", "managedFields", NULL));
-    assert_null(dd_json_path(pod, "spec", "containers", NULL));
+    /* Of the containers, only which claims each one gets (ClaimNotConsumedByContainer). */
+    it = cJSON_GetArrayItem(dd_json_arr(pod, "spec", "containers", NULL), 0);
+    assert_non_null(dd_json_str(it, "name", NULL));
+    assert_null(dd_json_path(it, "image", NULL));
+    assert_null(dd_json_path(it, "resources", "limits", NULL));
     assert_null(dd_json_path(pod, "status", "conditions", NULL));
     assert_null(dd_json_path(pod, "status", "initContainerStatuses", NULL));
     assert_non_null(dd_json_arr(pod, "status", "containerStatuses", NULL));

@@ -1,0 +1,106 @@
+/*
+ * rules_int.h - what the rule engine's files share (lib/rules.c and lib/rules/\*.c): how a
+ * check reports a finding, and small string and name-set helpers.  Not part of the API.
+ */
+#ifndef DD_RULES_INT_H
+#define DD_RULES_INT_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dra.h"
+#include "rules.h"
+
+#define STRIEQ(a, b) (strcmp((a), (b)) == 0)
+#define MSG_MAX 2048
+#define MAX_NAMES 64
+
+static inline struct dd_finding *emit(struct rule_ctx *ctx, enum dd_severity sev,
+                               const struct dra_obj *o, int line, const char *msg,
+                               const char *fix)
+{
+    return dd_findings_add(ctx->out, ctx->rule->code, sev, o->api_version, o->kind, o->ns,
+                           o->name, o->file, line ? line : o->line, msg, fix);
+}
+
+/* Tags f with what it is about (see struct dd_finding); f may be NULL after an OOM. */
+static inline void scope(struct rule_ctx *ctx, struct dd_finding *f, const char *cls,
+                  const char *driver, const char *node)
+{
+    if (f && dd_finding_scope(f, cls, driver, node))
+        ctx->out->oom = 1;
+}
+
+/* Appends printf output to buf at *len, never overflowing; truncation is acceptable for messages. */
+static inline void cat(char *buf, size_t size, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static inline void cat(char *buf, size_t size, size_t *len, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (*len >= size - 1)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(buf + *len, size - *len, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *len = *len + (size_t)n >= size ? size - 1 : *len + (size_t)n;
+}
+
+/* cat(buf, size, len, "%s", s) without printf's machinery, which costs ten times more:
+ * the webhook lists known drivers in every denial. */
+static inline void cats(char *buf, size_t size, size_t *len, const char *s)
+{
+    size_t n = strlen(s);
+
+    if (*len >= size - 1)
+        return;
+    if (n > size - 1 - *len)
+        n = size - 1 - *len;
+    memcpy(buf + *len, s, n);
+    *len += n;
+    buf[*len] = '\0';
+}
+
+/* "ns/name", or "name" when cluster-scoped. */
+static inline const char *objname(const struct dra_obj *o, char *buf, size_t size)
+{
+    if (*o->ns)
+        snprintf(buf, size, "%s/%s", o->ns, o->name);
+    else
+        snprintf(buf, size, "%s", o->name);
+    return buf;
+}
+
+/* A small set of names (driver names, class names), borrowed. */
+struct rule_names {
+    const char *v[MAX_NAMES];
+    size_t n;
+};
+
+static inline int names_has(const struct rule_names *s, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < s->n; i++)
+        if (STRIEQ(s->v[i], name))
+            return 1;
+    return 0;
+}
+
+static inline void names_add(struct rule_names *s, const char *name)
+{
+    if (name && *name && !names_has(s, name) && s->n < MAX_NAMES)
+        s->v[s->n++] = name;
+}
+
+/* ---- the checks of lib/rules/\*.c, in the table of lib/rules.c ---- */
+
+/* pods.c */
+void rule__check_container_claims(struct rule_ctx *ctx);
+void rule__check_claims_consumed(struct rule_ctx *ctx);
+void rule__check_bypass(struct rule_ctx *ctx);
+
+#endif
