@@ -140,11 +140,17 @@ static void note_pod(struct ctl *c, const char *ns, const char *name)
     pthread_mutex_unlock(&c->mu);
 }
 
+static void on_any(struct ctl *c);
+
+/* A pod with claims matters to itself; a kubelet plugin's pod (whether its driver runs on a
+ * node) to every pod. */
 static void on_pod(struct ctl *c, const cJSON *pod)
 {
     if (pod_has_claims(pod))
         note_pod(c, dd_json_str(pod, "metadata", "namespace", NULL),
                  dd_json_str(pod, "metadata", "name", NULL));
+    else if (dra_pod_registers_plugin(pod))
+        on_any(c);
 }
 
 static void on_any(struct ctl *c)

@@ -13,6 +13,7 @@
 const struct snap_resource snap_resources[] = {
     { "", "v1", "pods", NULL },
     { "", "v1", "nodes", NULL },
+    { "", "v1", "namespaces", NULL },
     { "", "v1", "resourcequotas", NULL },
     { "", "v1", "events", "fieldSelector=involvedObject.kind%3DPod" },
     { "resource.k8s.io", "v1", "deviceclasses", NULL },
@@ -414,13 +415,23 @@ static void trim_kind(cJSON *obj)
     /* Pods: the claims, the node, the phase, waiting containers' reasons (CDI errors),
      * running containers' start (before CDI was on?). */
     static const char *const pod_spec[] = { DRA_CLAIMS_KEY, "nodeName", "containers",
-                                            "initContainers", NULL };
+                                            "initContainers", "nodeSelector", "affinity",
+                                            "tolerations", NULL };
     /* Containers: which claims (and requests) each one gets. */
     static const char *const pod_ctr[] = { "name", "resources", NULL };
     static const char *const ctr_res[] = { "claims", NULL };
     static const char *const pod_status[] = { "phase", "containerStatuses",
-                                              "resourceClaimStatuses", NULL };
-    static const char *const ctr_status[] = { "name", "state", NULL };
+                                              "resourceClaimStatuses", "conditions", NULL };
+    static const char *const pod_cond[] = { "type", "reason", "message", NULL };
+    /* A kubelet plugin's pod: which DaemonSet's, on which node, ready or not. */
+    static const char *const meta_plugin[] = { "name", "namespace", "ownerReferences", NULL };
+    static const char *const owner_ref[] = { "kind", "name", NULL };
+    static const char *const plugin_spec[] = { "nodeName", "volumes", NULL };
+    static const char *const plugin_vol[] = { "name", "hostPath", NULL };
+    static const char *const plugin_status[] = { "phase", "conditions", NULL };
+    static const char *const plugin_cond[] = { "type", "status", NULL };
+    static const char *const ctr_status[] = { "name", "state", "allocatedResourcesStatus",
+                                              NULL };
     static const char *const ctr_state[] = { "waiting", "running", NULL };
     static const char *const waiting[] = { "reason", "message", NULL };
     static const char *const running[] = { "startedAt", NULL };
@@ -429,21 +440,28 @@ static void trim_kind(cJSON *obj)
     static const char *const claim_status[] = { "name", "resourceClaimName", NULL };
     /* Claims: the requests; of the status, that it is allocated and by which drivers. */
     static const char *const claim_spec[] = { "devices", NULL };
-    static const char *const claim_devices[] = { "requests", NULL };
-    static const char *const claim_st[] = { "allocation", NULL };
-    static const char *const alloc[] = { "devices", NULL };
+    static const char *const claim_devices[] = { "requests", "config", NULL };
+    static const char *const claim_st[] = { "allocation", "reservedFor", NULL };
+    static const char *const alloc[] = { "devices", "nodeSelector", NULL };
     static const char *const alloc_devices[] = { "results", NULL };
     static const char *const result[] = { "driver", NULL };
     /* Slices: the driver, node, pool and each device's name, attributes and capacity. */
     static const char *const slice_top[] = { "apiVersion", "kind", "metadata", "spec", NULL };
-    static const char *const slice_spec[] = { "driver", "nodeName", "pool", "devices", NULL };
-    static const char *const pool[] = { "name", NULL };
-    static const char *const device[] = { "name", "attributes", "capacity", "basic", NULL };
+    static const char *const slice_spec[] = { "driver", "nodeName", "pool", "devices",
+                                              "nodeSelector", "allNodes",
+                                              "perDeviceNodeSelection", NULL };
+    static const char *const pool[] = { "name", "generation", "resourceSliceCount", NULL };
+    static const char *const device[] = { "name", "attributes", "capacity", "basic", "taints",
+                                          NULL };
     static const char *const basic[] = { "attributes", "capacity", NULL };
-    /* Nodes: the runtime version (and the node agent's annotation). */
-    static const char *const node_top[] = { "apiVersion", "kind", "metadata", "status", NULL };
+    /* Nodes: labels and taints (where pods and slices may go), the runtime and kubelet
+     * versions (and the node agent's annotation). */
+    static const char *const node_top[] = { "apiVersion", "kind", "metadata", "spec", "status",
+                                            NULL };
+    static const char *const node_meta[] = { "name", "labels", "annotations", NULL };
+    static const char *const node_spec[] = { "taints", "unschedulable", NULL };
     static const char *const node_status[] = { "nodeInfo", NULL };
-    static const char *const node_info[] = { "containerRuntimeVersion", NULL };
+    static const char *const node_info[] = { "containerRuntimeVersion", "kubeletVersion", NULL };
     /* Events: what the diagnosis reads of the few reasons it reads; others only their key. */
     static const char *const event_top[] = { "apiVersion", "kind", "metadata", "involvedObject",
                                              "reason", "message", "type", NULL };
@@ -466,10 +484,20 @@ static void trim_kind(cJSON *obj)
     if (!strcmp(av, "v1") && !strcmp(kind, "Pod")) {
         keep_only(meta, meta_pod);
         keep_only(obj, top);
-        /* A pod without claims is nothing to the model (lib/dra.c skips it). */
+        /* A pod without claims is nothing to the model (lib/dra.c skips it), but for a kubelet
+         * plugin's: where it runs, whether it is ready, its plugin hostPaths. */
         if (!cJSON_IsArray(member(spec, DRA_CLAIMS_KEY))) {
-            cJSON_DeleteItemFromObjectCaseSensitive(obj, "spec");
-            cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
+            if (!dra_pod_registers_plugin(obj)) {
+                cJSON_DeleteItemFromObjectCaseSensitive(obj, "spec");
+                cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
+                return;
+            }
+            keep_only(meta, meta_plugin);
+            keep_only_each(member(meta, "ownerReferences"), owner_ref);
+            keep_only(spec, plugin_spec);
+            keep_only_each(member(spec, "volumes"), plugin_vol);
+            keep_only(status, plugin_status);
+            keep_only_each(member(status, "conditions"), plugin_cond);
             return;
         }
         keep_only(spec, pod_spec);
@@ -482,6 +510,7 @@ static void trim_kind(cJSON *obj)
             keep_only(member(it, "resources"), ctr_res);
         keep_only(status, pod_status);
         keep_only_each(member(status, "resourceClaimStatuses"), claim_status);
+        keep_only_each(member(status, "conditions"), pod_cond);
         cJSON_ArrayForEach(it, member(status, "containerStatuses")) {
             keep_only(it, ctr_status);
             keep_only(member(it, "state"), ctr_state);
@@ -501,10 +530,19 @@ static void trim_kind(cJSON *obj)
         return;
     }
     if (!strcmp(av, "v1") && !strcmp(kind, "Node")) {
-        keep_only(meta, meta_keep);
+        keep_only(meta, node_meta);
         keep_only(obj, node_top);
+        keep_only(spec, node_spec);
         keep_only(status, node_status);
         keep_only(member(status, "nodeInfo"), node_info);
+        return;
+    }
+    /* Namespaces: their labels (admin access). */
+    if (!strcmp(av, "v1") && !strcmp(kind, "Namespace")) {
+        keep_only(meta, meta_role);
+        keep_only(obj, node_top);
+        cJSON_DeleteItemFromObjectCaseSensitive(obj, "spec");
+        cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
         return;
     }
     if (!strcmp(av, "v1") && !strcmp(kind, "ResourceQuota")) {
@@ -554,9 +592,11 @@ int snapshot_keep(const cJSON *obj)
 
     if (!kind || !av || strcmp(av, "v1"))
         return 1;
-    /* lib/dra.c skips a Pod without a resourceClaims array; last_event reads few reasons. */
+    /* lib/dra.c skips a Pod without a resourceClaims array unless it is a kubelet plugin's;
+     * last_event reads few reasons. */
     if (!strcmp(kind, "Pod"))
-        return dd_json_arr(obj, "spec", DRA_CLAIMS_KEY, NULL) != NULL;
+        return dd_json_arr(obj, "spec", DRA_CLAIMS_KEY, NULL) != NULL ||
+               dra_pod_registers_plugin(obj);
     if (!strcmp(kind, "Event"))
         return diag_event_reason_used(dd_json_str(obj, "reason", NULL));
     return 1;

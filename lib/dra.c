@@ -255,6 +255,8 @@ static enum dd_rc fill_exact(struct dra_model *m, struct dra_request *r, const c
 
     r->class_name = dd_json_str(src, "deviceClassName", NULL);
     r->all = mode && STRIEQ(mode, "All");
+    r->admin_access = cJSON_IsTrue(dd_json_path(src, "adminAccess", NULL));
+    r->tolerations = dd_json_arr(src, "tolerations", NULL);
     if (!dd_json_int(src, &r->count, "count", NULL) || r->count < 0)
         r->count = 1;
     return add_selectors(m, dd_json_arr(src, "selectors", NULL), &r->sel, &r->nsel, r->line);
@@ -409,6 +411,7 @@ static enum dd_rc add_class(struct dra_model *m, const cJSON *obj, const char *f
     if (!c)
         return DD_ENOMEM;
     obj_init(&c->o, obj, file, line);
+    c->config = dd_json_arr(obj, "spec", "config", NULL);
     index_late_class(m);
     return add_selectors(m, dd_json_arr(obj, "spec", "selectors", NULL), &c->sel, &c->nsel, line);
 }
@@ -426,6 +429,9 @@ static enum dd_rc add_claim(struct dra_model *m, const cJSON *obj, const char *f
     index_late_claim(m);
     spec = is_template ? dd_json_path(obj, "spec", "spec", NULL) : dd_json_path(obj, "spec", NULL);
     c->allocated = dd_json_path(obj, "status", "allocation", NULL) != NULL;
+    c->alloc_nodes = dd_json_path(obj, "status", "allocation", "nodeSelector", NULL);
+    c->reserved_for = dd_json_arr(obj, "status", "reservedFor", NULL);
+    c->spec.config = dd_json_arr(spec, "devices", "config", NULL);
     return add_requests(m, dd_json_arr(spec, "devices", "requests", NULL), &c->spec, line);
 }
 
@@ -472,6 +478,7 @@ static enum dd_rc add_device(struct dra_model *m, struct dra_slice *s, const cJS
     dev = &s->dev[s->ndev++];
     memset(dev, 0, sizeof(*dev));
     dev->name = str_or(dd_json_str(d, "name", NULL), "");
+    dev->json = d;
     dev->dev.driver = s->driver;
     /* v1beta1 and v1alpha3 wrap attributes and capacity in `basic`. */
     attrs = dd_json_path(basic ? basic : d, "attributes", NULL);
@@ -524,6 +531,13 @@ oom:
     return DD_ENOMEM;
 }
 
+static int64_t pool_int(const cJSON *slice, const char *key, int64_t dflt)
+{
+    int64_t v;
+
+    return dd_json_int(slice, &v, "spec", "pool", key, NULL) && v >= 0 ? v : dflt;
+}
+
 static enum dd_rc add_slice(struct dra_model *m, const cJSON *obj, const char *file, int line)
 {
     struct dra_slice *s;
@@ -538,6 +552,11 @@ static enum dd_rc add_slice(struct dra_model *m, const cJSON *obj, const char *f
     s->driver = str_or(dd_json_str(obj, "spec", "driver", NULL), "");
     s->node = str_or(dd_json_str(obj, "spec", "nodeName", NULL), "");
     s->pool = str_or(dd_json_str(obj, "spec", "pool", "name", NULL), "");
+    s->generation = pool_int(obj, "generation", 0);
+    s->slice_count = pool_int(obj, "resourceSliceCount", 1);
+    s->node_selector = dd_json_path(obj, "spec", "nodeSelector", NULL);
+    s->all_nodes = cJSON_IsTrue(dd_json_path(obj, "spec", "allNodes", NULL));
+    s->per_device_nodes = cJSON_IsTrue(dd_json_path(obj, "spec", "perDeviceNodeSelection", NULL));
     devs = dd_json_arr(obj, "spec", "devices", NULL);
     n = cJSON_GetArraySize(devs);
     if (n <= 0)
@@ -818,8 +837,12 @@ enum dd_rc dra_model_add(struct dra_model *m, const cJSON *obj, const char *file
     if (in_group(av, "events.k8s.io") && STRIEQ(kind, "Event"))
         return add_event(m, obj, 0);
     if (STRIEQ(av, "v1")) {
-        if (STRIEQ(kind, "Pod"))
+        if (STRIEQ(kind, "Pod")) {
+            if (!dd_json_arr(obj, "spec", DRA_CLAIMS_KEY, NULL))
+                return dra_pod_registers_plugin(obj) ? add_plain(&m->plugin_pods, obj, file, line)
+                                                     : DD_OK;
             return add_podspec(m, obj, file, line, dd_json_path(obj, "spec", NULL), 1);
+        }
         if (STRIEQ(kind, "ResourceQuota"))
             return add_quota(m, obj, file, line);
         if (STRIEQ(kind, "Node"))
@@ -832,6 +855,30 @@ enum dd_rc dra_model_add(struct dra_model *m, const cJSON *obj, const char *file
             return add_event(m, obj, 1);
     }
     return DD_OK;
+}
+
+int dra_pod_registers_plugin(const cJSON *pod)
+{
+    const cJSON *v;
+
+    cJSON_ArrayForEach(v, dd_json_arr(pod, "spec", "volumes", NULL)) {
+        const char *h = dd_json_str(v, "hostPath", "path", NULL);
+        if (h && !strncmp(h, DRV_PLUGINS_DIR, strlen(DRV_PLUGINS_DIR)))
+            return 1; /* plugins and plugins_registry share the prefix */
+    }
+    return 0;
+}
+
+int dra_pod_ready(const cJSON *pod)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach(c, dd_json_arr(pod, "status", "conditions", NULL)) {
+        const char *t = dd_json_str(c, "type", NULL), *st = dd_json_str(c, "status", NULL);
+        if (t && st && STRIEQ(t, "Ready"))
+            return STRIEQ(st, "True");
+    }
+    return 0;
 }
 
 const char *dra_container_env(const struct dra_container *c, const char *name, int *line)
@@ -1378,6 +1425,7 @@ void dra_model_release(struct dra_model *m)
     free(m->serviceaccounts.v);
     free(m->namespaces.v);
     free(m->resource_other.v);
+    free(m->plugin_pods.v);
     free(m->owned);
     dra_model_init(m, m->pos, m->pos_ctx);
 }

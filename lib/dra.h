@@ -55,6 +55,8 @@ struct dra_request {
     const char *class_name;      /* NULL for a firstAvailable parent */
     int all;                     /* allocationMode: All */
     int64_t count;               /* devices for ExactCount (default 1) */
+    int admin_access;            /* adminAccess: true */
+    const cJSON *tolerations;    /* device taint tolerations, or NULL; borrowed */
     struct dra_selector *sel;    /* owned array */
     size_t nsel;
     struct dra_request *sub;     /* firstAvailable alternatives; owned array */
@@ -65,12 +67,15 @@ struct dra_request {
 struct dra_claim_spec {
     struct dra_request *req;     /* owned array */
     size_t nreq;
+    const cJSON *config;         /* devices.config [{requests, opaque: {driver, parameters}}];
+                                    borrowed, may be NULL */
 };
 
 struct dra_class {
     struct dra_obj o;
     struct dra_selector *sel;    /* owned array */
     size_t nsel;
+    const cJSON *config;         /* spec.config, as a claim's; borrowed, may be NULL */
 };
 
 struct dra_claim {               /* a ResourceClaim or a ResourceClaimTemplate */
@@ -78,10 +83,14 @@ struct dra_claim {               /* a ResourceClaim or a ResourceClaimTemplate *
     struct dra_claim_spec spec;
     int is_template;
     int allocated;               /* status.allocation is set (live objects) */
+    const cJSON *alloc_nodes;    /* status.allocation.nodeSelector: where the allocated devices
+                                    are (NULL: everywhere, or not allocated); borrowed */
+    const cJSON *reserved_for;   /* status.reservedFor [{resource, name, uid}]; borrowed */
 };
 
 struct dra_device {
     const char *name;
+    const cJSON *json;           /* the device object (taints, per-device node selection); borrowed */
     struct cel_device dev;       /* attrs and caps arrays owned by the model */
 };
 
@@ -90,6 +99,11 @@ struct dra_slice {
     const char *driver;
     const char *node;            /* spec.nodeName, "" otherwise */
     const char *pool;
+    int64_t generation;          /* spec.pool.generation (0 when unset) */
+    int64_t slice_count;         /* spec.pool.resourceSliceCount (1 when unset) */
+    const cJSON *node_selector;  /* spec.nodeSelector, or NULL; borrowed */
+    int all_nodes;               /* spec.allNodes */
+    int per_device_nodes;        /* spec.perDeviceNodeSelection */
     struct dra_device *dev;      /* owned array */
     size_t ndev;
 };
@@ -240,6 +254,8 @@ struct dra_model {
     struct dra_objs nodes;
     struct dra_objs serviceaccounts;
     struct dra_objs namespaces;
+    struct dra_objs plugin_pods;   /* Pods without claims that register a kubelet plugin (a
+                                      driver DaemonSet's pods: where each driver runs) */
     struct dra_objs resource_other; /* resource.k8s.io objects of other kinds (DeviceTaintRule,
                                       classic DRA's ResourceClass, ...): only their apiVersion
                                       and kind are judged */
@@ -335,6 +351,13 @@ void dra_model_release(struct dra_model *m);
  * adding one afterwards fails with DD_EINVAL.
  */
 void dra_model_borrow_slices(struct dra_model *m, const struct dra_model *base);
+
+/* 1 when pod (a Pod object) mounts the kubelet's plugin registration or plugins directory:
+ * a kubelet plugin's pod, which the model keeps although it has no claims. */
+int dra_pod_registers_plugin(const cJSON *pod);
+
+/* 1 when plugin pod (of m->plugin_pods) is Ready. */
+int dra_pod_ready(const cJSON *pod);
 
 /* Lookups (borrowed results, NULL when absent). */
 const struct dra_class *dra_find_class(const struct dra_model *m, const char *name);

@@ -25,6 +25,33 @@ static const struct cel_capacity example_caps[] = {
     { "gpu.example.com", "memory", "80Gi" },
 };
 
+/* api/example.com/resource/gpu/v1alpha1/{register,sharing,validate}.go. */
+static const struct drv_param example_params[] = {
+    { "gpu.resource.example.com/v1alpha1", { "GpuConfig", NULL }, { "sharing", "strategy", NULL },
+      { "TimeSlicing", "SpacePartitioning", NULL }, "unknown GPU sharing strategy: %s",
+      { NULL }, { NULL }, NULL },
+    { "gpu.resource.example.com/v1alpha1", { "GpuConfig", NULL },
+      { "sharing", "timeSlicingConfig", "interval", NULL },
+      { "Default", "Short", "Medium", "Long", NULL }, "unknown time-slice interval: %s",
+      { NULL }, { NULL }, NULL },
+};
+
+/* api/nvidia.com/resource/v1beta1/{sharing,validate}.go and pkg/featuregates (both gates off by
+ * default; the chart passes featureGates as env FEATURE_GATES). */
+static const struct drv_param nvidia_params[] = {
+    { "resource.nvidia.com/v1beta1", { "GpuConfig", "MigDeviceConfig", NULL },
+      { "sharing", "strategy", NULL }, { "TimeSlicing", "MPS", NULL },
+      "unknown GPU sharing strategy: %s, supported GPU sharing strategies: TimeSlicing, MPS",
+      { "TimeSlicing", "MPS", NULL }, { "TimeSlicingSettings", "MPSSupport", NULL },
+      "\"%s\" is selected as the GPU sharing strategy, but the \"%s\" feature gate is not "
+      "enabled" },
+    { "resource.nvidia.com/v1beta1", { "GpuConfig", "MigDeviceConfig", NULL },
+      { "sharing", "timeSlicingConfig", "interval", NULL },
+      { "Default", "Short", "Medium", "Long", NULL },
+      "unknown time-slice interval: %s, supported time-slice intervals: Default, Short, Medium, "
+      "Long", { NULL }, { NULL }, NULL },
+};
+
 static const struct drv_profile profiles[] = {
     /* cmd/dra-example-kubeletplugin/main.go (CDI_ROOT, --cdi-root default /etc/cdi; NUM_DEVICES
      * default 8; DRIVER_NAME and DEVICE_PROFILE from v0.3.0, before that gpu.example.com fixed),
@@ -41,6 +68,7 @@ static const struct drv_profile profiles[] = {
         "NUM_DEVICES", 8,
         example_attrs, sizeof(example_attrs) / sizeof(example_attrs[0]),
         example_caps, sizeof(example_caps) / sizeof(example_caps[0]),
+        example_params, sizeof(example_params) / sizeof(example_params[0]),
     },
     /* cmd/gpu-kubelet-plugin/main.go:45, cmd/compute-domain-kubelet-plugin/main.go:43 (names
      * fixed; --cdi-root default /etc/cdi), templates/kubeletplugin.yaml (one DaemonSet, both
@@ -60,7 +88,7 @@ static const struct drv_profile profiles[] = {
           "compute-domain-daemon.nvidia.com", "compute-domain-default-channel.nvidia.com",
           "imex.nvidia.com", "imex-daemon.nvidia.com", NULL },
         1, "CDI_ROOT", LIB_CDI, "/etc/cdi",
-        NULL, -1, NULL, 0, NULL, 0,
+        NULL, -1, NULL, 0, NULL, 0, nvidia_params, sizeof(nvidia_params) / sizeof(nvidia_params[0]),
     },
     /* pkg/gpu/device/device.go:53 (name fixed), pkg/helpers/helpers.go:35,84 (CDI_ROOT,
      * --cdi-root, default /etc/cdi: the chart sets neither and mounts /etc/cdi),
@@ -74,7 +102,7 @@ static const struct drv_profile profiles[] = {
         NULL, NULL, NULL, NULL,
         { "gpu.intel.com", "gpu-vfio.intel.com", NULL },
         1, "CDI_ROOT", LIB_CDI, "/etc/cdi",
-        NULL, -1, NULL, 0, NULL, 0,
+        NULL, -1, NULL, 0, NULL, 0, NULL, 0,
     },
     /* pkg/gaudi/device/device.go:54, charts/intel-gaudi-resource-driver. */
     {
@@ -86,7 +114,7 @@ static const struct drv_profile profiles[] = {
         NULL, NULL, NULL, NULL,
         { "gaudi.intel.com", NULL },
         1, "CDI_ROOT", LIB_CDI, "/etc/cdi",
-        NULL, -1, NULL, 0, NULL, 0,
+        NULL, -1, NULL, 0, NULL, 0, NULL, 0,
     },
     /* pkg/qat/device/device.go:21, charts/intel-qat-resource-driver. */
     {
@@ -98,7 +126,7 @@ static const struct drv_profile profiles[] = {
         NULL, NULL, NULL, NULL,
         { "qat.intel.com", NULL },
         1, "CDI_ROOT", LIB_CDI, "/etc/cdi",
-        NULL, -1, NULL, 0, NULL, 0,
+        NULL, -1, NULL, 0, NULL, 0, NULL, 0,
     },
     /* pkg/consts/consts.go:35, cmd/gpu-kubeletplugin/main.go:99 (--cdi-root default /etc/cdi),
      * helm-charts-k8s. */
@@ -111,7 +139,7 @@ static const struct drv_profile profiles[] = {
         NULL, NULL, NULL, NULL,
         { "gpu.amd.com", NULL },
         1, "CDI_ROOT", LIB_CDI, "/etc/cdi",
-        NULL, -1, NULL, 0, NULL, 0,
+        NULL, -1, NULL, 0, NULL, 0, NULL, 0,
     },
     /* cmd/tpu-dra-kubeletplugin/main.go:41,101, deployments/helm/dra-driver-google-tpu. */
     {
@@ -123,7 +151,7 @@ static const struct drv_profile profiles[] = {
         NULL, NULL, NULL, NULL,
         { "tpu.google.com", NULL },
         1, "CDI_ROOT", LIB_CDI, "/etc/cdi",
-        NULL, -1, NULL, 0, NULL, 0,
+        NULL, -1, NULL, 0, NULL, 0, NULL, 0,
     },
     /* cmd/dranet/app.go:53 (name fixed); no CDI: devices move into the pod's network namespace
      * through NRI hooks (pkg/driver/nri_hooks.go); the chart ships no DeviceClass, the docs and
@@ -138,7 +166,7 @@ static const struct drv_profile profiles[] = {
         { "dra.net", "dranet", "dranet.net", "multinic", "rdma", "dranet-rdma-for-mpi",
           "dranet-cloud", NULL },
         0, NULL, NULL, NULL,
-        NULL, -1, NULL, 0, NULL, 0,
+        NULL, -1, NULL, 0, NULL, 0, NULL, 0,
     },
     /* cmd/dracpu/app.go:50; pkg/driver/cdi.go:32 (cdiSpecDir /var/run/cdi, not configurable). */
     {
@@ -150,7 +178,7 @@ static const struct drv_profile profiles[] = {
         NULL, NULL, NULL, NULL,
         { "dra.cpu", NULL },
         1, NULL, NULL, "/var/run/cdi",
-        NULL, -1, NULL, 0, NULL, 0,
+        NULL, -1, NULL, 0, NULL, 0, NULL, 0,
     },
     /* pkg/driver/driver.go:45; pkg/cdi/cdi.go:40 (SpecDir /var/run/cdi, not configurable);
      * README.md:29-31 (classes). */
@@ -163,7 +191,7 @@ static const struct drv_profile profiles[] = {
         NULL, NULL, NULL, NULL,
         { "dra.memory", "dra.hugepages-2m", "dra.hugepages-1g", NULL },
         1, NULL, NULL, "/var/run/cdi",
-        NULL, -1, NULL, 0, NULL, 0,
+        NULL, -1, NULL, 0, NULL, 0, NULL, 0,
     },
     /* pkg/consts/consts.go:28; cmd/dra-driver-sriov/main.go:53 (--cdi-root default /var/run/cdi). */
     {
@@ -175,7 +203,7 @@ static const struct drv_profile profiles[] = {
         NULL, NULL, NULL, NULL,
         { "sriovnetwork.k8snetworkplumbingwg.io", NULL },
         1, "CDI_ROOT", LIB_CDI, "/var/run/cdi",
-        NULL, -1, NULL, 0, NULL, 0,
+        NULL, -1, NULL, 0, NULL, 0, NULL, 0,
     },
     /* pkg/consts/consts.go:22 (ascend.project-hami.io; npu.project-hami.io and npu.example.com
      * before 2026-08); main.go:93 (--cdi-root default /etc/cdi).  The plugin creates its
@@ -189,7 +217,7 @@ static const struct drv_profile profiles[] = {
         NULL, NULL, NULL, NULL,
         { NULL },
         1, "CDI_ROOT", LIB_CDI, "/etc/cdi",
-        NULL, -1, NULL, 0, NULL, 0,
+        NULL, -1, NULL, 0, NULL, 0, NULL, 0,
     },
 };
 

@@ -46,6 +46,23 @@ struct drv_plugin {
     const char *container; /* the container name the chart gives it, or NULL */
 };
 
+/*
+ * One check a driver makes of a claim's opaque configuration (config[].opaque.parameters) when it
+ * prepares the claim, as its own validation code words it: a field that must hold one of a set
+ * of values, and values that need one of the driver's feature gates (set by env FEATURE_GATES,
+ * "Name=true,...").  A claim that fails it is refused on the node: FailedPrepareDynamicResources.
+ */
+struct drv_param {
+    const char *api_version;   /* of parameters, e.g. "gpu.resource.example.com/v1alpha1" */
+    const char *kinds[4];      /* parameters kinds it applies to; NULL-terminated */
+    const char *path[4];       /* the field inside parameters; NULL-terminated */
+    const char *values[8];     /* what the driver accepts; NULL-terminated */
+    const char *error;         /* the driver's error for another value ("%s": the value) */
+    const char *gated[4];      /* values that need a feature gate ... */
+    const char *gate[4];       /* ... this one (parallel to gated) */
+    const char *gate_error;    /* its error ("%s": the value, then the gate) */
+};
+
 struct drv_profile {
     const char *id;                     /* short name, e.g. "dra-example-driver" */
     const char *vendor;
@@ -69,6 +86,8 @@ struct drv_profile {
     size_t ndevice_attrs;
     const struct cel_capacity *device_caps;
     size_t ndevice_caps;
+    const struct drv_param *params;     /* what it checks of opaque configuration, or NULL */
+    size_t nparams;
 };
 
 /* The profile table. */

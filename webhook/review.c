@@ -457,7 +457,9 @@ static const char *const webhook_codes[] = { "SelectorSyntaxError", "SelectorMat
                                              "SelectorUnknownAttribute", "DeviceClassNotFound",
                                              "ClaimTemplateNotFound",
                                              "ClaimNotConsumedByContainer",
-                                             "PodBypassesScheduler" };
+                                             "PodBypassesScheduler",
+                                             "OpaqueConfigDriverMismatch",
+                                             "NodePrepareFailed" };
 
 static int has_selectors(const struct dra_claim_spec *spec)
 {

@@ -16,7 +16,9 @@
  *       status.used plus what this object makes, counted by lib/quota as the
  *       quota evaluator counts), DeviceClassNotFound, ClaimTemplateNotFound,
  *       InsufficientDevices (the class's devices minus those claims already
- *       take, dd_rules_class_capacity), and the selector codes above.
+ *       take, dd_rules_class_capacity), ClaimNotConsumedByContainer,
+ *       PodBypassesScheduler, OpaqueConfigDriverMismatch, NodePrepareFailed,
+ *       and the selector codes above.
  * Everything else is allowed without a word.
  */
 #ifndef DD_REVIEW_H

@@ -246,3 +246,45 @@ void rule__check_bypass(struct rule_ctx *ctx)
         scope(ctx, emit(ctx, ctx->rule->severity, &p->o, 0, msg, fix), NULL, NULL, p->node);
     }
 }
+
+/* The kubelet reports device health per container (ResourceHealthStatus, beta in 1.36) from
+ * the driver's NodeWatchResources stream: status.containerStatuses[].allocatedResourcesStatus
+ * [{name: "claim:<pod claim>[/<request>]", resources: [{resourceID, health}]}]. Nothing else
+ * shows it: the container keeps running with a device its driver calls broken. */
+void rule__check_device_health(struct rule_ctx *ctx)
+{
+    const struct dra_model *m = ctx->m;
+    char msg[MSG_MAX], fix[MSG_MAX], on[300];
+    size_t i;
+
+    for (i = 0; i < m->npods; i++) {
+        const struct dra_podspec *p = &m->pods[i];
+        const cJSON *cs, *ars, *res;
+
+        cJSON_ArrayForEach(cs, dd_json_arr(p->status, "containerStatuses", NULL))
+            cJSON_ArrayForEach(ars, dd_json_arr(cs, "allocatedResourcesStatus", NULL)) {
+                const char *name = dd_json_str(ars, "name", NULL);
+                if (!name || strncmp(name, "claim:", 6))
+                    continue;
+                cJSON_ArrayForEach(res, dd_json_arr(ars, "resources", NULL)) {
+                    const char *h = dd_json_str(res, "health", NULL);
+                    const char *id = dd_json_str(res, "resourceID", NULL);
+                    if (!h || !STRIEQ(h, "Unhealthy"))
+                        continue;
+                    snprintf(msg, sizeof(msg),
+                             "Pod %s: container %s runs with device %s (pod claim %s), which "
+                             "its DRA driver reports Unhealthy; the kubelet only records it, "
+                             "so the container keeps the device.",
+                             objname(&p->o, on, sizeof(on)),
+                             dd_json_str(cs, "name", NULL) ? dd_json_str(cs, "name", NULL) : "?",
+                             id ? id : "?", name + 6);
+                    snprintf(fix, sizeof(fix), "Check the device on node %s (the driver's "
+                             "logs say why); recreate the pod once it is repaired, or taint "
+                             "the device (a DeviceTaintRule) so no claim gets it meanwhile.",
+                             *p->node ? p->node : "?");
+                    scope(ctx, emit(ctx, ctx->rule->severity, &p->o, 0, msg, fix), NULL, NULL,
+                          p->node);
+                }
+            }
+    }
+}

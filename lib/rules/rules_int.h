@@ -96,11 +96,40 @@ static inline void names_add(struct rule_names *s, const char *name)
         s->v[s->n++] = name;
 }
 
+/* devices.c: 1 when the allocator would consider dev for the class (every selector of it true),
+ * or for request r of that class (the request's selectors too). */
+int rule__class_admits(const struct dra_class *cls, const struct cel_device *dev);
+int rule__request_admits(const struct dra_class *cls, const struct dra_request *r,
+                         const struct cel_device *dev);
+
 /* ---- the checks of lib/rules/\*.c, in the table of lib/rules.c ---- */
 
 /* pods.c */
 void rule__check_container_claims(struct rule_ctx *ctx);
 void rule__check_claims_consumed(struct rule_ctx *ctx);
 void rule__check_bypass(struct rule_ctx *ctx);
+void rule__check_device_health(struct rule_ctx *ctx);
+
+/* pools.c */
+void rule__check_pool_complete(struct rule_ctx *ctx);
+void rule__check_pool_valid(struct rule_ctx *ctx);
+void rule__check_slice_nodes(struct rule_ctx *ctx);
+
+/* scheduling.c */
+void rule__check_pod_constraints(struct rule_ctx *ctx);
+void rule__check_claim_node(struct rule_ctx *ctx);
+void rule__check_reserved_for(struct rule_ctx *ctx);
+
+/* claims.c */
+void rule__check_admin_access(struct rule_ctx *ctx);
+void rule__check_config_driver(struct rule_ctx *ctx);
+void rule__check_config_params(struct rule_ctx *ctx);
+void rule__check_device_taints(struct rule_ctx *ctx);
+void rule__check_first_available(struct rule_ctx *ctx);
+void rule__check_all_mode(struct rule_ctx *ctx);
+
+/* plugins.c */
+void rule__check_plugin_nodes(struct rule_ctx *ctx);
+void rule__check_stale_slices(struct rule_ctx *ctx);
 
 #endif

@@ -717,6 +717,7 @@ static const struct grant grants[] = {
 
     { "dra-doctor-controller", "", "pods", "get list watch patch", NULL, NULL },
     { "dra-doctor-controller", "", "nodes", "get list watch", NULL, NULL },
+    { "dra-doctor-controller", "", "namespaces", "get list watch", NULL, NULL },
     { "dra-doctor-controller", "", "resourcequotas", "get list watch", NULL, NULL },
     { "dra-doctor-controller", "", "events", "get list watch create", NULL, NULL },
     { "dra-doctor-controller", "resource.k8s.io", "deviceclasses", "get list watch", NULL, NULL },

@@ -455,6 +455,45 @@ static void test_claim_missing_class_and_devices(void **state)
     free(res.body);
 }
 
+/* A claim's opaque configuration is judged as it arrives: another driver's name is ignored by
+ * the driver, and a parameter the example driver rejects fails NodePrepareResources later. */
+static void test_claim_config_warns(void **state)
+{
+    struct fx *f = *state;
+    struct wh_result res;
+    char w[4096];
+    cJSON *r;
+#define CONFIG_CLAIM(driver, strategy)                                                         \
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":"  \
+    "\"c\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{"                 \
+    "\"deviceClassName\":\"gpu.example.com\"}}],\"config\":[{\"requests\":[\"gpu\"],\"opaque\":{" \
+    "\"driver\":\"" driver "\",\"parameters\":{\"apiVersion\":"                                   \
+    "\"gpu.resource.example.com/v1alpha1\",\"kind\":\"GpuConfig\",\"sharing\":{\"strategy\":"    \
+    "\"" strategy "\"}}}}]}}}"
+
+    r = review(f->v, "resource.k8s.io", "v1", "ResourceClaim", "CREATE", "free",
+               CONFIG_CLAIM("gpu.exmaple.com", "TimeSlicing"), NULL, &res);
+    assert_true(allowed(r));
+    assert_contains(warnings(r, w, sizeof(w)), "OpaqueConfigDriverMismatch: ");
+    assert_null(strstr(w, "NodePrepareFailed"));
+    assert_short(w);
+    cJSON_Delete(r);
+    free(res.body);
+    r = review(f->v, "resource.k8s.io", "v1", "ResourceClaim", "CREATE", "free",
+               CONFIG_CLAIM("gpu.example.com", "Sometimes"), NULL, &res);
+    assert_true(allowed(r));
+    assert_contains(warnings(r, w, sizeof(w)), "NodePrepareFailed: ");
+    assert_null(strstr(w, "OpaqueConfigDriverMismatch"));
+    cJSON_Delete(r);
+    free(res.body);
+    r = review(f->v, "resource.k8s.io", "v1", "ResourceClaim", "CREATE", "free",
+               CONFIG_CLAIM("gpu.example.com", "TimeSlicing"), NULL, &res);
+    assert_string_equal(warnings(r, w, sizeof(w)), "");
+    cJSON_Delete(r);
+    free(res.body);
+#undef CONFIG_CLAIM
+}
+
 /* A rebuild after claims changed reuses the device supply of the view it is given and counts
  * demand again. */
 static void test_rebuild_reuses_supply(void **state)
@@ -751,6 +790,7 @@ int main(void)
         cmocka_unit_test(test_vendor_classes_admitted),
         cmocka_unit_test(test_claim_over_quota_warns),
         cmocka_unit_test(test_quotas_by_namespace),
+        cmocka_unit_test(test_claim_config_warns),
         cmocka_unit_test(test_claim_missing_class_and_devices),
         cmocka_unit_test(test_pod_template_over_quota),
         cmocka_unit_test(test_rebuild_reuses_supply),

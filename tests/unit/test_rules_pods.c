@@ -1,6 +1,6 @@
 /*
  * test_rules_pods.c - the pod's side of its claims: ContainerClaimNameUnknown,
- * ClaimNotConsumedByContainer, PodBypassesScheduler.
+ * ClaimNotConsumedByContainer, PodBypassesScheduler, DeviceUnhealthy.
  */
 #include "rules_fixtures.h"
 
@@ -111,12 +111,49 @@ static void pod_bypasses_scheduler(void **state)
     snap_free(&s);
 }
 
+/* A running pod whose container status carries the kubelet's health report. */
+#define RUNNING(health)                                                                        \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"t\"}," \
+    "\"spec\":{\"nodeName\":\"n1\",\"resourceClaims\":[{\"name\":\"gpu\","                 \
+    "\"resourceClaimTemplateName\":\"tmpl\"}],\"containers\":[" USES("{\"name\":\"gpu\"}") "]}," \
+    "\"status\":{\"phase\":\"Running\",\"conditions\":[{\"type\":\"PodScheduled\"}],"           \
+    "\"containerStatuses\":[{\"name\":\"c\","                \
+    "\"allocatedResourcesStatus\":[{\"name\":\"claim:gpu\",\"resources\":["                   \
+    "{\"resourceID\":\"k8s.gpu.example.com/gpu=gpu-0\",\"health\":\"Healthy\"},"               \
+    "{\"resourceID\":\"k8s.gpu.example.com/gpu=gpu-1\",\"health\":\"" health "\"}]}]}]}}"
+
+static void device_unhealthy(void **state)
+{
+    struct snap s;
+    const struct dd_finding *f;
+    (void)state;
+
+    snap_load(&s, objs("[%s,%s,%s,%s]", EXAMPLE_CLASS, SLICE2, TEMPLATE("tmpl", "gpu"),
+                       RUNNING("Unhealthy")));
+    s.m.live = 1;
+    assert_int_equal(snap_run(&s, &defaults, "DeviceUnhealthy"), 1);
+    f = snap_get(&s, "DeviceUnhealthy");
+    assert_int_equal(f->severity, DD_SEV_WARNING);
+    assert_contains(f->message, "container c runs with device k8s.gpu.example.com/gpu=gpu-1 "
+                                "(pod claim gpu)");
+    assert_contains(f->fix, "node n1");
+    assert_string_equal(f->scope_node, "n1");
+    snap_free(&s);
+    /* Unknown is what the kubelet says when the driver does not report: no judgement. */
+    snap_load(&s, objs("[%s,%s,%s,%s]", EXAMPLE_CLASS, SLICE2, TEMPLATE("tmpl", "gpu"),
+                       RUNNING("Unknown")));
+    s.m.live = 1;
+    assert_int_equal(snap_run(&s, &defaults, "DeviceUnhealthy"), 0);
+    snap_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(container_claim_name_unknown),
         cmocka_unit_test(claim_not_consumed),
         cmocka_unit_test(pod_bypasses_scheduler),
+        cmocka_unit_test(device_unhealthy),
     };
     return cmocka_run_group_tests_name("rules_pods", tests, NULL, NULL);
 }

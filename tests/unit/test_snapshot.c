@@ -394,6 +394,12 @@ static void trim_keeps_only_what_is_read(void **state)
             res = cJSON_AddObjectToObject(c0, "resources");
         cJSON_AddItemToObject(res, "limits", cJSON_Parse("{\"cpu\":\"1\"}"));
         cJSON_AddStringToObject(c0, "image", "busybox");
+        cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(pod, "status"),
+                                                "conditions");
+        cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(pod, "status"), "conditions",
+                              cJSON_Parse("[{\"type\":\"DisruptionTarget\",\"status\":\"True\","
+                                          "\"reason\":\"DeletionByDeviceTaintManager\","
+                                          "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]"));
     }
     snapshot_trim(pod);
     assert_true(snapshot_keep(pod));
@@ -410,7 +416,10 @@ static void trim_keeps_only_what_is_read(void **state)
     assert_non_null(dd_json_str(it, "name", NULL));
     assert_null(dd_json_path(it, "image", NULL));
     assert_null(dd_json_path(it, "resources", "limits", NULL));
-    assert_null(dd_json_path(pod, "status", "conditions", NULL));
+    /* Conditions: which, and why (DeviceTaintNotTolerated reads an eviction's), not when. */
+    it = cJSON_GetArrayItem(dd_json_arr(pod, "status", "conditions", NULL), 0);
+    assert_string_equal(dd_json_str(it, "reason", NULL), "DeletionByDeviceTaintManager");
+    assert_null(dd_json_path(it, "lastTransitionTime", NULL));
     assert_null(dd_json_path(pod, "status", "initContainerStatuses", NULL));
     assert_non_null(dd_json_arr(pod, "status", "containerStatuses", NULL));
     it = cJSON_GetArrayItem(dd_json_arr(pod, "status", "containerStatuses", NULL), 0);

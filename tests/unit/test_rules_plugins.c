@@ -1,0 +1,108 @@
+/*
+ * test_rules_plugins.c - where the kubelet plugins run: DriverDaemonSetMissingOnNode,
+ * StaleResourceSlices.
+ */
+#include "rules_fixtures.h"
+
+#define NODE(name, labels, spec)                                                               \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"" name "\",\"labels\":"  \
+    "{" labels "}},\"spec\":{" spec "}}"
+/* The example driver's DaemonSet with a nodeSelector. */
+#define DS_SEL(sel)                                                                            \
+    "{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"metadata\":{\"name\":\"plugin\","    \
+    "\"namespace\":\"drv\"},\"spec\":{\"template\":{\"spec\":{\"serviceAccountName\":\"sa\","   \
+    "\"nodeSelector\":{" sel "},\"containers\":[{\"name\":\"plugin\",\"image\":"                 \
+    "\"registry.k8s.io/dra-example-driver/dra-example-driver:v0.2.0\",\"env\":[" GOOD_ENV "],"   \
+    "\"volumeMounts\":[{\"name\":\"cdi\",\"mountPath\":\"/var/run/cdi\"}]}],\"volumes\":[{"      \
+    "\"name\":\"cdi\",\"hostPath\":{\"path\":\"/var/run/cdi\"}},{\"name\":\"reg\",\"hostPath\":"  \
+    "{\"path\":\"/var/lib/kubelet/plugins_registry\"}}]}}}}"
+
+static void daemonset_missing(void **state)
+{
+    struct snap s;
+    const struct dd_finding *f;
+    (void)state;
+
+    /* NVIDIA-like: the DaemonSet wants NFD's PCI label, which no node has. */
+    f = only(&s, objs("[%s,%s,%s]",
+                      DS_SEL("\"feature.node.kubernetes.io/pci-10de.present\":\"true\""),
+                      ROLE("[\"*\"]"), NODE("n1", "", "")),
+             "DriverDaemonSetMissingOnNode", 1);
+    assert_contains(f->message, "none of the 1 node(s)");
+    assert_contains(f->message, "feature.node.kubernetes.io/pci-10de.present=true");
+    snap_free(&s);
+    only(&s, objs("[%s,%s,%s]", DS_SEL("\"gpu\":\"yes\""), ROLE("[\"*\"]"),
+                  NODE("n1", "\"gpu\":\"yes\"", "")),
+         "DriverDaemonSetMissingOnNode", 0);
+    snap_free(&s);
+    /* A DaemonSet tolerates the node-condition taints by itself; another taint it must. */
+    only(&s, objs("[%s,%s,%s]", DS_SEL(""), ROLE("[\"*\"]"),
+                  NODE("n1", "", "\"taints\":[{\"key\":\"node.kubernetes.io/not-ready\","
+                                 "\"effect\":\"NoExecute\"}]")),
+         "DriverDaemonSetMissingOnNode", 0);
+    snap_free(&s);
+    only(&s, objs("[%s,%s,%s]", DS_SEL(""), ROLE("[\"*\"]"),
+                  NODE("n1", "", "\"taints\":[{\"key\":\"nvidia.com/gpu\",\"effect\":\"NoSchedule\"}]")),
+         "DriverDaemonSetMissingOnNode", 1);
+    snap_free(&s);
+    /* The plugin runs on n1, the pod may only go to n2. */
+    f = only(&s, objs("[%s,%s,%s,%s,%s,%s,{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":"
+                      "{\"name\":\"p\",\"namespace\":\"t\"},\"spec\":{\"nodeSelector\":{\"zone\":"
+                      "\"b\"},\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimTemplateName\":"
+                      "\"tmpl\"}],\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":"
+                      "{\"claims\":[{\"name\":\"gpu\"}]}}]}}]",
+                      DS_SEL("\"zone\":\"a\""), ROLE("[\"*\"]"),
+                      NODE("n1", "\"zone\":\"a\"", ""), NODE("n2", "\"zone\":\"b\"", ""),
+                      CLASS("gpu", "device.driver == 'gpu.example.com'"), TEMPLATE("tmpl", "gpu")),
+             "DriverDaemonSetMissingOnNode", 1);
+    assert_contains(f->message, "Pod p may use (node n2:");
+    snap_free(&s);
+}
+
+#define PLUGIN_POD(node, ready)                                                                \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"plugin-x\",\"namespace\":" \
+    "\"drv\",\"ownerReferences\":[{\"kind\":\"DaemonSet\",\"name\":\"plugin\"}]},\"spec\":"      \
+    "{\"nodeName\":\"" node "\",\"volumes\":[{\"name\":\"reg\",\"hostPath\":{\"path\":"            \
+    "\"/var/lib/kubelet/plugins_registry\"}}]},\"status\":{\"conditions\":[{\"type\":\"Ready\","  \
+    "\"status\":\"" ready "\"}]}}"
+
+static void stale_slices(void **state)
+{
+    struct snap s;
+    const struct dd_finding *f;
+    (void)state;
+
+    /* The plugin pod on n1 is not ready: n1's slice is stale. */
+    snap_load(&s, objs("[%s,%s,%s,%s]", DS_SEL(""), ROLE("[\"*\"]"), SLICE2,
+                       PLUGIN_POD("n1", "False")));
+    assert_int_equal(s.m.plugin_pods.n, 1);
+    s.m.live = 1;
+    assert_int_equal(snap_run(&s, &defaults, "StaleResourceSlices"), 1);
+    f = snap_get(&s, "StaleResourceSlices");
+    assert_contains(f->message, "no Ready pod of its DaemonSet drv/plugin runs there");
+    assert_string_equal(f->scope_node, "n1");
+    snap_free(&s);
+    snap_load(&s, objs("[%s,%s,%s,%s]", DS_SEL(""), ROLE("[\"*\"]"), SLICE2,
+                       PLUGIN_POD("n1", "True")));
+    s.m.live = 1;
+    assert_int_equal(snap_run(&s, &defaults, "StaleResourceSlices"), 0);
+    snap_free(&s);
+    /* The driver is gone altogether. */
+    snap_load(&s, objs("[%s]", SLICE2));
+    s.m.live = 1;
+    assert_int_equal(snap_run(&s, &defaults, "StaleResourceSlices"), 1);
+    assert_contains(snap_get(&s, "StaleResourceSlices")->message, "no kubelet plugin of that driver");
+    snap_free(&s);
+    /* lint: slices in a repository are examples. */
+    only(&s, objs("[%s]", SLICE2), "StaleResourceSlices", 0);
+    snap_free(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(daemonset_missing),
+        cmocka_unit_test(stale_slices),
+    };
+    return cmocka_run_group_tests_name("rules_plugins", tests, NULL, NULL);
+}

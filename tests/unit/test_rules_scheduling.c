@@ -1,0 +1,198 @@
+/*
+ * test_rules_scheduling.c - where the pod may go against where its devices are:
+ * PodConstraintsExcludeDeviceNodes, ClaimAllocatedOnOtherNode.
+ */
+#include "rules_fixtures.h"
+
+#define EXAMPLE_CLASS CLASS("gpu", "device.driver == 'gpu.example.com'")
+#define NODE(name, labels, spec)                                                               \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"" name "\",\"labels\":"  \
+    "{" labels "}},\"spec\":{" spec "}}"
+#define GPU_TAINT "\"taints\":[{\"key\":\"nvidia.com/gpu\",\"value\":\"present\",\"effect\":\"NoSchedule\"}]"
+#define PENDING(extra)                                                                         \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"t\"},"  \
+    "\"spec\":{" extra "\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimTemplateName\":"      \
+    "\"tmpl\"}],\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{\"claims\":"      \
+    "[{\"name\":\"gpu\"}]}}]}}"
+
+static void pod_constraints(void **state)
+{
+    struct snap s;
+    const struct dd_finding *f;
+    (void)state;
+
+    /* The GPU node is tainted; the pod has no toleration (a device plugin pod would). */
+    f = only(&s, objs("[%s,%s,%s,%s,%s]", EXAMPLE_CLASS, SLICE2, TEMPLATE("tmpl", "gpu"),
+                      NODE("n1", "", GPU_TAINT), PENDING("")),
+             "PodConstraintsExcludeDeviceNodes", 1);
+    assert_contains(f->message, "n1: node(s) had untolerated taint {nvidia.com/gpu: present}");
+    assert_contains(f->message, "ExtendedResourceToleration");
+    snap_free(&s);
+    only(&s, objs("[%s,%s,%s,%s,%s]", EXAMPLE_CLASS, SLICE2, TEMPLATE("tmpl", "gpu"),
+                  NODE("n1", "", GPU_TAINT),
+                  PENDING("\"tolerations\":[{\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\"}],")),
+         "PodConstraintsExcludeDeviceNodes", 0);
+    snap_free(&s);
+    /* A nodeSelector for labels the GPU node lacks. */
+    f = only(&s, objs("[%s,%s,%s,%s,%s,%s]", EXAMPLE_CLASS, SLICE2, TEMPLATE("tmpl", "gpu"),
+                      NODE("n1", "\"zone\":\"a\"", ""), NODE("n2", "\"zone\":\"b\"", ""),
+                      PENDING("\"nodeSelector\":{\"zone\":\"b\"},")),
+             "PodConstraintsExcludeDeviceNodes", 1);
+    assert_contains(f->message, "n1: node(s) didn't match Pod's node affinity/selector");
+    assert_null(strstr(f->message, "n2:"));
+    snap_free(&s);
+    only(&s, objs("[%s,%s,%s,%s,%s]", EXAMPLE_CLASS, SLICE2, TEMPLATE("tmpl", "gpu"),
+                  NODE("n1", "\"zone\":\"a\"", ""), PENDING("\"nodeSelector\":{\"zone\":\"a\"},")),
+         "PodConstraintsExcludeDeviceNodes", 0);
+    snap_free(&s);
+    /* Node affinity, and a cordoned node. */
+    only(&s, objs("[%s,%s,%s,%s,%s]", EXAMPLE_CLASS, SLICE2, TEMPLATE("tmpl", "gpu"),
+                  NODE("n1", "\"zone\":\"a\"", ""),
+                  PENDING("\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnored"
+                          "DuringExecution\":{\"nodeSelectorTerms\":[{\"matchExpressions\":[{"
+                          "\"key\":\"zone\",\"operator\":\"NotIn\",\"values\":[\"a\"]}]}]}}},")),
+         "PodConstraintsExcludeDeviceNodes", 1);
+    snap_free(&s);
+    f = only(&s, objs("[%s,%s,%s,%s,%s]", EXAMPLE_CLASS, SLICE2, TEMPLATE("tmpl", "gpu"),
+                      NODE("n1", "", "\"unschedulable\":true"), PENDING("")),
+             "PodConstraintsExcludeDeviceNodes", 1);
+    assert_contains(f->message, "unschedulable");
+    snap_free(&s);
+    /* No Node objects: nothing to judge. */
+    only(&s, objs("[%s,%s,%s,%s]", EXAMPLE_CLASS, SLICE2, TEMPLATE("tmpl", "gpu"), PENDING("")),
+         "PodConstraintsExcludeDeviceNodes", 0);
+    snap_free(&s);
+}
+
+#define ALLOCATED(node)                                                                        \
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":"  \
+    "\"shared\",\"namespace\":\"t\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\","    \
+    "\"exactly\":{\"deviceClassName\":\"gpu\"}}]}},\"status\":{\"allocation\":{\"devices\":"     \
+    "{\"results\":[]},\"nodeSelector\":{\"nodeSelectorTerms\":[{\"matchFields\":[{\"key\":"      \
+    "\"metadata.name\",\"operator\":\"In\",\"values\":[\"" node "\"]}]}]}}}}"
+#define USER(name, extra)                                                                      \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"" name "\",\"namespace\":" \
+    "\"t\"},\"spec\":{" extra "\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimName\":"       \
+    "\"shared\"}],\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{\"claims\":"     \
+    "[{\"name\":\"gpu\"}]}}]}}"
+
+static void claim_on_other_node(void **state)
+{
+    struct snap s;
+    const struct dd_finding *f;
+    (void)state;
+
+    /* Pod a runs on n1 with the claim; pod b may not go to n1. */
+    snap_load(&s, objs("[%s,%s,%s,%s,%s,%s,%s]", EXAMPLE_CLASS, SLICE2, ALLOCATED("n1"),
+                       NODE("n1", "\"zone\":\"a\"", ""), NODE("n2", "\"zone\":\"b\"", ""),
+                       USER("a", "\"nodeName\":\"n1\","),
+                       USER("b", "\"nodeSelector\":{\"zone\":\"b\"},")));
+    s.m.live = 1;
+    assert_int_equal(snap_run(&s, &defaults, "ClaimAllocatedOnOtherNode"), 1);
+    f = snap_get(&s, "ClaimAllocatedOnOtherNode");
+    assert_string_equal(f->obj.name, "b");
+    assert_contains(f->message, "already allocated on node n1 (for 1 other pod(s))");
+    assert_contains(f->message, "resourceclaim not available on the node");
+    snap_free(&s);
+    /* b may go to n1: fine. */
+    snap_load(&s, objs("[%s,%s,%s,%s,%s,%s]", EXAMPLE_CLASS, SLICE2, ALLOCATED("n1"),
+                       NODE("n1", "\"zone\":\"a\"", ""), USER("a", "\"nodeName\":\"n1\","),
+                       USER("b", "")));
+    s.m.live = 1;
+    assert_int_equal(snap_run(&s, &defaults, "ClaimAllocatedOnOtherNode"), 0);
+    snap_free(&s);
+    /* A Deployment whose replicas all name one claim. */
+    f = only(&s, objs("[%s,%s,%s,{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":"
+                      "{\"name\":\"d\",\"namespace\":\"t\"},\"spec\":{\"replicas\":3,\"template\":"
+                      "{\"spec\":{\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimName\":"
+                      "\"c\"}],\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":"
+                      "{\"claims\":[{\"name\":\"gpu\"}]}}]}}}}]",
+                      EXAMPLE_CLASS, SLICE2, CLAIM("c", "gpu")),
+             "ClaimAllocatedOnOtherNode", 1);
+    assert_int_equal(f->severity, DD_SEV_WARNING);
+    assert_contains(f->message, "all 3 replicas use ResourceClaim c");
+    snap_free(&s);
+    /* Devices published for many nodes (a fabric, IMEX channels) are shared across them, and
+     * without published devices nothing says where they are. */
+#define DEPLOY_SHARED                                                                          \
+    "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\","         \
+    "\"namespace\":\"t\"},\"spec\":{\"replicas\":3,\"template\":{\"spec\":{\"resourceClaims\":"  \
+    "[{\"name\":\"gpu\",\"resourceClaimName\":\"c\"}],\"containers\":[{\"name\":\"c\",\"image\":" \
+    "\"i\",\"resources\":{\"claims\":[{\"name\":\"gpu\"}]}}]}}}}"
+    snap_load(&s, objs("[%s,%s,%s]", EXAMPLE_CLASS, CLAIM("c", "gpu"), DEPLOY_SHARED));
+    assert_int_equal(snap_run(&s, &defaults, "ClaimAllocatedOnOtherNode"), 0);
+    snap_free(&s);
+    only(&s, objs("[%s,%s,%s,{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceSlice\","
+                  "\"metadata\":{\"name\":\"f\"},\"spec\":{\"driver\":\"gpu.example.com\","
+                  "\"allNodes\":true,\"pool\":{\"name\":\"fabric\",\"generation\":1,"
+                  "\"resourceSliceCount\":1},\"devices\":[{\"name\":\"ch0\"}]}}]",
+                  EXAMPLE_CLASS, CLAIM("c", "gpu"), DEPLOY_SHARED),
+         "ClaimAllocatedOnOtherNode", 0);
+    snap_free(&s);
+}
+
+/* Deployment `name` with `replicas` pods naming ResourceClaim c. */
+#define SHARING(name, replicas)                                                                \
+    "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"" name "\","  \
+    "\"namespace\":\"t\"},\"spec\":{\"replicas\":" replicas ",\"template\":{\"spec\":{"         \
+    "\"resourceClaims\":[{\"name\":\"net\",\"resourceClaimName\":\"c\"}],\"containers\":"     \
+    "[{\"name\":\"c\",\"image\":\"i\",\"resources\":{\"claims\":[{\"name\":\"net\"}]}}]}}}}"
+
+#define FABRIC                                                                                 \
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":" \
+    "\"f\"},\"spec\":{\"driver\":\"gpu.example.com\",\"allNodes\":true,\"pool\":{\"name\":"    \
+    "\"fabric\",\"generation\":1,\"resourceSliceCount\":1},\"devices\":[{\"name\":\"ch0\"}]}}"
+
+static void reserved_for_limit(void **state)
+{
+    struct snap s;
+    const struct dd_finding *f;
+    char *full, *o;
+    size_t i, len = 0;
+    (void)state;
+
+    /* 200 + 100 pods on one claim: the second workload tips it over. */
+    f = only(&s, objs("[%s,%s,%s,%s,%s]", EXAMPLE_CLASS, FABRIC, CLAIM("c", "gpu"),
+                      SHARING("a", "200"), SHARING("b", "100")), "ReservedForLimitReached", 1);
+    assert_int_equal(f->severity, DD_SEV_ERROR);
+    assert_string_equal(f->obj.name, "b");
+    assert_contains(f->message, "300 pods share ResourceClaim c");
+    snap_free(&s);
+    only(&s, objs("[%s,%s,%s,%s,%s]", EXAMPLE_CLASS, FABRIC, CLAIM("c", "gpu"),
+                  SHARING("a", "200"), SHARING("b", "56")), "ReservedForLimitReached", 0);
+    snap_free(&s);
+    /* Live: reservedFor holds 256 pods and one more waits. */
+    full = malloc(256 * 64 + 1024);
+    assert_non_null(full);
+    len += (size_t)sprintf(full, "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":"
+                           "\"ResourceClaim\",\"metadata\":{\"name\":\"c\",\"namespace\":"
+                           "\"t\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\","
+                           "\"exactly\":{\"deviceClassName\":\"gpu\"}}]}},\"status\":{"
+                           "\"allocation\":{\"devices\":{\"results\":[]}},\"reservedFor\":[");
+    for (i = 0; i < 256; i++)
+        len += (size_t)sprintf(full + len, "%s{\"resource\":\"pods\",\"name\":\"p%zu\","
+                               "\"uid\":\"u%zu\"}", i ? "," : "", i, i);
+    sprintf(full + len, "]}}");
+    o = objs("[%s,%s,{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+             "\"late\",\"namespace\":\"t\"},\"spec\":{\"resourceClaims\":[{\"name\":"
+             "\"gpu\",\"resourceClaimName\":\"c\"}],\"containers\":[{\"name\":\"c\","
+             "\"image\":\"i\"}]}}]", EXAMPLE_CLASS, full);
+    snap_load(&s, o);
+    s.m.live = 1;
+    assert_int_equal(snap_run(&s, &defaults, "ReservedForLimitReached"), 1);
+    f = snap_get(&s, "ReservedForLimitReached");
+    assert_string_equal(f->obj.name, "late");
+    assert_contains(f->message, "already reserved for 256 pods");
+    snap_free(&s);
+    free(full);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(pod_constraints),
+        cmocka_unit_test(claim_on_other_node),
+        cmocka_unit_test(reserved_for_limit),
+    };
+    return cmocka_run_group_tests_name("rules_scheduling", tests, NULL, NULL);
+}
