@@ -11,7 +11,9 @@
 
 FROM debian:bookworm AS build
 WORKDIR /src
-# deps.sh first and alone: the package layer is rebuilt only when the list changes.
+# deps.sh first and alone: the package layer is rebuilt only when the list changes.  Only
+# the build's packages, not those of the e2e tests' real node.
+ENV DD_DEPS_BUILD_ONLY=1
 COPY scripts/deps.sh scripts/deps.sh
 RUN scripts/deps.sh
 COPY . .

@@ -75,7 +75,7 @@ $(B)/tests/test_json_portable: tests/unit/test_json.c lib/json.c $(B)/libdd.a $(
 	@echo "  TEST    $@"
 	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -U__SSE2__ -Itests/unit -o $@ tests/unit/test_json.c lib/json.c $(B)/libdd.a $(LDLIBS) -lcmocka
 
-$(B)/e2e/%: tests/e2e/%.c $(B)/libdd.a tests/unit/harness.h tests/e2e/e2e.h
+$(B)/e2e/%: tests/e2e/%.c $(B)/libdd.a tests/unit/harness.h $(wildcard tests/e2e/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  E2E     $@"
 	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -Itests/unit -o $@ $< $(B)/libdd.a $(LDLIBS) -lcmocka

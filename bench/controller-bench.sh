@@ -39,7 +39,7 @@ die() { echo "controller-bench: $*" >&2; exit 1; }
 [ -x "$DD_BIN" ] || die "no $DD_BIN (make -s first)"
 unset DD_NODE_SIM
 echo "controller-bench: cluster in $state"
-e2e/cluster up --dir "$state" >"$state.up.log" 2>&1 || { cat "$state.up.log"; die "cluster up failed"; }
+e2e/cluster up --dir "$state" --node none >"$state.up.log" 2>&1 || { cat "$state.up.log"; die "cluster up failed"; }
 mv "$state.up.log" "$state/up.log"
 eval "$(e2e/cluster env --dir "$state")"
 

@@ -474,6 +474,8 @@ static size_t check_all_pods(struct ctl *c, const struct snapshot *s)
     return n;
 }
 
+static int synced(struct ctl *c);
+
 static void *builder(void *arg)
 {
     struct ctl *c = arg;
@@ -519,6 +521,16 @@ static void *builder(void *arg)
             pthread_mutex_unlock(&c->mu);
             sleep_ms(SNAPSHOT_SETTLE_MS);
             pthread_mutex_lock(&c->mu);
+        }
+        /*
+         * Not before every cache has its first list: a snapshot with the pods but not yet
+         * their claims would say the claims do not exist (seen on the real node, installing
+         * the controller into a cluster whose pods were already stuck).
+         */
+        if (!synced(c) && !atomic_load(&c->stop)) {
+            pthread_mutex_unlock(&c->mu);
+            sleep_ms(50);
+            continue; /* still dirty: the loop comes back here */
         }
         /* What changed before the copy below is in this snapshot; later changes mark
          * the next one dirty. */
@@ -874,7 +886,7 @@ static void usage(FILE *f)
 "  --leader-elect-retry-period SECONDS   (default 2)\n"
 "  --metrics-bind-address ADDR:PORT      /healthz, /readyz, /metrics (default 0.0.0.0:8080;\n"
 "                                        port 0 disables)\n"
-"  --identity NAME              this replica's identity (default hostname_pid)\n"
+"  --identity NAME              this replica's identity (default hostname_pid_random)\n"
 "  -h, --help\n");
 }
 
@@ -921,7 +933,19 @@ static int parse_args(struct ctl_opts *o, int argc, char **argv)
     snprintf(o->bind, sizeof(o->bind), "0.0.0.0");
     o->port = 8080;
     gethostname(host, sizeof(host) - 1);
-    snprintf(o->identity, sizeof(o->identity), "%s_%ld", host, (long)getpid());
+    {
+        /* Unique per process, as client-go's hostname_UUID: in a container the pid is always
+         * 1, and a restarted container reusing its identity would resume a Lease its
+         * predecessor held (measured on the real node) instead of letting it expire. */
+        unsigned r = (unsigned)time(NULL) ^ ((unsigned)getpid() << 16);
+        FILE *u = fopen("/dev/urandom", "r");
+        if (u) {
+            if (fread(&r, sizeof(r), 1, u) != 1)
+                r ^= (unsigned)clock();
+            fclose(u);
+        }
+        snprintf(o->identity, sizeof(o->identity), "%s_%ld_%08x", host, (long)getpid(), r);
+    }
     optind = 1;
     while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (ch) {

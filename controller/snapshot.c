@@ -412,7 +412,8 @@ static void trim_kind(cJSON *obj)
                                             "annotations", NULL };
     static const char *const meta_role[] = { "name", "namespace", "generateName", "labels",
                                              "annotations", NULL };
-    /* Pods: the claims, the node, the phase, waiting containers' reasons (CDI errors). */
+    /* Pods: the claims, the node, the phase, waiting containers' reasons (CDI errors),
+     * running containers' start (before CDI was on?). */
     static const char *const pod_spec[] = { DRA_CLAIMS_KEY, "nodeName", "containers",
                                             "initContainers", "nodeSelector", "affinity",
                                             "tolerations", NULL };
@@ -431,8 +432,9 @@ static void trim_kind(cJSON *obj)
     static const char *const plugin_cond[] = { "type", "status", NULL };
     static const char *const ctr_status[] = { "name", "state", "allocatedResourcesStatus",
                                               NULL };
-    static const char *const ctr_state[] = { "waiting", NULL };
+    static const char *const ctr_state[] = { "waiting", "running", NULL };
     static const char *const waiting[] = { "reason", "message", NULL };
+    static const char *const running[] = { "startedAt", NULL };
     static const char *const pod_claim[] = { "name", "resourceClaimName",
                                              "resourceClaimTemplateName", NULL };
     static const char *const claim_status[] = { "name", "resourceClaimName", NULL };
@@ -513,6 +515,7 @@ static void trim_kind(cJSON *obj)
             keep_only(it, ctr_status);
             keep_only(member(it, "state"), ctr_state);
             keep_only(member(member(it, "state"), "waiting"), waiting);
+            keep_only(member(member(it, "state"), "running"), running);
         }
         return;
     }

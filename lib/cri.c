@@ -32,6 +32,41 @@ static const struct layout layouts[] = {
 
 static const char *const default_dirs[] = {"/etc/cdi", "/var/run/cdi"};
 
+/*
+ * What containerd releases do with enable_cdi, from the oldest; a version takes the last
+ * row at or below it.  Sources: containerd's RELEASES.md (deprecated in 2.2, removed in
+ * 2.4: "CDI support will always be enabled") and its CRI config (1.7: pkg/cri/config,
+ * default false; 2.x: internal/cri/config, default true); measured on 1.7.35 and 2.4.2
+ * (2.4.2 logs "Ignoring unknown key in TOML ... key=enable_cdi" and injects anyway).
+ */
+static const struct runtime_cdi {
+    int major, minor;
+    int layout;     /* the config schema of its defaults */
+    int key_read;   /* 0: enable_cdi is not read, CDI is always on */
+} containerd_cdi[] = {
+    {1, 0, 2, 1},
+    {2, 0, 3, 1},
+    {2, 4, 3, 0},
+};
+
+/* The row for "containerd://MAJOR.MINOR...", or NULL for another runtime. */
+static const struct runtime_cdi *runtime_row(const char *runtime_version)
+{
+    static const char prefix[] = "containerd://";
+    const struct runtime_cdi *row = NULL;
+    unsigned major, minor;
+    size_t i;
+
+    if (!runtime_version || strncmp(runtime_version, prefix, sizeof(prefix) - 1) ||
+        sscanf(runtime_version + sizeof(prefix) - 1, "%u.%u", &major, &minor) != 2)
+        return NULL;
+    for (i = 0; i < sizeof(containerd_cdi) / sizeof(containerd_cdi[0]); i++)
+        if ((int)major > containerd_cdi[i].major ||
+            ((int)major == containerd_cdi[i].major && (int)minor >= containerd_cdi[i].minor))
+            row = &containerd_cdi[i];
+    return row;
+}
+
 static enum dd_rc add_dir(struct cri_config *out, const char *dir, int line, struct dd_err *err)
 {
     if (out->nspec_dirs == CRI_MAX_SPEC_DIRS)
@@ -276,6 +311,9 @@ cJSON *cri_config_to_json(const struct cri_config *c)
         !cJSON_AddNumberToObject(o, "version", c->version) ||
         !cJSON_AddBoolToObject(o, "enableCDI", c->enable_cdi) ||
         !cJSON_AddNumberToObject(o, "enableCDILine", c->enable_cdi_line) ||
+        (c->runtime && !cJSON_AddStringToObject(o, "runtime", c->runtime)) ||
+        (c->enable_cdi_ignored && !cJSON_AddBoolToObject(o, "enableCDIIgnored", 1)) ||
+        (c->cdi_enabled_at[0] && !cJSON_AddStringToObject(o, "cdiEnabledAt", c->cdi_enabled_at)) ||
         !(dirs = cJSON_AddArrayToObject(o, "specDirs")))
         goto oom;
     for (i = 0; i < c->nspec_dirs; i++) {
@@ -298,6 +336,8 @@ enum dd_rc cri_config_from_json(const cJSON *facts, struct cri_config *out, stru
     const cJSON *dirs = cJSON_GetObjectItemCaseSensitive(facts, "specDirs");
     const cJSON *src = cJSON_GetObjectItemCaseSensitive(facts, "source");
     const cJSON *line = cJSON_GetObjectItemCaseSensitive(facts, "enableCDILine");
+    const cJSON *rt = cJSON_GetObjectItemCaseSensitive(facts, "runtime");
+    const cJSON *at = cJSON_GetObjectItemCaseSensitive(facts, "cdiEnabledAt");
     const struct layout *l;
     const cJSON *d;
     enum dd_rc rc;
@@ -327,6 +367,14 @@ enum dd_rc cri_config_from_json(const cJSON *facts, struct cri_config *out, stru
         rc = dd_failf(err, DD_ENOMEM, "out of memory");
         goto fail;
     }
+    out->enable_cdi_ignored = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(facts, "enableCDIIgnored"));
+    /* Only a well-formed UTC timestamp: the diagnosis compares it with containers' start. */
+    if (cJSON_IsString(at) && strlen(at->valuestring) == 20 && at->valuestring[19] == 'Z')
+        memcpy(out->cdi_enabled_at, at->valuestring, 21);
+    if (cJSON_IsString(rt) && !(out->runtime = strdup(rt->valuestring))) {
+        rc = dd_failf(err, DD_ENOMEM, "out of memory");
+        goto fail;
+    }
     return DD_OK;
 fail:
     cri_config_release(out);
@@ -335,26 +383,40 @@ fail:
 
 enum dd_rc cri_config_infer(const char *runtime_version, struct cri_config *out)
 {
-    static const char prefix[] = "containerd://";
-    const char *v;
+    const struct runtime_cdi *row = runtime_row(runtime_version);
     enum dd_rc rc;
 
     memset(out, 0, sizeof(*out));
-    if (!runtime_version || strncmp(runtime_version, prefix, sizeof(prefix) - 1))
+    if (!row)
         return DD_ENOTFOUND;
-    v = runtime_version + sizeof(prefix) - 1;
-    /* containerd 1.x reads the version 2 layout with CDI off; 2.x turns it on. */
-    if (v[0] == '1' && v[1] == '.')
-        rc = set_defaults(out, layout_for(2), NULL);
-    else if (v[0] >= '2' && v[0] <= '9' && v[1] == '.')
-        rc = set_defaults(out, layout_for(3), NULL);
-    else
-        return DD_ENOTFOUND;
+    rc = set_defaults(out, layout_for(row->layout), NULL);
     if (rc == DD_OK && !(out->file = strdup(runtime_version)))
         rc = DD_ENOMEM;
+    if (rc == DD_OK)
+        rc = cri_config_apply_runtime(out, runtime_version);
     if (rc)
         cri_config_release(out);
     return rc;
+}
+
+enum dd_rc cri_config_apply_runtime(struct cri_config *c, const char *runtime_version)
+{
+    const struct runtime_cdi *row = runtime_row(runtime_version);
+
+    if (!runtime_version)
+        return DD_OK;
+    if (!c->runtime || strcmp(c->runtime, runtime_version)) {
+        char *v = strdup(runtime_version);
+        if (!v)
+            return DD_ENOMEM;
+        free(c->runtime);
+        c->runtime = v;
+    }
+    if (row && !row->key_read && !c->enable_cdi) {
+        c->enable_cdi = 1;
+        c->enable_cdi_ignored = 1;
+    }
+    return DD_OK;
 }
 
 /* Length of s without trailing slashes, keeping "/" itself. */
@@ -387,6 +449,7 @@ void cri_config_release(struct cri_config *c)
     if (!c)
         return;
     free(c->file);
+    free(c->runtime);
     for (i = 0; i < c->nspec_dirs; i++)
         free(c->spec_dirs[i]);
     memset(c, 0, sizeof(*c));

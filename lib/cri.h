@@ -7,6 +7,9 @@
  *   version 3 (containerd 2.x)         [plugins."io.containerd.cri.v1.runtime"] CDI default on
  * In every layout `enable_cdi` (bool) and `cdi_spec_dirs` (array of strings,
  * default ["/etc/cdi", "/var/run/cdi"]) sit directly in that plugin table.
+ * What the file says is not always what the runtime does: containerd 2.4 removed
+ * enable_cdi (CDI is always on), so the runtime's version, when known, has the last
+ * word (cri_config_apply_runtime).
  */
 #ifndef DD_CRI_H
 #define DD_CRI_H
@@ -31,6 +34,13 @@ struct cri_config {
     int spec_dirs_line;      /* line of the explicit setting; 0 when defaulted */
     const char *table;       /* that plugin table as written in TOML, for messages, e.g.
                                 plugins."io.containerd.grpc.v1.cri" (static) */
+    char *runtime;           /* the runtime's version, "containerd://1.7.35", owned; NULL
+                                when unknown (a file given to lint) */
+    int enable_cdi_ignored;  /* the file sets enable_cdi = false, which this runtime
+                                version ignores: CDI is on all the same */
+    char cdi_enabled_at[24]; /* when the node agent saw CDI turned on after it had been
+                                off ("2026-12-01T21:10:15Z", UTC), or "": containers
+                                started before then run without their CDI devices */
 };
 
 /* Fills out from a parsed config (borrowed).  `plugin` is the key under
@@ -52,9 +62,20 @@ enum dd_rc cri_config_from_toml(const struct toml_value *root, struct cri_config
 enum dd_rc cri_config_load(const char *path, struct cri_config *out, struct dd_err *err);
 
 /*
+ * What the runtime at runtime_version ("containerd://2.4.2", a Node's
+ * status.nodeInfo.containerRuntimeVersion) makes of c: its version is recorded, and a
+ * runtime that has no enable_cdi any more (containerd 2.4 and later) has CDI on whatever
+ * the file says (enable_cdi_ignored tells when the file said false).  Other runtimes and
+ * NULL leave c as it is, but for the version.  DD_ENOMEM, else DD_OK.
+ */
+enum dd_rc cri_config_apply_runtime(struct cri_config *c, const char *runtime_version);
+
+/*
  * The facts the node agent publishes on its Node (annotation dra-doctor.io/cdi):
  *   {"source":"/etc/containerd/config.toml","version":2,"enableCDI":false,
- *    "enableCDILine":56,"specDirs":["/etc/cdi","/var/run/cdi"]}
+ *    "enableCDILine":56,"specDirs":["/etc/cdi","/var/run/cdi"],
+ *    "runtime":"containerd://1.7.35"}
+ * plus "enableCDIIgnored":true and "cdiEnabledAt":"<RFC 3339 UTC>" when they apply.
  * cri_config_to_json returns a new tree (cJSON_Delete it) or NULL on ENOMEM;
  * cri_config_from_json fills out (DD_ETYPE for a malformed annotation).
  */
@@ -65,8 +86,8 @@ enum dd_rc cri_config_from_json(const cJSON *facts, struct cri_config *out, stru
  * What a runtime does by default, inferred from a Node's
  * status.nodeInfo.containerRuntimeVersion: "containerd://1.x" -> the version 2
  * layout's defaults (CDI off), "containerd://2.x" -> version 3 (CDI on).
- * DD_ENOTFOUND for other runtimes (nothing inferred).  out->file is set to
- * the runtime version string.
+ * DD_ENOTFOUND for other runtimes (nothing inferred).  out->file and out->runtime
+ * are set to the runtime version string.
  */
 enum dd_rc cri_config_infer(const char *runtime_version, struct cri_config *out);
 

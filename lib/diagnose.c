@@ -29,6 +29,7 @@ enum step {
     STEP_SELECTOR,  /* selectors match a driver and devices */
     STEP_DEVICES,   /* enough free devices */
     STEP_ALLOCATED, /* the claim is allocated */
+    STEP_PREPARE,   /* the kubelet has the driver prepare it on the node */
     STEP_CDI,       /* the runtime injects the devices */
     NSTEPS
 };
@@ -39,7 +40,8 @@ static const struct { const char *code; enum step step; } steps[] = {
     { "DriverRBACDenied", STEP_DRIVER },     { "DriverNotPublishing", STEP_DRIVER },
     { "SelectorSyntaxError", STEP_SELECTOR }, { "SelectorMatchesNoDriver", STEP_SELECTOR },
     { "SelectorUnknownAttribute", STEP_SELECTOR }, { "InsufficientDevices", STEP_DEVICES },
-    { "ClaimNotAllocated", STEP_ALLOCATED }, { "CDIDisabled", STEP_CDI },
+    { "ClaimNotAllocated", STEP_ALLOCATED }, { "DriverNotRegistered", STEP_PREPARE },
+    { "CDIDisabled", STEP_CDI },
     { "CDISpecDirNotShared", STEP_CDI },     { "CDIInjectionFailed", STEP_CDI },
 };
 
@@ -68,6 +70,7 @@ static void names_add(struct names *s, const char *x)
 struct cand {
     const char *code;          /* static */
     enum step step;
+    int first;                 /* per-pod evidence that comes before its step's findings */
     const struct dd_finding *f; /* NULL for per-pod evidence */
     char text[768];            /* message for per-pod evidence */
 };
@@ -80,6 +83,9 @@ struct pod_view {
     int all_allocated;         /* every claim exists and is allocated */
     int running, pending;
     const char *cdi_error;     /* CreateContainerError text about CDI, or NULL */
+    const char *early_ctr;     /* a container started before CDI was on, or NULL */
+    const char *early_at;      /* when it started */
+    const char *cdi_on_at;     /* when the node agent saw CDI turned on */
     size_t nc;
     struct cand c[DIAG_MAX_CODES * 2]; /* last: diag_pod_indexed clears what precedes it */
 };
@@ -107,6 +113,7 @@ static void add_cand(struct pod_view *v, const char *code, const struct dd_findi
             return; /* one entry per code: the first evidence is kept */
     v->c[v->nc].code = r->code;
     v->c[v->nc].step = step_of(r->code);
+    v->c[v->nc].first = 0;
     v->c[v->nc].f = f;
     snprintf(v->c[v->nc].text, sizeof(v->c[v->nc].text), "%s", text ? text : "");
     v->nc++;
@@ -115,10 +122,16 @@ static void add_cand(struct pod_view *v, const char *code, const struct dd_findi
 /* The Event reasons last_event is asked for. */
 #define EV_CLAIM_CREATION "FailedResourceClaimCreation"
 #define EV_SCHEDULING "FailedScheduling"
+/* The kubelet's, when NodePrepareResources cannot be called (kubelet 1.36:
+ * pkg/kubelet/cm/dra/manager.go, "prepare dynamic resources: DRA driver %s is not
+ * registered"; the Event's message is "Failed to prepare dynamic resources: " + that). */
+#define EV_PREPARE "FailedPrepareDynamicResources"
+#define NOT_REGISTERED " is not registered"
 
 int diag_event_reason_used(const char *reason)
 {
-    return reason && (STRIEQ(reason, EV_CLAIM_CREATION) || STRIEQ(reason, EV_SCHEDULING));
+    return reason && (STRIEQ(reason, EV_CLAIM_CREATION) || STRIEQ(reason, EV_SCHEDULING) ||
+                      STRIEQ(reason, EV_PREPARE));
 }
 
 static const struct dra_event *last_event(const struct dra_model *m, const struct dra_podspec *p,
@@ -464,7 +477,7 @@ static int on_path(const struct pod_view *v, const struct dd_finding *f)
 
     if (st == NSTEPS)
         return 0;
-    if (st == STEP_CDI)
+    if (st == STEP_CDI || st == STEP_PREPARE)
         return (STRIEQ(f->code, "CDIDisabled") ? about_node(v, f)
                                                : names_has(&v->drivers, f->scope_driver));
     /* Once every claim is allocated, nothing before allocation blocks the pod. */
@@ -491,6 +504,83 @@ static void pod_state(struct pod_view *v)
         if (reason && STRIEQ(reason, "CreateContainerError") && msg && strstr(msg, "CDI"))
             v->cdi_error = msg;
     }
+}
+
+/*
+ * A running container that started before the node agent saw CDI turned on on its
+ * node: containerd skipped its CDI devices then, and nothing injects them later (the
+ * kubelet does not prepare a running pod's claims again).  Both times are RFC 3339 UTC
+ * with seconds ("2026-12-01T21:10:15Z", as the kubelet and the agent write them), so
+ * they compare as strings; a container started in the same second is not named.
+ */
+static void started_without_cdi(struct pod_view *v)
+{
+    const struct dra_model *m = v->m;
+    const char *on = NULL;
+    const cJSON *cs;
+    size_t i;
+
+    if (!v->running || !*v->p->node)
+        return;
+    for (i = 0; i < m->nruntimes; i++)
+        if (m->runtimes[i].node && STRIEQ(m->runtimes[i].node, v->p->node) &&
+            m->runtimes[i].cfg.enable_cdi && m->runtimes[i].cfg.cdi_enabled_at[0])
+            on = m->runtimes[i].cfg.cdi_enabled_at;
+    if (!on)
+        return;
+    cJSON_ArrayForEach(cs, dd_json_arr(v->p->status, "containerStatuses", NULL)) {
+        const char *at = dd_json_str(cs, "state", "running", "startedAt", NULL);
+        if (at && strlen(at) == strlen(on) && strcmp(at, on) < 0) {
+            v->early_ctr = dd_json_str(cs, "name", NULL);
+            if (!v->early_ctr)
+                v->early_ctr = "(unnamed)";
+            v->early_at = at;
+            v->cdi_on_at = on;
+            return;
+        }
+    }
+}
+
+/*
+ * The kubelet could not have a claim prepared: the claim's driver is not registered with
+ * the kubelet on the pod's node (its plugin is not running there, or had not registered
+ * yet when the pod arrived; the kubelet then retries with a growing delay).
+ */
+static void not_registered(struct pod_view *v)
+{
+    const struct dra_event *e = last_event(v->m, v->p, EV_PREPARE, NOT_REGISTERED);
+    const char *d, *end;
+    char text[768], drv[128] = "", ds[300] = "";
+    size_t i;
+    const cJSON *cs;
+
+    if (!e || !(d = strstr(e->message, "DRA driver ")) || !(end = strstr(d, NOT_REGISTERED)))
+        return;
+    /* Still so: the kubelet keeps a pod whose claims it cannot prepare in ContainerCreating
+     * (no sandbox yet); anything else means a later attempt got further. */
+    cJSON_ArrayForEach(cs, dd_json_arr(v->p->status, "containerStatuses", NULL)) {
+        const char *reason = dd_json_str(cs, "state", "waiting", "reason", NULL);
+        if (!reason || !STRIEQ(reason, "ContainerCreating"))
+            return;
+    }
+    d += strlen("DRA driver ");
+    snprintf(drv, sizeof(drv), "%.*s", (int)(end - d < 127 ? end - d : 127), d);
+    snprintf(ds, sizeof(ds), " (no DaemonSet of it is known: was it uninstalled?)");
+    for (i = 0; i < v->m->ndrivers; i++)
+        if (STRIEQ(v->m->drivers[i].name, drv))
+            snprintf(ds, sizeof(ds), " (DaemonSet %s/%s)", v->m->drivers[i].ds->o.ns,
+                     v->m->drivers[i].ds->o.name);
+    /* A long kubelet message is cut rather than the evidence dropped. */
+    if (snprintf(text, sizeof(text), "The kubelet on node %s cannot prepare the claims of pod %s: "
+             "DRA driver %s is not registered there (kubelet: \"%s\"). Its kubelet plugin is "
+             "not running on that node, or had not registered yet when the pod arrived; the "
+             "kubelet retries with a growing delay, about a minute after a few failures. Fix: "
+             "make sure the driver's plugin%s runs and is ready on node %s; once it is, "
+             "recreate pod %s to start it without waiting for the next retry.",
+             *v->p->node ? v->p->node : "(unknown)", v->p->o.name, drv, e->message, ds,
+             *v->p->node ? v->p->node : "(unknown)", v->p->o.name) < 0)
+        return;
+    add_cand(v, "DriverNotRegistered", NULL, text);
 }
 
 /* Evidence only the pod shows: missing claims, failed claim creation, runtime errors. */
@@ -524,10 +614,29 @@ static void pod_evidence(struct pod_view *v)
         }
     }
     if (v->cdi_error) {
-        snprintf(text, sizeof(text), "A container of pod %s cannot start: %s", v->p->o.name,
-                 v->cdi_error);
+        snprintf(text, sizeof(text), "A container of pod %s cannot start: %s. No CDI "
+                 "misconfiguration explains it now; if one was fixed after the pod's claims "
+                 "were prepared, their CDI specs were never written where the runtime reads "
+                 "them. Fix: delete and recreate pod %s (the kubelet prepares an already "
+                 "prepared claim only for a new pod), and if it fails again check the driver "
+                 "plugin's log on node %s.", v->p->o.name, v->cdi_error, v->p->o.name,
+                 *v->p->node ? v->p->node : "(unknown)");
         add_cand(v, "CDIInjectionFailed", NULL, text);
     }
+    started_without_cdi(v);
+    if (v->early_ctr) {
+        snprintf(text, sizeof(text), "Pod %s runs without its DRA devices: its container %s "
+                 "started at %s, before containerd on node %s had CDI enabled (the dra-doctor "
+                 "node agent saw it turned on at %s), and a running container gets no devices "
+                 "later. Fix: delete and recreate pod %s.", v->p->o.name,
+                 v->early_ctr, v->early_at, v->p->node, v->cdi_on_at,
+                 v->p->o.name);
+        add_cand(v, "CDIInjectionFailed", NULL, text);
+        if (v->nc && STRIEQ(v->c[v->nc - 1].code, "CDIInjectionFailed"))
+            v->c[v->nc - 1].first = 1;
+    }
+    if (v->pending && v->all_allocated && !v->cdi_error)
+        not_registered(v);
 }
 
 static int cmp_cand(const void *a, const void *b)
@@ -538,6 +647,8 @@ static int cmp_cand(const void *a, const void *b)
 
     if (x->step != y->step)
         return x->step < y->step ? -1 : 1;
+    if (x->first != y->first)
+        return x->first ? -1 : 1;
     /* Within a step, the rule table's order (per-pod evidence of a step after its rules). */
     for (i = 0; i < n; i++) {
         if (r[i].code == x->code)
@@ -557,7 +668,7 @@ static void drop_explained(struct pod_view *v)
 
     for (i = 0; i < v->nc; i++) {
         int explained = 0;
-        if (!v->c[i].f)
+        if (!v->c[i].f && !v->c[i].first)
             for (j = 0; j < v->nc; j++)
                 explained |= v->c[j].f && v->c[j].step == v->c[i].step &&
                              (STRIEQ(v->c[i].code, "CDIInjectionFailed") ||
@@ -598,9 +709,10 @@ void diag_pod_indexed(const struct dra_model *m, const struct dd_findings *findi
             add_cand(v, f->code, f, NULL);
     }
     free((void *)c.v);
-    /* A running pod is only at risk from what stops injection. */
+    /* A running pod is only at risk from what stops injection: CDI off, or having
+     * started while it was. */
     if (v->running && !v->cdi_error) {
-        int cdi_off = 0;
+        int cdi_off = v->early_ctr != NULL;
         for (i = 0; i < v->nc; i++)
             cdi_off |= STRIEQ(v->c[i].code, "CDIDisabled");
         if (!cdi_off)

@@ -1331,6 +1331,11 @@ static enum dd_rc node_runtime(struct dra_model *m, const struct dra_obj *n)
     enum dd_rc rc = facts ? cri_config_from_json(facts, &cfg, NULL) : DD_ENOTFOUND;
 
     cJSON_Delete(facts);
+    /* The Node's runtime version has the last word (containerd 2.4 ignores enable_cdi). */
+    if (rc == DD_OK && cri_config_apply_runtime(&cfg, ver) != DD_OK) {
+        cri_config_release(&cfg);
+        rc = DD_ENOMEM;
+    }
     if (rc == DD_ENOMEM)
         return rc;
     /* A malformed annotation counts as no annotation: inference still applies. */

@@ -125,6 +125,9 @@ static const struct dd_rule rule_table[] = {
     { "ClaimNotAllocated", DD_SEV_WARNING,
       "A pod's claim exists but is not allocated, for a reason no other rule explains "
       "(per pod, controller only)", NULL },
+    { "DriverNotRegistered", DD_SEV_ERROR,
+      "The kubelet cannot prepare a pod's claims: their DRA driver is not registered on the "
+      "pod's node (per pod, controller only)", NULL },
     { "NodePrepareFailed", DD_SEV_ERROR,
       "The driver refuses to prepare a claim (its opaque parameters, its feature gates)",
       rule__check_config_params },
@@ -868,10 +871,14 @@ static void rbac_one(struct rule_ctx *ctx, const struct dra_driver *d)
                   driver_scope(d), NULL);
             return;
         }
+    /* The example driver's slice controller retries with a growing delay (client-go's
+     * workqueue backoff, up to 1000 s): measured 12.7 s after the fix on a real node. */
     snprintf(fix, sizeof(fix),
              "Grant list, watch, create, update, delete on resourceslices.%s to "
-             "ServiceAccount %s/%s with a ClusterRole and a ClusterRoleBinding.",
-             RBAC_GROUP, ns, sa);
+             "ServiceAccount %s/%s with a ClusterRole and a ClusterRoleBinding, then restart "
+             "the plugin pods of DaemonSet %s/%s to publish at once (a refused plugin retries "
+             "with a growing delay).",
+             RBAC_GROUP, ns, sa, d->ds->o.ns, d->ds->o.name);
     scope(ctx, emit(ctx, ctx->rule->severity, &d->ds->o, 0, msg, fix), NULL, driver_scope(d), NULL);
 }
 
@@ -924,7 +931,8 @@ static void check_publishing(struct rule_ctx *ctx)
                      "ResourceSlices, but none exists: its plugin is failing to publish (or an "
                      "admission policy rejects its slices).", d->name, dsn);
         snprintf(fix, sizeof(fix), "Check the plugin pods of DaemonSet %s (kubectl logs) for "
-                 "\"resource slice\" errors.", dsn);
+                 "\"resource slice\" errors; a plugin refused earlier retries with a growing "
+                 "delay: restart its pods (kubectl rollout restart) to publish at once.", dsn);
         scope(ctx, emit(ctx, ctx->rule->severity, &d->ds->o, 0, msg, fix), NULL, driver_scope(d), NULL);
     }
 }
@@ -1758,14 +1766,22 @@ static void cdi_enabled_one(struct rule_ctx *ctx, const struct dra_runtime *r)
             "%s sets enable_cdi = false in [%s]%s: it ignores the CDI devices DRA drivers "
             "prepare, so pods start without their devices, with no error and no event.",
             where, c->table, r->obj && c->file ? " of its config" : "");
+        if (c->version == 3 && !c->runtime) {
+            /* containerd 2.4 removed the key (lib/cri.c): only 2.0 to 2.3 obey it. */
+            sev = DD_SEV_WARNING;
+            cat(msg, sizeof(msg), &len, " Assumed: containerd 2.0 to 2.3; 2.4 and later ignore "
+                "enable_cdi and always inject.");
+        }
     } else {
         cat(msg, sizeof(msg), &len,
             "%s does not set enable_cdi in [%s], and containerd 1.7 defaults it to false: pods "
             "start without their DRA devices, with no error and no event (containerd 2.x would "
             "default it to true).", where, c->table);
     }
-    snprintf(fix, sizeof(fix), "Set enable_cdi = true in [%s]%s%s and restart containerd.",
-             c->table, r->obj ? " of node " : "", r->obj ? r->node : "");
+    /* Measured on a real node: a restart injects nothing into running containers. */
+    snprintf(fix, sizeof(fix), "Set enable_cdi = true in [%s]%s%s and restart containerd, then "
+             "delete and recreate the pods that started meanwhile: running containers never "
+             "get their devices.", c->table, r->obj ? " of node " : "", r->obj ? r->node : "");
     scope(ctx, emit(ctx, sev, o, r->obj ? 0 : c->enable_cdi_line, msg, fix), NULL, NULL, r->node);
 }
 
@@ -1858,13 +1874,17 @@ static void cdi_dir_one(struct rule_ctx *ctx, const struct dra_driver *d)
         cat(msg, sizeof(msg), &len, ", which is inside the container, not on a hostPath volume");
     cat(msg, sizeof(msg), &len, ": the runtime cannot find the specs and the pod fails with "
         "CreateContainerError \"CDI device injection failed: unresolvable CDI devices\".");
+    /* Measured on a real node: the kubelet does not prepare an already prepared claim
+     * again, so the restarted driver never rewrites the failed pods' specs. */
     if (shared)
         snprintf(fix, sizeof(fix), "Set env CDI_ROOT=%s on container %s (volume %s is the "
-                 "host's %s, which containerd reads).", shared->path, c->name, shared->volume,
-                 find_volume(d->ds, shared->volume)->host_path);
+                 "host's %s, which containerd reads), then delete and recreate the pods that "
+                 "failed: their claims are not prepared again.", shared->path, c->name,
+                 shared->volume, find_volume(d->ds, shared->volume)->host_path);
     else
         snprintf(fix, sizeof(fix), "Mount hostPath /var/run/cdi into container %s and set env "
-                 "CDI_ROOT to its mountPath.", c->name);
+                 "CDI_ROOT to its mountPath, then delete and recreate the pods that failed: "
+                 "their claims are not prepared again.", c->name);
     scope(ctx, emit(ctx, ctx->rule->severity, &d->ds->o, d->cdi_line, msg, fix), NULL,
           driver_scope(d),
           NULL);

@@ -1,93 +1,126 @@
 #!/bin/sh
-# End-to-end tests on a real control plane (see e2e/README.md):
-#   1. build (or reuse) the Kubernetes binaries and bring up a cluster with the
-#      simulated node (e2e/sim);
-#   2. install dra-doctor's RBAC (deploy/base) and run the node agent and the
-#      controller under their own ServiceAccounts' tokens, not as admin;
+# End-to-end tests on a real control plane and a real node (see e2e/README.md):
+#   1. build (or reuse) Kubernetes, the kubelet, containerd and the DRA example driver,
+#      bring up the cluster and its node (e2e/cluster, e2e/node), with dra-doctor's image
+#      made from the Dockerfile and imported into the node's containerd;
+#   2. deploy dra-doctor from deploy/ (e2e/deploy: the builtin-certs overlay with a short
+#      leader-election lease): the certs Job, the webhook and the controller Deployments,
+#      the node agent DaemonSet, each under its own ServiceAccount;
 #   3. run each tests/e2e/*.c program (cmocka) against it;
-#   4. tear everything down, whatever happened.
+#   4. tear everything down, whatever happened, and check that the machine is left as it
+#      was (no bridge, iptables chain, cgroup, mount point or lock of the node).
 # Usage: scripts/e2e.sh BUILD_DIR
 # DD_E2E_ONLY=PATTERN runs only the programs whose name matches the shell
 # pattern (e.g. 'e2e_faults'); DD_E2E_KEEP=1 keeps the state directory (logs).
 #
-# The tests get, besides KUBECONFIG, DD_CLUSTER_DIR and DD_HOST_ROOT:
-#   DD_CONTROLLER_METRICS    ADDR:PORT of the controller's /metrics, /readyz
-#   DD_CONTROLLER_PID        its pid (a test that kills it must start a
-#                            replacement, see e2e_faults.c)
-#   DD_CONTROLLER_CMD        the command line that starts a controller replica,
-#                            without --identity and --metrics-bind-address
-#   DD_CONTROLLER_LOG        its log file
-#   DD_BIN                   the dra-doctor binary under test
-# A test that starts processes of its own appends their pids to
-# $DD_CLUSTER_DIR/extra-pids; the cleanup here kills whatever is left of them.
+# The tests get KUBECONFIG (admin), DD_CLUSTER_DIR, DD_NODE_NAME (the real node),
+# DD_HOST_ROOT (the node's own files: etc/containerd, var/run/cdi, ...) and DD_BIN (the
+# dra-doctor binary under test, the one in the image).
 set -u
 B=${1:?usage: e2e.sh BUILD_DIR}
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 state=$(mktemp -d /tmp/dra-doctor-e2e.XXXXXX)
-pass=0; fail=0
-
-cleanup() {
-    scripts/stack.sh down "$state"
-    # The logs were printed on failure; DD_E2E_KEEP=1 keeps the state directory to look further.
-    [ -n "${DD_E2E_KEEP:-}" ] || rm -rf "$state"
-}
-trap cleanup EXIT INT TERM
+pass=0; fail=0; recorded=0
 
 record() {
+    [ $recorded = 0 ] || return 0
+    recorded=1
     mkdir -p build
     echo "$pass $fail" >> build/test-counts
     echo "e2e: $pass passed, $fail failed"
 }
 
-# The cluster, the simulated node, dra-doctor's RBAC and node agent; the controller is
-# started below with the tests' own flags.
-if ! DD_STACK_CONTROLLER=0 scripts/stack.sh up "$state" "$B"; then
-    fail=1; record; exit 1
-fi
-eval "$(e2e/cluster env --dir "$state")"
-export DD_HOST_ROOT="$state/node-1/host"
+# What a real node must not leave behind (e2e/node/node.sh, node_cleanup).
+leftovers() {
+    ip link show ddcni0 >/dev/null 2>&1 && echo "bridge ddcni0"
+    for c in DD-NODE-IN DD-NODE-FWD; do iptables -S "$c" >/dev/null 2>&1 && echo "iptables chain $c"; done
+    iptables -t nat -S DD-NODE >/dev/null 2>&1 && echo "iptables nat chain DD-NODE"
+    iptables -S KUBE-FIREWALL >/dev/null 2>&1 && echo "iptables chain KUBE-FIREWALL"
+    for d in /sys/fs/cgroup/kubepods /sys/fs/cgroup/*/kubepods; do [ -d "$d" ] && echo "cgroup $d"; done
+    [ -e /run/dra-doctor-node ] && echo "node lock /run/dra-doctor-node"
+    for m in /var/lib/kubelet /var/lib/containerd /run/containerd /etc/cdi /run/cdi /run/netns; do
+        [ -e "$m" ] && ! grep -qsx "$m" "$state/preexisting" && echo "mount point $m"
+        grep -qs " $m " /proc/self/mounts && echo "mount $m"
+    done
+    grep -qs "$state" /proc/self/mounts && echo "a mount under $state"
+    [ -d "$state/node/root" ] && echo "node state $state/node/root"
+    return 0
+}
 
-# Short leader-election timings, so that the failover test (e2e_faults) does
-# not wait out the default 15 s lease.  A replica is this command plus its own
-# --identity and --metrics-bind-address.
-export DD_CONTROLLER_CMD="$top/$B/dra-doctor controller --kubeconfig $state/controller.kubeconfig \
---leader-elect-namespace dra-doctor --leader-elect-lease-duration 4 \
---leader-elect-renew-deadline 3 --leader-elect-retry-period 1"
-DD_CONTROLLER_METRICS="127.0.0.1:$(scripts/stack.sh port)"
-export DD_CONTROLLER_METRICS
-export DD_CONTROLLER_LOG="$state/logs/controller.log"
-export DD_BIN="$top/$B/dra-doctor"
-# shellcheck disable=SC2086
-$DD_CONTROLLER_CMD --identity controller-0 --metrics-bind-address "$DD_CONTROLLER_METRICS" \
-    >"$DD_CONTROLLER_LOG" 2>&1 &
-export DD_CONTROLLER_PID=$!
-echo "$DD_CONTROLLER_PID" >>"$state/dd.pids"
-i=0
-until curl -sf --max-time 2 "http://$DD_CONTROLLER_METRICS/readyz" >/dev/null 2>&1; do
-    i=$((i + 1))
-    if [ $i -gt 240 ] || ! kill -0 "$DD_CONTROLLER_PID" 2>/dev/null; then
-        echo "e2e: the controller did not become ready"; tail -n 40 "$DD_CONTROLLER_LOG"
-        fail=1; record; exit 1
+cleanup() {
+    trap - EXIT INT TERM
+    scripts/stack.sh down "$state" || echo "e2e: stack.sh down failed"
+    left=$(leftovers)
+    if [ -n "$left" ]; then
+        echo "e2e: the real node left behind:"; echo "$left" | sed 's/^/  /'
+        fail=$((fail + 1))
+    else
+        echo "e2e: the real node left nothing behind"
+        pass=$((pass + 1))
     fi
-    sleep 0.25
+    record
+    # The logs were printed on failure; DD_E2E_KEEP=1 keeps the state directory to look further.
+    [ -n "${DD_E2E_KEEP:-}" ] || rm -rf "$state"
+    [ "$fail" -eq 0 ]
+    exit $?
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Paths that exist before the node starts are not the node's leftovers.
+for m in /var/lib/kubelet /var/lib/containerd /run/containerd /etc/cdi /run/cdi /run/netns; do
+    [ -e "$m" ] && echo "$m" >>"$state/preexisting"
 done
+
+t0=$(date +%s)
+if ! scripts/stack.sh up "$state" "$B"; then
+    fail=$((fail + 1)); exit 1
+fi
+if ! scripts/stack.sh deploy "$state" e2e/deploy; then
+    fail=$((fail + 1)); exit 1
+fi
+echo "e2e: cluster, node and dra-doctor ready in $(( $(date +%s) - t0 )) s"
+eval "$(e2e/cluster env --dir "$state")"
+
+# One real node per machine: a second `up` fails at once, naming this cluster, and
+# leaves it as it was.
+second=$(mktemp -d /tmp/dra-doctor-e2e-second.XXXXXX)
+if o=$(e2e/cluster up --dir "$second" 2>&1); then
+    echo "e2e: a second real node came up beside the first: $o"; fail=$((fail + 1))
+    e2e/cluster down --dir "$second" >/dev/null 2>&1
+elif ! printf '%s' "$o" | grep -q "a real node is already running on this machine, for the cluster in $state"; then
+    echo "e2e: the second up failed without naming the node's owner: $o"; fail=$((fail + 1))
+elif ! kubectl get node "$DD_NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' |
+        grep -qx True; then
+    echo "e2e: the second up disturbed the first node"; fail=$((fail + 1))
+else
+    echo "e2e: a second up is refused: $(printf '%s' "$o" | grep -o 'a real node is already running[^:]*')"
+    pass=$((pass + 1))
+fi
+rm -rf "$second"
+export DD_HOST_ROOT="$state/node/root"
+export DD_BIN="$top/$B/dra-doctor"
+# The image the node imports when a test restarts it (e2e/cluster node up).
+export DD_IMAGE_BIN="$DD_BIN"
 
 for t in "$B"/e2e/e2e_*; do
     [ -x "$t" ] || continue
     # shellcheck disable=SC2254
     case ${t##*/} in ${DD_E2E_ONLY:-*}) ;; *) continue ;; esac
+    t1=$(date +%s)
     o=$("$t" 2>&1); rc=$?
     printf '%s\n' "$o"
+    echo "e2e: ${t##*/} took $(( $(date +%s) - t1 )) s"
     p=$(printf '%s\n' "$o" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | tail -n 1)
     f=$(printf '%s\n' "$o" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' | tail -n 1)
     pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0}))
     [ "$rc" -eq 0 ] || { [ -z "$f" ] && fail=$((fail + 1)); }
 done
 if [ "$fail" -ne 0 ]; then
-    for l in "$state"/logs/controller*.log "$state"/logs/nodesim.log "$state"/logs/node-agent.log; do
-        echo "---- $l (tail)"; tail -n 40 "$l" 2>/dev/null
+    scripts/stack.sh logs "$state"
+    for l in "$state"/logs/kubelet.log "$state"/logs/containerd.log; do
+        echo "---- $l (tail)"; tail -n 30 "$l" 2>/dev/null
     done
 fi
-record
-[ "$fail" -eq 0 ]
+echo "e2e: all programs in $(( $(date +%s) - t0 )) s"

@@ -1,8 +1,10 @@
 #!/bin/sh
 # Builds the real control plane from the upstream Go modules: etcd,
-# kube-apiserver, kube-controller-manager, kube-scheduler and kubectl.
+# kube-apiserver, kube-controller-manager, kube-scheduler and kubectl; and, when
+# asked, the node's kubelet from the same module (e2e/node/build.sh asks).
 #
 #   e2e/k8s/build.sh            prints the bin directory (building it if missing)
+#   e2e/k8s/build.sh kubelet    the same for the kubelet alone
 #   K8S_VERSION=v1.34.3 e2e/k8s/build.sh
 #
 # The pinned version (v1.36.3) builds from this module (go.mod, go.sum
@@ -19,7 +21,7 @@ ETCD_VERSION=${ETCD_VERSION:-v3.6.16}
 CACHE=${DD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/dra-doctor}
 here=$(cd "$(dirname "$0")" && pwd)
 out=$CACHE/k8s/$K8S_VERSION/bin
-tools="etcd kube-apiserver kube-controller-manager kube-scheduler kubectl"
+tools=${*:-etcd kube-apiserver kube-controller-manager kube-scheduler kubectl}
 
 missing=""
 for t in $tools; do [ -x "$out/$t" ] || missing="$missing $t"; done
@@ -47,19 +49,29 @@ else
      go mod tidy)
 fi
 
-echo "building the Kubernetes $K8S_VERSION control plane into $out (first time: 15-30 min)" >&2
+echo "building Kubernetes $K8S_VERSION ($missing ) into $out (the control plane the first time: 15-30 min)" >&2
 tmp=$out.tmp.$$
 mkdir -p "$tmp"
+t0=$(date +%s)
 ldf="-s -w"
 for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ldf="$ldf -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor"
 done
 cd "$src"
-CGO_ENABLED=0 go build -trimpath -ldflags "$ldf" -o "$tmp/" \
-    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
-CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$tmp/etcd" go.etcd.io/etcd/server/v3
+pkgs=""
+for t in $missing; do
+    case $t in
+        etcd) CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$tmp/etcd" go.etcd.io/etcd/server/v3 ;;
+        kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet)
+            pkgs="$pkgs k8s.io/kubernetes/cmd/$t" ;;
+        *) echo "e2e/k8s/build.sh: unknown tool $t" >&2; exit 2 ;;
+    esac
+done
+# One go build for all of them: they share most packages, and the linker runs once each.
+# shellcheck disable=SC2086
+[ -z "$pkgs" ] || CGO_ENABLED=0 go build -trimpath -ldflags "$ldf" -o "$tmp/" $pkgs
 mkdir -p "$out"
-for t in $tools; do mv "$tmp/$t" "$out/$t"; done
+for t in $missing; do mv "$tmp/$t" "$out/$t"; done
 rmdir "$tmp"
+echo "built Kubernetes $K8S_VERSION ($missing ) in $(( $(date +%s) - t0 )) s" >&2
 echo "$out"

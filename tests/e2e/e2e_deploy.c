@@ -1,7 +1,8 @@
 /*
  * e2e_deploy.c - the manifests of deploy/ against the real API server (see
- * docs/deploy.md).  Pods cannot run here (no kubelet, no image), so this
- * checks everything short of that:
+ * docs/deploy.md).  scripts/e2e.sh has deployed them on the real node already
+ * (e2e_webhook and e2e_faults exercise the running pods); this checks the
+ * manifests themselves:
  *
  *   1. both overlays render (`kubectl kustomize`) to the expected objects, every
  *      image tagged with VERSION; cert-manager's chain of Issuers and
@@ -27,10 +28,10 @@
  *      ServiceAccount's token: Secret created, caBundle set, a second run
  *      writes nothing, a forced renewal patches the Secret;
  *   6. the rendered rules and matchConditions select what they should: a copy
- *      of the configuration, limited to objects carrying a probe label and
- *      failing closed, is registered (its Service does not exist, so every
- *      request sent to it fails): DRA pods and workloads are sent, plain ones
- *      are not, kube-system is not, DeviceClass creates and updates are.
+ *      of the configuration, limited to objects carrying a probe label, failing
+ *      closed and pointed at a Service that does not exist (so every request
+ *      sent to it fails), is registered: DRA pods and workloads are sent, plain
+ *      ones are not, kube-system is not, DeviceClass creates and updates are.
  *
  * What the test creates is removed at the end; the RBAC objects scripts/stack.sh
  * applied (deploy/base/rbac, which the controller and node agent run under)
@@ -1142,6 +1143,11 @@ static void configuration_selects_dra_objects(void **state)
         cJSON_AddStringToObject(ml, PROBE_LABEL, "1");
         cJSON_AddItemToObject(wh, "objectSelector", sel);
         cJSON_ReplaceItemInObject(wh, "failurePolicy", cJSON_CreateString("Fail"));
+        /* A Service that does not exist: every request sent fails, and says so (the real
+         * webhook may be running behind the real one). */
+        cJSON_ReplaceItemInObject(cJSON_GetObjectItem(cJSON_GetObjectItem(wh, "clientConfig"),
+                                                      "service"),
+                                  "name", cJSON_CreateString(PROBE_VWC "-nowhere"));
     }
     text = cJSON_Print(probe);
     snprintf(path, sizeof(path), "%s/probe-vwc.json", dir);

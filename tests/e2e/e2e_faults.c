@@ -2,11 +2,10 @@
  * e2e_faults.c - fault injection against the controller on a real control
  * plane (see e2e/README.md).
  *
- * Run by scripts/e2e.sh, which exports KUBECONFIG (admin), DD_CLUSTER_DIR,
- * and the controller's DD_CONTROLLER_METRICS (ADDR:PORT of /metrics),
- * DD_CONTROLLER_PID, DD_CONTROLLER_CMD (the command line of a replica, with
- * short leader-election timings: lease 4 s, renew deadline 3 s, retry 1 s)
- * and DD_CONTROLLER_LOG.  The main controller runs as identity controller-0.
+ * Run by scripts/e2e.sh, which exports KUBECONFIG (admin) and DD_CLUSTER_DIR, and
+ * deploys the controller as deploy/'s Deployment (two replicas, leader election with
+ * short timings: lease 4 s, renew deadline 3 s, retry 1 s; e2e/deploy) on the real
+ * node.  Its metrics are read at the pods' IPs (:8080), which the host reaches.
  *
  *   1. kube-apiserver is SIGKILLed and started again while the controller
  *      watches: every informer's watch restarts, and the controller goes on
@@ -16,11 +15,10 @@
  *      compacted at the second.  Every resourceVersion the informers hold is
  *      then compacted (and older than the new watch cache), so each resumed
  *      watch must get 410 and every informer must relist.
- *   3. Failover: a second replica (controller-1) joins; the leader is
- *      SIGKILLed (no release); the other must take the Lease within the lease
- *      duration plus 5 s and diagnose the pods, including one created while no
- *      one led.  Then controller-0 is restored as the leader for the programs
- *      that follow, through a graceful handover.
+ *   3. Failover: the leader's process is SIGKILLed in its container (no release);
+ *      the other replica must take the Lease within the lease duration plus 5 s
+ *      and diagnose the pods, including one created while no one led.  The
+ *      kubelet restarts the killed container, which rejoins as a follower.
  *
  * Everything runs in namespace dd-faults, deleted at the end.  The broken pod
  * is always the same fault: a claim reference to a ResourceClaim that does
@@ -74,6 +72,8 @@ static const char *env(const char *name)
     return v;
 }
 
+static double metric_or(const char *addr, const char *name);
+
 /* ---- the controller's metrics ------------------------------------------ */
 
 /* Value of an unlabelled metric from http://addr/metrics; -1 when unreachable. */
@@ -88,6 +88,20 @@ static double metric(const char *addr, const char *name)
         if (!strncmp(l, name, len) && l[len] == ' ')
             return strtod(l + len + 1, NULL);
     fail_msg("no metric %s at %s", name, addr);
+    return -1;
+}
+
+/* metric, but -1 also when the metric is missing (a replica still starting). */
+static double metric_or(const char *addr, const char *name)
+{
+    size_t len = strlen(name);
+    const char *l;
+
+    if (sh("curl -sf --max-time 3 http://%s/metrics 2>/dev/null", addr))
+        return -1;
+    for (l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+        if (!strncmp(l, name, len) && l[len] == ' ')
+            return strtod(l + len + 1, NULL);
     return -1;
 }
 
@@ -234,76 +248,86 @@ static char *etcd_port(void)
 
 /* ---- replicas ---------------------------------------------------------- */
 
-static unsigned free_port(void)
+/* The controller pod whose identity (hostname_pid: the pod's name) holds the Lease, or
+ * any ready one when nobody leads; its name and IP. */
+struct replica {
+    char name[128], ip[64], container[80];
+};
+
+static int replicas(struct replica *r, int max)
 {
-    struct sockaddr_in sa;
-    socklen_t len = sizeof(sa);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    unsigned port = 0;
+    cJSON *o, *it;
+    int n = 0;
 
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd >= 0 && !bind(fd, (struct sockaddr *)&sa, sizeof(sa)) &&
-        !getsockname(fd, (struct sockaddr *)&sa, &len))
-        port = ntohs(sa.sin_port);
-    if (fd >= 0)
-        close(fd);
-    if (!port)
-        fail_msg("no free loopback port");
-    return port;
-}
-
-/* Starts a controller replica in the background; its pid goes to extra-pids for cleanup. */
-static pid_t start_replica(const char *identity, const char *addr, const char *log)
-{
-    long pid;
-    char *end;
-
-    if (sh("%s --identity %s --metrics-bind-address %s >>%s 2>&1 </dev/null & echo $! && "
-           "echo $! >>'%s/extra-pids'",
-           env("DD_CONTROLLER_CMD"), identity, addr, log, env("DD_CLUSTER_DIR")))
-        fail_msg("cannot start replica %s: %s", identity, out);
-    pid = strtol(out, &end, 10);
-    if (pid <= 1 || (*end && *end != '\n'))
-        fail_msg("replica %s: bad pid \"%s\"", identity, out);
-    return (pid_t)pid;
-}
-
-static int alive(pid_t pid)
-{
-    char path[64], buf[256];
-    FILE *f;
-    size_t n;
-
-    /* Not a zombie: the main controller is scripts/e2e.sh's child, reaped only at the end. */
-    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-    if (!(f = fopen(path, "r")))
+    if (sh("kubectl get pods -n dra-doctor -l app.kubernetes.io/component=controller -o json "
+           "2>/dev/null") || !(o = cJSON_Parse(out)))
         return 0;
-    n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return strstr(buf, ") Z ") == NULL;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(o, "items")) {
+        cJSON *st = cJSON_GetObjectItem(it, "status"), *cs;
+        const char *name = cJSON_GetStringValue(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(it, "metadata"), "name"));
+        const char *ip = cJSON_GetStringValue(cJSON_GetObjectItem(st, "podIP"));
+        const char *cid;
+        if (!name || !ip || n == max ||
+            cJSON_GetObjectItem(cJSON_GetObjectItem(it, "metadata"), "deletionTimestamp"))
+            continue;
+        cs = cJSON_GetArrayItem(cJSON_GetObjectItem(st, "containerStatuses"), 0);
+        cid = cJSON_GetStringValue(cJSON_GetObjectItem(cs, "containerID"));
+        snprintf(r[n].name, sizeof(r[n].name), "%s", name);
+        snprintf(r[n].ip, sizeof(r[n].ip), "%s:8080", ip);
+        snprintf(r[n].container, sizeof(r[n].container), "%s",
+                 cid && strncmp(cid, "containerd://", 13) == 0 ? cid + 13 : "");
+        n++;
+    }
+    cJSON_Delete(o);
+    return n;
 }
 
-static void wait_gone(pid_t pid, int secs)
-{
-    double end = now_s() + secs;
+static char *lease_holder(void);
 
-    while (alive(pid)) {
+/* The leader's metrics address (ADDR:PORT), waiting for one to lead. */
+static const char *leader_metrics(struct replica *out_r)
+{
+    static char addr[64];
+    double end = now_s() + WAIT_S;
+
+    for (;;) {
+        struct replica r[4];
+        char *h = lease_holder();
+        int n = replicas(r, 4), i;
+        for (i = 0; h && i < n; i++)
+            if (!strncmp(h, r[i].name, strlen(r[i].name)) && h[strlen(r[i].name)] == '_' &&
+                metric_or(r[i].ip, "dra_doctor_leader") == 1) {
+                snprintf(addr, sizeof(addr), "%s", r[i].ip);
+                if (out_r)
+                    *out_r = r[i];
+                free(h);
+                return addr;
+            }
+        free(h);
         if (now_s() > end)
-            fail_msg("process %ld still running after %d s", (long)pid, secs);
-        nap_ms(50);
+            fail_msg("no controller replica leads");
+        nap_ms(250);
     }
+}
+
+/* The kubelet's restart count of a pod's first container. */
+static int container_restarts(const char *pod)
+{
+    if (sh("kubectl get pod -n dra-doctor %s -o "
+           "jsonpath='{.status.containerStatuses[0].restartCount}' 2>/dev/null", pod))
+        fail_msg("no pod %s", pod);
+    return atoi(out);
 }
 
 /* ---- tests ------------------------------------------------------------- */
 
 static void apiserver_restart(void **state)
 {
-    const char *m = env("DD_CONTROLLER_METRICS");
-    pid_t ctl = (pid_t)strtol(env("DD_CONTROLLER_PID"), NULL, 10);
+    struct replica r;
+    const char *m = leader_metrics(&r);
     double restarts0, restarts, relists0, t_up, t;
+    int restarts_before = container_restarts(r.name);
 
     (void)state;
     broken_pod("before-restart", "claim-before-restart");
@@ -327,13 +351,14 @@ static void apiserver_restart(void **state)
     restarts = wait_metric(m, "dra_doctor_watch_restarts_total", restarts0 + NWATCHES, WAIT_S);
     fprintf(stderr, "  watch restarts %.0f -> %.0f, relists %.0f -> %.0f\n", restarts0, restarts,
             relists0, metric(m, "dra_doctor_relists_total"));
-    assert_true(alive(ctl)); /* the same process recovered, nobody restarted it */
+    /* The same process recovered: the kubelet did not restart it. */
+    assert_int_equal(container_restarts(r.name), restarts_before);
     wait_ready(m, 10);
 }
 
 static void gone_410_relist(void **state)
 {
-    const char *m = env("DD_CONTROLLER_METRICS");
+    const char *m = leader_metrics(NULL);
     char *port = etcd_port(), body[256], etcd_err[300] = "";
     const char *rev = NULL;
     double relists0, relists, t_up, t;
@@ -392,86 +417,77 @@ static void gone_410_relist(void **state)
 
 static void leader_failover(void **state)
 {
-    const char *m0 = env("DD_CONTROLLER_METRICS");
-    char m1[64], log1[512], *holder;
-    pid_t pid0 = (pid_t)strtol(env("DD_CONTROLLER_PID"), NULL, 10), pid1, dead, live;
-    const char *dead_id, *live_id, *live_m;
+    struct replica dead, r[4], now;
+    char *old, *holder;
+    const char *m;
     double t_kill, takeover, t;
-    int zero_leads;
+    int n, i, restarts;
 
     (void)state;
-    /* controller-0 leads (it may have lost the Lease for a moment during the restarts). */
-    wait_metric(m0, "dra_doctor_leader", 1, WAIT_S);
-    snprintf(m1, sizeof(m1), "127.0.0.1:%u", free_port());
-    snprintf(log1, sizeof(log1), "%s/logs/controller-1.log", env("DD_CLUSTER_DIR"));
-    pid1 = start_replica("controller-1", m1, log1);
-    wait_ready(m1, WAIT_S);
-    assert_int_equal((int)metric(m1, "dra_doctor_leader"), 0); /* a follower */
+    /* Two replicas, one leading (it may have changed during the restarts). */
+    leader_metrics(&dead);
+    old = lease_holder();
+    assert_non_null(old);
+    n = replicas(r, 4);
+    assert_int_equal(n, 2);
+    for (i = 0; i < n; i++)
+        if (strcmp(r[i].name, dead.name))
+            assert_int_equal((int)metric(r[i].ip, "dra_doctor_leader"), 0); /* a follower */
+    fprintf(stderr, "  leader: %s\n", old);
+    restarts = container_restarts(dead.name);
 
-    holder = lease_holder();
-    assert_non_null(holder);
-    fprintf(stderr, "  leader: %s\n", holder);
-    if (strcmp(holder, "controller-0") && strcmp(holder, "controller-1"))
-        fail_msg("unexpected Lease holder \"%s\"", holder);
-    zero_leads = !strcmp(holder, "controller-0");
-    dead = zero_leads ? pid0 : pid1;
-    dead_id = zero_leads ? "controller-0" : "controller-1";
-    live = zero_leads ? pid1 : pid0;
-    live_id = zero_leads ? "controller-1" : "controller-0";
-    live_m = zero_leads ? m1 : m0;
-    free(holder);
-
-    /* SIGKILL: no release, the successor has to wait the Lease out. */
-    assert_int_equal(kill(dead, SIGKILL), 0);
+    /*
+     * SIGKILL in its container: no release, the Lease has to expire.  The kubelet restarts
+     * the container at once, as a new candidate with an identity of its own: either it or
+     * the follower takes the Lease, never the dead process's identity.
+     */
+    if (sh("e2e/cluster ctr -n k8s.io task kill -s SIGKILL %s 2>&1", dead.container))
+        fail_msg("cannot kill the leader's container %s: %s", dead.container, out);
     t_kill = now_s();
-    wait_gone(dead, 10);
-    /* Broken while nobody leads: the follower must not lose it when it takes over. */
+    /* Broken while nobody leads: the new leader must not lose it when it takes over. */
     broken_pod("during-failover", "claim-during-failover");
     for (;;) {
         holder = lease_holder();
-        if (holder && !strcmp(holder, live_id))
+        if (holder && *holder && strcmp(holder, old))
             break;
         if (now_s() - t_kill > LEASE_S + TAKEOVER_SLACK_S)
-            fail_msg("%s did not take over within %d s (holder \"%s\")", live_id,
+            fail_msg("no replica took over from %s within %d s (holder \"%s\")", old,
                      LEASE_S + TAKEOVER_SLACK_S, holder ? holder : "");
         free(holder);
         nap_ms(100);
     }
-    free(holder);
     takeover = now_s() - t_kill;
     fprintf(stderr, "  %s SIGKILLed; %s took the Lease after %.1f s (lease duration %d s)\n",
-            dead_id, live_id, takeover, LEASE_S);
-    wait_metric(live_m, "dra_doctor_leader", 1, 5);
+            old, holder, takeover, LEASE_S);
+    assert_true(takeover >= LEASE_S - 1); /* it waited for the Lease to expire */
+    m = leader_metrics(&now);
+    wait_metric(m, "dra_doctor_leader", 1, 5);
 
     /*
      * The new leader dropped this pod's key as a follower; on gaining the
      * Lease it must go over every pod by itself, not wait for some unrelated
      * change in the cluster to trigger a new snapshot.
      */
-    t = expect_root("during-failover", "ClaimNotFound", NEW_LEADER_S);
+    t = expect_root("during-failover", "ClaimNotFound", NEW_LEADER_S + 5);
     fprintf(stderr, "  pod broken during the failover diagnosed %.1f s after the takeover\n", t);
-    expect_event_from("during-failover", "ClaimNotFound", live_id);
+    expect_event_from("during-failover", "ClaimNotFound", holder);
     broken_pod("after-failover", "claim-after-failover");
     t = expect_root("after-failover", "ClaimNotFound", WAIT_S);
-    expect_event_from("after-failover", "ClaimNotFound", live_id);
-    fprintf(stderr, "  pod broken after the failover diagnosed by %s in %.1f s\n", live_id, t);
-    assert_true(alive(live));
+    expect_event_from("after-failover", "ClaimNotFound", holder);
+    fprintf(stderr, "  pod broken after the failover diagnosed by %s in %.1f s\n", holder, t);
+    free(holder);
+    free(old);
 
-    /* Leave controller-0 leading, on its metrics port, for the programs that follow. */
-    if (dead == pid0) {
-        pid0 = start_replica("controller-0", m0, env("DD_CONTROLLER_LOG"));
-        wait_ready(m0, WAIT_S);
-        assert_int_equal(kill(pid1, SIGTERM), 0); /* graceful: releases the Lease */
-        t = now_s();
-        wait_gone(pid1, 15);
-        wait_metric(m0, "dra_doctor_leader", 1, LEASE_S + TAKEOVER_SLACK_S);
-        t = now_s() - t;
-        fprintf(stderr, "  controller-1 stopped (SIGTERM, Lease released); controller-0 leads "
-                        "again after %.1f s\n", t);
-        /* A released Lease is free at once: well below the lease duration. */
-        assert_true(t < LEASE_S);
+    /* The kubelet restarted the killed container: two replicas again, one leading. */
+    t = now_s();
+    while (container_restarts(dead.name) <= restarts || replicas(r, 4) != 2 ||
+           metric_or(r[0].ip, "dra_doctor_leader") + metric_or(r[1].ip, "dra_doctor_leader") != 1) {
+        if (now_s() - t > WAIT_S)
+            fail_msg("the killed replica %s did not come back", dead.name);
+        nap_ms(250);
     }
-    (void)pid0;
+    fprintf(stderr, "  %s restarted by the kubelet, two replicas again after %.1f s\n", dead.name,
+            now_s() - t);
 }
 
 /* ---- setup ------------------------------------------------------------- */

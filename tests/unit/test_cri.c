@@ -427,6 +427,76 @@ static void test_load_errors(void **state)
     assert_contains(err.msg, "tests/data/containerd: cannot read: ");
 }
 
+/* containerd 2.4 removed enable_cdi: a file saying false means nothing there, and only there. */
+static void test_runtime_version_has_last_word(void **state)
+{
+    static const struct { const char *runtime; int on, ignored; } cases[] = {
+        { "containerd://1.7.35", 0, 0 }, { "containerd://2.0.5", 0, 0 },
+        { "containerd://2.3.7", 0, 0 },  { "containerd://2.4.2", 1, 1 },
+        { "containerd://2.10.0", 1, 1 }, { "containerd://3.0.0", 1, 1 },
+        { "cri-o://1.34.0", 0, 0 },      { "containerd://garbage", 0, 0 },
+    };
+    struct cri_config c;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        load_ok(DATA "config-2.0-cdi-off.toml", &c);
+        assert_false(c.enable_cdi);
+        assert_int_equal(cri_config_apply_runtime(&c, cases[i].runtime), DD_OK);
+        if (c.enable_cdi != cases[i].on || c.enable_cdi_ignored != cases[i].ignored)
+            fail_msg("%s: enable_cdi %d ignored %d, want %d %d", cases[i].runtime, c.enable_cdi,
+                     c.enable_cdi_ignored, cases[i].on, cases[i].ignored);
+        assert_string_equal(c.runtime, cases[i].runtime);
+        assert_int_equal(c.enable_cdi_line > 0, 1); /* the line still says where the file said it */
+        cri_config_release(&c);
+    }
+    /* NULL: nothing known, nothing changes. */
+    load_ok(DATA "config-2.0-cdi-off.toml", &c);
+    assert_int_equal(cri_config_apply_runtime(&c, NULL), DD_OK);
+    assert_false(c.enable_cdi);
+    assert_null(c.runtime);
+    cri_config_release(&c);
+    /* Inferred defaults follow the same table. */
+    assert_int_equal(cri_config_infer("containerd://1.7.35", &c), DD_OK);
+    assert_false(c.enable_cdi);
+    assert_int_equal(c.version, 2);
+    cri_config_release(&c);
+    assert_int_equal(cri_config_infer("containerd://2.4.2", &c), DD_OK);
+    assert_true(c.enable_cdi);
+    assert_false(c.enable_cdi_ignored); /* nothing said false */
+    assert_int_equal(c.version, 3);
+    cri_config_release(&c);
+    assert_int_equal(cri_config_infer("cri-o://1.34.0", &c), DD_ENOTFOUND);
+}
+
+/* The agent's annotation carries the runtime, enableCDIIgnored and cdiEnabledAt there and back;
+ * a cdiEnabledAt that is not RFC 3339 UTC with seconds is dropped (the diagnosis compares it). */
+static void test_facts_round_trip(void **state)
+{
+    struct cri_config c, back;
+    cJSON *j;
+
+    (void)state;
+    load_ok(DATA "config-2.0-cdi-off.toml", &c);
+    assert_int_equal(cri_config_apply_runtime(&c, "containerd://2.4.2"), DD_OK);
+    memcpy(c.cdi_enabled_at, "2026-12-01T21:10:15Z", 21);
+    j = cri_config_to_json(&c);
+    assert_non_null(j);
+    assert_int_equal(cri_config_from_json(j, &back, NULL), DD_OK);
+    assert_true(back.enable_cdi);
+    assert_true(back.enable_cdi_ignored);
+    assert_string_equal(back.runtime, "containerd://2.4.2");
+    assert_string_equal(back.cdi_enabled_at, "2026-12-01T21:10:15Z");
+    cri_config_release(&back);
+    cJSON_ReplaceItemInObject(j, "cdiEnabledAt", cJSON_CreateString("yesterday"));
+    assert_int_equal(cri_config_from_json(j, &back, NULL), DD_OK);
+    assert_string_equal(back.cdi_enabled_at, "");
+    cri_config_release(&back);
+    cJSON_Delete(j);
+    cri_config_release(&c);
+}
+
 static void test_load_crlf_file(void **state)
 {
     static const char src[] = "version = 3\r\n\r\n[plugins.'io.containerd.cri.v1.runtime']\r\n"
@@ -464,6 +534,8 @@ int main(void)
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_load_crlf_file),
+        cmocka_unit_test(test_runtime_version_has_last_word),
+        cmocka_unit_test(test_facts_round_trip),
     };
 
     return cmocka_run_group_tests_name("cri", tests, NULL, NULL);

@@ -75,7 +75,7 @@ static char *objects(const struct state *s)
         s->pod0_phase ? "\"nodeName\":\"node-1\"," : "", s->pod0_phase == 1 ? "Running" : "Pending",
         s->pod0_phase == 2
             ? ",\"containerStatuses\":[{\"name\":\"ctr0\",\"state\":{\"waiting\":{\"reason\":"
-              "\"CreateContainerError\",\"message\":\"failed to generate container spec: CDI device "
+              "\"CreateContainerError\",\"message\":\"failed to create containerd container: CDI device "
               "injection failed: unresolvable CDI devices k8s.gpu.example.com/gpu=common\"}}}]"
             : "");
     ADD(",{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"pod1\",\"namespace\":"

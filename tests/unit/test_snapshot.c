@@ -275,7 +275,7 @@ static void enrich(cJSON *objs)
                "\"True\"}],\"containerStatuses\":[{\"name\":\"c\",\"ready\":false,"
                "\"restartCount\":0,\"image\":\"registry.k8s.io/pause:3.10\",\"imageID\":\"\","
                "\"state\":{\"waiting\":{\"reason\":\"CreateContainerError\",\"message\":"
-               "\"failed to generate container spec: CDI device injection failed: unresolvable "
+               "\"failed to create containerd container: CDI device injection failed: unresolvable "
                "CDI devices k8s.gpu.example.com/gpu=dev-1\"}},\"lastState\":{}}],"
                "\"initContainerStatuses\":[]}");
     pod = find(objs, "Pod", "bench-h-00", "p-0002");
