@@ -20,6 +20,13 @@ set -u
 B=${1:?usage: e2e.sh BUILD_DIR}
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
+# One e2e at a time on a machine (it has one real node): a second run waits for the first.
+# flock -o: the lock is flock's own, so no daemon of the node inherits it.
+if [ -z "${DD_E2E_LOCKED:-}" ]; then
+    lock=${TMPDIR:-/tmp}/dra-doctor-e2e.lock
+    flock -n "$lock" true || echo "e2e: another e2e run holds $lock; waiting for it"
+    DD_E2E_LOCKED=1 exec flock -o "$lock" sh "$0" "$@"
+fi
 state=$(mktemp -d /tmp/dra-doctor-e2e.XXXXXX)
 pass=0; fail=0; recorded=0
 
@@ -73,10 +80,6 @@ for m in /var/lib/kubelet /var/lib/containerd /run/containerd /etc/cdi /run/cdi 
     [ -e "$m" ] && echo "$m" >>"$state/preexisting"
 done
 
-# One e2e at a time on a machine (it has one real node): a second run waits for the first.
-lock=${TMPDIR:-/tmp}/dra-doctor-e2e.lock
-exec 8>>"$lock"
-flock -n 8 || { echo "e2e: another e2e run holds $lock; waiting for it"; flock 8; }
 t0=$(date +%s)
 if ! scripts/stack.sh up "$state" "$B"; then
     fail=$((fail + 1)); exit 1

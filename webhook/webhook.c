@@ -484,14 +484,50 @@ static void null_answer(const char *body, struct httpd_response *r)
     r->content_type = "application/json";
 }
 
+/*
+ * Before a denial, the caches get time to catch up: `kubectl apply -f dir/` and Helm send a
+ * driver's DaemonSet or slices and its DeviceClass milliseconds apart, sooner than the watch
+ * delivers the first and the view is rebuilt.  A denial is a promise, so it is decided again
+ * on a view holding every change seen DENY_SETTLE_MS after the request came (at most
+ * DENY_WAIT_MS); allowed requests never wait.
+ */
+#define DENY_SETTLE_MS 500
+#define DENY_WAIT_MS 3000
+
+static void catch_up(struct wh *w, double t0)
+{
+    double wait = t0 + DENY_SETTLE_MS / 1000.0 - now_s();
+    int busy;
+
+    if (wait > 0)
+        sleep_ms((long)(wait * 1000));
+    do {
+        pthread_mutex_lock(&w->mu);
+        busy = w->dirty || w->building;
+        pthread_mutex_unlock(&w->mu);
+        if (busy)
+            sleep_ms(20);
+    } while (busy && now_s() < t0 + DENY_WAIT_MS / 1000.0);
+}
+
+static enum dd_rc review(struct wh *w, const char *body, size_t len, struct wh_result *res,
+                         struct dd_err *err)
+{
+    struct pending *pend;
+    struct vref *vr = view_get(w, &pend);
+    enum dd_rc rc = wh_review(vr ? vr->view : NULL, pend ? pend->names : NULL,
+                              pend ? pend->n : 0, body, len, res, err);
+
+    view_put(w, vr, pend);
+    return rc;
+}
+
 static void h_validate(void *ctx, const char *method, const char *body, size_t len,
                        struct httpd_response *r)
 {
     struct wh *w = ctx;
     struct wh_result res;
     struct dd_err err;
-    struct vref *vr;
-    struct pending *pend;
     enum dd_rc rc;
     double t0 = now_s();
 
@@ -504,10 +540,12 @@ static void h_validate(void *ctx, const char *method, const char *body, size_t l
         return;
     }
     dd_err_clear(&err);
-    vr = view_get(w, &pend);
-    rc = wh_review(vr ? vr->view : NULL, pend ? pend->names : NULL, pend ? pend->n : 0,
-                   body ? body : "", len, &res, &err);
-    view_put(w, vr, pend);
+    rc = review(w, body ? body : "", len, &res, &err);
+    if (rc == DD_OK && res.verdict == WH_DENIED && !w->o.objects) {
+        free(res.body);
+        catch_up(w, t0);
+        rc = review(w, body ? body : "", len, &res, &err);
+    }
     if (rc == DD_OK) {
         r->body = res.body;
         r->len = res.len;
@@ -617,7 +655,9 @@ static void usage(FILE *f)
 "ResourceClaimTemplates, Pods and workloads that a ResourceQuota will refuse, that\n"
 "name a missing DeviceClass, or that need more devices than are free.  Registered\n"
 "drivers: those publishing ResourceSlices, those whose kubelet-plugin DaemonSet is\n"
-"installed, and --known-driver.  Decisions come from informer caches only.\n"
+"installed, and --known-driver.  Decisions come from informer caches only; a\n"
+"denial is decided again once they caught up (0.5 s after the request: a chart's\n"
+"DaemonSet and its DeviceClass arrive milliseconds apart).\n"
 "\n"
 "  --tls-cert-file FILE      serving certificate (PEM, chain after it); reloaded\n"
 "  --tls-key-file FILE       its key (PEM); both are re-read when they change\n"

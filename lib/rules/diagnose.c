@@ -474,8 +474,9 @@ static int on_path(const struct pod_view *v, const struct dd_finding *f)
         return f->scope_driver && names_has(&v->drivers, f->scope_driver) &&
                (!f->scope_node || !*v->p->node || STRIEQ(f->scope_node, v->p->node));
     }
-    /* Once every claim is allocated, nothing before allocation blocks the pod. */
-    if (v->all_allocated)
+    /* Once every claim is allocated, nothing before allocation blocks the pod; an allocation
+     * (a shared claim's, on another node) still may. */
+    if (v->all_allocated && st < DD_STEP_ALLOCATED)
         return 0;
     if (about_pod_or_claim(v, f))
         return 1;

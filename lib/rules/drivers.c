@@ -160,6 +160,23 @@ static int may_publish(const struct dra_model *m, const char *ns, const char *sa
     return 1;
 }
 
+#define WHY_MAX 300
+
+/* How many known nodes DaemonSet ds may run its plugin on; ok[k] says which (ok may be NULL). */
+static size_t ds_nodes(const struct dra_model *m, const struct dra_podspec *ds, unsigned char *ok)
+{
+    char why[WHY_MAX];
+    size_t k, n = 0;
+
+    for (k = 0; k < m->nodes.n; k++) {
+        int a = !fit_pod_excluded(ds->spec, m->nodes.v[k].json, 1, why, sizeof(why));
+        if (ok)
+            ok[k] = (unsigned char)a;
+        n += (size_t)a;
+    }
+    return n;
+}
+
 /* Live only: in a repository, slices are normally absent (drivers publish them at run time). */
 void rule__check_publishing(struct rule_ctx *ctx)
 {
@@ -178,8 +195,10 @@ void rule__check_publishing(struct rule_ctx *ctx)
             has = STRIEQ(m->slices[j].driver, d->name);
         /* A denial is DriverRBACDenied's to report; the second name of a multi-driver
          * DaemonSet (NVIDIA's compute domains) may rightly publish nothing, unless asked for. */
+        /* A DaemonSet that may run on no node is DriverDaemonSetMissingOnNode's. */
         if (has || !*d->name || !may_publish(m, d->ds->o.ns, d->ds->service_account) ||
-            (d->profile && !STRIEQ(d->name, d->profile->plugins[0].driver)))
+            (d->profile && !STRIEQ(d->name, d->profile->plugins[0].driver)) ||
+            (m->nodes.n && !ds_nodes(m, d->ds, NULL)))
             continue;
         dd_json_int(d->ds->o.json, &ready, "status", "numberReady", NULL);
         dd_json_int(d->ds->o.json, &desired, "status", "desiredNumberScheduled", NULL);
@@ -212,8 +231,6 @@ void rule__check_rbac(struct rule_ctx *ctx)
             rbac_one(ctx, &ctx->m->drivers[i]);
     }
 }
-
-#define WHY_MAX 300
 
 /* 1 when driver d is the first entry of its DaemonSet (a DaemonSet is judged once). */
 static int first_of_ds(const struct dra_model *m, size_t i)
@@ -302,10 +319,7 @@ void rule__check_plugin_nodes(struct rule_ctx *ctx)
         const struct dra_driver *d = &m->drivers[i];
         if (!first_of_ds(m, i))
             continue;
-        allowed = 0;
-        for (k = 0; k < m->nodes.n; k++)
-            allowed += ok[k] = !fit_pod_excluded(d->ds->spec, m->nodes.v[k].json, 1, why,
-                                                 sizeof(why));
+        allowed = ds_nodes(m, d->ds, ok);
         objname(&d->ds->o, dsn, sizeof(dsn));
         ds_drivers(m, d->ds, names, sizeof(names));
         if (!allowed) {

@@ -30,6 +30,11 @@ static void daemonset_missing(void **state)
              "DriverDaemonSetMissingOnNode", 1);
     assert_contains(f->message, "none of the 1 node(s)");
     assert_contains(f->message, "feature.node.kubernetes.io/pci-10de.present=true");
+    /* Live, its DaemonSet has no pod to publish with: the placement is the cause, not a
+     * failing plugin (DriverNotPublishing). */
+    s.m.live = 1;
+    assert_int_equal(snap_run(&s, &defaults, "DriverDaemonSetMissingOnNode"), 1);
+    assert_int_equal(snap_run(&s, &defaults, "DriverNotPublishing"), 0);
     snap_free(&s);
     /* Yet slices of the driver for n1 exist: something publishes there (a plugin the input
      * does not show, or stale slices), so "no node publishes" would be false. */

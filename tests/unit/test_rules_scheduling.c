@@ -3,6 +3,7 @@
  * PodConstraintsExcludeDeviceNodes, ClaimAllocatedOnOtherNode.
  */
 #include "rules_fixtures.h"
+#include "rules/diagnose.h"
 
 #define EXAMPLE_CLASS CLASS("gpu", "device.driver == 'gpu.example.com'")
 #define NODE(name, labels, spec)                                                               \
@@ -95,6 +96,16 @@ static void claim_on_other_node(void **state)
     assert_contains(f->message, "resourceclaim not available on the node");
     /* Where the allocated claim's devices are is this rule's; not a second finding. */
     assert_int_equal(snap_run(&s, &defaults, "PodConstraintsExcludeDeviceNodes"), 0);
+    /* And the pod's diagnosis says so, though its one claim is allocated. */
+    {
+        struct diag_result r;
+        size_t k;
+        for (k = 0; strcmp(s.m.pods[k].o.name, "b"); k++)
+            ;
+        diag_pod(&s.m, &s.f, &s.m.pods[k], &r);
+        assert_false(r.healthy);
+        assert_string_equal(r.codes[0], "ClaimAllocatedOnOtherNode");
+    }
     snap_free(&s);
     /* b may go to n1: fine. */
     snap_load(&s, objs("[%s,%s,%s,%s,%s,%s]", EXAMPLE_CLASS, SLICE2, ALLOCATED("n1"),
