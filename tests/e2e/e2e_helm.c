@@ -685,8 +685,13 @@ static void stuck_pod(char *code, size_t size)
     assert_non_null(f);
     fputs(manifest, f);
     fclose(f);
-    if (sh("kubectl apply -f %s 2>&1", path))
-        fail_msg("kubectl apply %s: %s", path, out);
+    /* The namespace's default ServiceAccount, which admission wants for the pod, comes a
+     * moment after the namespace. */
+    while (sh("kubectl apply -f %s 2>&1", path)) {
+        if (now_s() > end)
+            fail_msg("kubectl apply %s: %s", path, out);
+        usleep(250000);
+    }
     while (sh("kubectl get pod -n " APP_NS " p -o jsonpath='{.metadata.annotations.dra-doctor\\.io/root-cause}' 2>&1") ||
            !out[0]) {
         if (now_s() > end)

@@ -596,7 +596,7 @@ static void versions_agree(void **state)
     (void)state;
     assert_string_equal(dd_json_str(chart, "version", NULL), version);
     assert_string_equal(dd_json_str(chart, "appVersion", NULL), version);
-    assert_contains(krew, "version: v@VERSION@"); /* filled in from VERSION by make dist */
+    assert_contains(krew, "version: \"v@VERSION@\""); /* filled in from VERSION by make dist */
     free(krew);
     cJSON_Delete(chart);
 }
