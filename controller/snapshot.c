@@ -428,7 +428,9 @@ static void trim_kind(cJSON *obj)
     static const char *const owner_ref[] = { "kind", "name", NULL };
     static const char *const plugin_spec[] = { "nodeName", "volumes", NULL };
     static const char *const plugin_vol[] = { "name", "hostPath", NULL };
-    static const char *const plugin_status[] = { "phase", "conditions", NULL };
+    static const char *const plugin_status[] = { "phase", "conditions", "containerStatuses",
+                                                 NULL };
+    static const char *const plugin_ctr[] = { "name", "state", "restartCount", NULL };
     static const char *const plugin_cond[] = { "type", "status", NULL };
     static const char *const ctr_status[] = { "name", "state", "allocatedResourcesStatus",
                                               NULL };
@@ -482,12 +484,12 @@ static void trim_kind(cJSON *obj)
         return;
     }
     if (!strcmp(av, "v1") && !strcmp(kind, "Pod")) {
-        keep_only(meta, meta_pod);
         keep_only(obj, top);
         /* A pod without claims is nothing to the model (lib/dra.c skips it), but for a kubelet
          * plugin's: where it runs, whether it is ready, its plugin hostPaths. */
         if (!cJSON_IsArray(member(spec, DRA_CLAIMS_KEY))) {
             if (!dra_pod_registers_plugin(obj)) {
+                keep_only(meta, meta_pod);
                 cJSON_DeleteItemFromObjectCaseSensitive(obj, "spec");
                 cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
                 return;
@@ -498,8 +500,16 @@ static void trim_kind(cJSON *obj)
             keep_only_each(member(spec, "volumes"), plugin_vol);
             keep_only(status, plugin_status);
             keep_only_each(member(status, "conditions"), plugin_cond);
+            /* Why a plugin is not ready: CrashLoopBackOff, ImagePullBackOff, ... */
+            cJSON_ArrayForEach(it, member(status, "containerStatuses")) {
+                keep_only(it, plugin_ctr);
+                keep_only(member(it, "state"), ctr_state);
+                keep_only(member(member(it, "state"), "waiting"), waiting);
+                cJSON_DeleteItemFromObjectCaseSensitive(member(it, "state"), "running");
+            }
             return;
         }
+        keep_only(meta, meta_pod);
         keep_only(spec, pod_spec);
         keep_only_each(member(spec, DRA_CLAIMS_KEY), pod_claim);
         keep_only_each(member(spec, "containers"), pod_ctr);

@@ -15,35 +15,13 @@
 #include <string.h>
 
 #include "json.h"
+#include "kubever.h"
+#include "nodefit.h"
 #include "quota.h"
 #include "rules.h"
 
 #define STRIEQ(a, b) (strcmp((a), (b)) == 0)
 #define MAX_NAMES 32
-
-/* The steps of a pod's path, in the order it meets them. */
-enum step {
-    STEP_CLAIM,     /* the claim exists */
-    STEP_CLASS,     /* its DeviceClass exists */
-    STEP_DRIVER,    /* the class's driver publishes slices */
-    STEP_SELECTOR,  /* selectors match a driver and devices */
-    STEP_DEVICES,   /* enough free devices */
-    STEP_ALLOCATED, /* the claim is allocated */
-    STEP_PREPARE,   /* the kubelet has the driver prepare it on the node */
-    STEP_CDI,       /* the runtime injects the devices */
-    NSTEPS
-};
-
-static const struct { const char *code; enum step step; } steps[] = {
-    { "QuotaExceeded", STEP_CLAIM },         { "ClaimNotFound", STEP_CLAIM },
-    { "ClaimTemplateNotFound", STEP_CLAIM }, { "DeviceClassNotFound", STEP_CLASS },
-    { "DriverRBACDenied", STEP_DRIVER },     { "DriverNotPublishing", STEP_DRIVER },
-    { "SelectorSyntaxError", STEP_SELECTOR }, { "SelectorMatchesNoDriver", STEP_SELECTOR },
-    { "SelectorUnknownAttribute", STEP_SELECTOR }, { "InsufficientDevices", STEP_DEVICES },
-    { "ClaimNotAllocated", STEP_ALLOCATED }, { "DriverNotRegistered", STEP_PREPARE },
-    { "CDIDisabled", STEP_CDI },
-    { "CDISpecDirNotShared", STEP_CDI },     { "CDIInjectionFailed", STEP_CDI },
-};
 
 struct names {
     const char *v[MAX_NAMES];
@@ -69,7 +47,7 @@ static void names_add(struct names *s, const char *x)
 /* One candidate cause: a finding of the engine, or per-pod evidence. */
 struct cand {
     const char *code;          /* static */
-    enum step step;
+    enum dd_step step;
     int first;                 /* per-pod evidence that comes before its step's findings */
     const struct dd_finding *f; /* NULL for per-pod evidence */
     char text[768];            /* message for per-pod evidence */
@@ -90,14 +68,12 @@ struct pod_view {
     struct cand c[DIAG_MAX_CODES * 2]; /* last: diag_pod_indexed clears what precedes it */
 };
 
-static enum step step_of(const char *code)
+/* Where the cause a code names stops a pod (the rule table says). */
+static enum dd_step step_of(const char *code)
 {
-    size_t i;
+    const struct dd_rule *r = dd_rule_find(code);
 
-    for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
-        if (STRIEQ(steps[i].code, code))
-            return steps[i].step;
-    return NSTEPS;
+    return r ? r->step : DD_STEP_NONE;
 }
 
 static void add_cand(struct pod_view *v, const char *code, const struct dd_finding *f,
@@ -294,7 +270,8 @@ struct diag_index *diag_index_new(const struct dd_findings *fs)
     for (i = 0; i < fs->n; i++) {
         const struct dd_finding *f = &fs->v[i];
         int cdi_off = STRIEQ(f->code, "CDIDisabled");
-        if ((STRIEQ(f->obj.kind, "Pod") || STRIEQ(f->obj.kind, "ResourceClaim")) &&
+        if ((STRIEQ(f->obj.kind, "Pod") || STRIEQ(f->obj.kind, "ResourceClaim") ||
+             STRIEQ(f->obj.kind, "ResourceClaimTemplate")) &&
             ix_file(ix, IX_OBJECT, f->obj.kind, f->obj.namespace_, f->obj.name, i))
             goto oom;
         if (f->scope_class && ix_file(ix, IX_CLASS, f->scope_class, NULL, NULL, i))
@@ -361,6 +338,9 @@ static int ix_gather(const struct diag_index *ix, const struct pod_view *v, int 
             const struct dra_claim *c = dra_pod_claim_resolve(v->m, p, &p->claims[i]);
             if (c)
                 rc = ix_add(ix, &r, &n, &cap, IX_OBJECT, "ResourceClaim", c->o.ns, c->o.name);
+            if (!rc && p->claims[i].tmpl)
+                rc = ix_add(ix, &r, &n, &cap, IX_OBJECT, "ResourceClaimTemplate", p->o.ns,
+                            p->claims[i].tmpl);
         }
         for (i = 0; i < v->drivers.n && !rc; i++)
             rc = ix_add(ix, &r, &n, &cap, IX_DRIVER, v->drivers.v[i], NULL, NULL);
@@ -443,6 +423,7 @@ static void collect_path(struct pod_view *v, const struct dd_findings *fs,
                     names_add(&v->drivers, m->drivers[j].name);
 }
 
+/* Is f about the pod itself, one of its claims, or a template one of them comes from? */
 static int about_pod_or_claim(const struct pod_view *v, const struct dd_finding *f)
 {
     const struct dra_model *m = v->m;
@@ -450,6 +431,13 @@ static int about_pod_or_claim(const struct pod_view *v, const struct dd_finding 
 
     if (STRIEQ(f->obj.kind, "Pod"))
         return STRIEQ(f->obj.namespace_, v->p->o.ns) && STRIEQ(f->obj.name, v->p->o.name);
+    if (STRIEQ(f->obj.kind, "ResourceClaimTemplate")) {
+        for (i = 0; i < v->p->nclaims; i++)
+            if (v->p->claims[i].tmpl && STRIEQ(v->p->o.ns, f->obj.namespace_) &&
+                STRIEQ(v->p->claims[i].tmpl, f->obj.name))
+                return 1;
+        return 0;
+    }
     if (!STRIEQ(f->obj.kind, "ResourceClaim"))
         return 0;
     for (i = 0; i < v->p->nclaims; i++) {
@@ -473,22 +461,28 @@ static int about_node(const struct pod_view *v, const struct dd_finding *f)
 /* Does finding f lie on the pod's path at a step the pod still has ahead of it? */
 static int on_path(const struct pod_view *v, const struct dd_finding *f)
 {
-    enum step st = step_of(f->code);
+    enum dd_step st = step_of(f->code);
 
-    if (st == NSTEPS)
+    if (st == DD_STEP_NONE)
         return 0;
-    if (st == STEP_CDI || st == STEP_PREPARE)
-        return (STRIEQ(f->code, "CDIDisabled") ? about_node(v, f)
-                                               : names_has(&v->drivers, f->scope_driver));
+    /* From the node on: what the pod's node, drivers, classes or claims have wrong. */
+    if (st >= DD_STEP_PREPARE) {
+        if (STRIEQ(f->code, "CDIDisabled"))
+            return about_node(v, f);
+        if (about_pod_or_claim(v, f) || (f->scope_class && names_has(&v->classes, f->scope_class)))
+            return 1;
+        return f->scope_driver && names_has(&v->drivers, f->scope_driver) &&
+               (!f->scope_node || !*v->p->node || STRIEQ(f->scope_node, v->p->node));
+    }
     /* Once every claim is allocated, nothing before allocation blocks the pod. */
     if (v->all_allocated)
         return 0;
     if (about_pod_or_claim(v, f))
         return 1;
-    if (st == STEP_DRIVER)
+    if (st == DD_STEP_DRIVER)
         return names_has(&v->drivers, f->scope_driver);
     return f->scope_class && names_has(&v->classes, f->scope_class) &&
-           (STRIEQ(f->obj.kind, "DeviceClass") || st == STEP_DEVICES);
+           (STRIEQ(f->obj.kind, "DeviceClass") || st == DD_STEP_DEVICES);
 }
 
 static void pod_state(struct pod_view *v)
@@ -541,46 +535,153 @@ static void started_without_cdi(struct pod_view *v)
     }
 }
 
-/*
- * The kubelet could not have a claim prepared: the claim's driver is not registered with
- * the kubelet on the pod's node (its plugin is not running there, or had not registered
- * yet when the pod arrived; the kubelet then retries with a growing delay).
- */
-static void not_registered(struct pod_view *v)
+/* The node object named name, or NULL. */
+static const cJSON *node_json(const struct dra_model *m, const char *name)
 {
-    const struct dra_event *e = last_event(v->m, v->p, EV_PREPARE, NOT_REGISTERED);
-    const char *d, *end;
-    char text[768], drv[128] = "", ds[300] = "";
     size_t i;
+
+    for (i = 0; name && i < m->nodes.n; i++)
+        if (STRIEQ(m->nodes.v[i].name, name))
+            return m->nodes.v[i].json;
+    return NULL;
+}
+
+/* 1 while the kubelet still holds every container of the pod in ContainerCreating (it keeps a
+ * pod whose claims it cannot prepare there, without a sandbox); anything else means a later
+ * attempt got further. */
+static int still_creating(const struct pod_view *v)
+{
     const cJSON *cs;
 
-    if (!e || !(d = strstr(e->message, "DRA driver ")) || !(end = strstr(d, NOT_REGISTERED)))
-        return;
-    /* Still so: the kubelet keeps a pod whose claims it cannot prepare in ContainerCreating
-     * (no sandbox yet); anything else means a later attempt got further. */
     cJSON_ArrayForEach(cs, dd_json_arr(v->p->status, "containerStatuses", NULL)) {
         const char *reason = dd_json_str(cs, "state", "waiting", "reason", NULL);
         if (!reason || !STRIEQ(reason, "ContainerCreating"))
-            return;
+            return 0;
     }
+    return 1;
+}
+
+/*
+ * Where driver drv's kubelet plugin stands on node: its DaemonSet's pod there is missing (and
+ * why the DaemonSet may not run there), not ready (and why), or ready.  Into state (a clause)
+ * and fix (what to do).
+ */
+static void plugin_state(const struct pod_view *v, const char *drv, const char *node,
+                         char *state, size_t ssize, char *fix, size_t fsize)
+{
+    const struct dra_model *m = v->m;
+    const struct dra_driver *d = NULL;
+    const cJSON *pod, *cs, *nj = node_json(m, node);
+    char why[300];
+    size_t i;
+
+    for (i = 0; i < m->ndrivers && !d; i++)
+        if (STRIEQ(m->drivers[i].name, drv))
+            d = &m->drivers[i];
+    if (!d) {
+        snprintf(state, ssize, "no DaemonSet of driver %s is installed (was it uninstalled?)",
+                 drv);
+        snprintf(fix, fsize, "reinstall the driver; once its plugin is ready on node %s, "
+                 "recreate pod %s", node, v->p->o.name);
+        return;
+    }
+    if (!(pod = dra_plugin_pod(m, d->ds, node))) {
+        if (nj && fit_pod_excluded(d->ds->spec, nj, 1, why, sizeof(why)))
+            snprintf(state, ssize, "DaemonSet %s/%s has no pod on node %s: it may not run "
+                     "there (%s)", d->ds->o.ns, d->ds->o.name, node, why);
+        else
+            snprintf(state, ssize, "DaemonSet %s/%s has no pod on node %s", d->ds->o.ns,
+                     d->ds->o.name, node);
+        snprintf(fix, fsize, "let DaemonSet %s/%s run on node %s (its nodeSelector, affinity, "
+                 "tolerations), then recreate pod %s", d->ds->o.ns, d->ds->o.name, node,
+                 v->p->o.name);
+        return;
+    }
+    if (!dra_pod_ready(pod)) {
+        const char *reason = NULL;
+        double restarts = 0;
+        cJSON_ArrayForEach(cs, dd_json_arr(pod, "status", "containerStatuses", NULL)) {
+            const cJSON *rc = cJSON_GetObjectItemCaseSensitive(cs, "restartCount");
+            if (!reason)
+                reason = dd_json_str(cs, "state", "waiting", "reason", NULL);
+            if (cJSON_IsNumber(rc) && rc->valuedouble > restarts)
+                restarts = rc->valuedouble;
+        }
+        snprintf(state, ssize, "its plugin pod %s/%s on node %s is not ready (%s%s, %.0f "
+                 "restart(s))", d->ds->o.ns, dd_json_str(pod, "metadata", "name", NULL),
+                 node, reason ? reason : "phase ",
+                 reason ? "" : (dd_json_str(pod, "status", "phase", NULL)
+                                    ? dd_json_str(pod, "status", "phase", NULL) : "unknown"),
+                 restarts);
+        snprintf(fix, fsize, "get the plugin pod ready (kubectl logs -n %s %s), then recreate "
+                 "pod %s", d->ds->o.ns, dd_json_str(pod, "metadata", "name", NULL),
+                 v->p->o.name);
+        return;
+    }
+    snprintf(state, ssize, "its plugin pod %s/%s on node %s is ready now: it registered after "
+             "the pod arrived, and the kubelet retries with a growing delay, about a minute "
+             "after a few failures", d->ds->o.ns, dd_json_str(pod, "metadata", "name", NULL),
+             node);
+    snprintf(fix, fsize, "recreate pod %s to start it without waiting for the kubelet's next "
+             "retry", v->p->o.name);
+}
+
+/*
+ * The kubelet could not have a claim prepared: the claim's driver is not registered with
+ * the kubelet on the pod's node.  This is the pod's own evidence, so it comes first in its
+ * step: StaleResourceSlices, if any, says how the pod got there.
+ */
+static void plugin_not_registered(struct pod_view *v)
+{
+    const struct dra_event *e = last_event(v->m, v->p, EV_PREPARE, NOT_REGISTERED);
+    const char *d, *end, *node = *v->p->node ? v->p->node : "(unknown)", *bug;
+    char text[768], drv[128] = "", state[400], fix[300], kubelet[400] = "";
+
+    if (!e || !(d = strstr(e->message, "DRA driver ")) || !(end = strstr(d, NOT_REGISTERED)) ||
+        !still_creating(v))
+        return;
     d += strlen("DRA driver ");
     snprintf(drv, sizeof(drv), "%.*s", (int)(end - d < 127 ? end - d : 127), d);
-    snprintf(ds, sizeof(ds), " (no DaemonSet of it is known: was it uninstalled?)");
-    for (i = 0; i < v->m->ndrivers; i++)
-        if (STRIEQ(v->m->drivers[i].name, drv))
-            snprintf(ds, sizeof(ds), " (DaemonSet %s/%s)", v->m->drivers[i].ds->o.ns,
-                     v->m->drivers[i].ds->o.name);
+    plugin_state(v, drv, node, state, sizeof(state), fix, sizeof(fix));
+    bug = kv_kubelet_plugin_bug(dd_json_str(node_json(v->m, node), "status", "nodeInfo",
+                                            "kubeletVersion", NULL));
+    if (bug)
+        snprintf(kubelet, sizeof(kubelet), " Also, %s.", bug);
     /* A long kubelet message is cut rather than the evidence dropped. */
-    if (snprintf(text, sizeof(text), "The kubelet on node %s cannot prepare the claims of pod %s: "
-             "DRA driver %s is not registered there (kubelet: \"%s\"). Its kubelet plugin is "
-             "not running on that node, or had not registered yet when the pod arrived; the "
-             "kubelet retries with a growing delay, about a minute after a few failures. Fix: "
-             "make sure the driver's plugin%s runs and is ready on node %s; once it is, "
-             "recreate pod %s to start it without waiting for the next retry.",
-             *v->p->node ? v->p->node : "(unknown)", v->p->o.name, drv, e->message, ds,
-             *v->p->node ? v->p->node : "(unknown)", v->p->o.name) < 0)
+    if (snprintf(text, sizeof(text), "The kubelet on node %s cannot prepare the claims of pod "
+                 "%s: DRA driver %s is not registered there (kubelet: \"%s\"); %s.%s Fix: %s.",
+                 node, v->p->o.name, drv, e->message, state, kubelet, fix) < 0)
         return;
-    add_cand(v, "DriverNotRegistered", NULL, text);
+    add_cand(v, "KubeletPluginNotRegistered", NULL, text);
+    if (v->nc && STRIEQ(v->c[v->nc - 1].code, "KubeletPluginNotRegistered"))
+        v->c[v->nc - 1].first = 1;
+}
+
+/*
+ * The driver itself refused to prepare a claim (its NodePrepareResources returned an error):
+ * kubelet 1.36 pkg/kubelet/cm/dra/manager.go, "NodePrepareResources failed for ResourceClaim
+ * %s: %s" (per claim) or "NodePrepareResources: %w" (the call), after "prepare dynamic
+ * resources: ".  The driver's own text says why; a claim's spec cannot change, so the fix
+ * is a new claim.
+ */
+static void prepare_failed(struct pod_view *v)
+{
+    const struct dra_event *e = last_event(v->m, v->p, EV_PREPARE, "NodePrepareResources");
+    const char *node = *v->p->node ? v->p->node : "(unknown)";
+    char text[768];
+
+    if (!e || !still_creating(v))
+        return;
+    if (snprintf(text, sizeof(text), "The DRA driver on node %s refuses to prepare a claim of "
+                 "pod %s, which stays in ContainerCreating (kubelet: \"%s\"). Fix: correct what "
+                 "the driver's error names (usually the claim's opaque config, or a feature "
+                 "gate of the driver), then recreate the claim: a claim's spec cannot change "
+                 "(for a claim from a template, fix the template and recreate pod %s).",
+                 node, v->p->o.name, e->message, v->p->o.name) < 0)
+        return;
+    add_cand(v, "NodePrepareFailed", NULL, text);
+    if (v->nc && STRIEQ(v->c[v->nc - 1].code, "NodePrepareFailed"))
+        v->c[v->nc - 1].first = 1;
 }
 
 /* Evidence only the pod shows: missing claims, failed claim creation, runtime errors. */
@@ -635,8 +736,10 @@ static void pod_evidence(struct pod_view *v)
         if (v->nc && STRIEQ(v->c[v->nc - 1].code, "CDIInjectionFailed"))
             v->c[v->nc - 1].first = 1;
     }
-    if (v->pending && v->all_allocated && !v->cdi_error)
-        not_registered(v);
+    if (v->pending && v->all_allocated && !v->cdi_error) {
+        plugin_not_registered(v);
+        prepare_failed(v);
+    }
 }
 
 static int cmp_cand(const void *a, const void *b)
@@ -709,14 +812,19 @@ void diag_pod_indexed(const struct dra_model *m, const struct dd_findings *findi
             add_cand(v, f->code, f, NULL);
     }
     free((void *)c.v);
-    /* A running pod is only at risk from what stops injection: CDI off, or having
-     * started while it was. */
+    /* A running pod is at risk only from what stops injection (CDI off, or having started
+     * while it was) and from what it runs with: devices no container gets, configuration
+     * the driver ignores, a device gone bad. */
     if (v->running && !v->cdi_error) {
         int cdi_off = v->early_ctr != NULL;
+        size_t k = 0;
         for (i = 0; i < v->nc; i++)
             cdi_off |= STRIEQ(v->c[i].code, "CDIDisabled");
+        for (i = 0; !cdi_off && i < v->nc; i++)
+            if (v->c[i].step == DD_STEP_RUNNING)
+                v->c[k++] = v->c[i];
         if (!cdi_off)
-            v->nc = 0;
+            v->nc = k;
     }
     if (v->pending && !v->nc && !v->all_allocated &&
         (e = last_event(m, pod, EV_SCHEDULING, NULL))) {

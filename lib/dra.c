@@ -944,6 +944,25 @@ int dra_pod_ready(const cJSON *pod)
     return 0;
 }
 
+const cJSON *dra_plugin_pod(const struct dra_model *m, const struct dra_podspec *ds,
+                            const char *node)
+{
+    size_t i;
+
+    for (i = 0; i < m->plugin_pods.n; i++) {
+        const cJSON *pod = m->plugin_pods.v[i].json, *ref;
+        const char *on = dd_json_str(pod, "spec", "nodeName", NULL);
+        if (!on || !STRIEQ(on, node) || !STRIEQ(m->plugin_pods.v[i].ns, ds->o.ns))
+            continue;
+        cJSON_ArrayForEach(ref, dd_json_arr(pod, "metadata", "ownerReferences", NULL)) {
+            const char *k = dd_json_str(ref, "kind", NULL), *n = dd_json_str(ref, "name", NULL);
+            if (k && n && STRIEQ(k, "DaemonSet") && STRIEQ(n, ds->o.name))
+                return pod;
+        }
+    }
+    return NULL;
+}
+
 const char *dra_container_env(const struct dra_container *c, const char *name, int *line)
 {
     size_t i;

@@ -359,6 +359,10 @@ int dra_pod_registers_plugin(const cJSON *pod);
 /* 1 when plugin pod (of m->plugin_pods) is Ready. */
 int dra_pod_ready(const cJSON *pod);
 
+/* The pod (of m->plugin_pods) that DaemonSet ds runs on node, or NULL; borrowed. */
+const cJSON *dra_plugin_pod(const struct dra_model *m, const struct dra_podspec *ds,
+                            const char *node);
+
 /* Lookups (borrowed results, NULL when absent). */
 const struct dra_class *dra_find_class(const struct dra_model *m, const char *name);
 const struct dra_claim *dra_find_claim(const struct dra_model *m, const char *ns,

@@ -88,3 +88,34 @@ const char *kv_resource_preferred(int minor)
     (void)minor; /* v1 from 1.34, the first release the table holds */
     return "v1";
 }
+
+/* Kubelet patch releases whose DRA plugin connections are known to break. */
+static const struct {
+    const char *versions[4];
+    const char *what;
+} kubelet_bugs[] = {
+    { { "1.34.0", "1.34.1", NULL },
+      "kubelet 1.34.0 and 1.34.1 can lose a DRA plugin's registration (kubernetes/kubernetes"
+      "#133920, fixed in 1.34.2; kubernetes-sigs/dra-driver-nvidia-gpu#814): upgrade the "
+      "kubelet to 1.34.2 or later" },
+};
+
+const char *kv_kubelet_plugin_bug(const char *kubelet_version)
+{
+    const char *v = kubelet_version;
+    size_t i, j, n;
+
+    if (!v)
+        return NULL;
+    if (*v == 'v')
+        v++;
+    for (i = 0; i < sizeof(kubelet_bugs) / sizeof(kubelet_bugs[0]); i++)
+        for (j = 0; j < 4 && kubelet_bugs[i].versions[j]; j++) {
+            n = strlen(kubelet_bugs[i].versions[j]);
+            /* "1.34.1" matches "v1.34.1" and "v1.34.1+k3s1", not "1.34.10". */
+            if (!strncmp(v, kubelet_bugs[i].versions[j], n) &&
+                (v[n] == '\0' || v[n] == '+' || v[n] == '-'))
+                return kubelet_bugs[i].what;
+        }
+    return NULL;
+}

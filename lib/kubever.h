@@ -44,6 +44,12 @@ enum kv_serving kv_resource_serving(int minor, const char *version, const char *
 /* The version release 1.minor serves every DRA kind in: what to move to. */
 const char *kv_resource_preferred(int minor);
 
+/*
+ * A known kubelet bug in DRA plugin registration for this kubelet version ("v1.34.1" as
+ * node.status.nodeInfo.kubeletVersion says), as one sentence with its source, or NULL.
+ */
+const char *kv_kubelet_plugin_bug(const char *kubelet_version);
+
 /* The release that removed pod.spec.resourceClaims[].source (replaced by resourceClaimName and
  * resourceClaimTemplateName on the entry itself). */
 #define KV_POD_CLAIM_SOURCE_REMOVED 31

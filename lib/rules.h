@@ -2,7 +2,7 @@
  * rules.h - the one diagnosis rule engine, shared by lint, webhook and controller.
  *
  * A rule is a table entry: a stable code (an interface: never rename one), a
- * severity, a one-line summary, and a check.  Its long documentation lives in
+ * severity, the step of a pod's path it blocks, a one-line summary, and a check.  Its long documentation lives in
  * docs/rules.md under a heading "## <Code>"; a unit test keeps table and doc
  * in step.  A check is a pure function of a snapshot (struct dra_model plus
  * options); it appends findings and does no I/O.
@@ -51,9 +51,28 @@ struct rule_ctx {
                                        computed once per run */
 };
 
+/*
+ * Where on a pod's path a rule's cause stops the pod, in the order the pod meets them; the
+ * controller's diagnosis names the earliest as the root cause (lib/diagnose.c).
+ */
+enum dd_step {
+    DD_STEP_NONE,      /* not on a live pod's path (input and manifest-only rules) */
+    DD_STEP_CLAIM,     /* the pod's claims are created and exist */
+    DD_STEP_CLASS,     /* their DeviceClasses exist */
+    DD_STEP_DRIVER,    /* the classes' drivers publish their devices */
+    DD_STEP_SELECTOR,  /* selectors match a driver and devices */
+    DD_STEP_DEVICES,   /* enough matching devices the pod can use */
+    DD_STEP_ALLOCATED, /* the scheduler allocates and reserves the claims */
+    DD_STEP_PREPARE,   /* the kubelet has the driver prepare them on the node */
+    DD_STEP_CDI,       /* the runtime injects the devices */
+    DD_STEP_RUNNING,   /* the running containers have the devices, as configured */
+    DD_NSTEPS
+};
+
 struct dd_rule {
     const char *code;            /* e.g. "SelectorMatchesNoDriver" */
     enum dd_severity severity;   /* default severity; a check may lower it (e.g. partial input) */
+    enum dd_step step;           /* where the cause stops a pod */
     const char *summary;         /* one line, no trailing period */
     void (*check)(struct rule_ctx *ctx); /* NULL for live-only codes reported by the controller */
 };

@@ -169,7 +169,9 @@ static void mismatch_one(struct rule_ctx *ctx, const struct dra_obj *o, const cJ
         cat(msg, sizeof(msg), &len, " Did you mean '%s'?", near);
     snprintf(fix, sizeof(fix), "Set %s[%zu].opaque.driver to %s.", field, idx,
              near ? near : drivers->v[0]);
-    emit(ctx, ctx->rule->severity, o, 0, msg, fix);
+    /* A class's configuration reaches every pod of the class. */
+    scope(ctx, emit(ctx, ctx->rule->severity, o, 0, msg, fix),
+          STRIEQ(o->kind, "DeviceClass") ? o->name : NULL, NULL, NULL);
 }
 
 void rule__check_config_driver(struct rule_ctx *ctx)

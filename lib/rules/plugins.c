@@ -68,6 +68,25 @@ static int pod_wants(const struct dra_model *m, const struct dra_podspec *p, con
     return 0;
 }
 
+/* 1 when a node-local slice of one of DaemonSet ds's drivers is published for node (any node
+ * when node is NULL): then something does publish there (a plugin the input does not show,
+ * or stale slices, which StaleResourceSlices judges), and "no slices there" would be false. */
+static int published_on(const struct dra_model *m, const struct dra_podspec *ds,
+                        const char *node)
+{
+    size_t i, j;
+
+    for (i = 0; i < m->nslices; i++) {
+        const struct dra_slice *s = &m->slices[i];
+        if (!*s->node || (node && !STRIEQ(s->node, node)))
+            continue;
+        for (j = 0; j < m->ndrivers; j++)
+            if (m->drivers[j].ds == ds && STRIEQ(m->drivers[j].name, s->driver))
+                return 1;
+    }
+    return 0;
+}
+
 void rule__check_plugin_nodes(struct rule_ctx *ctx)
 {
     const struct dra_model *m = ctx->m;
@@ -92,6 +111,8 @@ void rule__check_plugin_nodes(struct rule_ctx *ctx)
         objname(&d->ds->o, dsn, sizeof(dsn));
         ds_drivers(m, d->ds, names, sizeof(names));
         if (!allowed) {
+            if (published_on(m, d->ds, NULL))
+                continue;
             len = 0;
             cat(msg, sizeof(msg), &len, "DaemonSet %s (driver %s) can run its kubelet plugin on "
                 "none of the %zu node(s), so no node publishes its devices and every claim for "
@@ -123,7 +144,7 @@ void rule__check_plugin_nodes(struct rule_ctx *ctx)
                     if (!ok[k] && first == (size_t)-1)
                         first = k;
                 }
-            if (!pod_nodes || both)
+            if (!pod_nodes || both || published_on(m, d->ds, m->nodes.v[first].name))
                 continue;
             fit_pod_excluded(d->ds->spec, m->nodes.v[first].json, 1, why, sizeof(why));
             snprintf(msg, sizeof(msg),
@@ -144,20 +165,9 @@ void rule__check_plugin_nodes(struct rule_ctx *ctx)
 /* 1 when a Ready pod of DaemonSet ds runs on node. */
 static int plugin_runs(const struct dra_model *m, const struct dra_podspec *ds, const char *node)
 {
-    size_t i;
+    const cJSON *pod = dra_plugin_pod(m, ds, node);
 
-    for (i = 0; i < m->plugin_pods.n; i++) {
-        const cJSON *pod = m->plugin_pods.v[i].json, *ref;
-        const char *on = dd_json_str(pod, "spec", "nodeName", NULL);
-        if (!on || !STRIEQ(on, node) || !STRIEQ(m->plugin_pods.v[i].ns, ds->o.ns))
-            continue;
-        cJSON_ArrayForEach(ref, dd_json_arr(pod, "metadata", "ownerReferences", NULL)) {
-            const char *k = dd_json_str(ref, "kind", NULL), *n = dd_json_str(ref, "name", NULL);
-            if (k && n && STRIEQ(k, "DaemonSet") && STRIEQ(n, ds->o.name))
-                return dra_pod_ready(pod);
-        }
-    }
-    return 0;
+    return pod && dra_pod_ready(pod);
 }
 
 void rule__check_stale_slices(struct rule_ctx *ctx)

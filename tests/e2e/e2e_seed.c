@@ -168,7 +168,7 @@ static void driver_not_registered(void **state)
     sh("kubectl wait --for=delete pod -n " NS " -l app.kubernetes.io/name=dra-example-driver "
        "--timeout=60s 2>&1");
     apply(SEED "fixed/pods.yaml");
-    expect("pod1", "DriverNotRegistered", NULL, NULL, "DRA driver gpu.example.com is not registered");
+    expect("pod1", "KubeletPluginNotRegistered", NULL, NULL, "DRA driver gpu.example.com is not registered");
     expect_event("pod1", "FailedPrepareDynamicResources");
     capture("not-registered", "the driver DaemonSet deleted, its slices not yet wiped; pod1 "
             "created again, allocated, bound");

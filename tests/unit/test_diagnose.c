@@ -70,7 +70,7 @@ static char *objects(const struct state *s)
             "[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"gpu.example.com\"}}]}}}");
     ADD(",{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"pod0\",\"namespace\":"
         "\"" NS "\"},\"spec\":{%s\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimName\":"
-        "\"first-gpu\"}],\"containers\":[{\"name\":\"ctr0\",\"image\":\"ubuntu:22.04\"}]},"
+        "\"first-gpu\"}],\"containers\":[{\"name\":\"ctr0\",\"image\":\"ubuntu:22.04\",\"resources\":{\"claims\":[{\"name\":\"gpu\"}]}}]},"
         "\"status\":{\"phase\":\"%s\"%s}}",
         s->pod0_phase ? "\"nodeName\":\"node-1\"," : "", s->pod0_phase == 1 ? "Running" : "Pending",
         s->pod0_phase == 2
@@ -80,7 +80,7 @@ static char *objects(const struct state *s)
             : "");
     ADD(",{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"pod1\",\"namespace\":"
         "\"" NS "\"},\"spec\":{\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimName\":"
-        "\"second-gpu\"}],\"containers\":[{\"name\":\"ctr0\",\"image\":\"ubuntu:22.04\"}]},"
+        "\"second-gpu\"}],\"containers\":[{\"name\":\"ctr0\",\"image\":\"ubuntu:22.04\",\"resources\":{\"claims\":[{\"name\":\"gpu\"}]}}]},"
         "\"status\":{\"phase\":\"Pending\"}}");
     ADD(",{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"e1\",\"namespace\":"
         "\"" NS "\"},\"involvedObject\":{\"kind\":\"Pod\",\"namespace\":\"" NS "\",\"name\":\"pod0\"},"

@@ -194,10 +194,10 @@ static void cdi_off_ignored_containerd2(void **state)
 static void driver_not_registered(void **state)
 {
     (void)state;
-    check("not-registered", "pod1", "DriverNotRegistered", NULL, NULL,
+    check("not-registered", "pod1", "KubeletPluginNotRegistered", NULL, NULL,
           "kubelet: \"Failed to prepare dynamic resources: prepare dynamic resources: DRA "
           "driver gpu.example.com is not registered\"",
-          "(no DaemonSet of it is known: was it uninstalled?)", NULL);
+          "no DaemonSet of driver gpu.example.com is installed (was it uninstalled?)", NULL);
 }
 
 /* The same Event once a later attempt got further (the pod's container is no longer
@@ -227,10 +227,95 @@ static void driver_not_registered_stale(void **state)
         ;
     assert_true(i < m.npods);
     diag_pod(&m, &f, &m.pods[i], &r);
-    assert_true(r.healthy || strcmp(r.codes[0], "DriverNotRegistered"));
+    assert_true(r.healthy || strcmp(r.codes[0], "KubeletPluginNotRegistered"));
     dd_findings_release(&f);
     dra_model_release(&m);
     cJSON_Delete(doc);
+}
+
+/*
+ * The not-registered capture with the driver's DaemonSet and its plugin pod put back (both as
+ * the cdi-root capture has them, on node vm), edited by how: 'c' the plugin crash-looping,
+ * 'r' ready, 'x' the DaemonSet selecting no node and no pod of it; kubelet, if not NULL, the
+ * node's kubelet version.  Diagnoses pod1 and returns its message in msg.
+ */
+static void plugin_case(char how, const char *kubelet, char *msg, size_t size)
+{
+    cJSON *doc = read_capture("not-registered"), *donor = read_capture("cdi-root"), *it;
+    cJSON *objs = cJSON_GetObjectItem(doc, "objects");
+    struct dd_findings f = { 0 };
+    struct dra_model m;
+    struct diag_result r;
+    size_t i;
+
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(donor, "objects")) {
+        const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(it, "kind"));
+        int plugin_pod = !strcmp(kind, "Pod") && !dd_json_path(it, "spec", "resourceClaims", NULL);
+        if (!strcmp(kind, "DaemonSet")) {
+            cJSON *ds = cJSON_Duplicate(it, 1);
+            cJSON *tspec = cJSON_GetObjectItem(
+                cJSON_GetObjectItem(cJSON_GetObjectItem(ds, "spec"), "template"), "spec");
+            if (how == 'x') {
+                cJSON_DeleteItemFromObject(tspec, "nodeSelector");
+                cJSON_AddItemToObject(tspec, "nodeSelector",
+                                      cJSON_Parse("{\"feature.node.kubernetes.io/pci-10de."
+                                                  "present\":\"true\"}"));
+            }
+            cJSON_AddItemToArray(objs, ds);
+        } else if (plugin_pod && how != 'x') {
+            cJSON *pod = cJSON_Duplicate(it, 1);
+            if (how == 'c')
+                cJSON_ReplaceItemInObject(
+                    pod, "status",
+                    cJSON_Parse("{\"phase\":\"Running\",\"conditions\":[{\"type\":\"Ready\","
+                                "\"status\":\"False\"}],\"containerStatuses\":[{\"name\":"
+                                "\"plugin\",\"restartCount\":5,\"state\":{\"waiting\":{"
+                                "\"reason\":\"CrashLoopBackOff\"}}}]}"));
+            cJSON_AddItemToArray(objs, pod);
+        }
+    }
+    cJSON_ArrayForEach(it, objs)
+        if (kubelet && is(it, "Node", "vm"))
+            cJSON_ReplaceItemInObject(cJSON_GetObjectItem(cJSON_GetObjectItem(it, "status"),
+                                                          "nodeInfo"),
+                                      "kubeletVersion", cJSON_CreateString(kubelet));
+    dra_model_init(&m, NULL, NULL);
+    m.live = 1;
+    cJSON_ArrayForEach(it, objs)
+        assert_int_equal(dra_model_add(&m, it, NULL, 0), DD_OK);
+    assert_int_equal(dra_model_finish(&m), DD_OK);
+    assert_int_equal(dd_rules_run(&m, NULL, &f), 0);
+    for (i = 0; i < m.npods && strcmp(m.pods[i].o.name, "pod1"); i++)
+        ;
+    assert_true(i < m.npods);
+    diag_pod(&m, &f, &m.pods[i], &r);
+    assert_false(r.healthy);
+    assert_string_equal(r.codes[0], "KubeletPluginNotRegistered");
+    snprintf(msg, size, "%s", r.message);
+    dd_findings_release(&f);
+    dra_model_release(&m);
+    cJSON_Delete(doc);
+    cJSON_Delete(donor);
+}
+
+/* Where the driver's plugin stands on the node, and a known-bad kubelet. */
+static void plugin_not_registered_states(void **state)
+{
+    char msg[1024];
+
+    (void)state;
+    plugin_case('c', NULL, msg, sizeof(msg));
+    assert_contains(msg, "is not ready (CrashLoopBackOff, 5 restart(s))");
+    assert_contains(msg, "kubectl logs -n dra-tutorial dra-example-driver-kubeletplugin-");
+    plugin_case('r', NULL, msg, sizeof(msg));
+    assert_contains(msg, "on node vm is ready now");
+    assert_contains(msg, "recreate pod pod1");
+    assert_null(strstr(msg, "kubernetes/kubernetes#133920"));
+    plugin_case('x', NULL, msg, sizeof(msg));
+    assert_contains(msg, "has no pod on node vm: it may not run there (node(s) didn't match "
+                         "Pod's node affinity/selector");
+    plugin_case('r', "v1.34.1", msg, sizeof(msg));
+    assert_contains(msg, "kubernetes/kubernetes#133920");
 }
 
 /* The seed as the contestants got it, on the real node: every fault on pod0's path, the
@@ -322,6 +407,7 @@ int main(void)
         cmocka_unit_test(started_before_cdi),
         cmocka_unit_test(cdi_off_ignored_containerd2),
         cmocka_unit_test(driver_not_registered),
+        cmocka_unit_test(plugin_not_registered_states),
         cmocka_unit_test(driver_not_registered_stale),
         cmocka_unit_test(seed_broken),
         cmocka_unit_test(scheduler_text),

@@ -121,10 +121,23 @@ static void rules(void **state)
     snap_free(&s);
 }
 
+static void kubelet_bugs(void **state)
+{
+    (void)state;
+    assert_non_null(kv_kubelet_plugin_bug("v1.34.0"));
+    assert_non_null(kv_kubelet_plugin_bug("v1.34.1+k3s1"));
+    assert_non_null(strstr(kv_kubelet_plugin_bug("1.34.1"), "1.34.2"));
+    assert_null(kv_kubelet_plugin_bug("v1.34.2"));
+    assert_null(kv_kubelet_plugin_bug("v1.34.10"));
+    assert_null(kv_kubelet_plugin_bug("v1.36.3"));
+    assert_null(kv_kubelet_plugin_bug(NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parse_releases),
+        cmocka_unit_test(kubelet_bugs),
         cmocka_unit_test(serving),
         cmocka_unit_test(default_is_the_e2e_release),
         cmocka_unit_test(rules),
