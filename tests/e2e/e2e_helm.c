@@ -599,14 +599,8 @@ static void values_reach_objects(void **state)
 static void prober_start(const char *name)
 {
     char path[512];
-    FILE *f;
 
     snprintf(path, sizeof(path), "%s/probe.json", dir);
-    f = fopen(path, "w");
-    assert_non_null(f);
-    fputs("{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\","
-          "\"metadata\":{\"name\":\"dd-e2e-helm-probe\"}}", f);
-    fclose(f);
     sh("rm -f %s/stop %s/%s.fail %s/%s.count", dir, dir, name, dir, name);
     sh("( end=$(( $(date +%%s) + 300 )); while [ ! -e %s/stop ] && [ $(date +%%s) -lt $end ]; do "
        "kubectl create --dry-run=server -f %s >/dev/null 2>%s/%s.err || cat %s/%s.err >> %s/%s.fail; "
@@ -865,8 +859,9 @@ static int setup(void **state)
 {
     struct ydoc_limits lim = { 64, 1, 0 };
     struct ydoc_sink sink;
-    char *text;
+    char *text, path[512];
     size_t len;
+    FILE *f;
 
     (void)state;
     t0 = now_s();
@@ -878,6 +873,13 @@ static int setup(void **state)
     snprintf(dir, sizeof(dir), "/tmp/dd-e2e-helm-XXXXXX");
     if (!mkdtemp(dir))
         return -1;
+    /* What wait_webhook and the probers create (dry run): a DeviceClass the webhook admits. */
+    snprintf(path, sizeof(path), "%s/probe.json", dir);
+    if (!(f = fopen(path, "w")))
+        return -1;
+    fputs("{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\","
+          "\"metadata\":{\"name\":\"dd-e2e-helm-probe\"}}", f);
+    fclose(f);
     text = test_read_file(DIFFS);
     len = strlen(text);
     memset(&sink, 0, sizeof(sink));
