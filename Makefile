@@ -70,11 +70,11 @@ $(B)/tests/%: tests/unit/%.c $(B)/libdd.a $(wildcard tests/unit/*.h)
 	@echo "  TEST    $@"
 	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -Itests/unit -o $@ $< $(B)/libdd.a $(LDLIBS) -lcmocka
 
-# test_json again over lib/json.c built without SSE2: the eight-byte loop other CPUs run.
-$(B)/tests/test_json_portable: tests/unit/test_json.c lib/json.c $(B)/libdd.a $(wildcard lib/*.h tests/unit/*.h)
+# test_json again over lib/formats/json.c built without SSE2: the eight-byte loop other CPUs run.
+$(B)/tests/test_json_portable: tests/unit/test_json.c lib/formats/json.c $(B)/libdd.a $(wildcard lib/*.h tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $@"
-	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -U__SSE2__ -Itests/unit -o $@ tests/unit/test_json.c lib/json.c $(B)/libdd.a $(LDLIBS) -lcmocka
+	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -U__SSE2__ -Itests/unit -o $@ tests/unit/test_json.c lib/formats/json.c $(B)/libdd.a $(LDLIBS) -lcmocka
 
 $(B)/e2e/%: tests/e2e/%.c $(B)/libdd.a tests/unit/harness.h $(wildcard tests/e2e/*.h)
 	@mkdir -p $(dir $@)

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cel.h"
+#include "cel/cel.h"
 
 int main(int argc, char **argv)
 {

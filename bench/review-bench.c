@@ -22,7 +22,7 @@
 #include <time.h>
 
 #include "err.h"
-#include "manifest.h"
+#include "formats/manifest.h"
 #include "review.h"
 
 #define ROUNDS 7

@@ -29,7 +29,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#include "kube.h"
+#include "client/kube.h"
 
 #define CA_CN "dra-doctor-ca"
 #define FILE_MAX ((size_t)1 << 20)   /* a PEM file of ours is a few KiB */

@@ -2,7 +2,7 @@
  * controller.c - `dra-doctor controller`: informers -> snapshot -> work queue
  * -> per-pod diagnosis -> annotations and Events.
  *
- * Threads: one reflector per watched resource (lib/informer), one snapshot
+ * Threads: one reflector per watched resource (lib/client/informer), one snapshot
  * builder, N workers, the leader-election candidate, the HTTP server, and
  * the main thread waiting for SIGTERM.  Reflector handlers only record what
  * changed (see "informer handlers"); the builder batches changes into a new
@@ -27,13 +27,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "diagnose.h"
-#include "httpd.h"
-#include "informer.h"
-#include "json.h"
-#include "lease.h"
+#include "rules/diagnose.h"
+#include "client/httpd.h"
+#include "client/informer.h"
+#include "formats/json.h"
+#include "client/lease.h"
 #include "snapshot.h"
-#include "workqueue.h"
+#include "client/workqueue.h"
 
 #define SNAPSHOT_MIN_MS 100  /* batch bursts of changes into one rebuild */
 #define SNAPSHOT_SETTLE_MS 20 /* the first change after a quiet spell waits for its burst */

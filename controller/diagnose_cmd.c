@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diagnose.h"
+#include "rules/diagnose.h"
 #include "snapshot.h"
 
 static void usage(FILE *f)

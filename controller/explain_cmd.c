@@ -19,11 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cel.h"
-#include "json.h"
-#include "kubever.h"
-#include "kube.h"
-#include "manifest.h"
+#include "cel/cel.h"
+#include "formats/json.h"
+#include "model/kubever.h"
+#include "client/kube.h"
+#include "formats/manifest.h"
 #include "snapshot.h"
 
 static void usage(FILE *f)

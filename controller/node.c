@@ -2,7 +2,7 @@
  * node.c - `dra-doctor node`: the node agent.  CDI being off leaves no trace
  * in the API (containerd silently skips the devices), so the agent reads the
  * node's containerd config and publishes what it says on the Node, where the
- * controller's rules read it (annotation dra-doctor.io/cdi, see lib/cri.h).
+ * controller's rules read it (annotation dra-doctor.io/cdi, see lib/model/cri.h).
  *
  * It re-reads the config when the config or CDI directories change (inotify: an
  * administrator's edit shows within a second), and at least every --interval.  It also
@@ -25,10 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cri.h"
-#include "dra.h"
-#include "json.h"
-#include "kube.h"
+#include "model/cri.h"
+#include "model/dra.h"
+#include "formats/json.h"
+#include "client/kube.h"
 
 #define MAX_SPEC_FILES 64
 

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diagnose.h"
-#include "json.h"
+#include "rules/diagnose.h"
+#include "formats/json.h"
 
 /* Annotations dra-doctor reads (its own); the cache keeps no others. */
 #define SNAPSHOT_ANN_PREFIX "dra-doctor.io/"
@@ -397,8 +397,8 @@ static void share_words(cJSON *o)
 }
 
 /*
- * What each kind keeps, from what lib/dra.c, lib/rules.c, lib/rbac.c, lib/quota.c,
- * lib/diagnose.c and the controller read (test_snapshot.c proves the diagnosis of
+ * What each kind keeps, from what lib/model/dra.c, lib/rules/rules.c, lib/model/rbac.c, lib/model/quota.c,
+ * lib/rules/diagnose.c and the controller read (test_snapshot.c proves the diagnosis of
  * trimmed objects equal to that of whole ones).  Kinds not named keep everything but
  * metadata they do not need: they are few.
  */
@@ -485,7 +485,7 @@ static void trim_kind(cJSON *obj)
     }
     if (!strcmp(av, "v1") && !strcmp(kind, "Pod")) {
         keep_only(obj, top);
-        /* A pod without claims is nothing to the model (lib/dra.c skips it), but for a kubelet
+        /* A pod without claims is nothing to the model (lib/model/dra.c skips it), but for a kubelet
          * plugin's: where it runs, whether it is ready, its plugin hostPaths. */
         if (!cJSON_IsArray(member(spec, DRA_CLAIMS_KEY))) {
             if (!dra_pod_registers_plugin(obj)) {
@@ -583,7 +583,7 @@ static void trim_kind(cJSON *obj)
             keep_only(member(it, "basic"), basic);
         return;
     }
-    /* Role aggregation matches ClusterRoles by their labels (lib/rbac.c). */
+    /* Role aggregation matches ClusterRoles by their labels (lib/model/rbac.c). */
     keep_only(meta, strcmp(kind, "ClusterRole") && strcmp(kind, "Role") ? meta_keep : meta_role);
 }
 
@@ -602,7 +602,7 @@ int snapshot_keep(const cJSON *obj)
 
     if (!kind || !av || strcmp(av, "v1"))
         return 1;
-    /* lib/dra.c skips a Pod without a resourceClaims array unless it is a kubelet plugin's;
+    /* lib/model/dra.c skips a Pod without a resourceClaims array unless it is a kubelet plugin's;
      * last_event reads few reasons. */
     if (!strcmp(kind, "Pod"))
         return dd_json_arr(obj, "spec", DRA_CLAIMS_KEY, NULL) != NULL ||

@@ -14,11 +14,11 @@
 #include <stddef.h>
 #include <cjson/cJSON.h>
 
-#include "diagnose.h"
-#include "dra.h"
-#include "finding.h"
-#include "kube.h"
-#include "rules.h"
+#include "rules/diagnose.h"
+#include "model/dra.h"
+#include "rules/finding.h"
+#include "client/kube.h"
+#include "rules/rules.h"
 
 /* The resources a snapshot is made of (what the controller watches). */
 struct snap_resource {
@@ -35,7 +35,7 @@ extern const size_t snap_nresources;
  * What the controller keeps from one snapshot to the next, for the thread that builds
  * them: SubjectAccessReview answers (three per driver ServiceAccount, a round trip
  * each), dropped by the owner when one may have changed (snapshot_cache_forget_sars),
- * and compiled selectors (lib/dra.h's dra_cel_cache).  Zero it to start.
+ * and compiled selectors (lib/model/dra.h's dra_cel_cache).  Zero it to start.
  */
 struct snapshot_cache {
     struct snapshot_sar_entry { char *ns, *sa; const char *verb; int allowed; } *sar;

@@ -7,11 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cel.h"
-#include "cri.h"
-#include "dra.h"
-#include "kubever.h"
-#include "manifest.h"
+#include "cel/cel.h"
+#include "model/cri.h"
+#include "model/dra.h"
+#include "model/kubever.h"
+#include "formats/manifest.h"
 #include "report.h"
 
 #define DOCS_URI "https://github.com/dra-doctor/dra-doctor/blob/main/docs/rules.md"

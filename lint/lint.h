@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "finding.h"
-#include "rules.h"
+#include "rules/finding.h"
+#include "rules/rules.h"
 
 /* Exit codes: scripts depend on them. */
 #define LINT_EXIT_OK 0       /* nothing at or above --fail-on */

@@ -53,8 +53,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "finding.h"
-#include "rules.h"
+#include "rules/finding.h"
+#include "rules/rules.h"
 
 /* Where SARIF's driver.informationUri points. */
 #define REPORT_INFORMATION_URI "https://github.com/dra-doctor/dra-doctor"

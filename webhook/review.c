@@ -10,7 +10,7 @@
  * A request is then judged by the rule engine over a model of a handful of
  * objects: the incoming one, the templates and classes it names, and those
  * slices.  The engine's findings about the incoming object become the
- * verdict; quota and free-device warnings add this object's cost (lib/quota,
+ * verdict; quota and free-device warnings add this object's cost (lib/model/quota,
  * the evaluator's counting) to the view's figures.
  */
 #include "review.h"
@@ -21,11 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dra.h"
-#include "finding.h"
-#include "json.h"
-#include "quota.h"
-#include "rules.h"
+#include "model/dra.h"
+#include "rules/finding.h"
+#include "formats/json.h"
+#include "model/quota.h"
+#include "rules/rules.h"
 
 #define MAX_DEPTH 100              /* Kubernetes objects nest ~20 deep */
 #define MAX_TREE (32u << 20)       /* a request's parsed tree: ~3 times a 4 MiB body of real

@@ -13,7 +13,7 @@
  *       SelectorUnknownAttribute and SelectorSyntaxError warn.
  *   ResourceClaim, ResourceClaimTemplate, Pod and pod-template workloads
  *   CREATE   warnings only: QuotaExceeded (the namespace's ResourceQuota
- *       status.used plus what this object makes, counted by lib/quota as the
+ *       status.used plus what this object makes, counted by lib/model/quota as the
  *       quota evaluator counts), DeviceClassNotFound, ClaimTemplateNotFound,
  *       InsufficientDevices (the class's devices minus those claims already
  *       take, dd_rules_class_capacity), ClaimNotConsumedByContainer,

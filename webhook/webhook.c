@@ -25,11 +25,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "httpd.h"
-#include "informer.h"
-#include "json.h"
-#include "kube.h"
-#include "manifest.h"
+#include "client/httpd.h"
+#include "client/informer.h"
+#include "formats/json.h"
+#include "client/kube.h"
+#include "formats/manifest.h"
 #include "review.h"
 #include "snapshot.h"
 

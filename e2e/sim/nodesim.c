@@ -7,7 +7,7 @@
  *
  *   - the kubelet's node side: the Node object, its Lease in kube-node-lease,
  *     the Ready heartbeat, pod status, the final delete of terminating pods;
- *   - containerd: reads $ROOT/etc/containerd/config.toml (lib/cri.h) and
+ *   - containerd: reads $ROOT/etc/containerd/config.toml (lib/model/cri.h) and
  *     resolves CDI devices from the spec dirs under $ROOT, failing container
  *     creation with containerd 1.7's exact message when a device is unknown;
  *   - the DRA example driver's kubelet plugin (gpu.example.com): publishes
@@ -34,10 +34,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "cri.h"
+#include "model/cri.h"
 #include "err.h"
-#include "json.h"
-#include "kube.h"
+#include "formats/json.h"
+#include "client/kube.h"
 
 #define SIM_KUBELET_VERSION "v1.36.3"
 #define SIM_RUNTIME_VERSION "containerd://1.7.24"

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cel.h"
+#include "cel/cel.h"
 
 /* ---- Arena ---------------------------------------------------------------- */
 

@@ -1,37 +1,461 @@
 /*
- * claims.c - what a claim asks for against what the cluster will give it.
+ * claims.c - claims and references: what a pod, its claims and their templates name, and what
+ * a claim asks for before any device is looked at.
  *
+ *   APIVersionNotServed               a resource.k8s.io version the target release does not serve
+ *   PodClaimSourceRemoved             pod.spec.resourceClaims[].source (removed in 1.31)
+ *   ContainerClaimNameUnknown         a container names a claim the pod does not have
  *   AdminAccessNamespaceLabelMissing  adminAccess in a namespace without the label (its key
  *                                     changed in 1.34)
+ *   QuotaExceeded                     claims beyond a ResourceQuota, counted as the quota
+ *                                     evaluator counts
+ *   ClaimNotFound, ClaimTemplateNotFound, DeviceClassNotFound   references that do not resolve
  *   OpaqueConfigDriverMismatch        config for a driver the claim's devices do not come from:
  *                                     the driver skips it, silently
- *   NodePrepareFailed                 opaque parameters the driver refuses when it prepares the
- *                                     claim (and, live, the kubelet's prepare error)
- *   DeviceTaintNotTolerated           every device the request could get has a taint it does not
- *                                     tolerate (1.36, DRADeviceTaints)
- *   PrioritizedListExhausted          no firstAvailable alternative can be satisfied, and why
- *   AllocationModeAllUnsatisfiable    allocationMode All with no device, or more than 32 on a node
+ *   ClaimNotConsumedByContainer       a claim no container lists, or a `request` the claim
+ *                                     lacks: the device is prepared and no container gets it
  */
 #include "rules_int.h"
 
 #include <stdlib.h>
+#include <string.h>
 
-#include "json.h"
-#include "kubever.h"
-#include "nodefit.h"
-#include "suggest.h"
+#include "formats/json.h"
+#include "model/kubever.h"
+#include "model/quota.h"
+#include "rules/suggest.h"
+
+/* ---- API versions -------------------------------------------------------- */
+
+static void api_version_one(struct rule_ctx *ctx, const struct dra_obj *o)
+{
+    const char *slash = strchr(o->api_version, '/'), *ver = slash ? slash + 1 : "";
+    const char *to = kv_resource_preferred(rule__kube_minor(ctx));
+    char msg[MSG_MAX], fix[MSG_MAX], on[300];
+    int removed, minor = rule__kube_minor(ctx);
+    enum kv_serving sv = kv_resource_serving(minor, ver, o->kind, &removed);
+    size_t len = 0;
+
+    if (sv == KV_SERVED || sv == KV_UNKNOWN)
+        return;
+    objname(o, on, sizeof(on));
+    if (sv == KV_OFF_BY_DEFAULT) {
+        cat(msg, sizeof(msg), &len,
+            "%s %s uses %s, which Kubernetes 1.%d serves only when kube-apiserver runs with "
+            "--runtime-config=resource.k8s.io/%s=true (off by default); on a default cluster "
+            "kubectl apply fails (no matches for kind \"%s\" in version \"%s\").",
+            o->kind, on, o->api_version, minor, ver, o->kind, o->api_version);
+        snprintf(fix, sizeof(fix), "Set apiVersion: resource.k8s.io/%s%s (or enable %s on "
+                 "the API server).", to, !strcmp(ver, "v1beta1") ? "; a request's fields move "
+                 "under `exactly`, a device's under its top level (no `basic`)" : "",
+                 o->api_version);
+        emit(ctx, DD_SEV_WARNING, o, 0, msg, fix);
+        return;
+    }
+    if (!strcmp(o->kind, "ResourceClass") || !strcmp(o->kind, "PodSchedulingContext") ||
+        !strcmp(o->kind, "ResourceClaimParameters") || !strcmp(o->kind, "ResourceClassParameters")) {
+        cat(msg, sizeof(msg), &len,
+            "%s %s (%s) belongs to classic DRA, which Kubernetes removed in 1.%d: the API server "
+            "has no such kind and kubectl apply fails (no matches for kind \"%s\").",
+            o->kind, on, o->api_version, removed, o->kind);
+        snprintf(fix, sizeof(fix), "Use structured parameters (resource.k8s.io/%s): a "
+                 "DeviceClass with CEL selectors instead of a ResourceClass, and the driver's "
+                 "current release.", to);
+    } else {
+        cat(msg, sizeof(msg), &len,
+            "%s %s uses %s, which Kubernetes 1.%d does not serve: kubectl apply fails (no "
+            "matches for kind \"%s\" in version \"%s\") and nothing of it reaches the cluster.",
+            o->kind, on, o->api_version, minor, o->kind, o->api_version);
+        if (removed)
+            cat(msg, sizeof(msg), &len, " (%s was removed in 1.%d.)", o->api_version, removed);
+        snprintf(fix, sizeof(fix), "Set apiVersion: resource.k8s.io/%s; a request's "
+                 "deviceClassName, selectors, count and allocationMode move under `exactly`.",
+                 to);
+    }
+    emit(ctx, ctx->rule->severity, o, 0, msg, fix);
+}
+
+/* The API server refuses what it does not serve: only offline input can hold it. */
+void rule__check_api_versions(struct rule_ctx *ctx)
+{
+    const struct dra_model *m = ctx->m;
+    size_t i;
+
+    if (m->live)
+        return;
+    for (i = 0; i < m->nclasses; i++)
+        api_version_one(ctx, &m->classes[i].o);
+    for (i = 0; i < m->nclaims; i++)
+        api_version_one(ctx, &m->claims[i].o);
+    for (i = 0; i < m->nslices; i++)
+        api_version_one(ctx, &m->slices[i].o);
+    for (i = 0; i < m->resource_other.n; i++)
+        api_version_one(ctx, &m->resource_other.v[i]);
+}
+
+void rule__check_claim_source(struct rule_ctx *ctx)
+{
+    const struct dra_model *m = ctx->m;
+    char msg[MSG_MAX], fix[MSG_MAX], on[300];
+    size_t i, j;
+
+    if (m->live)
+        return;
+    for (i = 0; i < m->npods; i++) {
+        const struct dra_podspec *p = &m->pods[i];
+        for (j = 0; j < p->nclaims; j++) {
+            const cJSON *src;
+            const char *tmpl, *claim;
+            if (!p->claims[j].has_source)
+                continue;
+            src = dd_json_path(cJSON_GetArrayItem(dd_json_arr(p->spec, "resourceClaims", NULL),
+                                                  (int)j), "source", NULL);
+            tmpl = dd_json_str(src, "resourceClaimTemplateName", NULL);
+            claim = dd_json_str(src, "resourceClaimName", NULL);
+            snprintf(msg, sizeof(msg),
+                     "%s %s: pod claim \"%s\" uses `source`, which Kubernetes removed in 1.%d "
+                     "(Kubernetes 1.%d rejects the pod: unknown field \"source\", and the entry "
+                     "names no claim), so the pod is never created.",
+                     p->o.kind, objname(&p->o, on, sizeof(on)), p->claims[j].name,
+                     KV_POD_CLAIM_SOURCE_REMOVED, rule__kube_minor(ctx));
+            if (tmpl || claim)
+                snprintf(fix, sizeof(fix), "Replace `source: {%s: %s}` with `%s: %s` on the "
+                         "entry itself.", tmpl ? "resourceClaimTemplateName" : "resourceClaimName",
+                         tmpl ? tmpl : claim, tmpl ? "resourceClaimTemplateName" :
+                         "resourceClaimName", tmpl ? tmpl : claim);
+            else
+                snprintf(fix, sizeof(fix), "Name the claim on the entry itself with "
+                         "resourceClaimName or resourceClaimTemplateName.");
+            emit(ctx, ctx->rule->severity, &p->o, p->claims[j].line, msg, fix);
+        }
+    }
+}
+
+/* ---- QuotaExceeded ------------------------------------------------------- */
+
+/* One claim creation in apply order: a ResourceClaim, or the claims a workload's template makes. */
+struct claim_event {
+    const struct dra_obj *o;
+    const struct dra_claim_spec *spec;
+    int64_t claims;
+    const char *tmpl; /* template name for generated claims, else NULL */
+};
+
+/* Is h a quota key the DRA evaluator charges? */
+static int dra_quota_key(const struct dra_quota_item *h)
+{
+    return !strcmp(h->key, QUOTA_CLAIM_COUNT_KEY) || strstr(h->key, QUOTA_CLASS_SUFFIX);
+}
+
+static void quota_report(struct rule_ctx *ctx, const struct dra_quota *q,
+                         const struct claim_event *ev, const struct dra_quota_item *h,
+                         int64_t per, int64_t need)
+{
+    char msg[MSG_MAX], fix[MSG_MAX], qn[300], on[300], cls[256] = "";
+    const char *sfx = strstr(h->key, QUOTA_CLASS_SUFFIX);
+    size_t len = 0;
+
+    objname(&q->o, qn, sizeof(qn));
+    objname(ev->o, on, sizeof(on));
+    if (ev->tmpl)
+        cat(msg, sizeof(msg), &len,
+            "%s %s creates %lld claim(s) from ResourceClaimTemplate %s; with them the namespace "
+            "needs %s=%lld, but ResourceQuota %s allows %lld, so kube-controller-manager's "
+            "claim creation is rejected (\"exceeded quota: %s\") and the pod never gets its "
+            "claim.",
+            ev->o->kind, on, (long long)ev->claims, ev->tmpl, h->key, (long long)need, qn,
+            (long long)h->hard, q->o.name);
+    else
+        cat(msg, sizeof(msg), &len,
+            "ResourceClaim %s needs %s=%lld; with the claims before it the namespace needs %lld, "
+            "but ResourceQuota %s allows %lld, so the API server rejects it (\"exceeded quota: "
+            "%s\").",
+            on, h->key, (long long)per, (long long)need, qn, (long long)h->hard, q->o.name);
+    snprintf(fix, sizeof(fix), "Raise %s in ResourceQuota %s to at least %lld, or remove that limit.",
+             h->key, qn, (long long)need);
+    if (sfx && (size_t)(sfx - h->key) < sizeof(cls))
+        memcpy(cls, h->key, (size_t)(sfx - h->key));
+    scope(ctx, emit(ctx, ctx->rule->severity, ev->o, 0, msg, fix), *cls ? cls : NULL, NULL,
+          NULL);
+}
+
+/*
+ * Admits claims in order as the quota admission would: a claim that does not
+ * fit is reported and, being rejected, charges nothing, so every later claim
+ * is judged against what was really admitted.  Of a template's N claims the
+ * ones that fit are admitted and the rest reported.
+ */
+static void quota_one(struct rule_ctx *ctx, const struct dra_quota *q,
+                      const struct claim_event *ev, size_t nev)
+{
+    struct quota_usage u = QUOTA_USAGE_INIT;
+    size_t i, k;
+
+    for (i = 0; i < nev; i++) {
+        struct quota_usage one = QUOTA_USAGE_INIT;
+        int64_t fit = ev[i].claims;
+        const struct dra_quota_item *over = NULL;
+
+        if (quota_usage_add_claim(&one, ev[i].spec, 1)) {
+            ctx->out->oom = 1;
+            break;
+        }
+        for (k = 0; k < q->nhard; k++) {
+            const struct dra_quota_item *h = &q->hard[k];
+            int64_t per = quota_usage_get(&one, h->key), room;
+            if (per <= 0 || !dra_quota_key(h))
+                continue;
+            room = h->hard - quota_usage_get(&u, h->key);
+            if (room < 0)
+                room = 0;
+            if (room / per < fit) {
+                fit = room / per;
+                over = h;
+            }
+        }
+        if (over)
+            quota_report(ctx, q, &ev[i], over, quota_usage_get(&one, over->key),
+                         quota_usage_get(&u, over->key) +
+                             quota_usage_get(&one, over->key) * ev[i].claims);
+        if (fit > 0 && quota_usage_add_claim(&u, ev[i].spec, fit))
+            ctx->out->oom = 1;
+        quota_usage_release(&one);
+    }
+    quota_usage_release(&u);
+}
+
+/* Claims and pods by namespace (then model order), so that each quota visits its own. */
+struct ns_ref {
+    const char *ns;
+    size_t i;
+};
+
+static int cmp_ns_ref(const void *a, const void *b)
+{
+    const struct ns_ref *x = a, *y = b;
+    int c = strcmp(x->ns, y->ns);
+
+    return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+/* The first of v[0..n) (sorted) in namespace ns, or n. */
+static size_t ns_first(const struct ns_ref *v, size_t n, const char *ns)
+{
+    size_t lo = 0, hi = n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(v[mid].ns, ns) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+void rule__check_quota(struct rule_ctx *ctx)
+{
+    const struct dra_model *m = ctx->m;
+    struct claim_event *ev;
+    struct ns_ref *cl, *pl;
+    size_t qi, i, j, nev, ncl = 0, npl = m->npods;
+
+    if (!m->nquotas)
+        return;
+    ev = calloc(m->nclaims + 1, sizeof(*ev));
+    cl = malloc((m->nclaims + 1) * sizeof(*cl));
+    pl = malloc((m->npods + 1) * sizeof(*pl));
+    if (!cl || !pl) {
+        free(ev);
+        ev = NULL;
+    }
+    for (i = 0; ev && i < m->nclaims; i++)
+        if (!m->claims[i].is_template) {
+            cl[ncl].ns = m->claims[i].o.ns;
+            cl[ncl++].i = i;
+        }
+    for (i = 0; ev && i < m->npods; i++) {
+        pl[i].ns = m->pods[i].o.ns;
+        pl[i].i = i;
+    }
+    if (ev) {
+        qsort(cl, ncl, sizeof(*cl), cmp_ns_ref);
+        qsort(pl, npl, sizeof(*pl), cmp_ns_ref);
+    }
+    for (qi = 0; ev && qi < m->nquotas; qi++) {
+        const struct dra_quota *q = &m->quotas[qi];
+        size_t cap = m->nclaims + 1, k;
+
+        nev = 0;
+        for (k = ns_first(cl, ncl, q->o.ns); k < ncl && STRIEQ(cl[k].ns, q->o.ns); k++) {
+            i = cl[k].i;
+            ev[nev].o = &m->claims[i].o;
+            ev[nev].spec = &m->claims[i].spec;
+            ev[nev].claims = 1;
+            ev[nev++].tmpl = NULL;
+        }
+        for (k = ns_first(pl, npl, q->o.ns); k < npl && STRIEQ(pl[k].ns, q->o.ns); k++) {
+            const struct dra_podspec *p = &m->pods[pl[k].i];
+            for (j = 0; j < p->nclaims; j++) {
+                const struct dra_claim *t;
+                /* A live pod's generated claim is a ResourceClaim already counted above. */
+                if (!p->claims[j].tmpl || dra_pod_claim_resolve(m, p, &p->claims[j]) ||
+                    !(t = dra_find_claim(m, p->o.ns, p->claims[j].tmpl, 1)))
+                    continue;
+                if (nev == cap) {
+                    struct claim_event *nv = realloc(ev, 2 * cap * sizeof(*ev));
+                    if (!nv) {
+                        ctx->out->oom = 1;
+                        goto out;
+                    }
+                    ev = nv;
+                    cap *= 2;
+                }
+                ev[nev].o = &p->o;
+                ev[nev].spec = &t->spec;
+                ev[nev].claims = p->replicas < 0 ? dra_node_count(m, ctx->opt->nodes)
+                                                 : p->replicas;
+                ev[nev++].tmpl = t->o.name;
+            }
+        }
+        quota_one(ctx, q, ev, nev);
+    }
+out:
+    if (!ev)
+        ctx->out->oom = 1;
+    free(ev);
+    free(cl);
+    free(pl);
+}
+
+/* ---- references ---------------------------------------------------------- */
+
+static enum dd_severity ref_severity(const struct rule_ctx *ctx)
+{
+    return ctx->opt->complete ? DD_SEV_ERROR : ctx->rule->severity;
+}
+
+static const char *partial_note(const struct rule_ctx *ctx)
+{
+    return ctx->opt->complete ? "" : " (if it is created outside these manifests, ignore this "
+                                     "warning; --complete makes it an error)";
+}
+
+static void check_pod_refs(struct rule_ctx *ctx, int is_template)
+{
+    const struct dra_model *m = ctx->m;
+    const char *what = is_template ? "ResourceClaimTemplate" : "ResourceClaim";
+    size_t i, j;
+
+    for (i = 0; i < m->npods; i++) {
+        const struct dra_podspec *p = &m->pods[i];
+        for (j = 0; j < p->nclaims; j++) {
+            const char *ref = is_template ? p->claims[j].tmpl : p->claims[j].claim;
+            char msg[MSG_MAX], fix[MSG_MAX], on[300];
+
+            if (!ref || dra_find_claim(m, p->o.ns, ref, is_template))
+                continue;
+            snprintf(msg, sizeof(msg),
+                     "%s %s references %s \"%s\" (pod claim \"%s\"), which is not in namespace "
+                     "%s%s; the pod stays Pending and the scheduler reports nothing.",
+                     p->o.kind, objname(&p->o, on, sizeof(on)), what, ref, p->claims[j].name,
+                     *p->o.ns ? p->o.ns : "default", partial_note(ctx));
+            snprintf(fix, sizeof(fix), "Create %s %s/%s, or correct the name in spec.resourceClaims.",
+                     what, *p->o.ns ? p->o.ns : "default", ref);
+            emit(ctx, ref_severity(ctx), &p->o, p->claims[j].line, msg, fix);
+        }
+    }
+}
+
+void rule__check_claim_ref(struct rule_ctx *ctx)
+{
+    check_pod_refs(ctx, 0);
+}
+
+void rule__check_template_ref(struct rule_ctx *ctx)
+{
+    check_pod_refs(ctx, 1);
+}
+
+/* "Did you mean" answers already computed in one run: many claims often name the same
+ * missing class, and each answer costs an edit distance per class. */
+struct near_memo {
+    const char *name[MAX_NAMES];
+    const char *near[MAX_NAMES];
+    size_t n;
+};
+
+static const char *nearest_memo(struct near_memo *memo, const char *s,
+                                const struct rule_names *names)
+{
+    const char *near;
+    size_t i;
+
+    for (i = 0; i < memo->n; i++)
+        if (STRIEQ(memo->name[i], s))
+            return memo->near[i];
+    near = sug_nearest(s, names->v, names->n);
+    if (memo->n < MAX_NAMES) {
+        memo->name[memo->n] = s;
+        memo->near[memo->n++] = near;
+    }
+    return near;
+}
+
+static void class_ref_one(struct rule_ctx *ctx, const struct dra_claim *c,
+                          const struct dra_request *r, const struct rule_names *classes,
+                          struct near_memo *memo)
+{
+    char msg[MSG_MAX], fix[MSG_MAX], on[300];
+    const struct drv_profile *prof;
+    const char *near;
+    size_t len = 0;
+
+    if (!r->class_name || dra_find_class(ctx->m, r->class_name))
+        return;
+    /* A class a real driver's install makes is not a typo of another one's. */
+    prof = drv_profile_for_class(r->class_name);
+    near = prof ? NULL : nearest_memo(memo, r->class_name, classes);
+    cat(msg, sizeof(msg), &len,
+        "%s %s request \"%s\" asks for DeviceClass \"%s\", which does not exist%s%s%s; the "
+        "scheduler keeps the pod Pending (\"device class %s does not exist\")%s.",
+        c->o.kind, objname(&c->o, on, sizeof(on)), r->name, r->class_name,
+        near ? " (did you mean \"" : "", near ? near : "", near ? "\"?)" : "", r->class_name,
+        partial_note(ctx));
+    if (near)
+        snprintf(fix, sizeof(fix), "Set deviceClassName to \"%s\".", near);
+    else if (prof)
+        snprintf(fix, sizeof(fix), "Install %s (%s), whose install creates DeviceClass %s, or "
+                 "correct deviceClassName.", prof->id, prof->vendor, r->class_name);
+    else
+        snprintf(fix, sizeof(fix), "Create DeviceClass %s, or correct deviceClassName.",
+                 r->class_name);
+    scope(ctx, emit(ctx, ref_severity(ctx), &c->o, r->line, msg, fix), r->class_name, NULL, NULL);
+}
+
+void rule__check_class_ref(struct rule_ctx *ctx)
+{
+    const struct dra_model *m = ctx->m;
+    struct rule_names classes = { { 0 }, 0 };
+    struct near_memo memo;
+    size_t i, j, k;
+
+    memo.n = 0;
+    for (i = 0; i < m->nclasses; i++)
+        names_add(&classes, m->classes[i].o.name);
+    for (i = 0; i < m->nclaims; i++)
+        for (j = 0; j < m->claims[i].spec.nreq; j++) {
+            const struct dra_request *r = &m->claims[i].spec.req[j];
+            class_ref_one(ctx, &m->claims[i], r, &classes, &memo);
+            for (k = 0; k < r->nsub; k++)
+                class_ref_one(ctx, &m->claims[i], &r->sub[k], &classes, &memo);
+        }
+}
 
 /* The namespace label admin access needs, from 1.34 (k8s.io/api resource/v1
  * DRAAdminNamespaceLabelKey); 1.33 used resource.k8s.io/admin-access. */
 #define ADMIN_LABEL "resource.kubernetes.io/admin-access"
 #define ADMIN_LABEL_OLD "resource.k8s.io/admin-access"
-/* AllocationResultsMaxSize: the most devices one request can be allocated. */
-#define ALL_MAX 32
-
-static int kube_minor(const struct rule_ctx *ctx)
-{
-    return ctx->opt->kube_minor ? ctx->opt->kube_minor : KV_DEFAULT_MINOR;
-}
 
 static const struct dra_obj *namespace_named(const struct dra_model *m, const char *name)
 {
@@ -81,40 +505,23 @@ void rule__check_admin_access(struct rule_ctx *ctx)
         if (v && STRIEQ(v, "true"))
             continue;
         old = dd_json_str(nso->json, "metadata", "labels", ADMIN_LABEL_OLD, NULL);
+        /* Kubernetes 1.36's texts: the template itself is refused like a claim (same field
+         * path); one admitted before the label was removed makes pods whose claims are. */
         snprintf(msg, sizeof(msg),
                  "%s %s: request \"%s\" asks for admin access, but Namespace %s lacks the label "
-                 "%s: \"true\"%s, so the API server refuses %s (%s.requests[%zu].adminAccess: "
-                 "Forbidden: admin access to devices requires the `%s: true` label on the "
-                 "containing namespace)%s.",
+                 "%s: \"true\"%s, so the API server refuses %s (\"spec.devices.requests[%zu]."
+                 "adminAccess: Forbidden: admin access to devices requires the `%s: true` label "
+                 "on the containing namespace\")%s.",
                  c->o.kind, objname(&c->o, on, sizeof(on)), r->name, ns, ADMIN_LABEL,
                  old ? " (it has " ADMIN_LABEL_OLD ", the key of 1.33: Kubernetes 1.34 renamed it)"
                      : "",
-                 c->is_template ? "each claim made from it" : "the claim",
-                 c->is_template ? "spec.devices" : "spec.devices", idx, ADMIN_LABEL,
-                 c->is_template ? "; the pods get FailedResourceClaimCreation" : "");
+                 m->live ? "each claim made from it" : c->is_template ? "the template" : "the claim",
+                 idx, ADMIN_LABEL,
+                 m->live ? ": its pods get FailedResourceClaimCreation and never start" : "");
         snprintf(fix, sizeof(fix), "kubectl label namespace %s %s=true (only namespaces whose "
                  "users may see every device should have it).", ns, ADMIN_LABEL);
         emit(ctx, ctx->rule->severity, &c->o, r->line, msg, fix);
     }
-}
-
-/* The driver names the selectors of the class (and request) pin, into out. */
-static void request_drivers(const struct dra_model *m, const struct dra_request *r,
-                            struct rule_names *out)
-{
-    const struct dra_class *cls = r->class_name ? dra_find_class(m, r->class_name) : NULL;
-    const struct dra_selector *sets[2] = { cls ? cls->sel : NULL, r->sel };
-    size_t counts[2] = { cls ? cls->nsel : 0, r->nsel }, k, i, j, n;
-
-    for (k = 0; k < 2; k++)
-        for (i = 0; i < counts[k]; i++) {
-            const struct cel_driver_ref *refs;
-            if (!sets[k][i].prog ||
-                cel_program_drivers(sets[k][i].prog, &refs, &n) != CEL_DRIVERS_SET)
-                continue;
-            for (j = 0; j < n; j++)
-                names_add(out, refs[j].name);
-        }
 }
 
 /* 1 when config entry cfg applies to request name (no `requests` list: to all). */
@@ -141,9 +548,9 @@ static void config_drivers(const struct dra_model *m, const struct dra_claim_spe
     for (i = 0; i < spec->nreq; i++) {
         if (!config_for(cfg, spec->req[i].name))
             continue;
-        request_drivers(m, &spec->req[i], out);
+        rule__request_drivers(m, &spec->req[i], out);
         for (j = 0; j < spec->req[i].nsub; j++)
-            request_drivers(m, &spec->req[i].sub[j], out);
+            rule__request_drivers(m, &spec->req[i].sub[j], out);
     }
 }
 
@@ -197,383 +604,200 @@ void rule__check_config_driver(struct rule_ctx *ctx)
         const cJSON *cfg;
         memset(&r, 0, sizeof(r));
         r.class_name = cls->o.name;
-        request_drivers(m, &r, &drivers);
+        rule__request_drivers(m, &r, &drivers);
         k = 0;
         cJSON_ArrayForEach(cfg, cls->config)
             mismatch_one(ctx, &cls->o, cfg, k++, "spec.config", &drivers);
     }
 }
 
-/* The value of gate in a FEATURE_GATES list ("A=true,B=false"): 1, 0, or -1 unset. */
-static int gate_set(const char *gates, const char *gate)
-{
-    size_t n = strlen(gate);
-    const char *p;
-
-    for (p = gates; p && (p = strstr(p, gate)); p += n)
-        if ((p == gates || p[-1] == ',') && p[n] == '=')
-            return !strncmp(p + n + 1, "true", 4);
-    return -1;
-}
-
-/* Whether the installed plugin of driver enables gate: 1, 0, -1 when no DaemonSet says. */
-static int driver_gate(const struct dra_model *m, const char *driver, const char *gate)
+/* The pod claim entry called name, or NULL. */
+static const struct dra_pod_claim *pod_claim(const struct dra_podspec *p, const char *name)
 {
     size_t i;
 
-    for (i = 0; i < m->ndrivers; i++)
-        if (STRIEQ(m->drivers[i].name, driver)) {
-            const char *g = dra_container_env(m->drivers[i].ctr, "FEATURE_GATES", NULL);
-            return g ? gate_set(g, gate) == 1 : 0;
-        }
-    return -1;
+    for (i = 0; name && i < p->nclaims; i++)
+        if (STRIEQ(p->claims[i].name, name))
+            return &p->claims[i];
+    return NULL;
 }
 
-/* The driver's refusal of parameters (a config entry's opaque.parameters), into err; 1 when
- * refused. */
-static int params_refused(const struct dra_model *m, const char *driver, const cJSON *params,
-                          char *err, size_t size, int *assumed)
+/* The names of the pod's claims, for messages: "a, b" or "none". */
+static void claim_list(const struct dra_podspec *p, char *buf, size_t size)
 {
-    const struct drv_profile *p = drv_profile_for_driver(driver);
-    const char *av = dd_json_str(params, "apiVersion", NULL);
-    const char *kind = dd_json_str(params, "kind", NULL);
-    size_t i, j;
+    size_t i, len = 0;
 
-    *assumed = 0;
-    for (i = 0; p && av && kind && i < p->nparams; i++) {
-        const struct drv_param *r = &p->params[i];
-        const char *v;
-        int kind_ok = 0;
-        if (!STRIEQ(r->api_version, av))
-            continue;
-        for (j = 0; j < 4 && r->kinds[j]; j++)
-            kind_ok |= STRIEQ(r->kinds[j], kind);
-        v = kind_ok ? dd_json_str(params, r->path[0], r->path[1], r->path[2], NULL) : NULL;
-        if (!v)
-            continue;
-        for (j = 0; j < 8 && r->values[j] && !STRIEQ(r->values[j], v); j++)
-            ;
-        if (j == 8 || !r->values[j]) {
-            snprintf(err, size, r->error, v);
-            return 1;
-        }
-        for (j = 0; j < 4 && r->gated[j]; j++)
-            if (STRIEQ(r->gated[j], v)) {
-                int g = driver_gate(m, driver, r->gate[j]);
-                if (g == 1)
-                    break;
-                *assumed = g < 0;
-                snprintf(err, size, r->gate_error, v, r->gate[j]);
-                return 1;
+    buf[0] = '\0';
+    for (i = 0; i < p->nclaims; i++)
+        cat(buf, size, &len, "%s%s", i ? ", " : "", p->claims[i].name);
+    if (!p->nclaims)
+        cat(buf, size, &len, "none");
+}
+
+/* The path of container c of p, as validation names it: spec.containers[i]. */
+static void ctr_path(const struct dra_podspec *p, const struct dra_container *c, char *buf,
+                     size_t size)
+{
+    size_t i, k = 0;
+
+    for (i = 0; i < p->nctr && &p->ctr[i] != c; i++)
+        k += p->ctr[i].init == c->init;
+    snprintf(buf, size, "%s%s[%zu]", STRIEQ(p->o.kind, "Pod") ? "spec." : "spec.template.spec.",
+             c->init ? "initContainers" : "containers", k);
+}
+
+void rule__check_container_claims(struct rule_ctx *ctx)
+{
+    const struct dra_model *m = ctx->m;
+    char msg[MSG_MAX], fix[MSG_MAX], on[300], path[160], names[512];
+    size_t i, j, k;
+
+    /* The API server refuses such a pod or workload: a live one never has it. */
+    if (m->live)
+        return;
+    for (i = 0; i < m->npods; i++) {
+        const struct dra_podspec *p = &m->pods[i];
+        for (j = 0; j < p->nctr; j++) {
+            const struct dra_container *c = &p->ctr[j];
+            const cJSON *it;
+            k = 0;
+            cJSON_ArrayForEach(it, c->claims) {
+                const char *name = dd_json_str(it, "name", NULL);
+                if (name && !pod_claim(p, name)) {
+                    ctr_path(p, c, path, sizeof(path));
+                    claim_list(p, names, sizeof(names));
+                    snprintf(msg, sizeof(msg),
+                             "%s %s: container %s uses claim \"%s\", which is not one of the pod's "
+                             "resourceClaims (%s): the API server refuses it (%s.resources."
+                             "claims[%zu]: Not found: \"%s\": must be one of the names in "
+                             "pod.spec.resourceClaims).",
+                             p->o.kind, objname(&p->o, on, sizeof(on)), c->name, name, names,
+                             path, k, name);
+                    snprintf(fix, sizeof(fix), "Name one of the pod's claims (%s) in %s.resources."
+                             "claims[%zu].name, or add a resourceClaims entry \"%s\".", names, path,
+                             k, name);
+                    emit(ctx, ctx->rule->severity, &p->o, c->line, msg, fix);
+                }
+                k++;
             }
+        }
+    }
+}
+
+/* The claim or template spec behind a pod claim entry, or NULL when not in the input. */
+static const struct dra_claim *claim_behind(const struct dra_model *m, const struct dra_podspec *p,
+                                            const struct dra_pod_claim *pc)
+{
+    const struct dra_claim *c = dra_pod_claim_resolve(m, p, pc);
+
+    if (!c && pc->tmpl)
+        c = dra_find_claim(m, p->o.ns, pc->tmpl, 1);
+    return c;
+}
+
+/* 1 when request name (or "request/subrequest") exists in spec. */
+static int has_request(const struct dra_claim_spec *spec, const char *name)
+{
+    size_t i, j, n = strcspn(name, "/");
+
+    for (i = 0; i < spec->nreq; i++) {
+        if (strlen(spec->req[i].name) != n || strncmp(spec->req[i].name, name, n))
+            continue;
+        if (!name[n])
+            return 1;
+        for (j = 0; j < spec->req[i].nsub; j++)
+            if (STRIEQ(spec->req[i].sub[j].name, name + n + 1))
+                return 1;
     }
     return 0;
 }
 
-void rule__check_config_params(struct rule_ctx *ctx)
+/*
+ * Whether the devices of spec reach a container through CDI (1), through the pod as a whole
+ * (0: dranet moves interfaces into the pod's network namespace, no container lists its claim),
+ * or nobody can tell (-1): by the drivers its requests' classes select.
+ */
+static int per_container(const struct dra_model *m, const struct dra_claim_spec *spec)
 {
-    const struct dra_model *m = ctx->m;
-    char msg[MSG_MAX], fix[MSG_MAX], on[300], err[512];
-    size_t i, k;
+    size_t i, j, k, n;
+    int any = -1;
 
-    for (i = 0; i < m->nclaims; i++) {
-        const struct dra_claim *c = &m->claims[i];
-        const cJSON *cfg;
-        k = 0;
-        cJSON_ArrayForEach(cfg, c->spec.config) {
-            const char *driver = dd_json_str(cfg, "opaque", "driver", NULL);
-            int assumed;
-            k++;
-            if (!driver || !params_refused(m, driver, dd_json_path(cfg, "opaque", "parameters",
-                                                                   NULL), err, sizeof(err),
-                                           &assumed))
+    for (i = 0; i < spec->nreq; i++) {
+        const struct dra_request *r = &spec->req[i];
+        const struct dra_class *cls = r->class_name ? dra_find_class(m, r->class_name) : NULL;
+        for (j = 0; cls && j < cls->nsel; j++) {
+            const struct cel_driver_ref *refs;
+            if (!cls->sel[j].prog ||
+                cel_program_drivers(cls->sel[j].prog, &refs, &n) != CEL_DRIVERS_SET)
                 continue;
-            snprintf(msg, sizeof(msg),
-                     "%s %s: config[%zu] for driver %s is refused when the claim is prepared "
-                     "(%s); the kubelet reports \"Failed to prepare dynamic resources: prepare "
-                     "dynamic resources: NodePrepareResources failed for ResourceClaim ...\" and "
-                     "the pod stays in ContainerCreating.%s",
-                     c->o.kind, objname(&c->o, on, sizeof(on)), k - 1, driver, err,
-                     assumed ? " Assumed: the driver's feature gates are its defaults (its "
-                               "DaemonSet is not in the input)." : "");
-            snprintf(fix, sizeof(fix), "Use a value driver %s accepts, or enable the feature gate "
-                     "it names in the driver's installation (chart value featureGates, env "
-                     "FEATURE_GATES).", driver);
-            emit(ctx, assumed ? DD_SEV_WARNING : ctx->rule->severity, &c->o, 0, msg, fix);
+            for (k = 0; k < n; k++) {
+                const struct drv_profile *pr = drv_profile_for_driver(refs[k].name);
+                size_t d;
+                int w = pr ? pr->writes_cdi : -1;
+                for (d = 0; w < 0 && d < m->ndrivers; d++)
+                    if (STRIEQ(m->drivers[d].name, refs[k].name))
+                        w = m->drivers[d].writes_cdi;
+                if (w == 0)
+                    return 0;
+                if (w == 1)
+                    any = 1;
+            }
         }
     }
+    return any;
 }
 
-/* ---- what the published devices offer a request ---------------------------------------- */
-
-static const char *const filtering[] = { "NoSchedule", "NoExecute", NULL };
-
-struct offer {
-    size_t matching;      /* devices the request's class and selectors accept */
-    size_t tolerated;     /* of them, with no taint the request does not tolerate */
-    size_t max_per_node;  /* matching devices on the node with most */
-    const char *node_max;
-    const cJSON *taint;   /* a taint that keeps a matching device away */
-    const char *tainted;  /* that device */
-};
-
-/* Taints of dev: its own, and DeviceTaintRules' that select it. */
-static const cJSON *untolerated(const struct dra_model *m, const struct dra_slice *s,
-                                const struct dra_device *d, const cJSON *tolerations)
+void rule__check_claims_consumed(struct rule_ctx *ctx)
 {
-    const cJSON *t = fit_untolerated(tolerations, dd_json_arr(d->json, "taints", NULL), filtering);
-    size_t i;
+    const struct dra_model *m = ctx->m;
+    char msg[MSG_MAX], fix[MSG_MAX], on[300], path[160];
+    size_t i, j, k;
 
-    for (i = 0; !t && i < m->resource_other.n; i++) {
-        const struct dra_obj *o = &m->resource_other.v[i];
-        const cJSON *sel = dd_json_path(o->json, "spec", "deviceSelector", NULL);
-        const char *dr = dd_json_str(sel, "driver", NULL), *pool = dd_json_str(sel, "pool", NULL);
-        const char *dev = dd_json_str(sel, "device", NULL);
-        cJSON *arr;
-        if (!STRIEQ(o->kind, "DeviceTaintRule") || (dr && !STRIEQ(dr, s->driver)) ||
-            (pool && !STRIEQ(pool, s->pool)) || (dev && !STRIEQ(dev, d->name)))
-            continue;
-        /* A rule without a deviceSelector taints every device of the cluster. */
-        if (!(arr = cJSON_CreateArray()))
-            return NULL;
-        cJSON_AddItemReferenceToArray(arr, (cJSON *)dd_json_path(o->json, "spec", "taint", NULL));
-        if (fit_untolerated(tolerations, arr, filtering))
-            t = dd_json_path(o->json, "spec", "taint", NULL);
-        cJSON_Delete(arr);
-    }
-    return t;
-}
-
-static void offer_of(const struct dra_model *m, const struct dra_class *cls,
-                     const struct dra_request *r, int taints, struct offer *o)
-{
-    size_t i, j, k, *per = calloc(m->nslices + 1, sizeof(*per));
-
-    memset(o, 0, sizeof(*o));
-    for (i = 0; i < m->nslices; i++) {
-        const struct dra_slice *s = &m->slices[i];
-        for (j = 0; j < s->ndev; j++) {
-            const cJSON *t;
-            if (!rule__request_admits(cls, r, &s->dev[j].dev))
+    for (i = 0; i < m->npods; i++) {
+        const struct dra_podspec *p = &m->pods[i];
+        /* A DaemonSet that is a driver's plugin asks for no devices for itself. */
+        for (j = 0; j < p->nclaims; j++) {
+            const struct dra_pod_claim *pc = &p->claims[j];
+            const struct dra_claim *cl = claim_behind(m, p, pc);
+            int used = 0, bad_request = 0;
+            if (!cl || per_container(m, &cl->spec) != 1)
                 continue;
-            o->matching++;
-            t = taints ? untolerated(m, s, &s->dev[j], r->tolerations) : NULL;
-            if (!t)
-                o->tolerated++;
-            else if (!o->taint) {
-                o->taint = t;
-                o->tainted = s->dev[j].name;
-            }
-            /* Per node: slices with the same nodeName count together. */
-            if (per && *s->node) {
-                for (k = 0; k < i && !STRIEQ(m->slices[k].node, s->node); k++)
-                    ;
-                if (++per[k] > o->max_per_node) {
-                    o->max_per_node = per[k];
-                    o->node_max = s->node;
+            for (k = 0; k < p->nctr; k++) {
+                const cJSON *it;
+                cJSON_ArrayForEach(it, p->ctr[k].claims) {
+                    const char *name = dd_json_str(it, "name", NULL);
+                    const char *req = dd_json_str(it, "request", NULL);
+                    if (!name || !STRIEQ(name, pc->name))
+                        continue;
+                    if (req && *req && !has_request(&cl->spec, req)) {
+                        ctr_path(p, &p->ctr[k], path, sizeof(path));
+                        snprintf(msg, sizeof(msg),
+                                 "%s %s: container %s asks for request \"%s\" of claim \"%s\", "
+                                 "but %s %s has no request of that name: the kubelet gives the "
+                                 "container none of the claim's devices, without an error.",
+                                 p->o.kind, objname(&p->o, on, sizeof(on)), p->ctr[k].name, req,
+                                 pc->name, cl->o.kind, cl->o.name);
+                        snprintf(fix, sizeof(fix), "Name a request of %s %s in %s.resources."
+                                 "claims (or drop `request` to get all of the claim's devices).",
+                                 cl->o.kind, cl->o.name, path);
+                        scope(ctx, emit(ctx, ctx->rule->severity, &p->o, p->ctr[k].line, msg,
+                                        fix), NULL, NULL, p->node);
+                        bad_request = 1;
+                    }
+                    used = 1;
                 }
             }
-        }
-    }
-    free(per);
-}
-
-/* Device taints filter allocation from 1.36 (DRADeviceTaints beta, on by default). */
-static int taints_on(const struct rule_ctx *ctx)
-{
-    return kube_minor(ctx) >= 36;
-}
-
-static void taint_one(struct rule_ctx *ctx, const struct dra_claim *c, const struct dra_request *r)
-{
-    const struct dra_class *cls = r->class_name ? dra_find_class(ctx->m, r->class_name) : NULL;
-    char msg[MSG_MAX], fix[MSG_MAX], on[300];
-    struct offer o;
-
-    if (!cls)
-        return;
-    offer_of(ctx->m, cls, r, 1, &o);
-    if (!o.matching || o.tolerated)
-        return;
-    snprintf(msg, sizeof(msg),
-             "%s %s: every one of the %zu device(s) request \"%s\" could get has a taint it does "
-             "not tolerate (device %s: %s=%s:%s), and the scheduler skips tainted devices without "
-             "saying so (\"cannot allocate all claims\").",
-             c->o.kind, objname(&c->o, on, sizeof(on)), o.matching, r->name, o.tainted,
-             dd_json_str(o.taint, "key", NULL) ? dd_json_str(o.taint, "key", NULL) : "",
-             dd_json_str(o.taint, "value", NULL) ? dd_json_str(o.taint, "value", NULL) : "",
-             dd_json_str(o.taint, "effect", NULL) ? dd_json_str(o.taint, "effect", NULL) : "");
-    snprintf(fix, sizeof(fix), "Add a toleration for it to request \"%s\" (tolerations: [{key: "
-             "%s, operator: Exists}]) if the device may be used so, or remove the taint (the "
-             "driver's, or a DeviceTaintRule's).", r->name,
-             dd_json_str(o.taint, "key", NULL) ? dd_json_str(o.taint, "key", NULL) : "...");
-    scope(ctx, emit(ctx, ctx->rule->severity, &c->o, r->line, msg, fix), cls->o.name, NULL, NULL);
-}
-
-/* A pod evicted by the device taint manager (NoExecute). */
-static void evicted(struct rule_ctx *ctx, const struct dra_podspec *p)
-{
-    char msg[MSG_MAX], fix[MSG_MAX], on[300];
-    const cJSON *it;
-
-    cJSON_ArrayForEach(it, dd_json_arr(p->status, "conditions", NULL)) {
-        const char *t = dd_json_str(it, "type", NULL), *r = dd_json_str(it, "reason", NULL);
-        if (!t || !r || !STRIEQ(t, "DisruptionTarget") || !STRIEQ(r, "DeletionByDeviceTaintManager"))
-            continue;
-        snprintf(msg, sizeof(msg),
-                 "Pod %s is being evicted by the device taint manager (DisruptionTarget: %s): a "
-                 "device of its claims got a taint with effect NoExecute that its claim does not "
-                 "tolerate.", objname(&p->o, on, sizeof(on)),
-                 dd_json_str(it, "message", NULL) ? dd_json_str(it, "message", NULL) : r);
-        snprintf(fix, sizeof(fix), "Find the taint on the claim's devices (kubectl get "
-                 "resourceslices -o yaml; kubectl get devicetaintrules); tolerate it in the claim "
-                 "with tolerationSeconds if the pod may finish its work first.");
-        scope(ctx, emit(ctx, ctx->rule->severity, &p->o, 0, msg, fix), NULL, NULL, p->node);
-        return;
-    }
-}
-
-void rule__check_device_taints(struct rule_ctx *ctx)
-{
-    const struct dra_model *m = ctx->m;
-    size_t i, j, k;
-
-    if (!taints_on(ctx))
-        return;
-    for (i = 0; i < m->nclaims; i++) {
-        const struct dra_claim *c = &m->claims[i];
-        if (c->allocated)
-            continue;
-        for (j = 0; j < c->spec.nreq; j++) {
-            taint_one(ctx, c, &c->spec.req[j]);
-            for (k = 0; k < c->spec.req[j].nsub; k++)
-                taint_one(ctx, c, &c->spec.req[j].sub[k]);
-        }
-    }
-    for (i = 0; m->live && i < m->npods; i++)
-        evicted(ctx, &m->pods[i]);
-}
-
-/* Why alternative r cannot be satisfied from the published devices, into why; 0 when it can
- * (or nobody can tell: no devices of its drivers are published). */
-static int alternative_fails(const struct rule_ctx *ctx, const struct dra_request *r, char *why,
-                             size_t size)
-{
-    const struct dra_model *m = ctx->m;
-    const struct dra_class *cls = r->class_name ? dra_find_class(m, r->class_name) : NULL;
-    struct rule_names drivers = { { 0 }, 0 };
-    struct offer o;
-    size_t i, seen = 0;
-
-    if (!r->class_name)
-        return 0;
-    if (!cls) {
-        snprintf(why, size, "DeviceClass %s does not exist", r->class_name);
-        return 1;
-    }
-    /* Judged only against a driver whose devices are published. */
-    request_drivers(m, r, &drivers);
-    for (i = 0; i < m->nslices; i++)
-        seen += !drivers.n || names_has(&drivers, m->slices[i].driver);
-    if (!seen)
-        return 0;
-    offer_of(m, cls, r, taints_on(ctx), &o);
-    if (!o.matching)
-        snprintf(why, size, "no published device matches class %s and its selectors", cls->o.name);
-    else if (!o.tolerated)
-        snprintf(why, size, "all %zu matching device(s) have a taint it does not tolerate",
-                 o.matching);
-    else if (!r->all && (int64_t)o.tolerated < r->count)
-        snprintf(why, size, "it needs %lld device(s), %zu match", (long long)r->count,
-                 o.tolerated);
-    else
-        return 0;
-    return 1;
-}
-
-void rule__check_first_available(struct rule_ctx *ctx)
-{
-    const struct dra_model *m = ctx->m;
-    char msg[MSG_MAX], fix[MSG_MAX], on[300], why[400];
-    size_t i, j, k, len;
-
-    for (i = 0; i < m->nclaims; i++) {
-        const struct dra_claim *c = &m->claims[i];
-        for (j = 0; j < c->spec.nreq; j++) {
-            const struct dra_request *r = &c->spec.req[j];
-            size_t failed = 0;
-            if (!r->nsub || c->allocated)
+            if (used || bad_request)
                 continue;
-            for (k = 0; k < r->nsub; k++)
-                failed += alternative_fails(ctx, &r->sub[k], why, sizeof(why));
-            if (failed != r->nsub)
-                continue;
-            len = 0;
-            cat(msg, sizeof(msg), &len, "%s %s: request \"%s\" lists %zu alternatives "
-                "(firstAvailable), and none can be satisfied, so the claim is never allocated "
-                "(\"cannot allocate all claims\"):", c->o.kind, objname(&c->o, on, sizeof(on)),
-                r->name, r->nsub);
-            for (k = 0; k < r->nsub; k++) {
-                alternative_fails(ctx, &r->sub[k], why, sizeof(why));
-                cat(msg, sizeof(msg), &len, " %s: %s;", r->sub[k].name, why);
-            }
-            msg[len - 1] = '.';
-            snprintf(fix, sizeof(fix), "Add an alternative the cluster can give, or fix the one "
-                     "that should work (its class, selectors or count).");
-            emit(ctx, m->live ? ctx->rule->severity : DD_SEV_WARNING, &c->o, r->line, msg, fix);
-        }
-    }
-}
-
-static void all_one(struct rule_ctx *ctx, const struct dra_claim *c, const struct dra_request *r)
-{
-    const struct dra_class *cls = r->class_name ? dra_find_class(ctx->m, r->class_name) : NULL;
-    char msg[MSG_MAX], fix[MSG_MAX], on[300];
-    struct rule_names drivers = { { 0 }, 0 };
-    struct offer o;
-    size_t i, seen = 0;
-
-    if (!r->all || !cls)
-        return;
-    request_drivers(ctx->m, r, &drivers);
-    for (i = 0; i < ctx->m->nslices; i++)
-        seen += drivers.n && names_has(&drivers, ctx->m->slices[i].driver);
-    offer_of(ctx->m, cls, r, 0, &o);
-    if (o.max_per_node > ALL_MAX) {
-        snprintf(msg, sizeof(msg),
-                 "%s %s: request \"%s\" asks for all devices of class %s, but node %s has %zu "
-                 "matching devices and one request can be allocated at most %d: the scheduler "
-                 "gives up on that node without a word (\"cannot allocate all claims\").",
-                 c->o.kind, objname(&c->o, on, sizeof(on)), r->name, cls->o.name, o.node_max,
-                 o.max_per_node, ALL_MAX);
-        snprintf(fix, sizeof(fix), "Narrow request \"%s\" with selectors to at most %d devices "
-                 "per node, or ask for an exact count.", r->name, ALL_MAX);
-        emit(ctx, ctx->rule->severity, &c->o, r->line, msg, fix);
-    } else if (seen && !o.matching) {
-        snprintf(msg, sizeof(msg),
-                 "%s %s: request \"%s\" asks for all devices of class %s, and no published device "
-                 "matches: allocation fails (\"cannot allocate all claims\"; the scheduler logs "
-                 "\"no devices found\").", c->o.kind, objname(&c->o, on, sizeof(on)), r->name,
-                 cls->o.name);
-        snprintf(fix, sizeof(fix), "Check the class's and the request's selectors against the "
-                 "devices (dra-doctor explain).");
-        emit(ctx, ctx->m->live ? ctx->rule->severity : DD_SEV_WARNING, &c->o, r->line, msg, fix);
-    }
-}
-
-void rule__check_all_mode(struct rule_ctx *ctx)
-{
-    const struct dra_model *m = ctx->m;
-    size_t i, j, k;
-
-    for (i = 0; i < m->nclaims; i++) {
-        const struct dra_claim *c = &m->claims[i];
-        if (c->allocated)
-            continue;
-        for (j = 0; j < c->spec.nreq; j++) {
-            all_one(ctx, c, &c->spec.req[j]);
-            for (k = 0; k < c->spec.req[j].nsub; k++)
-                all_one(ctx, c, &c->spec.req[j].sub[k]);
+            snprintf(msg, sizeof(msg),
+                     "%s %s: no container lists claim \"%s\" in resources.claims, so its devices "
+                     "are allocated and prepared but injected into no container: the pod runs "
+                     "without them, with no error and no event.",
+                     p->o.kind, objname(&p->o, on, sizeof(on)), pc->name);
+            snprintf(fix, sizeof(fix), "Add `resources: {claims: [{name: %s}]}` to each container "
+                     "that uses the device.", pc->name);
+            scope(ctx, emit(ctx, ctx->rule->severity, &p->o, pc->line, msg, fix), NULL, NULL,
+                  p->node);
         }
     }
 }

@@ -1,5 +1,5 @@
 /*
- * rules_int.h - what the rule engine's files share (lib/rules.c and lib/rules/\*.c): how a
+ * rules_int.h - what the rule engine's files (lib/rules/\*.c) share: how a
  * check reports a finding, and small string and name-set helpers.  Not part of the API.
  */
 #ifndef DD_RULES_INT_H
@@ -9,8 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dra.h"
-#include "rules.h"
+#include "model/dra.h"
+#include "rules/rules.h"
+#include "model/kubever.h"
 
 #define STRIEQ(a, b) (strcmp((a), (b)) == 0)
 #define MSG_MAX 2048
@@ -96,40 +97,103 @@ static inline void names_add(struct rule_names *s, const char *name)
         s->v[s->n++] = name;
 }
 
-/* devices.c: 1 when the allocator would consider dev for the class (every selector of it true),
- * or for request r of that class (the request's selectors too). */
+/* A driver's name for messages, and for a finding's scope: detection may not have found one. */
+static inline const char *rule__driver_label(const struct dra_driver *d)
+{
+    return *d->name ? d->name : "of unknown name";
+}
+
+static inline const char *rule__driver_scope(const struct dra_driver *d)
+{
+    return *d->name ? d->name : NULL;
+}
+
+/* The release the input is for (--kube-version), 1.<minor>. */
+static inline int rule__kube_minor(const struct rule_ctx *ctx)
+{
+    return ctx->opt->kube_minor ? ctx->opt->kube_minor : KV_DEFAULT_MINOR;
+}
+
+/* rules.c: the drivers the snapshot shows (slice publishers, driver DaemonSets,
+ * --known-driver), into out. */
+void rule__known_drivers(const struct rule_ctx *ctx, struct rule_names *out);
+
+/* rules.c: the known or profile driver name s plausibly misspells, or NULL; a list of names
+ * for messages ("a, b, ..." or "none"). */
+const char *rule__typo_of_known(const char *s, const struct rule_names *known);
+void rule__join_names(char *buf, size_t size, const struct rule_names *s);
+
+/*
+ * What the engine makes of the driver names a selector requires: none known, and whether the
+ * first unknown one is a plausible misspelling of a known or profile driver (suggestion).
+ * Used by SelectorMatchesNoDriver and, so that each fault is reported on its own, by
+ * InsufficientDevices, which counts the devices of the driver a typo meant.
+ */
+struct driver_verdict {
+    int unknown;            /* 1: every driver name the selector allows is unknown */
+    const char *bad;        /* the unknown name reported: the first that is a typo, else the first */
+    const char *suggestion; /* what the typo meant (known or profile driver), or NULL: not a typo */
+    int line, col;          /* position of bad within the expression */
+};
+
+/* selectors.c: the verdict on the driver names selector sel requires. */
+void rule__judge_selector(const struct rule_ctx *ctx, const struct dra_selector *sel,
+                          const struct rule_names *known, struct driver_verdict *v);
+
+/* inventory.c: 1 when the allocator would consider dev for the class (every selector of it
+ * true), or for request r of that class (the request's selectors too); the driver names the
+ * selectors of r's class (and r) pin, into out. */
 int rule__class_admits(const struct dra_class *cls, const struct cel_device *dev);
 int rule__request_admits(const struct dra_class *cls, const struct dra_request *r,
                          const struct cel_device *dev);
+void rule__request_drivers(const struct dra_model *m, const struct dra_request *r,
+                           struct rule_names *out);
 
-/* ---- the checks of lib/rules/\*.c, in the table of lib/rules.c ---- */
+/* ---- the checks, in the table of rules.c, by family ---- */
 
-/* pods.c */
+/* claims.c: claims and references */
+void rule__check_api_versions(struct rule_ctx *ctx);
+void rule__check_claim_source(struct rule_ctx *ctx);
 void rule__check_container_claims(struct rule_ctx *ctx);
+void rule__check_admin_access(struct rule_ctx *ctx);
+void rule__check_quota(struct rule_ctx *ctx);
+void rule__check_claim_ref(struct rule_ctx *ctx);
+void rule__check_template_ref(struct rule_ctx *ctx);
+void rule__check_class_ref(struct rule_ctx *ctx);
+void rule__check_config_driver(struct rule_ctx *ctx);
 void rule__check_claims_consumed(struct rule_ctx *ctx);
-void rule__check_bypass(struct rule_ctx *ctx);
-void rule__check_device_health(struct rule_ctx *ctx);
 
-/* pools.c */
+/* drivers.c: drivers, RBAC and kubelet plugins */
+void rule__check_rbac(struct rule_ctx *ctx);
+void rule__check_publishing(struct rule_ctx *ctx);
+void rule__check_plugin_nodes(struct rule_ctx *ctx);
+void rule__check_stale_slices(struct rule_ctx *ctx);
+void rule__check_config_params(struct rule_ctx *ctx);
+
+/* selectors.c */
+void rule__check_syntax(struct rule_ctx *ctx);
+void rule__check_driver(struct rule_ctx *ctx);
+void rule__check_attrs(struct rule_ctx *ctx);
+void rule__check_runtime(struct rule_ctx *ctx);
+
+/* inventory.c: devices and pools */
+void rule__check_devices(struct rule_ctx *ctx);
 void rule__check_pool_complete(struct rule_ctx *ctx);
 void rule__check_pool_valid(struct rule_ctx *ctx);
 void rule__check_slice_nodes(struct rule_ctx *ctx);
-
-/* scheduling.c */
-void rule__check_pod_constraints(struct rule_ctx *ctx);
-void rule__check_claim_node(struct rule_ctx *ctx);
-void rule__check_reserved_for(struct rule_ctx *ctx);
-
-/* claims.c */
-void rule__check_admin_access(struct rule_ctx *ctx);
-void rule__check_config_driver(struct rule_ctx *ctx);
-void rule__check_config_params(struct rule_ctx *ctx);
 void rule__check_device_taints(struct rule_ctx *ctx);
 void rule__check_first_available(struct rule_ctx *ctx);
 void rule__check_all_mode(struct rule_ctx *ctx);
 
-/* plugins.c */
-void rule__check_plugin_nodes(struct rule_ctx *ctx);
-void rule__check_stale_slices(struct rule_ctx *ctx);
+/* scheduling.c: nodes and scheduling */
+void rule__check_pod_constraints(struct rule_ctx *ctx);
+void rule__check_bypass(struct rule_ctx *ctx);
+void rule__check_claim_node(struct rule_ctx *ctx);
+void rule__check_reserved_for(struct rule_ctx *ctx);
+
+/* runtime.c: runtime and CDI */
+void rule__check_cdi_enabled(struct rule_ctx *ctx);
+void rule__check_cdi_dir(struct rule_ctx *ctx);
+void rule__check_device_health(struct rule_ctx *ctx);
 
 #endif

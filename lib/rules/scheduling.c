@@ -1,22 +1,26 @@
 /*
- * scheduling.c - a pod's other constraints against where its devices are.
+ * scheduling.c - nodes and scheduling: a pod's own constraints against where its devices are,
+ * and what the scheduler must do that a pod can keep it from doing.
  *
  *   PodConstraintsExcludeDeviceNodes  the nodes that have devices for the pod's claims are all
  *                                     ruled out by its nodeSelector, node affinity or a node
  *                                     taint it does not tolerate (GPU nodes' taints: device
  *                                     plugins' pods were tolerated automatically, claims are not)
+ *   PodBypassesScheduler              spec.nodeName set by hand: nobody allocates the claims
  *   ClaimAllocatedOnOtherNode         a shared claim is allocated where this pod cannot go, or a
  *                                     workload's replicas all share one named claim
+ *   ReservedForLimitReached           more pods share a claim than status.reservedFor holds
  *
- * The filters are kube-scheduler's (lib/nodefit); the nodes a device is on are the allocator's
- * (a slice's nodeName, nodeSelector or allNodes).
+ * The filters are kube-scheduler's (lib/model/nodefit); the nodes a device is on are the
+ * allocator's (a slice's nodeName, nodeSelector or allNodes).
  */
 #include "rules_int.h"
 
 #include <stdlib.h>
+#include <string.h>
 
-#include "json.h"
-#include "nodefit.h"
+#include "formats/json.h"
+#include "model/nodefit.h"
 
 #define WHY_MAX 300
 
@@ -83,7 +87,11 @@ void rule__check_pod_constraints(struct rule_ctx *ctx)
             continue;
         memset(devnodes, 0, m->nodes.n);
         for (j = 0; j < p->nclaims; j++) {
+            const struct dra_claim *c = dra_pod_claim_resolve(m, p, &p->claims[j]);
             const struct dra_claim_spec *spec = spec_of(m, p, &p->claims[j]);
+            /* An allocated claim's devices are where it is: ClaimAllocatedOnOtherNode. */
+            if (c && c->allocated)
+                continue;
             for (r = 0; spec && r < spec->nreq; r++) {
                 const struct dra_class *cls = spec->req[r].class_name
                                                   ? dra_find_class(m, spec->req[r].class_name)
@@ -290,5 +298,50 @@ void rule__check_reserved_for(struct rule_ctx *ctx)
                 reported = 1; /* once per claim: on the workload that tips it over */
             }
         }
+    }
+}
+
+/* The pod's PodScheduled condition, if the scheduler wrote one. */
+static int scheduler_saw(const struct dra_podspec *p)
+{
+    const cJSON *it;
+
+    cJSON_ArrayForEach(it, dd_json_arr(p->status, "conditions", NULL)) {
+        const char *t = dd_json_str(it, "type", NULL);
+        if (t && STRIEQ(t, "PodScheduled"))
+            return 1;
+    }
+    return 0;
+}
+
+void rule__check_bypass(struct rule_ctx *ctx)
+{
+    const struct dra_model *m = ctx->m;
+    char msg[MSG_MAX], fix[MSG_MAX], on[300];
+    size_t i, j;
+
+    for (i = 0; i < m->npods; i++) {
+        const struct dra_podspec *p = &m->pods[i];
+        int unallocated = 0;
+        /* Only a Pod carries nodeName before it exists; a live pod the scheduler placed has
+         * its PodScheduled condition. */
+        if (!STRIEQ(p->o.kind, "Pod") || !*p->node || !p->nclaims ||
+            (m->live && scheduler_saw(p)))
+            continue;
+        for (j = 0; j < p->nclaims; j++) {
+            const struct dra_claim *c = dra_pod_claim_resolve(m, p, &p->claims[j]);
+            unallocated |= !c || !c->allocated;
+        }
+        if (!unallocated)
+            continue;
+        snprintf(msg, sizeof(msg),
+                 "Pod %s sets spec.nodeName (%s), so it never passes the scheduler, which is what "
+                 "allocates and reserves its claims: the kubelet refuses to prepare them "
+                 "(\"prepare dynamic resources: pod %s (...) is not allowed to use ResourceClaim "
+                 "...\") and the pod stays in ContainerCreating.",
+                 objname(&p->o, on, sizeof(on)), p->node, p->o.name);
+        snprintf(fix, sizeof(fix), "Remove spec.nodeName and let the scheduler place the pod "
+                 "(to pin it, use a nodeSelector on kubernetes.io/hostname: %s).", p->node);
+        scope(ctx, emit(ctx, ctx->rule->severity, &p->o, 0, msg, fix), NULL, NULL, p->node);
     }
 }

@@ -51,8 +51,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "json.h"
-#include "manifest.h"
+#include "formats/json.h"
+#include "formats/manifest.h"
 
 #define NS "dra-doctor"
 #define IMAGE "ghcr.io/dra-doctor/dra-doctor"

@@ -33,9 +33,9 @@
 #include <unistd.h>
 
 #include "e2e.h"
-#include "json.h"
-#include "kube.h"
-#include "manifest.h"
+#include "formats/json.h"
+#include "client/kube.h"
+#include "formats/manifest.h"
 
 #define VWC "dra-doctor"
 #define NS "wh-test"

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "formats/json.h"
 #include "review.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "cel.h"
+#include "cel/cel.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cel.h"
+#include "cel/cel.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /*
- * fuzz_json.c - libFuzzer entry for the arena JSON parser (lib/json.c) against cJSON
+ * fuzz_json.c - libFuzzer entry for the arena JSON parser (lib/formats/json.c) against cJSON
  * (cJSON_ParseWithLengthOpts, then only whitespace may follow).  When both accept, the trees
  * must match field by field (type, key, string, valueint, valuedouble bits, list links),
  * print the same and compare as cJSON compares its own trees; parsed again with a skip key
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "formats/json.h"
 #include "json_oracle.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kube.h"
+#include "client/kube.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

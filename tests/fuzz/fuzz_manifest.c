@@ -1,6 +1,6 @@
 /*
- * fuzz_manifest.c - libFuzzer entry for the manifest loader (lib/yaml.c and
- * lib/manifest.c): arbitrary bytes through mf_load_buffer with small limits,
+ * fuzz_manifest.c - libFuzzer entry for the manifest loader (lib/formats/yaml.c and
+ * lib/formats/manifest.c): arbitrary bytes through mf_load_buffer with small limits,
  * then a position lookup for every node of every tree, then release.
  *
  * A first byte 0x01..0x07 (never the start of real YAML) picks tighter
@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "manifest.h"
+#include "formats/manifest.h"
 
 static void visit(const struct mf_set *set, const cJSON *node, int depth)
 {

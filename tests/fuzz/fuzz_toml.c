@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cri.h"
-#include "toml.h"
+#include "model/cri.h"
+#include "formats/toml.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

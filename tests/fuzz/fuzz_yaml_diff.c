@@ -1,5 +1,5 @@
 /*
- * fuzz_yaml_diff.c - differential libFuzzer entry for lib/yaml.c: every input
+ * fuzz_yaml_diff.c - differential libFuzzer entry for lib/formats/yaml.c: every input
  * is read twice, by the default reader (fast path with libyaml fallback) and
  * by libyaml alone, and the two must agree exactly: the same sequence of
  * documents and errors, the same trees (types included, so 1 and "1" differ),
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "yaml.h"
+#include "formats/yaml.h"
 
 struct rec {
     int is_doc;            /* 0 error, 1 document, 2 skimmed document */

@@ -1,5 +1,5 @@
 /*
- * json_oracle.h - cJSON as the oracle for lib/json.c's arena parser, shared by
+ * json_oracle.h - cJSON as the oracle for lib/formats/json.c's arena parser, shared by
  * tests/unit/test_json.c and tests/fuzz/fuzz_json.c (header-only, static).
  */
 #ifndef DD_JSON_ORACLE_H

@@ -7,8 +7,8 @@
 
 #include "harness.h"
 
-#include "dra.h"
-#include "rules.h"
+#include "model/dra.h"
+#include "rules/rules.h"
 
 struct snap {
     cJSON *root;

@@ -8,8 +8,8 @@
 
 #include "harness.h"
 
-#include "cel.h"
-#include "yaml.h"
+#include "cel/cel.h"
+#include "formats/yaml.h"
 
 #include <cjson/cJSON.h>
 #include "cel/cel_int.h"
@@ -46,7 +46,7 @@ struct json_device {
     const char *strs[32][8];
 };
 
-/* The resource.k8s.io/v1 device JSON of the case file, as lib/dra.c reads a slice. */
+/* The resource.k8s.io/v1 device JSON of the case file, as lib/model/dra.c reads a slice. */
 static void device_from_json(const cJSON *j, struct json_device *d)
 {
     const cJSON *it;
@@ -118,7 +118,7 @@ static enum dd_rc keep_doc(void *ctx, cJSON *root, const struct ydoc_pos *pos, s
     return DD_OK;
 }
 
-/* Reads the case file through lib/yaml, as lint reads a manifest (exact integers). */
+/* Reads the case file through lib/formats/yaml, as lint reads a manifest (exact integers). */
 static cJSON *load_cases(void)
 {
     struct ydoc_limits lim = { 64, 2, 100 };

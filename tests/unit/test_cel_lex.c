@@ -6,7 +6,7 @@
 
 #include "harness.h"
 
-#include "cel.h"
+#include "cel/cel.h"
 #include "cel/cel_int.h"
 
 struct tok_case {

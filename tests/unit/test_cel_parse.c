@@ -7,7 +7,7 @@
 
 #include "harness.h"
 
-#include "cel.h"
+#include "cel/cel.h"
 
 static struct cel_program *compile(const char *src, struct dd_err *err)
 {

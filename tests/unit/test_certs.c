@@ -2,14 +2,14 @@
  * test_certs.c - `dra-doctor certs`: what it generates (checked with
  * OpenSSL's own verifier, not with certs.c's code), idempotence, renewal,
  * CA rotation with the overlap bundle, the file write order (observed with
- * inotify), a real TLS handshake between lib/httpd and lib/kube with the
+ * inotify), a real TLS handshake between lib/client/httpd and lib/client/kube with the
  * generated pair, the Secret and caBundle publishing sequence against a mock
  * API server, and the command line's exit codes ($DD_BIN).
  */
 #include "harness.h"
 #include "certs.h"
-#include "httpd.h"
-#include "kube.h"
+#include "client/httpd.h"
+#include "client/kube.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -22,11 +22,11 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
-#include "dra.h"
+#include "model/dra.h"
 #include "lint.h"
-#include "manifest.h"
-#include "rbac.h"
-#include "rules.h"
+#include "formats/manifest.h"
+#include "model/rbac.h"
+#include "rules/rules.h"
 
 #define CORPUS "../shared/corpus/real"
 #define EXPECTED "tests/data/corpus/expected-errors"

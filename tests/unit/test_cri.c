@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "cri.h"
+#include "model/cri.h"
 
 #define DATA "tests/data/containerd/"
 

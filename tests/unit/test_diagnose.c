@@ -7,8 +7,8 @@
 
 #include <stdarg.h>
 
-#include "diagnose.h"
-#include "rules.h"
+#include "rules/diagnose.h"
+#include "rules/rules.h"
 
 #define NS "dra-tutorial"
 #define CDI_ANN(on) "\"dra-doctor.io/cdi\":\"{\\\"version\\\":2,\\\"enableCDI\\\":" on "}\""

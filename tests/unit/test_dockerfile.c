@@ -32,8 +32,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "json.h"
-#include "manifest.h"
+#include "formats/json.h"
+#include "formats/manifest.h"
 
 #define IMAGE "ghcr.io/dra-doctor/dra-doctor"
 #define RELEASE_BIN "build/release/dra-doctor"
@@ -1012,7 +1012,7 @@ static void dockerignore_keeps_sources_not_builds(void **state)
         if (ignored(&pats, need.v[i]))
             fail_msg(".dockerignore excludes %s, which `make dra-doctor` needs", need.v[i]);
     /* The host's build output stays out: stale objects would be linked instead of built. */
-    if (!ignored(&pats, "build/release/lib/json.o") || !ignored(&pats, "dra-doctor"))
+    if (!ignored(&pats, "build/release/lib/formats/json.o") || !ignored(&pats, "dra-doctor"))
         fail_msg(".dockerignore must exclude build/ and the top-level dra-doctor binary");
     strs_free(&pats);
     strs_free(&w);

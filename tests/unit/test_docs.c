@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "finding.h"
-#include "rules.h"
+#include "rules/finding.h"
+#include "rules/rules.h"
 
 static void every_rule_documented(void **state)
 {

@@ -5,7 +5,7 @@
  */
 #include "snap.h"
 
-#include "json.h"
+#include "formats/json.h"
 
 static void quantities(void **state)
 {

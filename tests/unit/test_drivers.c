@@ -4,7 +4,7 @@
  */
 #include "harness.h"
 
-#include "drivers.h"
+#include "model/drivers.h"
 #include "snap.h"
 
 static void rows_complete(void **state)

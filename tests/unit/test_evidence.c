@@ -11,9 +11,9 @@
  */
 #include "harness.h"
 
-#include "diagnose.h"
-#include "json.h"
-#include "rules.h"
+#include "rules/diagnose.h"
+#include "formats/json.h"
+#include "rules/rules.h"
 #include "snapshot.h"
 
 #define DIR "tests/data/real-node/"
@@ -200,15 +200,34 @@ static void driver_not_registered(void **state)
           "no DaemonSet of driver gpu.example.com is installed (was it uninstalled?)", NULL);
 }
 
+/* Diagnoses pod `pod` of the live objects objs (borrowed) into *r. */
+static void diagnose_objects(const cJSON *objs, const char *pod, struct diag_result *r)
+{
+    struct dd_findings f = { 0 };
+    struct dra_model m;
+    const cJSON *it;
+    size_t i;
+
+    dra_model_init(&m, NULL, NULL);
+    m.live = 1;
+    cJSON_ArrayForEach(it, objs)
+        assert_int_equal(dra_model_add(&m, it, NULL, 0), DD_OK);
+    assert_int_equal(dra_model_finish(&m), DD_OK);
+    assert_int_equal(dd_rules_run(&m, NULL, &f), 0);
+    for (i = 0; i < m.npods && strcmp(m.pods[i].o.name, pod); i++)
+        ;
+    assert_true(i < m.npods);
+    diag_pod(&m, &f, &m.pods[i], r);
+    dd_findings_release(&f);
+    dra_model_release(&m);
+}
+
 /* The same Event once a later attempt got further (the pod's container is no longer
  * waiting in ContainerCreating): it is history, not a cause. */
 static void driver_not_registered_stale(void **state)
 {
     cJSON *doc = read_capture("not-registered"), *it;
-    struct dd_findings f = { 0 };
-    struct dra_model m;
     struct diag_result r;
-    size_t i;
 
     (void)state;
     cJSON_ArrayForEach(it, cJSON_GetObjectItem(doc, "objects"))
@@ -217,19 +236,8 @@ static void driver_not_registered_stale(void **state)
                 it, "status",
                 cJSON_Parse("{\"phase\":\"Pending\",\"containerStatuses\":[{\"name\":\"ctr0\","
                             "\"state\":{\"waiting\":{\"reason\":\"ErrImagePull\"}}}]}"));
-    dra_model_init(&m, NULL, NULL);
-    m.live = 1;
-    cJSON_ArrayForEach(it, cJSON_GetObjectItem(doc, "objects"))
-        assert_int_equal(dra_model_add(&m, it, NULL, 0), DD_OK);
-    assert_int_equal(dra_model_finish(&m), DD_OK);
-    assert_int_equal(dd_rules_run(&m, NULL, &f), 0);
-    for (i = 0; i < m.npods && strcmp(m.pods[i].o.name, "pod1"); i++)
-        ;
-    assert_true(i < m.npods);
-    diag_pod(&m, &f, &m.pods[i], &r);
+    diagnose_objects(cJSON_GetObjectItem(doc, "objects"), "pod1", &r);
     assert_true(r.healthy || strcmp(r.codes[0], "KubeletPluginNotRegistered"));
-    dd_findings_release(&f);
-    dra_model_release(&m);
     cJSON_Delete(doc);
 }
 
@@ -243,10 +251,7 @@ static void plugin_case(char how, const char *kubelet, char *msg, size_t size)
 {
     cJSON *doc = read_capture("not-registered"), *donor = read_capture("cdi-root"), *it;
     cJSON *objs = cJSON_GetObjectItem(doc, "objects");
-    struct dd_findings f = { 0 };
-    struct dra_model m;
     struct diag_result r;
-    size_t i;
 
     cJSON_ArrayForEach(it, cJSON_GetObjectItem(donor, "objects")) {
         const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(it, "kind"));
@@ -279,21 +284,10 @@ static void plugin_case(char how, const char *kubelet, char *msg, size_t size)
             cJSON_ReplaceItemInObject(cJSON_GetObjectItem(cJSON_GetObjectItem(it, "status"),
                                                           "nodeInfo"),
                                       "kubeletVersion", cJSON_CreateString(kubelet));
-    dra_model_init(&m, NULL, NULL);
-    m.live = 1;
-    cJSON_ArrayForEach(it, objs)
-        assert_int_equal(dra_model_add(&m, it, NULL, 0), DD_OK);
-    assert_int_equal(dra_model_finish(&m), DD_OK);
-    assert_int_equal(dd_rules_run(&m, NULL, &f), 0);
-    for (i = 0; i < m.npods && strcmp(m.pods[i].o.name, "pod1"); i++)
-        ;
-    assert_true(i < m.npods);
-    diag_pod(&m, &f, &m.pods[i], &r);
+    diagnose_objects(objs, "pod1", &r);
     assert_false(r.healthy);
     assert_string_equal(r.codes[0], "KubeletPluginNotRegistered");
     snprintf(msg, size, "%s", r.message);
-    dd_findings_release(&f);
-    dra_model_release(&m);
     cJSON_Delete(doc);
     cJSON_Delete(donor);
 }
@@ -361,10 +355,7 @@ static void scheduler_text(void **state)
                        "available: 1 Preemption is not helpful for scheduling.";
     cJSON *broken = read_capture("seed-broken"), *fixed = read_capture("cdi-root-fixed");
     cJSON *objs = cJSON_GetObjectItem(fixed, "objects"), *it;
-    struct dd_findings f = { 0 };
-    struct dra_model m;
     struct diag_result r;
-    size_t i;
 
     (void)state;
     cJSON_ArrayForEach(it, objs) {
@@ -379,21 +370,10 @@ static void scheduler_text(void **state)
         if (cJSON_IsString(cJSON_GetObjectItem(it, "reason")) &&
             !strcmp(cJSON_GetObjectItem(it, "reason")->valuestring, "FailedScheduling"))
             cJSON_AddItemToArray(objs, cJSON_Duplicate(it, 1));
-    dra_model_init(&m, NULL, NULL);
-    m.live = 1;
-    cJSON_ArrayForEach(it, objs)
-        assert_int_equal(dra_model_add(&m, it, NULL, 0), DD_OK);
-    assert_int_equal(dra_model_finish(&m), DD_OK);
-    assert_int_equal(dd_rules_run(&m, NULL, &f), 0);
-    for (i = 0; i < m.npods && strcmp(m.pods[i].o.name, "pod0"); i++)
-        ;
-    assert_true(i < m.npods);
-    diag_pod(&m, &f, &m.pods[i], &r);
+    diagnose_objects(objs, "pod0", &r);
     assert_false(r.healthy);
     assert_string_equal(r.codes[0], "ClaimNotAllocated");
     assert_contains(r.message, want);
-    dd_findings_release(&f);
-    dra_model_release(&m);
     cJSON_Delete(broken);
     cJSON_Delete(fixed);
 }

@@ -1,10 +1,10 @@
 /*
- * test_httpd.c - lib/httpd against a real client (libcurl) on loopback:
+ * test_httpd.c - lib/client/httpd against a real client (libcurl) on loopback:
  * routing, bodies and their cap, concurrency, draining on stop, TLS.
  */
 #include "harness.h"
 
-#include "httpd.h"
+#include "client/httpd.h"
 
 #include <curl/curl.h>
 #include <errno.h>

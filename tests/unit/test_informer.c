@@ -12,8 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "informer.h"
-#include "json.h"
+#include "client/informer.h"
+#include "formats/json.h"
 
 static int64_t now_ms(void)
 {

@@ -11,7 +11,7 @@
 #include <limits.h>
 #include <math.h>
 
-#include "json.h"
+#include "formats/json.h"
 #include "json_oracle.h"
 
 #define BIG ((size_t)64 << 20)

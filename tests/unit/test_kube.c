@@ -5,7 +5,7 @@
  * token rotation) against a small HTTP/1.1 server run in a thread here.
  */
 #include "harness.h"
-#include "kube.h"
+#include "client/kube.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -4,7 +4,7 @@
  */
 #include "harness.h"
 
-#include "kubever.h"
+#include "model/kubever.h"
 #include "snap.h"
 
 static void parse_releases(void **state)

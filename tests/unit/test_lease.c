@@ -1,12 +1,12 @@
 /*
- * test_lease.c - leader election against a mock API server (lib/httpd on
+ * test_lease.c - leader election against a mock API server (lib/client/httpd on
  * loopback) holding one Lease in memory with resourceVersion checks.
  */
 #include "harness.h"
 
-#include "httpd.h"
-#include "json.h"
-#include "lease.h"
+#include "client/httpd.h"
+#include "formats/json.h"
+#include "client/lease.h"
 
 #include <pthread.h>
 #include <time.h>

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "manifest.h"
+#include "formats/manifest.h"
 
 static const cJSON *path_get(const cJSON *node, const char *const *keys)
 {

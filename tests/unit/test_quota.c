@@ -1,7 +1,7 @@
 /* test_quota.c - claim usage counted as kube-apiserver's quota evaluator counts it. */
 #include "snap.h"
 
-#include "quota.h"
+#include "model/quota.h"
 
 #define CLAIM(reqs)                                                                            \
     "[{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":" \

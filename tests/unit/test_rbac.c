@@ -1,7 +1,7 @@
 /* test_rbac.c - RBAC evaluation: bindings -> roles -> rules, wildcards, scope. */
 #include "snap.h"
 
-#include "rbac.h"
+#include "model/rbac.h"
 
 #define SA_NS "drv"
 #define SA "driver-sa"

@@ -7,7 +7,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "json.h"
+#include "formats/json.h"
 #include "review.h"
 
 #define SLICE                                                                                  \

@@ -26,6 +26,20 @@ static void admin_access(void **state)
     assert_contains(f->message, "admin access to devices requires the "
                                 "`resource.kubernetes.io/admin-access: true` label");
     assert_contains(f->fix, "kubectl label namespace t resource.kubernetes.io/admin-access=true");
+    assert_contains(f->message, "the API server refuses the claim (\"spec.devices.requests[0]."
+                                "adminAccess: Forbidden");
+    snap_free(&s);
+    /* Live, a template admitted before the label went: its pods' claims are refused. */
+    snap_load(&s, objs("[%s,%s,%s,{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":"
+                       "\"ResourceClaimTemplate\",\"metadata\":{\"name\":\"tm\",\"namespace\":"
+                       "\"t\"},\"spec\":{\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\","
+                       "\"exactly\":{\"deviceClassName\":\"gpu\",\"adminAccess\":true}}]}}}}]",
+                       EXAMPLE_CLASS, SLICE2, NS("t", "")));
+    s.m.live = 1;
+    assert_int_equal(snap_run(&s, &defaults, "AdminAccessNamespaceLabelMissing"), 1);
+    f = snap_get(&s, "AdminAccessNamespaceLabelMissing");
+    assert_contains(f->message, "refuses each claim made from it");
+    assert_contains(f->message, "FailedResourceClaimCreation");
     snap_free(&s);
     /* The 1.33 key no longer counts, and the message says it changed. */
     f = only(&s, objs("[%s,%s,%s,%s]", EXAMPLE_CLASS, SLICE2,

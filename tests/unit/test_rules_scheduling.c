@@ -93,6 +93,8 @@ static void claim_on_other_node(void **state)
     assert_string_equal(f->obj.name, "b");
     assert_contains(f->message, "already allocated on node n1 (for 1 other pod(s))");
     assert_contains(f->message, "resourceclaim not available on the node");
+    /* Where the allocated claim's devices are is this rule's; not a second finding. */
+    assert_int_equal(snap_run(&s, &defaults, "PodConstraintsExcludeDeviceNodes"), 0);
     snap_free(&s);
     /* b may go to n1: fine. */
     snap_load(&s, objs("[%s,%s,%s,%s,%s,%s]", EXAMPLE_CLASS, SLICE2, ALLOCATED("n1"),

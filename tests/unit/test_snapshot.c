@@ -12,10 +12,10 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
-#include "cri.h"
-#include "diagnose.h"
-#include "json.h"
-#include "manifest.h"
+#include "model/cri.h"
+#include "rules/diagnose.h"
+#include "formats/json.h"
+#include "formats/manifest.h"
 #include "snapshot.h"
 
 #define LINT_DATA "tests/data/lint"

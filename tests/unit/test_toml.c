@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "toml.h"
+#include "formats/toml.h"
 
 #define DATA "tests/data/containerd/"
 

@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "workqueue.h"
+#include "client/workqueue.h"
 
 /* ---- a virtual clock -------------------------------------------------- */
 

@@ -12,7 +12,7 @@
 #include <ftw.h>
 #include <math.h>
 
-#include "yaml.h"
+#include "formats/yaml.h"
 
 struct rec {
     int is_doc;  /* 0 error, 1 document, 2 skimmed document */

@@ -1,0 +1,90 @@
+/*
+ * json.h - small read-only accessors over cJSON trees (the project's one
+ * in-memory form of a Kubernetes object, whether it came from a file or the
+ * API server), and parsers into them.  All pointers the accessors return are
+ * borrowed from the tree.
+ */
+#ifndef DD_JSON_H
+#define DD_JSON_H
+
+#include <stdint.h>
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+#include "err.h"
+
+/* Follows object keys (a NULL-terminated list) from o; NULL when any step is missing. */
+const cJSON *dd_json_path(const cJSON *o, ...) __attribute__((sentinel));
+
+/* The string at the path, or NULL when missing or not a string. */
+const char *dd_json_str(const cJSON *o, ...) __attribute__((sentinel));
+
+/* The array at the path, or NULL when missing or not an array. */
+const cJSON *dd_json_arr(const cJSON *o, ...) __attribute__((sentinel));
+
+/*
+ * The integer at the path: a JSON number, or a string holding a decimal
+ * integer (Kubernetes env values and quantities are strings).  Returns 1 and
+ * sets *out, or 0 when missing or not an integer.
+ */
+int dd_json_int(const cJSON *o, int64_t *out, ...) __attribute__((sentinel));
+
+/* 1 when the bool at the path is true. */
+int dd_json_true(const cJSON *o, ...) __attribute__((sentinel));
+
+/*
+ * Parses a Kubernetes quantity that denotes a whole number ("2", "1k", "3Ki",
+ * "1e3").  Returns 1 and sets *out, or 0 when s is not a whole quantity that
+ * fits in int64 (e.g. "500m", "abc").
+ */
+int dd_quantity_int(const char *s, int64_t *out);
+
+/*
+ * Arena-allocated trees: the webhook parses every request into a per-thread arena so
+ * that building and dropping a tree costs no malloc/free.  The arena owns every node
+ * and string of the trees it returned and of the nodes added to them; they live until
+ * dd_json_arena_reset or dd_json_arena_free.  Never cJSON_Delete them, nor a tree they
+ * are part of (cJSON_Duplicate copies one out to the heap; the copy is the caller's).
+ * Heap nodes added with cJSON's own functions stay the caller's to free.
+ * One arena per thread: it is not thread-safe.
+ */
+struct dd_json_arena;
+
+/*
+ * A new empty arena (free it with dd_json_arena_free), or NULL on ENOMEM.  max_bytes
+ * caps what it may hold between two resets (nodes and strings of a parse and what is
+ * added to it), so a 4 MiB body of "[0,0,0,..." cannot take 30 times its size.
+ */
+struct dd_json_arena *dd_json_arena_new(size_t max_bytes);
+
+/* Forgets every tree; keeps the first chunk for the next parse and frees the others,
+ * so a huge body's memory is returned. */
+void dd_json_arena_reset(struct dd_json_arena *a);
+
+/* Frees a and everything in it; a may be NULL. */
+void dd_json_arena_free(struct dd_json_arena *a);
+
+/*
+ * Parses one JSON value (RFC 8259, strictly) from untrusted buf[0..len) (need not be
+ * NUL-terminated; borrowed for the call only) into a.  Members of objects whose key
+ * equals skip_key (NULL: none; borrowed for the call) are checked but left out of the
+ * tree, at any depth.  Returns the root, which a owns, or NULL with err set (and a as
+ * it was before the call): DD_ETOOBIG when arrays/objects nest deeper than max_depth or
+ * the tree would exceed the arena's max_bytes; DD_EPARSE with "malformed JSON at line
+ * L, column C" (also in err->line, err->col: the first byte that cannot continue a
+ * valid JSON text, or the end of the input) for malformed JSON, or with ": unexpected
+ * data after the value" appended for anything but whitespace after the value;
+ * DD_ENOMEM.  What both accept reads exactly as cJSON_ParseWithLength's tree would (a
+ * string holding \u0000 ends there in both); cJSON is laxer (see lib/formats/json.c).
+ */
+cJSON *dd_json_arena_parse(struct dd_json_arena *a, const char *buf, size_t len, int max_depth,
+                           const char *skip_key, struct dd_err *err);
+
+/* Appends key: value (a string node) / key: {} (an empty object) to object obj; key and
+ * value are copied into a.  The new node, which a owns, or NULL when obj is not an
+ * object, on ENOMEM or past max_bytes. */
+cJSON *dd_json_arena_add_string(struct dd_json_arena *a, cJSON *obj, const char *key,
+                                const char *value);
+cJSON *dd_json_arena_add_object(struct dd_json_arena *a, cJSON *obj, const char *key);
+
+#endif

@@ -1,0 +1,80 @@
+/*
+ * diagnose.h - one pod's diagnosis: the findings of the rule engine that lie
+ * on the pod's path, ordered as the pod meets them, and what to write on it.
+ *
+ * The path: claim exists -> class exists -> driver publishes slices ->
+ * selector matches a driver and devices -> enough free devices -> allocated
+ * -> CDI injects.  The primary ("root cause") is the first blocker on that
+ * path; the findings list has every code that applies, primary first.
+ *
+ * Pure: a function of the snapshot (objects + live evidence) and the
+ * findings dd_rules_run produced for it.  The controller writes the result
+ * as annotations and Events; `dra-doctor diagnose` prints it.
+ */
+#ifndef DD_DIAGNOSE_H
+#define DD_DIAGNOSE_H
+
+#include <stddef.h>
+#include <cjson/cJSON.h>
+
+#include "model/dra.h"
+#include "rules/finding.h"
+
+#define DIAG_ANN_ROOT_CAUSE "dra-doctor.io/root-cause"
+#define DIAG_ANN_FINDINGS "dra-doctor.io/findings"
+#define DIAG_ANN_MESSAGE "dra-doctor.io/message"
+/* Marks a stand-in claim (see diag_assume_rejected_claims). */
+#define DIAG_ANN_ASSUMED "dra-doctor.io/assumed"
+
+#define DIAG_MAX_CODES 16
+
+struct diag_result {
+    int healthy;                     /* nothing on the pod's path: no annotations */
+    const char *codes[DIAG_MAX_CODES]; /* static rule codes, primary first */
+    size_t ncodes;
+    char list[512];                  /* codes comma-separated: the findings annotation */
+    char message[1024];              /* evidence and fix of the primary, 1-2 sentences */
+};
+
+/*
+ * Diagnoses pod (a Pod of m with resource claims).  findings: what
+ * dd_rules_run produced for m (borrowed).  out is overwritten.
+ */
+void diag_pod(const struct dra_model *m, const struct dd_findings *findings,
+              const struct dra_podspec *pod, struct diag_result *out);
+
+/*
+ * The findings of a snapshot filed by what they are about (object, class, driver, node),
+ * for diagnosing many pods: diag_pod_indexed then looks only at the findings that may lie
+ * on the pod's path, with the same result as diag_pod.  findings must not change while
+ * the index is used.  NULL on ENOMEM.
+ */
+struct diag_index;
+struct diag_index *diag_index_new(const struct dd_findings *findings);
+void diag_index_free(struct diag_index *ix);
+
+/* diag_pod with an index of findings (ix may be NULL: then it is diag_pod). */
+void diag_pod_indexed(const struct dra_model *m, const struct dd_findings *findings,
+                      const struct diag_index *ix, const struct dra_podspec *pod,
+                      struct diag_result *out);
+
+/*
+ * 1 when diag_pod may read an Event with this reason (reason may be NULL): Events
+ * with other reasons change no diagnosis, so a cache may keep only their keys.
+ */
+int diag_event_reason_used(const char *reason);
+
+/*
+ * A pod may name a ResourceClaim that does not exist because the quota
+ * rejected it (the seed's `second-gpu`).  Its spec is lost, but the quota
+ * says which class it wanted.  For every such pod claim whose namespace has a
+ * ResourceQuota at its limit for a class, this returns a stand-in claim for
+ * one device of that class, annotated dra-doctor.io/assumed, so the rules can
+ * count it (QuotaExceeded names it, InsufficientDevices counts it).  Returns
+ * a new array of objects to dra_model_add (the caller keeps it alive as long
+ * as the model, then cJSON_Delete), or NULL when there is none (or on ENOMEM).
+ * Only for live snapshots: call after dra_model_finish, before dd_rules_run.
+ */
+cJSON *diag_assume_rejected_claims(const struct dra_model *m);
+
+#endif

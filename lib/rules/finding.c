@@ -1,0 +1,147 @@
+#include "rules/finding.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *dd_severity_name(enum dd_severity s)
+{
+    switch (s) {
+    case DD_SEV_ERROR: return "error";
+    case DD_SEV_WARNING: return "warning";
+    case DD_SEV_INFO: return "info";
+    }
+    return "info";
+}
+
+int dd_severity_parse(const char *s)
+{
+    if (!strcmp(s, "error"))
+        return DD_SEV_ERROR;
+    if (!strcmp(s, "warning"))
+        return DD_SEV_WARNING;
+    if (!strcmp(s, "info"))
+        return DD_SEV_INFO;
+    return -1;
+}
+
+static char *dup_or_empty(const char *s)
+{
+    return strdup(s ? s : "");
+}
+
+static void finding_release(struct dd_finding *f)
+{
+    free(f->obj.api_version);
+    free(f->obj.kind);
+    free(f->obj.namespace_);
+    free(f->obj.name);
+    free(f->file);
+    free(f->message);
+    free(f->fix);
+    free(f->scope_class);
+    free(f->scope_driver);
+    free(f->scope_node);
+    memset(f, 0, sizeof(*f));
+}
+
+struct dd_finding *dd_findings_add(struct dd_findings *list, const char *code,
+                                   enum dd_severity sev, const char *api_version,
+                                   const char *kind, const char *ns, const char *name,
+                                   const char *file, int line, const char *message,
+                                   const char *fix)
+{
+    struct dd_finding *f;
+
+    if (list->n == list->cap) {
+        size_t cap = list->cap ? list->cap * 2 : 16;
+        struct dd_finding *v = realloc(list->v, cap * sizeof(*v));
+        if (!v) {
+            list->oom = 1;
+            return NULL;
+        }
+        list->v = v;
+        list->cap = cap;
+    }
+    f = &list->v[list->n];
+    memset(f, 0, sizeof(*f));
+    f->code = code;
+    f->severity = sev;
+    f->line = line;
+    f->obj.api_version = dup_or_empty(api_version);
+    f->obj.kind = dup_or_empty(kind);
+    f->obj.namespace_ = dup_or_empty(ns);
+    f->obj.name = dup_or_empty(name);
+    f->file = file ? strdup(file) : NULL;
+    f->message = dup_or_empty(message);
+    f->fix = dup_or_empty(fix);
+    if (!f->obj.api_version || !f->obj.kind || !f->obj.namespace_ || !f->obj.name ||
+        (file && !f->file) || !f->message || !f->fix) {
+        finding_release(f);
+        list->oom = 1;
+        return NULL;
+    }
+    list->n++;
+    return f;
+}
+
+static int set_dup(char **dst, const char *src)
+{
+    free(*dst);
+    *dst = NULL;
+    return src && !(*dst = strdup(src)) ? -1 : 0;
+}
+
+int dd_finding_scope(struct dd_finding *f, const char *cls, const char *driver, const char *node)
+{
+    return set_dup(&f->scope_class, cls) | set_dup(&f->scope_driver, driver) |
+           set_dup(&f->scope_node, node);
+}
+
+static int cmp_str(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "");
+}
+
+static int cmp_finding(const void *pa, const void *pb)
+{
+    const struct dd_finding *a = pa, *b = pb;
+    int c;
+
+    if ((c = cmp_str(a->file, b->file)))
+        return c;
+    if (a->line != b->line)
+        return a->line < b->line ? -1 : 1;
+    if ((c = strcmp(a->code, b->code)))
+        return c;
+    if ((c = strcmp(a->obj.kind, b->obj.kind)))
+        return c;
+    if ((c = strcmp(a->obj.namespace_, b->obj.namespace_)))
+        return c;
+    return strcmp(a->obj.name, b->obj.name);
+}
+
+void dd_findings_sort(struct dd_findings *list)
+{
+    if (list->n > 1)
+        qsort(list->v, list->n, sizeof(list->v[0]), cmp_finding);
+}
+
+size_t dd_findings_count(const struct dd_findings *list, enum dd_severity sev)
+{
+    size_t i, n = 0;
+
+    for (i = 0; i < list->n; i++)
+        if (list->v[i].severity >= sev)
+            n++;
+    return n;
+}
+
+void dd_findings_release(struct dd_findings *list)
+{
+    size_t i;
+
+    for (i = 0; i < list->n; i++)
+        finding_release(&list->v[i]);
+    free(list->v);
+    memset(list, 0, sizeof(*list));
+}

@@ -1,0 +1,844 @@
+/*
+ * inventory.c - the devices the slices publish, and the pools they come in, against what
+ * claims ask of them.
+ *
+ *   InsufficientDevices              claims need more devices of a class than the inventory has
+ *   PoolIncomplete                   fewer slices of the newest generation than
+ *                                    resourceSliceCount says, or slices disagreeing on it
+ *   PoolInvalid                      the same device name twice in a pool (one pool name
+ *                                    published from several nodes)
+ *   SliceNodeSelectionMatchesNoNode  a slice's nodeName or nodeSelector matches no node
+ *   DeviceTaintNotTolerated          every device the request could get has a taint it does
+ *                                    not tolerate (1.36, DRADeviceTaints)
+ *   PrioritizedListExhausted         no firstAvailable alternative can be satisfied, and why
+ *   AllocationModeAllUnsatisfiable   allocationMode All with no device, or more than 32 on a node
+ */
+#include "rules_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/json.h"
+#include "model/drivers.h"
+#include "model/kubever.h"
+#include "model/nodefit.h"
+
+/* The most devices allocationMode All may get (resource.AllocationResultsMaxSize). */
+#define ALL_MAX 32
+
+static int selectors_accept(const struct dra_selector *sel, size_t n, const struct cel_device *dev)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        if (!sel[i].prog || cel_eval_device(sel[i].prog, dev, NULL, NULL) != CEL_TRUE)
+            return 0;
+    return 1;
+}
+
+int rule__class_admits(const struct dra_class *cls, const struct cel_device *dev)
+{
+    return selectors_accept(cls->sel, cls->nsel, dev);
+}
+
+int rule__request_admits(const struct dra_class *cls, const struct dra_request *r,
+                         const struct cel_device *dev)
+{
+    return rule__class_admits(cls, dev) && selectors_accept(r->sel, r->nsel, dev);
+}
+
+/* ---- InsufficientDevices ------------------------------------------------- */
+
+/* A device, or a driver profile's identical simulated devices counted `mult` times. */
+struct inv_entry {
+    struct cel_device dev;
+    int64_t mult;
+    const struct dra_driver *from; /* the DaemonSet that defines the count, or NULL for slices */
+};
+
+struct inventory {
+    struct inv_entry *v;
+    size_t n;
+    struct rule_names unknown; /* drivers installed whose device count cannot be known */
+};
+
+static int driver_has_slices(const struct dra_model *m, const char *driver)
+{
+    size_t i;
+
+    for (i = 0; i < m->nslices; i++)
+        if (STRIEQ(m->slices[i].driver, driver))
+            return 1;
+    return 0;
+}
+
+static int build_inventory(const struct rule_ctx *ctx, struct inventory *inv)
+{
+    const struct dra_model *m = ctx->m;
+    size_t i, j, cap = m->ndrivers;
+    long nodes = dra_node_count(m, ctx->opt->nodes);
+
+    memset(inv, 0, sizeof(*inv));
+    for (i = 0; i < m->nslices; i++)
+        cap += m->slices[i].ndev;
+    if (!(inv->v = calloc(cap + 1, sizeof(*inv->v))))
+        return -1;
+    for (i = 0; i < m->nslices; i++)
+        for (j = 0; j < m->slices[i].ndev; j++) {
+            inv->v[inv->n].dev = m->slices[i].dev[j].dev;
+            inv->v[inv->n++].mult = 1;
+        }
+    for (i = 0; i < m->ndrivers; i++) {
+        const struct dra_driver *d = &m->drivers[i];
+        struct inv_entry *e;
+        if (driver_has_slices(m, d->name))
+            continue;
+        if (d->num_devices < 0 || !d->profile) {
+            names_add(&inv->unknown, d->name);
+            continue;
+        }
+        e = &inv->v[inv->n++];
+        e->dev.driver = d->name;
+        e->dev.attrs = d->profile->device_attrs;
+        e->dev.nattrs = d->profile->ndevice_attrs;
+        e->dev.caps = d->profile->device_caps;
+        e->dev.ncaps = d->profile->ndevice_caps;
+        e->mult = d->num_devices * nodes;
+        e->from = d;
+    }
+    return 0;
+}
+
+/*
+ * Devices of the inventory matching every selector of cls.  A selector whose
+ * driver name is a typo is evaluated as if it named the driver it was meant
+ * to (SelectorMatchesNoDriver reports the typo itself).  Counting stops at
+ * need: only a shortfall is reported, with its exact figure.  Returns -1 when
+ * the answer cannot be known.
+ */
+static int64_t class_supply(const struct rule_ctx *ctx, const struct dra_class *cls,
+                            const struct inventory *inv, int64_t need,
+                            const struct dra_driver **from)
+{
+    struct rule_names drivers = { { 0 }, 0 };
+    struct driver_verdict v[32];
+    int64_t supply = 0;
+    size_t i, j, nsel = cls->nsel < 32 ? cls->nsel : 32;
+    int any = 1;
+
+    for (j = 0; j < nsel; j++) {
+        const struct cel_driver_ref *refs;
+        size_t n, k;
+        if (!cls->sel[j].prog)
+            return -1;
+        rule__judge_selector(ctx, &cls->sel[j], ctx->known, &v[j]);
+        if (cel_program_drivers(cls->sel[j].prog, &refs, &n) != CEL_DRIVERS_SET)
+            continue;
+        any = 0;
+        for (k = 0; k < n; k++)
+            names_add(&drivers, v[j].unknown && v[j].suggestion && STRIEQ(refs[k].name, v[j].bad)
+                                    ? v[j].suggestion : refs[k].name);
+    }
+    for (i = 0; i < inv->unknown.n; i++)
+        if (any || names_has(&drivers, inv->unknown.v[i]))
+            return -1;
+    *from = NULL;
+    for (i = 0; i < inv->n && supply < need; i++) {
+        int ok = 1;
+        if (!any && !names_has(&drivers, inv->v[i].dev.driver))
+            continue;
+        for (j = 0; j < nsel && ok; j++) {
+            struct cel_device d = inv->v[i].dev;
+            if (v[j].unknown && v[j].suggestion && STRIEQ(d.driver, v[j].suggestion))
+                d.driver = v[j].bad;
+            enum cel_verdict r = cel_eval_device(cls->sel[j].prog, &d, NULL, NULL);
+            /* A runtime error aborts the allocation (SelectorRuntimeError,
+             * SelectorUnknownAttribute): what the class would offer once it is fixed
+             * cannot be known. */
+            if (r == CEL_ERROR)
+                return -1;
+            ok = r == CEL_TRUE;
+        }
+        if (ok) {
+            supply += inv->v[i].mult;
+            if (inv->v[i].from)
+                *from = inv->v[i].from;
+        }
+    }
+    /* No device of the class's drivers is known at all: nothing to compare with. */
+    for (i = 0; i < drivers.n; i++) {
+        int seen = 0;
+        for (j = 0; j < inv->n && !seen; j++)
+            seen = STRIEQ(inv->v[j].dev.driver, drivers.v[i]);
+        if (!seen)
+            return -1;
+    }
+    if (any && !inv->n)
+        return -1;
+    return supply;
+}
+
+struct demand {
+    int64_t n;
+    char who[512]; /* the first consumers, for the message */
+    size_t wlen;
+};
+
+static void demand_add(struct demand *dem, const struct dra_model *m,
+                       const struct dra_claim_spec *spec, int64_t mult, const struct dra_obj *who)
+{
+    size_t i;
+
+    for (i = 0; i < spec->nreq; i++) {
+        const struct dra_request *r = &spec->req[i];
+        const struct dra_class *c;
+        struct demand *d;
+        if (r->nsub || r->all || !r->class_name || !(c = dra_find_class(m, r->class_name)))
+            continue;
+        d = &dem[c - m->classes];
+        d->n += r->count * mult;
+        cat(d->who, sizeof(d->who), &d->wlen, "%s%s", d->wlen ? ", " : "", who->name);
+    }
+}
+
+/* Demand per class (dem[0..m->nclasses)): claims some pod uses (a shared claim is allocated
+ * once) or already allocated, and one claim per pod for templates.  0, or -1 on ENOMEM. */
+static int class_demand(const struct rule_ctx *ctx, struct demand *dem)
+{
+    const struct dra_model *m = ctx->m;
+    char *used = calloc(m->nclaims + 1, 1);
+    size_t i, j;
+
+    if (!used)
+        return -1;
+    for (i = 0; i < m->npods; i++) {
+        const struct dra_podspec *p = &m->pods[i];
+        int64_t pods = p->replicas < 0 ? dra_node_count(m, ctx->opt->nodes) : p->replicas;
+        for (j = 0; j < p->nclaims; j++) {
+            const struct dra_claim *c = dra_pod_claim_resolve(m, p, &p->claims[j]);
+            if (c)
+                used[c - m->claims] = 1;
+            else if (p->claims[j].tmpl && (c = dra_find_claim(m, p->o.ns, p->claims[j].tmpl, 1)))
+                demand_add(dem, m, &c->spec, pods, &p->o);
+        }
+    }
+    for (i = 0; i < m->nclaims; i++)
+        if (!m->claims[i].is_template && (used[i] || m->claims[i].allocated))
+            demand_add(dem, m, &m->claims[i].spec, 1, &m->claims[i].o);
+    free(used);
+    return 0;
+}
+
+void rule__check_devices(struct rule_ctx *ctx)
+{
+    const struct dra_model *m = ctx->m;
+    struct inventory inv;
+    struct demand *dem;
+    size_t i;
+
+    if (!m->nclasses)
+        return;
+    dem = calloc(m->nclasses, sizeof(*dem));
+    if (!dem || class_demand(ctx, dem) || build_inventory(ctx, &inv)) {
+        ctx->out->oom = 1;
+        free(dem);
+        return;
+    }
+    for (i = 0; i < m->nclasses; i++) {
+        const struct dra_class *cls = &m->classes[i];
+        const struct dra_driver *from = NULL;
+        char msg[MSG_MAX], fix[MSG_MAX], dsn[300];
+        size_t len = 0;
+        int64_t supply;
+
+        if (!dem[i].n || (supply = class_supply(ctx, cls, &inv, dem[i].n, &from)) < 0 || supply >= dem[i].n)
+            continue;
+        cat(msg, sizeof(msg), &len,
+            "Claims need %lld device(s) of DeviceClass %s (%s), but the known inventory offers "
+            "%lld",
+            (long long)dem[i].n, cls->o.name, dem[i].who, (long long)supply);
+        if (from) {
+            const char *env = from->profile->num_devices_env;
+            objname(&from->ds->o, dsn, sizeof(dsn));
+            cat(msg, sizeof(msg), &len, ": DaemonSet %s %s %s=%lld per node on %ld node(s)", dsn,
+                from->num_devices_line ? "sets" : "defaults to", env,
+                (long long)from->num_devices, dra_node_count(m, ctx->opt->nodes));
+            snprintf(fix, sizeof(fix),
+                     "Raise %s in DaemonSet %s to at least %lld (or add nodes), or need fewer "
+                     "devices.",
+                     env, dsn,
+                     (long long)((dem[i].n + dra_node_count(m, ctx->opt->nodes) - 1) /
+                                 dra_node_count(m, ctx->opt->nodes)));
+        } else {
+            snprintf(fix, sizeof(fix),
+                     "Add devices or nodes for the class's driver, or reduce the claims' counts "
+                     "to %lld in total (`dra-doctor explain claim NAME` shows which selector "
+                     "turns each device away).", (long long)supply);
+        }
+        cat(msg, sizeof(msg), &len,
+            "; the pods left over stay Pending with \"cannot allocate all claims\".");
+        scope(ctx, emit(ctx, ctx->rule->severity, &cls->o, 0, msg, fix), cls->o.name,
+              from ? from->name : NULL, NULL);
+    }
+    free(inv.v);
+    free(dem);
+}
+
+int dd_rules_class_capacity(const struct dra_model *m, const struct rule_options *opt,
+                            int64_t *supply, int64_t *demand)
+{
+    static const struct rule_options defaults = RULE_OPTIONS_INIT;
+    struct dd_findings none = DD_FINDINGS_INIT;
+    struct rule_names known;
+    struct rule_ctx ctx = { m, opt ? opt : &defaults, &none, NULL, &known };
+    struct inventory inv;
+    struct demand *dem = calloc(m->nclasses + 1, sizeof(*dem));
+    size_t i;
+
+    memset(&inv, 0, sizeof(inv));
+    rule__known_drivers(&ctx, &known);
+    if (!dem || class_demand(&ctx, dem) || (supply && build_inventory(&ctx, &inv))) {
+        free(dem);
+        return -1;
+    }
+    for (i = 0; i < m->nclasses; i++) {
+        const struct dra_driver *from;
+        if (supply)
+            supply[i] = class_supply(&ctx, &m->classes[i], &inv, INT64_MAX, &from);
+        demand[i] = dem[i].n;
+    }
+    free(inv.v);
+    free(dem);
+    return 0;
+}
+
+/* One pool: its slices (indices into m->slices) at the newest generation. */
+struct pool {
+    const char *driver, *name;
+    int64_t generation;
+    size_t *slice;
+    size_t n, cap;
+};
+
+struct pools {
+    struct pool *v;
+    size_t n;
+};
+
+static void pools_free(struct pools *ps)
+{
+    size_t i;
+
+    for (i = 0; i < ps->n; i++)
+        free(ps->v[i].slice);
+    free(ps->v);
+}
+
+/* Groups the slices by (driver, pool), keeping the newest generation as GatherPools does.
+ * 0, or -1 on ENOMEM. */
+static int gather(const struct dra_model *m, struct pools *ps)
+{
+    size_t i, j;
+
+    ps->n = 0;
+    if (!(ps->v = calloc(m->nslices + 1, sizeof(*ps->v))))
+        return -1;
+    for (i = 0; i < m->nslices; i++) {
+        const struct dra_slice *s = &m->slices[i];
+        struct pool *p = NULL;
+        for (j = 0; j < ps->n && !p; j++)
+            if (STRIEQ(ps->v[j].driver, s->driver) && STRIEQ(ps->v[j].name, s->pool))
+                p = &ps->v[j];
+        if (!p) {
+            p = &ps->v[ps->n++];
+            p->driver = s->driver;
+            p->name = s->pool;
+            p->generation = s->generation;
+        }
+        if (s->generation < p->generation)
+            continue; /* out-dated: dropped silently */
+        if (s->generation > p->generation) {
+            p->generation = s->generation;
+            p->n = 0;
+        }
+        if (p->n == p->cap) {
+            size_t cap = p->cap ? p->cap * 2 : 4, *nv = realloc(p->slice, cap * sizeof(*nv));
+            if (!nv)
+                return -1;
+            p->slice = nv;
+            p->cap = cap;
+        }
+        p->slice[p->n++] = i;
+    }
+    return 0;
+}
+
+void rule__check_pool_complete(struct rule_ctx *ctx)
+{
+    const struct dra_model *m = ctx->m;
+    char msg[MSG_MAX], fix[MSG_MAX];
+    struct pools ps;
+    size_t i, j;
+
+    if (gather(m, &ps)) {
+        ctx->out->oom = 1;
+        pools_free(&ps);
+        return;
+    }
+    for (i = 0; i < ps.n; i++) {
+        const struct pool *p = &ps.v[i];
+        const struct dra_slice *first = &m->slices[p->slice[0]];
+        int64_t want = first->slice_count;
+        int disagree = 0;
+        for (j = 1; j < p->n; j++)
+            disagree |= m->slices[p->slice[j]].slice_count != want;
+        if (!disagree && (int64_t)p->n >= want)
+            continue;
+        if (disagree)
+            snprintf(msg, sizeof(msg),
+                     "Pool %s of driver %s: the slices of generation %lld disagree on "
+                     "resourceSliceCount (ResourceSlice %s says %lld, others differ), so whether "
+                     "the scheduler sees the pool complete depends on the order it reads them; "
+                     "an incomplete pool's devices are skipped (\"cannot allocate all claims\").",
+                     p->name, p->driver, (long long)p->generation, first->o.name,
+                     (long long)want);
+        else
+            snprintf(msg, sizeof(msg),
+                     "Pool %s of driver %s declares resourceSliceCount %lld, but only %zu "
+                     "ResourceSlice(s) of generation %lld exist (%s...): the scheduler skips the "
+                     "devices of an incomplete pool (\"cannot allocate all claims\"), and a request "
+                     "for all devices fails (\"asks for all devices, but resource pool %s is "
+                     "currently being updated\").",
+                     p->name, p->driver, (long long)want, p->n, (long long)p->generation,
+                     first->o.name, p->name);
+        snprintf(fix, sizeof(fix), "Let driver %s publish every slice of the pool with one count "
+                 "(its plugin's logs say why one is missing: RBAC, a crash mid-update), or set "
+                 "resourceSliceCount to the slices it publishes.", p->driver);
+        scope(ctx, emit(ctx, ctx->rule->severity, &first->o, 0, msg, fix), NULL, p->driver,
+              *first->node ? first->node : NULL);
+    }
+    pools_free(&ps);
+}
+
+void rule__check_pool_valid(struct rule_ctx *ctx)
+{
+    const struct dra_model *m = ctx->m;
+    char msg[MSG_MAX], fix[MSG_MAX];
+    struct pools ps;
+    size_t i, j, k, a, b, len;
+
+    if (gather(m, &ps)) {
+        ctx->out->oom = 1;
+        pools_free(&ps);
+        return;
+    }
+    for (i = 0; i < ps.n; i++) {
+        const struct pool *p = &ps.v[i];
+        const struct dra_slice *s1 = NULL, *s2 = NULL;
+        const char *dup = NULL;
+        /* Pools are small (a node's devices): pairs are cheap. */
+        for (j = 0; j < p->n && !dup; j++)
+            for (k = j; k < p->n && !dup; k++) {
+                const struct dra_slice *x = &m->slices[p->slice[j]], *y = &m->slices[p->slice[k]];
+                for (a = 0; a < x->ndev && !dup; a++)
+                    for (b = j == k ? a + 1 : 0; b < y->ndev && !dup; b++)
+                        if (STRIEQ(x->dev[a].name, y->dev[b].name)) {
+                            dup = x->dev[a].name;
+                            s1 = x;
+                            s2 = y;
+                        }
+            }
+        if (!dup)
+            continue;
+        if (s1 != s2 && *s1->node && *s2->node && !STRIEQ(s1->node, s2->node))
+            snprintf(msg, sizeof(msg),
+                     "Pool %s of driver %s holds device %s twice: ResourceSlices %s (node %s) and "
+                     "%s (node %s) publish the same pool name from different nodes, so the "
+                     "scheduler sees one invalid pool. ",
+                     p->name, p->driver, dup, s1->o.name, s1->node, s2->o.name, s2->node);
+        else
+            snprintf(msg, sizeof(msg),
+                     "Pool %s of driver %s holds device %s twice (ResourceSlice %s%s%s), so the "
+                     "scheduler treats the pool as invalid. ",
+                     p->name, p->driver, dup, s1->o.name, s1 != s2 ? " and " : "",
+                     s1 != s2 ? s2->o.name : "");
+        len = strlen(msg);
+        if (rule__kube_minor(ctx) <= 34)
+            cat(msg, sizeof(msg), &len,
+                "Kubernetes 1.34 fails the allocation of every claim on a node that sees it, "
+                "whatever the claim's driver (\"pool %s is invalid: duplicate device name %s\").",
+                p->name, dup);
+        else
+            cat(msg, sizeof(msg), &len,
+                "Its devices are skipped; a claim that cannot be allocated without them fails "
+                "with \"invalid resource pools were encountered\".");
+        snprintf(fix, sizeof(fix), "Make driver %s name its pools uniquely (node-local pools "
+                 "after their node) and its devices uniquely within a pool.", p->driver);
+        scope(ctx, emit(ctx, ctx->rule->severity, &s1->o, 0, msg, fix), NULL, p->driver,
+              *s1->node ? s1->node : NULL);
+    }
+    pools_free(&ps);
+}
+
+/* The Node called name, or NULL. */
+static const struct dra_obj *node_named(const struct dra_model *m, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < m->nodes.n; i++)
+        if (STRIEQ(m->nodes.v[i].name, name))
+            return &m->nodes.v[i];
+    return NULL;
+}
+
+static void node_names(const struct dra_model *m, char *buf, size_t size)
+{
+    size_t i, len = 0;
+
+    buf[0] = '\0';
+    for (i = 0; i < m->nodes.n && i < 8; i++)
+        cat(buf, size, &len, "%s%s", i ? ", " : "", m->nodes.v[i].name);
+    if (m->nodes.n > 8)
+        cat(buf, size, &len, ", ...");
+}
+
+void rule__check_slice_nodes(struct rule_ctx *ctx)
+{
+    const struct dra_model *m = ctx->m;
+    char msg[MSG_MAX], fix[MSG_MAX], names[512];
+    enum dd_severity sev = m->live || ctx->opt->complete ? ctx->rule->severity : DD_SEV_WARNING;
+    size_t i, j;
+
+    /* Without the cluster's nodes there is nothing to match. */
+    if (!m->nodes.n)
+        return;
+    node_names(m, names, sizeof(names));
+    for (i = 0; i < m->nslices; i++) {
+        const struct dra_slice *s = &m->slices[i];
+        size_t match = 0;
+        if (*s->node) {
+            if (node_named(m, s->node))
+                continue;
+            snprintf(msg, sizeof(msg),
+                     "ResourceSlice %s (driver %s) is published for node %s, but no Node has that "
+                     "name (nodes: %s): its %zu device(s) are on no node the scheduler considers "
+                     "(\"cannot allocate all claims\" everywhere).%s",
+                     s->o.name, s->driver, s->node, names, s->ndev,
+                     m->live ? "" : " (If the input does not hold every Node, ignore this; "
+                     "--complete makes it an error.)");
+            snprintf(fix, sizeof(fix), "Make the driver publish its node's own name (the Node's "
+                     "metadata.name, often the hostname and not the FQDN: its NODE_NAME env comes "
+                     "from spec.nodeName).");
+            scope(ctx, emit(ctx, sev, &s->o, 0, msg, fix), NULL, s->driver, NULL);
+            continue;
+        }
+        if (!s->node_selector)
+            continue;
+        for (j = 0; j < m->nodes.n; j++)
+            match += fit_node_selector_matches(s->node_selector, m->nodes.v[j].json);
+        if (match)
+            continue;
+        snprintf(msg, sizeof(msg),
+                 "ResourceSlice %s (driver %s) selects its nodes with a nodeSelector that matches "
+                 "none of the %zu node(s) (%s): its %zu device(s) are available nowhere "
+                 "(\"cannot allocate all claims\").%s",
+                 s->o.name, s->driver, m->nodes.n, names, s->ndev,
+                 m->live ? "" : " (If the input does not hold every Node, ignore this; "
+                 "--complete makes it an error.)");
+        snprintf(fix, sizeof(fix), "Label the nodes that reach these devices as the slice's "
+                 "nodeSelector requires, or correct the driver's node selection.");
+        scope(ctx, emit(ctx, sev, &s->o, 0, msg, fix), NULL, s->driver, NULL);
+    }
+}
+
+/* The driver names the selectors of the class (and request) pin, into out. */
+void rule__request_drivers(const struct dra_model *m, const struct dra_request *r,
+                            struct rule_names *out)
+{
+    const struct dra_class *cls = r->class_name ? dra_find_class(m, r->class_name) : NULL;
+    const struct dra_selector *sets[2] = { cls ? cls->sel : NULL, r->sel };
+    size_t counts[2] = { cls ? cls->nsel : 0, r->nsel }, k, i, j, n;
+
+    for (k = 0; k < 2; k++)
+        for (i = 0; i < counts[k]; i++) {
+            const struct cel_driver_ref *refs;
+            if (!sets[k][i].prog ||
+                cel_program_drivers(sets[k][i].prog, &refs, &n) != CEL_DRIVERS_SET)
+                continue;
+            for (j = 0; j < n; j++)
+                names_add(out, refs[j].name);
+        }
+}
+
+/* ---- what the published devices offer a request ---------------------------------------- */
+
+static const char *const filtering[] = { "NoSchedule", "NoExecute", NULL };
+
+struct offer {
+    size_t matching;      /* devices the request's class and selectors accept */
+    size_t tolerated;     /* of them, with no taint the request does not tolerate */
+    size_t max_per_node;  /* matching devices on the node with most */
+    const char *node_max;
+    const cJSON *taint;   /* a taint that keeps a matching device away */
+    const char *tainted;  /* that device */
+};
+
+/* Taints of dev: its own, and DeviceTaintRules' that select it. */
+static const cJSON *untolerated(const struct dra_model *m, const struct dra_slice *s,
+                                const struct dra_device *d, const cJSON *tolerations)
+{
+    const cJSON *t = fit_untolerated(tolerations, dd_json_arr(d->json, "taints", NULL), filtering);
+    size_t i;
+
+    for (i = 0; !t && i < m->resource_other.n; i++) {
+        const struct dra_obj *o = &m->resource_other.v[i];
+        const cJSON *sel = dd_json_path(o->json, "spec", "deviceSelector", NULL);
+        const char *dr = dd_json_str(sel, "driver", NULL), *pool = dd_json_str(sel, "pool", NULL);
+        const char *dev = dd_json_str(sel, "device", NULL);
+        cJSON *arr;
+        if (!STRIEQ(o->kind, "DeviceTaintRule") || (dr && !STRIEQ(dr, s->driver)) ||
+            (pool && !STRIEQ(pool, s->pool)) || (dev && !STRIEQ(dev, d->name)))
+            continue;
+        /* A rule without a deviceSelector taints every device of the cluster. */
+        if (!(arr = cJSON_CreateArray()))
+            return NULL;
+        cJSON_AddItemReferenceToArray(arr, (cJSON *)dd_json_path(o->json, "spec", "taint", NULL));
+        if (fit_untolerated(tolerations, arr, filtering))
+            t = dd_json_path(o->json, "spec", "taint", NULL);
+        cJSON_Delete(arr);
+    }
+    return t;
+}
+
+static void offer_of(const struct dra_model *m, const struct dra_class *cls,
+                     const struct dra_request *r, int taints, struct offer *o)
+{
+    size_t i, j, k, *per = calloc(m->nslices + 1, sizeof(*per));
+
+    memset(o, 0, sizeof(*o));
+    for (i = 0; i < m->nslices; i++) {
+        const struct dra_slice *s = &m->slices[i];
+        for (j = 0; j < s->ndev; j++) {
+            const cJSON *t;
+            if (!rule__request_admits(cls, r, &s->dev[j].dev))
+                continue;
+            o->matching++;
+            t = taints ? untolerated(m, s, &s->dev[j], r->tolerations) : NULL;
+            if (!t)
+                o->tolerated++;
+            else if (!o->taint) {
+                o->taint = t;
+                o->tainted = s->dev[j].name;
+            }
+            /* Per node: slices with the same nodeName count together. */
+            if (per && *s->node) {
+                for (k = 0; k < i && !STRIEQ(m->slices[k].node, s->node); k++)
+                    ;
+                if (++per[k] > o->max_per_node) {
+                    o->max_per_node = per[k];
+                    o->node_max = s->node;
+                }
+            }
+        }
+    }
+    free(per);
+}
+
+/* Device taints filter allocation from 1.36 (DRADeviceTaints beta, on by default). */
+static int taints_on(const struct rule_ctx *ctx)
+{
+    return rule__kube_minor(ctx) >= 36;
+}
+
+static void taint_one(struct rule_ctx *ctx, const struct dra_claim *c, const struct dra_request *r)
+{
+    const struct dra_class *cls = r->class_name ? dra_find_class(ctx->m, r->class_name) : NULL;
+    char msg[MSG_MAX], fix[MSG_MAX], on[300];
+    struct offer o;
+
+    if (!cls)
+        return;
+    offer_of(ctx->m, cls, r, 1, &o);
+    if (!o.matching || o.tolerated)
+        return;
+    snprintf(msg, sizeof(msg),
+             "%s %s: every one of the %zu device(s) request \"%s\" could get has a taint it does "
+             "not tolerate (device %s: %s=%s:%s), and the scheduler skips tainted devices without "
+             "saying so (\"cannot allocate all claims\").",
+             c->o.kind, objname(&c->o, on, sizeof(on)), o.matching, r->name, o.tainted,
+             dd_json_str(o.taint, "key", NULL) ? dd_json_str(o.taint, "key", NULL) : "",
+             dd_json_str(o.taint, "value", NULL) ? dd_json_str(o.taint, "value", NULL) : "",
+             dd_json_str(o.taint, "effect", NULL) ? dd_json_str(o.taint, "effect", NULL) : "");
+    snprintf(fix, sizeof(fix), "Add a toleration for it to request \"%s\" (tolerations: [{key: "
+             "%s, operator: Exists}]) if the device may be used so, or remove the taint (the "
+             "driver's, or a DeviceTaintRule's).", r->name,
+             dd_json_str(o.taint, "key", NULL) ? dd_json_str(o.taint, "key", NULL) : "...");
+    scope(ctx, emit(ctx, ctx->rule->severity, &c->o, r->line, msg, fix), cls->o.name, NULL, NULL);
+}
+
+/* A pod evicted by the device taint manager (NoExecute). */
+static void evicted(struct rule_ctx *ctx, const struct dra_podspec *p)
+{
+    char msg[MSG_MAX], fix[MSG_MAX], on[300];
+    const cJSON *it;
+
+    cJSON_ArrayForEach(it, dd_json_arr(p->status, "conditions", NULL)) {
+        const char *t = dd_json_str(it, "type", NULL), *r = dd_json_str(it, "reason", NULL);
+        if (!t || !r || !STRIEQ(t, "DisruptionTarget") || !STRIEQ(r, "DeletionByDeviceTaintManager"))
+            continue;
+        snprintf(msg, sizeof(msg),
+                 "Pod %s is being evicted by the device taint manager (DisruptionTarget: %s): a "
+                 "device of its claims got a taint with effect NoExecute that its claim does not "
+                 "tolerate.", objname(&p->o, on, sizeof(on)),
+                 dd_json_str(it, "message", NULL) ? dd_json_str(it, "message", NULL) : r);
+        snprintf(fix, sizeof(fix), "Find the taint on the claim's devices (kubectl get "
+                 "resourceslices -o yaml; kubectl get devicetaintrules); tolerate it in the claim "
+                 "with tolerationSeconds if the pod may finish its work first.");
+        scope(ctx, emit(ctx, ctx->rule->severity, &p->o, 0, msg, fix), NULL, NULL, p->node);
+        return;
+    }
+}
+
+/* fn for every request (and firstAvailable alternative) of every claim not allocated yet. */
+static void each_open_request(struct rule_ctx *ctx,
+                              void (*fn)(struct rule_ctx *ctx, const struct dra_claim *c,
+                                         const struct dra_request *r))
+{
+    const struct dra_model *m = ctx->m;
+    size_t i, j, k;
+
+    for (i = 0; i < m->nclaims; i++) {
+        const struct dra_claim *c = &m->claims[i];
+        if (c->allocated)
+            continue;
+        for (j = 0; j < c->spec.nreq; j++) {
+            fn(ctx, c, &c->spec.req[j]);
+            for (k = 0; k < c->spec.req[j].nsub; k++)
+                fn(ctx, c, &c->spec.req[j].sub[k]);
+        }
+    }
+}
+
+void rule__check_device_taints(struct rule_ctx *ctx)
+{
+    const struct dra_model *m = ctx->m;
+    size_t i;
+
+    if (!taints_on(ctx))
+        return;
+    each_open_request(ctx, taint_one);
+    for (i = 0; m->live && i < m->npods; i++)
+        evicted(ctx, &m->pods[i]);
+}
+
+/* Why alternative r cannot be satisfied from the published devices, into why; 0 when it can
+ * (or nobody can tell: no devices of its drivers are published). */
+static int alternative_fails(const struct rule_ctx *ctx, const struct dra_request *r, char *why,
+                             size_t size)
+{
+    const struct dra_model *m = ctx->m;
+    const struct dra_class *cls = r->class_name ? dra_find_class(m, r->class_name) : NULL;
+    struct rule_names drivers = { { 0 }, 0 };
+    struct offer o;
+    size_t i, seen = 0;
+
+    if (!r->class_name)
+        return 0;
+    if (!cls) {
+        snprintf(why, size, "DeviceClass %s does not exist", r->class_name);
+        return 1;
+    }
+    /* Judged only against a driver whose devices are published. */
+    rule__request_drivers(m, r, &drivers);
+    for (i = 0; i < m->nslices; i++)
+        seen += !drivers.n || names_has(&drivers, m->slices[i].driver);
+    if (!seen)
+        return 0;
+    offer_of(m, cls, r, taints_on(ctx), &o);
+    if (!o.matching)
+        snprintf(why, size, "no published device matches class %s and its selectors", cls->o.name);
+    else if (!o.tolerated)
+        snprintf(why, size, "all %zu matching device(s) have a taint it does not tolerate",
+                 o.matching);
+    else if (!r->all && (int64_t)o.tolerated < r->count)
+        snprintf(why, size, "it needs %lld device(s), %zu match", (long long)r->count,
+                 o.tolerated);
+    else
+        return 0;
+    return 1;
+}
+
+void rule__check_first_available(struct rule_ctx *ctx)
+{
+    const struct dra_model *m = ctx->m;
+    char msg[MSG_MAX], fix[MSG_MAX], on[300], why[400];
+    size_t i, j, k, len;
+
+    for (i = 0; i < m->nclaims; i++) {
+        const struct dra_claim *c = &m->claims[i];
+        for (j = 0; j < c->spec.nreq; j++) {
+            const struct dra_request *r = &c->spec.req[j];
+            size_t failed = 0;
+            if (!r->nsub || c->allocated)
+                continue;
+            for (k = 0; k < r->nsub; k++)
+                failed += alternative_fails(ctx, &r->sub[k], why, sizeof(why));
+            if (failed != r->nsub)
+                continue;
+            len = 0;
+            cat(msg, sizeof(msg), &len, "%s %s: request \"%s\" lists %zu alternatives "
+                "(firstAvailable), and none can be satisfied, so the claim is never allocated "
+                "(\"cannot allocate all claims\"):", c->o.kind, objname(&c->o, on, sizeof(on)),
+                r->name, r->nsub);
+            for (k = 0; k < r->nsub; k++) {
+                alternative_fails(ctx, &r->sub[k], why, sizeof(why));
+                cat(msg, sizeof(msg), &len, " %s: %s;", r->sub[k].name, why);
+            }
+            msg[len - 1] = '.';
+            snprintf(fix, sizeof(fix), "Add an alternative the cluster can give, or fix the one "
+                     "that should work (its class, selectors or count).");
+            emit(ctx, m->live ? ctx->rule->severity : DD_SEV_WARNING, &c->o, r->line, msg, fix);
+        }
+    }
+}
+
+static void all_one(struct rule_ctx *ctx, const struct dra_claim *c, const struct dra_request *r)
+{
+    const struct dra_class *cls = r->class_name ? dra_find_class(ctx->m, r->class_name) : NULL;
+    char msg[MSG_MAX], fix[MSG_MAX], on[300];
+    struct rule_names drivers = { { 0 }, 0 };
+    struct offer o;
+    size_t i, seen = 0;
+
+    if (!r->all || !cls)
+        return;
+    rule__request_drivers(ctx->m, r, &drivers);
+    for (i = 0; i < ctx->m->nslices; i++)
+        seen += drivers.n && names_has(&drivers, ctx->m->slices[i].driver);
+    offer_of(ctx->m, cls, r, 0, &o);
+    if (o.max_per_node > ALL_MAX) {
+        snprintf(msg, sizeof(msg),
+                 "%s %s: request \"%s\" asks for all devices of class %s, but node %s has %zu "
+                 "matching devices and one request can be allocated at most %d: the scheduler "
+                 "gives up on that node without a word (\"cannot allocate all claims\").",
+                 c->o.kind, objname(&c->o, on, sizeof(on)), r->name, cls->o.name, o.node_max,
+                 o.max_per_node, ALL_MAX);
+        snprintf(fix, sizeof(fix), "Narrow request \"%s\" with selectors to at most %d devices "
+                 "per node, or ask for an exact count.", r->name, ALL_MAX);
+        emit(ctx, ctx->rule->severity, &c->o, r->line, msg, fix);
+    } else if (seen && !o.matching) {
+        snprintf(msg, sizeof(msg),
+                 "%s %s: request \"%s\" asks for all devices of class %s, and no published device "
+                 "matches: allocation fails (\"cannot allocate all claims\"; the scheduler logs "
+                 "\"no devices found\").", c->o.kind, objname(&c->o, on, sizeof(on)), r->name,
+                 cls->o.name);
+        snprintf(fix, sizeof(fix), "Check the class's and the request's selectors against the "
+                 "devices (dra-doctor explain).");
+        emit(ctx, ctx->m->live ? ctx->rule->severity : DD_SEV_WARNING, &c->o, r->line, msg, fix);
+    }
+}
+
+void rule__check_all_mode(struct rule_ctx *ctx)
+{
+    each_open_request(ctx, all_one);
+}

@@ -1,0 +1,260 @@
+/*
+ * rules.c - the rule table and the engine that runs it.  The checks live in one file per family
+ * (rules_int.h lists them): claims.c (claims and references), drivers.c (drivers, RBAC and their
+ * kubelet plugins), selectors.c, inventory.c (devices and pools), scheduling.c (nodes and
+ * scheduling), runtime.c (runtime and CDI).  Checks read the model only and append findings;
+ * they never print, never allocate outside the findings and short-lived locals, and never look
+ * at the network or the file system.
+ */
+#include "rules_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/json.h"
+#include "model/drivers.h"
+#include "rules/suggest.h"
+
+/* Pipeline order: the input is read -> claim created -> references resolve -> driver
+ * publishes -> selector matches -> enough devices -> CDI injects. */
+static const struct dd_rule rule_table[] = {
+    { "InputUnreadable", DD_SEV_ERROR, DD_STEP_NONE,
+      "A file or document cannot be read (malformed, oversized, unreadable): nothing in it is "
+      "checked (lint only)", NULL },
+    { "InputDuplicateKey", DD_SEV_WARNING, DD_STEP_NONE,
+      "A mapping repeats a key: kubectl keeps the last value and silently drops the earlier one "
+      "(lint only)", NULL },
+    { "InputNotKubernetes", DD_SEV_WARNING, DD_STEP_NONE,
+      "A document is not a Kubernetes object, or lacks a proper apiVersion and kind (lint only)",
+      NULL },
+    { "HelmChartNotRendered", DD_SEV_INFO, DD_STEP_NONE,
+      "Helm or Go template files are not checked: render the chart first (lint only)", NULL },
+    { "APIVersionNotServed", DD_SEV_ERROR, DD_STEP_NONE,
+      "An object uses a resource.k8s.io version the target Kubernetes release does not serve",
+      rule__check_api_versions },
+    { "PodClaimSourceRemoved", DD_SEV_ERROR, DD_STEP_NONE,
+      "A pod's resourceClaims entry uses `source`, removed in Kubernetes 1.31",
+      rule__check_claim_source },
+    { "ContainerClaimNameUnknown", DD_SEV_ERROR, DD_STEP_NONE,
+      "A container's resources.claims names a claim the pod does not have",
+      rule__check_container_claims },
+    { "AdminAccessNamespaceLabelMissing", DD_SEV_ERROR, DD_STEP_CLAIM,
+      "A claim asks for admin access in a namespace without the admin-access label",
+      rule__check_admin_access },
+    { "QuotaExceeded", DD_SEV_ERROR, DD_STEP_CLAIM,
+      "Claims need more DRA devices or claim objects than a ResourceQuota allows", rule__check_quota },
+    { "ClaimNotFound", DD_SEV_WARNING, DD_STEP_CLAIM,
+      "A pod references a ResourceClaim that does not exist", rule__check_claim_ref },
+    { "ClaimTemplateNotFound", DD_SEV_WARNING, DD_STEP_CLAIM,
+      "A pod references a ResourceClaimTemplate that does not exist", rule__check_template_ref },
+    { "DeviceClassNotFound", DD_SEV_WARNING, DD_STEP_CLASS,
+      "A claim requests a DeviceClass that does not exist", rule__check_class_ref },
+    { "DriverRBACDenied", DD_SEV_ERROR, DD_STEP_DRIVER,
+      "A DRA driver's ServiceAccount may not create, update and delete ResourceSlices",
+      rule__check_rbac },
+    { "DriverNotPublishing", DD_SEV_ERROR, DD_STEP_DRIVER,
+      "A DRA driver is installed but publishes no ResourceSlices (live clusters only)",
+      rule__check_publishing },
+    { "DriverDaemonSetMissingOnNode", DD_SEV_ERROR, DD_STEP_DRIVER,
+      "A driver's plugin DaemonSet cannot run on the nodes that need its devices",
+      rule__check_plugin_nodes },
+    { "PoolIncomplete", DD_SEV_WARNING, DD_STEP_DRIVER,
+      "A pool has fewer slices of its newest generation than resourceSliceCount says, or "
+      "slices disagreeing on it", rule__check_pool_complete },
+    { "PoolInvalid", DD_SEV_ERROR, DD_STEP_DRIVER,
+      "A pool holds the same device name twice (one pool name published from several nodes)",
+      rule__check_pool_valid },
+    { "SliceNodeSelectionMatchesNoNode", DD_SEV_ERROR, DD_STEP_DRIVER,
+      "A ResourceSlice's nodeName or nodeSelector matches no node", rule__check_slice_nodes },
+    { "SelectorSyntaxError", DD_SEV_ERROR, DD_STEP_SELECTOR,
+      "A CEL device selector does not compile or is not a boolean", rule__check_syntax },
+    { "SelectorMatchesNoDriver", DD_SEV_ERROR, DD_STEP_SELECTOR,
+      "A device selector requires a driver name that no known DRA driver has", rule__check_driver },
+    { "SelectorUnknownAttribute", DD_SEV_WARNING, DD_STEP_SELECTOR,
+      "A device selector reads an attribute or capacity no published device has", rule__check_attrs },
+    { "SelectorRuntimeError", DD_SEV_ERROR, DD_STEP_SELECTOR,
+      "A device selector fails with a CEL runtime error on a published device, which aborts "
+      "the allocation of every claim that uses it", rule__check_runtime },
+    { "DeviceTaintNotTolerated", DD_SEV_ERROR, DD_STEP_DEVICES,
+      "Every device a request could get has a taint it does not tolerate", rule__check_device_taints },
+    { "PrioritizedListExhausted", DD_SEV_ERROR, DD_STEP_DEVICES,
+      "None of a request's firstAvailable alternatives can be satisfied",
+      rule__check_first_available },
+    { "AllocationModeAllUnsatisfiable", DD_SEV_ERROR, DD_STEP_DEVICES,
+      "A request for all devices matches none, or more than 32 on a node", rule__check_all_mode },
+    { "InsufficientDevices", DD_SEV_WARNING, DD_STEP_DEVICES,
+      "Claims need more devices of a class than the known inventory offers", rule__check_devices },
+    { "PodConstraintsExcludeDeviceNodes", DD_SEV_ERROR, DD_STEP_DEVICES,
+      "The pod's nodeSelector, node affinity or untolerated taints rule out every node that has "
+      "its devices", rule__check_pod_constraints },
+    { "PodBypassesScheduler", DD_SEV_ERROR, DD_STEP_ALLOCATED,
+      "A pod with claims sets spec.nodeName, so the scheduler never allocates them",
+      rule__check_bypass },
+    { "ClaimAllocatedOnOtherNode", DD_SEV_ERROR, DD_STEP_ALLOCATED,
+      "A shared claim is allocated where the pod cannot go, or all replicas share one claim",
+      rule__check_claim_node },
+    { "ReservedForLimitReached", DD_SEV_ERROR, DD_STEP_ALLOCATED,
+      "More pods share one ResourceClaim than its status.reservedFor can hold (256)",
+      rule__check_reserved_for },
+    { "ClaimNotAllocated", DD_SEV_WARNING, DD_STEP_ALLOCATED,
+      "A pod's claim exists but is not allocated, for a reason no other rule explains "
+      "(per pod, controller only)", NULL },
+    { "StaleResourceSlices", DD_SEV_WARNING, DD_STEP_PREPARE,
+      "Node-local slices of a driver whose plugin no longer runs on that node (live clusters)",
+      rule__check_stale_slices },
+    { "KubeletPluginNotRegistered", DD_SEV_ERROR, DD_STEP_PREPARE,
+      "The kubelet cannot prepare a pod's claims: their DRA driver is not registered on the "
+      "pod's node (per pod, controller only)", NULL },
+    { "NodePrepareFailed", DD_SEV_ERROR, DD_STEP_PREPARE,
+      "The driver refuses to prepare a claim (its opaque parameters, its feature gates)",
+      rule__check_config_params },
+    { "CDIDisabled", DD_SEV_ERROR, DD_STEP_CDI,
+      "The container runtime has CDI disabled, so DRA devices are never injected",
+      rule__check_cdi_enabled },
+    { "CDISpecDirNotShared", DD_SEV_ERROR, DD_STEP_CDI,
+      "A DRA driver writes CDI specs to a directory the container runtime does not read",
+      rule__check_cdi_dir },
+    { "CDIInjectionFailed", DD_SEV_ERROR, DD_STEP_CDI,
+      "The runtime failed to inject a pod's CDI devices, for a reason no other rule explains "
+      "(per pod, controller only)", NULL },
+    { "OpaqueConfigDriverMismatch", DD_SEV_WARNING, DD_STEP_RUNNING,
+      "A claim's or class's opaque configuration names a driver its devices do not come from",
+      rule__check_config_driver },
+    { "ClaimNotConsumedByContainer", DD_SEV_WARNING, DD_STEP_RUNNING,
+      "A claim's devices reach no container: none lists the claim, or names a request it lacks",
+      rule__check_claims_consumed },
+    { "DeviceUnhealthy", DD_SEV_WARNING, DD_STEP_RUNNING,
+      "A running container's DRA device is reported Unhealthy by its driver (live clusters)",
+      rule__check_device_health },
+};
+
+#define NRULES (sizeof(rule_table) / sizeof(rule_table[0]))
+
+const struct dd_rule *dd_rules(size_t *n)
+{
+    *n = NRULES;
+    return rule_table;
+}
+
+const struct dd_rule *dd_rule_find(const char *code)
+{
+    size_t i;
+
+    for (i = 0; i < NRULES; i++)
+        if (STRIEQ(rule_table[i].code, code))
+            return &rule_table[i];
+    return NULL;
+}
+
+/* ---- known drivers ------------------------------------------------------- */
+
+/* Drivers the snapshot shows: slice publishers, driver DaemonSets and --known-driver (or the
+ * caller's list of them all). */
+void rule__known_drivers(const struct rule_ctx *ctx, struct rule_names *out)
+{
+    const struct dra_model *m = ctx->m;
+    size_t i;
+
+    out->n = 0;
+    if (ctx->opt->known_drivers_all) {
+        for (i = 0; i < ctx->opt->nknown_drivers && i < MAX_NAMES; i++)
+            out->v[out->n++] = ctx->opt->known_drivers[i];
+        return;
+    }
+    for (i = 0; i < m->nslices; i++)
+        names_add(out, m->slices[i].driver);
+    for (i = 0; i < m->ndrivers; i++)
+        names_add(out, m->drivers[i].name);
+    for (i = 0; i < ctx->opt->nknown_drivers; i++)
+        names_add(out, ctx->opt->known_drivers[i]);
+    /* A class beside an unnamed driver names it, unless it misspells a name known already
+     * (the seed's typo class sits beside its driver too). */
+    for (i = 0; i < m->ninstall_names; i++)
+        if (!rule__typo_of_known(m->install_names[i], out))
+            names_add(out, m->install_names[i]);
+}
+
+/* Every driver name of the profiles, current and former: what a misspelling may have meant
+ * when the input installs nothing of it. */
+static void profile_drivers(struct rule_names *out)
+{
+    size_t i, j, n;
+    const struct drv_profile *p = drv_profiles(&n);
+
+    out->n = 0;
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < DRV_MAX && p[i].plugins[j].driver; j++)
+            names_add(out, p[i].plugins[j].driver);
+        for (j = 0; j < DRV_MAX && p[i].other_names[j]; j++)
+            names_add(out, p[i].other_names[j]);
+    }
+}
+
+/* The known or profile driver name s plausibly misspells, or NULL.  A real driver's name is
+ * never a misspelling of another's (cpu.example.com is the example driver's cpu profile,
+ * qat.intel.com is Intel's QAT driver). */
+const char *rule__typo_of_known(const char *s, const struct rule_names *known)
+{
+    struct rule_names all = *known, prof;
+    size_t i;
+
+    if (drv_real_driver(s))
+        return NULL;
+    profile_drivers(&prof);
+    for (i = 0; i < prof.n; i++)
+        names_add(&all, prof.v[i]);
+    return sug_nearest(s, all.v, all.n);
+}
+
+void rule__join_names(char *buf, size_t size, const struct rule_names *s)
+{
+    size_t i, len = 0;
+
+    buf[0] = '\0';
+    for (i = 0; i < s->n && i < 8; i++) {
+        if (i)
+            cats(buf, size, &len, ", ");
+        cats(buf, size, &len, s->v[i]);
+    }
+    if (s->n > 8)
+        cats(buf, size, &len, ", ...");
+    if (!s->n)
+        cats(buf, size, &len, "none");
+}
+
+static int selected(const struct rule_options *opt, const char *code)
+{
+    size_t i;
+
+    for (i = 0; opt->only && i < opt->nonly; i++)
+        if (opt->only[i][0] == code[0] && !strcmp(opt->only[i], code))
+            return 1;
+    return !opt->only;
+}
+
+int dd_rules_run(const struct dra_model *m, const struct rule_options *opt,
+                 struct dd_findings *out)
+{
+    static const struct rule_options defaults = RULE_OPTIONS_INIT;
+    struct rule_ctx ctx;
+    size_t i;
+
+    struct rule_names known;
+
+    ctx.m = m;
+    ctx.opt = opt ? opt : &defaults;
+    ctx.out = out;
+    rule__known_drivers(&ctx, &known);
+    ctx.known = &known;
+    for (i = 0; i < NRULES; i++) {
+        ctx.rule = &rule_table[i];
+        if (rule_table[i].check && selected(ctx.opt, rule_table[i].code))
+            rule_table[i].check(&ctx);
+    }
+    return out->oom ? -1 : 0;
+}
+
+const char *dd_rules_nearest(const char *s, const char *const *names, size_t n)
+{
+    return sug_nearest(s, names, n);
+}

@@ -1,0 +1,109 @@
+/*
+ * rules.h - the one diagnosis rule engine, shared by lint, webhook and controller.
+ *
+ * A rule is a table entry: a stable code (an interface: never rename one), a
+ * severity, the step of a pod's path it blocks, a one-line summary, and a check.  Its long documentation lives in
+ * docs/rules.md under a heading "## <Code>"; a unit test keeps table and doc
+ * in step.  A check is a pure function of a snapshot (struct dra_model plus
+ * options); it appends findings and does no I/O.
+ *
+ * Findings are root causes evaluated independently: each rule assumes the
+ * faults other rules report are fixed (e.g. device inventory is checked
+ * against the driver a misspelled selector was meant to name), so one run
+ * names every fault at once instead of the first one only.
+ */
+#ifndef DD_RULES_H
+#define DD_RULES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rules/finding.h"
+
+struct dra_model;
+struct rule_names;
+
+struct rule_options {
+    const char *const *known_drivers; /* extra driver names (--known-driver); borrowed */
+    size_t nknown_drivers;
+    int known_drivers_all; /* 1: known_drivers already lists, without repeats, every driver
+                              the snapshot shows (slice publishers, driver DaemonSets): the
+                              webhook computes them once per view, not once per request */
+    long nodes;        /* node count for profile-based inventory when the input has
+                          no Node objects (--nodes); default 1 */
+    int complete;      /* 1: the input is the whole cluster, so a reference to a missing
+                          object is an error rather than a warning (--complete) */
+    const char *const *only; /* run just the rules with these codes (the webhook reports
+                                five); NULL: every rule.  Borrowed */
+    size_t nonly;
+    int kube_minor;    /* the Kubernetes release 1.<kube_minor> the input is for
+                          (--kube-version); 0: KV_DEFAULT_MINOR (lib/model/kubever.h) */
+};
+
+#define RULE_OPTIONS_INIT { NULL, 0, 0, 1, 0, NULL, 0, 0 }
+
+struct rule_ctx {
+    const struct dra_model *m;     /* the snapshot; borrowed */
+    const struct rule_options *opt;
+    struct dd_findings *out;       /* where checks append */
+    const struct dd_rule *rule;    /* the rule being run */
+    const struct rule_names *known; /* private to lib/rules/rules.c: drivers the snapshot shows,
+                                       computed once per run */
+};
+
+/*
+ * Where on a pod's path a rule's cause stops the pod, in the order the pod meets them; the
+ * controller's diagnosis names the earliest as the root cause (lib/rules/diagnose.c).
+ */
+enum dd_step {
+    DD_STEP_NONE,      /* not on a live pod's path (input and manifest-only rules) */
+    DD_STEP_CLAIM,     /* the pod's claims are created and exist */
+    DD_STEP_CLASS,     /* their DeviceClasses exist */
+    DD_STEP_DRIVER,    /* the classes' drivers publish their devices */
+    DD_STEP_SELECTOR,  /* selectors match a driver and devices */
+    DD_STEP_DEVICES,   /* enough matching devices the pod can use */
+    DD_STEP_ALLOCATED, /* the scheduler allocates and reserves the claims */
+    DD_STEP_PREPARE,   /* the kubelet has the driver prepare them on the node */
+    DD_STEP_CDI,       /* the runtime injects the devices */
+    DD_STEP_RUNNING,   /* the running containers have the devices, as configured */
+    DD_NSTEPS
+};
+
+struct dd_rule {
+    const char *code;            /* e.g. "SelectorMatchesNoDriver" */
+    enum dd_severity severity;   /* default severity; a check may lower it (e.g. partial input) */
+    enum dd_step step;           /* where the cause stops a pod */
+    const char *summary;         /* one line, no trailing period */
+    void (*check)(struct rule_ctx *ctx); /* NULL for live-only codes reported by the controller */
+};
+
+/* The rule table, in pipeline order (the order a pod meets the causes). */
+const struct dd_rule *dd_rules(size_t *n);
+
+/* The rule with this code, or NULL. */
+const struct dd_rule *dd_rule_find(const char *code);
+
+/*
+ * Runs every rule (or opt->only's) over m and appends the findings to out (sorted afterwards
+ * with dd_findings_sort by the caller when order matters).  opt may be NULL
+ * for defaults.  Returns 0, or -1 when out ran out of memory.
+ */
+int dd_rules_run(const struct dra_model *m, const struct rule_options *opt,
+                 struct dd_findings *out);
+
+/*
+ * InsufficientDevices' counting, per DeviceClass of m (in m->classes order),
+ * for judging one more claim against a cluster (the webhook):
+ * supply[i] = devices of the known inventory that match class i (-1 when that
+ * cannot be known), demand[i] = devices that claims in use or allocated
+ * already take.  The arrays have m->nclasses entries; supply may be NULL
+ * (demand only: the devices did not change, only claims).  0, or -1 on ENOMEM.
+ */
+int dd_rules_class_capacity(const struct dra_model *m, const struct rule_options *opt,
+                            int64_t *supply, int64_t *demand);
+
+/* The name among names[0..n) that s most likely misspells (the engine's "did you mean"),
+ * or NULL when none is close. */
+const char *dd_rules_nearest(const char *s, const char *const *names, size_t n);
+
+#endif

@@ -1,0 +1,539 @@
+/*
+ * selectors.c - CEL device selectors, compiled as the API server does and evaluated on the
+ * published devices as the scheduler's allocator does (class selectors in order, then the
+ * request's on the devices the class admits).
+ *
+ *   SelectorSyntaxError       does not compile, or is not a boolean, or costs too much
+ *   SelectorMatchesNoDriver   requires a driver name nothing installs (an error for a typo)
+ *   SelectorUnknownAttribute  reads an attribute or capacity no published device has
+ *   SelectorRuntimeError      any other runtime error: the scheduler aborts the allocation
+ */
+#include "rules_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/json.h"
+#include "rules/suggest.h"
+
+
+void rule__judge_selector(const struct rule_ctx *ctx, const struct dra_selector *sel,
+                           const struct rule_names *known, struct driver_verdict *v)
+{
+    const struct cel_driver_ref *refs;
+    size_t n, i, at = 0;
+
+    (void)ctx;
+    memset(v, 0, sizeof(*v));
+    if (!sel->prog || cel_program_drivers(sel->prog, &refs, &n) != CEL_DRIVERS_SET || n == 0)
+        return;
+    for (i = 0; i < n; i++)
+        if (names_has(known, refs[i].name))
+            return;
+    v->unknown = 1;
+    for (i = 0; i < n && !v->suggestion; i++)
+        if ((v->suggestion = rule__typo_of_known(refs[i].name, known)))
+            at = i;
+    v->bad = refs[at].name;
+    v->line = refs[at].line;
+    v->col = refs[at].col;
+}
+
+/* ---- selectors ----------------------------------------------------------- */
+
+/* Where a selector sits: its owner, the class its devices come from, and how to name it
+ * (formatted only for a finding: most selectors have none). */
+struct sel_site {
+    const struct dra_obj *owner;
+    const struct dra_class *cls;   /* the class (for request selectors: the requested one) */
+    const struct dra_selector *sel;
+    const char *request;           /* the request's name; NULL for a class's own selector */
+    const char *base;              /* the claim's devices field, e.g. "spec.devices" */
+    size_t req, sub, idx;          /* request index; firstAvailable index + 1 (0: exactly);
+                                      selector index */
+};
+
+/* "selector 1" or "request gpu, selector 1". */
+static const char *site_where(const struct sel_site *s, char *buf, size_t size)
+{
+    if (s->request)
+        snprintf(buf, size, "request %s, selector %zu", s->request, s->idx + 1);
+    else
+        snprintf(buf, size, "selector %zu", s->idx + 1);
+    return buf;
+}
+
+/* The field path of the expression. */
+static const char *site_path(const struct sel_site *s, char *buf, size_t size)
+{
+    if (!s->request)
+        snprintf(buf, size, "spec.selectors[%zu].cel.expression", s->idx);
+    else if (!s->sub)
+        snprintf(buf, size, "%s.requests[%zu].exactly.selectors[%zu].cel.expression", s->base,
+                 s->req, s->idx);
+    else
+        snprintf(buf, size, "%s.requests[%zu].firstAvailable[%zu].selectors[%zu].cel.expression",
+                 s->base, s->req, s->sub - 1, s->idx);
+    return buf;
+}
+
+typedef void (*sel_fn)(struct rule_ctx *ctx, const struct sel_site *s);
+
+static void request_selectors(struct rule_ctx *ctx, struct sel_site *s,
+                              const struct dra_request *r, sel_fn fn)
+{
+    s->request = r->name;
+    s->cls = r->class_name ? dra_find_class(ctx->m, r->class_name) : NULL;
+    for (s->idx = 0; s->idx < r->nsel; s->idx++) {
+        s->sel = &r->sel[s->idx];
+        fn(ctx, s);
+    }
+}
+
+static void for_each_selector(struct rule_ctx *ctx, sel_fn fn)
+{
+    const struct dra_model *m = ctx->m;
+    struct sel_site s;
+    size_t i;
+
+    memset(&s, 0, sizeof(s));
+    for (i = 0; i < m->nclasses; i++)
+        for (s.idx = 0; s.idx < m->classes[i].nsel; s.idx++) {
+            s.owner = &m->classes[i].o;
+            s.cls = &m->classes[i];
+            s.sel = &m->classes[i].sel[s.idx];
+            fn(ctx, &s);
+        }
+    for (i = 0; i < m->nclaims; i++) {
+        const struct dra_claim *c = &m->claims[i];
+        s.owner = &c->o;
+        s.base = c->is_template ? "spec.spec.devices" : "spec.devices";
+        for (s.req = 0; s.req < c->spec.nreq; s.req++) {
+            const struct dra_request *r = &c->spec.req[s.req];
+            s.sub = 0;
+            request_selectors(ctx, &s, r, fn);
+            for (s.sub = 1; s.sub <= r->nsub; s.sub++)
+                request_selectors(ctx, &s, &r->sub[s.sub - 1], fn);
+        }
+    }
+}
+
+static void syntax_one(struct rule_ctx *ctx, const struct sel_site *s)
+{
+    char msg[MSG_MAX], fix[MSG_MAX], on[300], where[160], path[200];
+    int line = s->sel->line;
+
+    if (s->sel->prog)
+        return;
+    if (line && s->sel->err.line > 1)
+        line += s->sel->err.line - 1;
+    snprintf(msg, sizeof(msg), "%s %s %s does not compile, so the API server rejects it: %s",
+             s->owner->kind, objname(s->owner, on, sizeof(on)),
+             site_where(s, where, sizeof(where)), s->sel->err.msg);
+    snprintf(fix, sizeof(fix), "Correct the CEL expression in %s; it must be a boolean over "
+             "device.driver, device.attributes and device.capacity.",
+             site_path(s, path, sizeof(path)));
+    scope(ctx, emit(ctx, ctx->rule->severity, s->owner, line, msg, fix),
+          s->cls ? s->cls->o.name : NULL, NULL, NULL);
+}
+
+void rule__check_syntax(struct rule_ctx *ctx)
+{
+    for_each_selector(ctx, syntax_one);
+}
+
+static void driver_one(struct rule_ctx *ctx, const struct sel_site *s)
+{
+    const struct rule_names *known = ctx->known;
+    struct driver_verdict v;
+    char msg[MSG_MAX], fix[MSG_MAX], on[300], list[512], where[160], path[200];
+    const struct cel_driver_ref *refs;
+    const struct drv_profile *prof;
+    size_t n, len = 0;
+
+    if (!s->sel->prog)
+        return;
+    if (cel_program_drivers(s->sel->prog, &refs, &n) == CEL_DRIVERS_NONE) {
+        snprintf(msg, sizeof(msg), "%s %s %s can never match: it requires device.driver to be "
+                 "several different names at once.", s->owner->kind,
+                 objname(s->owner, on, sizeof(on)), site_where(s, where, sizeof(where)));
+        snprintf(fix, sizeof(fix), "Keep one driver name in %s (use || or `in [...]` to allow "
+                 "several).", site_path(s, path, sizeof(path)));
+        scope(ctx, emit(ctx, ctx->rule->severity, s->owner, s->sel->line, msg, fix),
+              s->cls ? s->cls->o.name : NULL, NULL, NULL);
+        return;
+    }
+    rule__judge_selector(ctx, s->sel, known, &v);
+    if (!v.unknown)
+        return;
+    rule__join_names(list, sizeof(list), known);
+    if (v.suggestion) {
+        cat(msg, sizeof(msg), &len,
+            "%s %s %s requires device.driver == '%s', but no known DRA driver has that name "
+            "(known: %s), so no device ever matches and claims stay unallocated (\"cannot "
+            "allocate all claims\"). Did you mean '%s'?",
+            s->owner->kind, objname(s->owner, on, sizeof(on)), site_where(s, where, sizeof(where)),
+            v.bad, known->n ? list : "none in the input; compared with well-known drivers",
+            v.suggestion);
+        snprintf(fix, sizeof(fix), "Change '%s' to '%s' in %s.", v.bad, v.suggestion,
+                 site_path(s, path, sizeof(path)));
+        scope(ctx, emit(ctx, ctx->rule->severity, s->owner, s->sel->line, msg, fix),
+              s->cls ? s->cls->o.name : NULL, v.suggestion, NULL);
+        return;
+    }
+    /* Not a misspelling: a driver installed elsewhere is as likely as a missing one. */
+    prof = drv_profile_for_driver(v.bad);
+    cat(msg, sizeof(msg), &len, "%s %s %s requires driver '%s'", s->owner->kind,
+        objname(s->owner, on, sizeof(on)), site_where(s, where, sizeof(where)), v.bad);
+    if (prof)
+        cat(msg, sizeof(msg), &len, " (%s's %s)", prof->vendor, prof->id);
+    cat(msg, sizeof(msg), &len, ", which %s (%s: %s)", ctx->m->live ?
+        "is not installed in the cluster: no ResourceSlice and no kubelet-plugin DaemonSet of it"
+        : "these manifests do not install", ctx->m->live ? "registered" : "installed here",
+        known->n ? list : "none");
+    cat(msg, sizeof(msg), &len, "; until it is, no device matches and claims stay unallocated "
+        "(\"cannot allocate all claims\")%s.", ctx->opt->complete || ctx->m->live ? "" :
+        " (if it is installed elsewhere, this is fine: pass --known-driver; --complete makes "
+        "this an error)");
+    snprintf(fix, sizeof(fix), "Install the driver '%s', or use the name of an installed "
+             "driver in %s%s.", v.bad, site_path(s, path, sizeof(path)),
+             ctx->m->live ? "" : " (--known-driver declares one that is installed elsewhere)");
+    scope(ctx, emit(ctx, ctx->opt->complete ? DD_SEV_ERROR : DD_SEV_WARNING, s->owner,
+                    s->sel->line, msg, fix),
+          s->cls ? s->cls->o.name : NULL, v.bad, NULL);
+}
+
+void rule__check_driver(struct rule_ctx *ctx)
+{
+    for_each_selector(ctx, driver_one);
+}
+
+/* ---- selectors evaluated on the published devices ------------------------ */
+
+/*
+ * What the scheduler's allocator does with a device: a class's selectors in order, then
+ * the request's, each only while the ones before were true; a CEL runtime error on any
+ * device it evaluates aborts the allocation of the whole claim ("class X: selector #N: CEL
+ * runtime error: ..." / "claim ns/x: selector #N: ...").  Which sub-expressions run at all
+ * (guards, &&, ||, ?:) is the evaluator's business: nothing here second-guesses it.
+ */
+struct sel_error {
+    char msg[160];                   /* the evaluator's text, e.g. "no such key: model" */
+    size_t ndev;                     /* devices it fails on */
+    const struct dra_slice *slice;   /* the first of them */
+    const struct dra_device *dev;
+};
+
+#define SEL_ERRORS_MAX 4
+
+struct sel_errors {
+    struct sel_error v[SEL_ERRORS_MAX]; /* distinct messages, in order of first failure */
+    size_t n;
+    size_t evaluated;                   /* devices the selector was evaluated on */
+};
+
+static void sel_errors_add(struct sel_errors *e, const char *msg, const struct dra_slice *sl,
+                           const struct dra_device *d)
+{
+    size_t i;
+
+    for (i = 0; i < e->n; i++)
+        if (STRIEQ(e->v[i].msg, msg)) {
+            e->v[i].ndev++;
+            return;
+        }
+    if (e->n == SEL_ERRORS_MAX)
+        return;
+    snprintf(e->v[e->n].msg, sizeof(e->v[e->n].msg), "%.*s", (int)sizeof(e->v[e->n].msg) - 1,
+             msg);
+    e->v[e->n].ndev = 1;
+    e->v[e->n].slice = sl;
+    e->v[e->n++].dev = d;
+}
+
+/*
+ * Runs sel[0..nsel) on every published device for which pass[] (NULL: every device) is set,
+ * in order, as the allocator does, and records each selector's errors in errs[0..nsel).  With
+ * out_pass, sets out_pass[d] to whether every selector was true on device d.  Devices are
+ * numbered in slice order.
+ */
+static void eval_selectors(const struct dra_model *m, const struct dra_selector *sel, size_t nsel,
+                           const unsigned char *pass, unsigned char *out_pass,
+                           struct sel_errors *errs)
+{
+    size_t i, j, k, d = 0;
+
+    for (i = 0; i < m->nslices; i++)
+        for (j = 0; j < m->slices[i].ndev; j++, d++) {
+            const struct dra_device *dv = &m->slices[i].dev[j];
+            int ok = !pass || pass[d];
+            for (k = 0; k < nsel && ok; k++) {
+                struct dd_err err;
+                enum cel_verdict v;
+                if (!sel[k].prog) {
+                    ok = 0; /* SelectorSyntaxError's to report */
+                    break;
+                }
+                dd_err_clear(&err);
+                errs[k].evaluated++;
+                v = cel_eval_device(sel[k].prog, &dv->dev, NULL, &err);
+                if (v == CEL_ERROR)
+                    sel_errors_add(&errs[k], err.msg, &m->slices[i], dv);
+                ok = v == CEL_TRUE;
+            }
+            if (out_pass)
+                out_pass[d] = (unsigned char)ok;
+        }
+}
+
+static size_t published_devices(const struct dra_model *m)
+{
+    size_t i, n = 0;
+
+    for (i = 0; i < m->nslices; i++)
+        n += m->slices[i].ndev;
+    return n;
+}
+
+/* The reference of prog that names key (the one a "no such key: key" error is about). */
+static const struct cel_attr_ref *ref_named(const struct cel_program *prog, const char *key,
+                                            const struct cel_device *dev)
+{
+    const struct cel_attr_ref *refs, *first = NULL;
+    size_t n, i;
+
+    cel_program_attrs(prog, &refs, &n);
+    for (i = 0; i < n; i++) {
+        size_t k, has = 0;
+        if (!refs[i].domain || !STRIEQ(refs[i].name, key))
+            continue;
+        if (!first)
+            first = &refs[i];
+        /* Of several references with that name, the one the device lacks. */
+        for (k = 0; !refs[i].capacity && k < dev->nattrs; k++)
+            has |= STRIEQ(dev->attrs[k].domain, refs[i].domain) &&
+                   STRIEQ(dev->attrs[k].name, key);
+        for (k = 0; refs[i].capacity && k < dev->ncaps; k++)
+            has |= STRIEQ(dev->caps[k].domain, refs[i].domain) && STRIEQ(dev->caps[k].name, key);
+        if (!has)
+            return &refs[i];
+    }
+    return first;
+}
+
+/* A missing key on a device: its message, fix and the did-you-mean from the device's own
+ * attributes (or capacities) of that domain. */
+static void missing_key(struct rule_ctx *ctx, const struct sel_site *s,
+                        const struct sel_errors *errs, const struct sel_error *e,
+                        const char *key, const char *scheduler)
+{
+    const struct cel_device *dev = &e->dev->dev;
+    const struct cel_attr_ref *r = ref_named(s->sel->prog, key, dev);
+    struct rule_names have = { { 0 }, 0 };
+    char msg[MSG_MAX], fix[MSG_MAX], on[300], list[512], where[160], path[200], split[300] = "";
+    const char *near = NULL, *field = r && r->capacity ? "capacity" : "attributes";
+    size_t k, len = 0;
+
+    if (r) {
+        const char *slash = strchr(r->domain, '/');
+        for (k = 0; !r->capacity && k < dev->nattrs; k++)
+            if (STRIEQ(dev->attrs[k].domain, r->domain))
+                names_add(&have, dev->attrs[k].name);
+        for (k = 0; r->capacity && k < dev->ncaps; k++)
+            if (STRIEQ(dev->caps[k].domain, r->domain))
+                names_add(&have, dev->caps[k].name);
+        near = sug_nearest(key, have.v, have.n);
+        /* "dra.net/rdma" is an attribute's qualified name, not a domain. */
+        for (k = 0; slash && !near && k < dev->nattrs; k++)
+            if (strlen(dev->attrs[k].domain) == (size_t)(slash - r->domain) &&
+                !strncmp(dev->attrs[k].domain, r->domain, (size_t)(slash - r->domain)) &&
+                STRIEQ(dev->attrs[k].name, slash + 1))
+                snprintf(split, sizeof(split), "device.%s['%s'].%s", field, dev->attrs[k].domain,
+                         dev->attrs[k].name);
+    }
+    rule__join_names(list, sizeof(list), &have);
+    if (r) {
+        cat(msg, sizeof(msg), &len,
+            "%s %s %s reads device.%s['%s'].%s, but %zu of the %zu published device(s) it is "
+            "evaluated on lack it (device %s/%s of driver %s ", s->owner->kind,
+            objname(s->owner, on, sizeof(on)), site_where(s, where, sizeof(where)), field,
+            r->domain, key, e->ndev, errs->evaluated, e->slice->pool, e->dev->name,
+            e->dev->dev.driver);
+        if (have.n)
+            cat(msg, sizeof(msg), &len, "has: %s", list);
+        else
+            cat(msg, sizeof(msg), &len, "has no %s in domain '%s'", field, r->domain);
+        cat(msg, sizeof(msg), &len, "), so allocation aborts with \"%s\".", scheduler);
+    } else {
+        cat(msg, sizeof(msg), &len,
+            "%s %s %s fails on %zu of the %zu published device(s) it is evaluated on (first: "
+            "device %s/%s of driver %s), so allocation aborts with \"%s\".",
+            s->owner->kind, objname(s->owner, on, sizeof(on)), site_where(s, where, sizeof(where)),
+            e->ndev, errs->evaluated, e->slice->pool, e->dev->name, e->dev->dev.driver,
+            scheduler);
+    }
+    if (near)
+        cat(msg, sizeof(msg), &len, " Did you mean '%s'?", near);
+    else if (*split)
+        cat(msg, sizeof(msg), &len, " Did you mean %s?", split);
+    if (r)
+        snprintf(fix, sizeof(fix), "%s%s%s in %s, or guard it with has(device.%s['%s'].%s).",
+                 near || *split ? "Use " : "Use an existing name", near ? near : split,
+                 "", site_path(s, path, sizeof(path)), field, r->domain, key);
+    else
+        snprintf(fix, sizeof(fix), "Read only what the devices publish in %s, or guard the "
+                 "access with has() or `in`.", site_path(s, path, sizeof(path)));
+    scope(ctx, emit(ctx, ctx->rule->severity, s->owner, s->sel->line, msg, fix),
+          s->cls ? s->cls->o.name : NULL, r ? r->domain : NULL, NULL);
+}
+
+/* The scheduler's words for an error of selector s: "class X: selector #N: CEL runtime error". */
+static void scheduler_text(const struct sel_site *s, const char *err, char *buf, size_t size)
+{
+    /* klog.KObj: "ns/name", or "name" without a namespace. */
+    if (s->request)
+        snprintf(buf, size, "claim %s%s%s: selector #%zu: CEL runtime error: %s", s->owner->ns,
+                 *s->owner->ns ? "/" : "", s->owner->name, s->idx, err);
+    else
+        snprintf(buf, size, "class %s: selector #%zu: CEL runtime error: %s", s->owner->name,
+                 s->idx, err);
+}
+
+/* The findings of one selector's errors; only missing keys are SelectorUnknownAttribute's. */
+static void attrs_report(struct rule_ctx *ctx, const struct sel_site *s,
+                         const struct sel_errors *errs)
+{
+    static const char nsk[] = "no such key: ";
+    char sched[400];
+    size_t i;
+
+    for (i = 0; i < errs->n; i++) {
+        const struct sel_error *e = &errs->v[i];
+        if (strncmp(e->msg, nsk, sizeof(nsk) - 1))
+            continue;
+        scheduler_text(s, e->msg, sched, sizeof(sched));
+        missing_key(ctx, s, errs, e, e->msg + sizeof(nsk) - 1, sched);
+    }
+}
+
+typedef void (*sel_report)(struct rule_ctx *ctx, const struct sel_site *s,
+                           const struct sel_errors *errs);
+
+/* The errors of one selector that are not missing keys (SelectorUnknownAttribute's): any
+ * other runtime error aborts the allocation just the same. */
+static void runtime_report(struct rule_ctx *ctx, const struct sel_site *s,
+                           const struct sel_errors *errs)
+{
+    static const char nsk[] = "no such key: ";
+    char sched[400], msg[MSG_MAX], fix[MSG_MAX], on[300], where[160], path[200];
+    size_t i;
+
+    for (i = 0; i < errs->n; i++) {
+        const struct sel_error *e = &errs->v[i];
+        if (!strncmp(e->msg, nsk, sizeof(nsk) - 1))
+            continue;
+        scheduler_text(s, e->msg, sched, sizeof(sched));
+        snprintf(msg, sizeof(msg),
+                 "%s %s %s fails on %zu of the %zu published device(s) it is evaluated on "
+                 "(first: device %s/%s of driver %s): the scheduler aborts the allocation of "
+                 "every claim that uses it with \"%s\".",
+                 s->owner->kind, objname(s->owner, on, sizeof(on)),
+                 site_where(s, where, sizeof(where)), e->ndev, errs->evaluated, e->slice->pool,
+                 e->dev->name, e->dev->dev.driver, sched);
+        snprintf(fix, sizeof(fix),
+                 "Make %s hold on every device it can meet: guard the failing part (has(), `in`, "
+                 "a type or range check, `&&` before it), or fix the device's published "
+                 "attributes. `dra-doctor explain` shows the failing sub-expression and the "
+                 "values it saw.", site_path(s, path, sizeof(path)));
+        scope(ctx, emit(ctx, ctx->rule->severity, s->owner, s->sel->line, msg, fix),
+              s->cls ? s->cls->o.name : NULL, NULL, NULL);
+    }
+}
+
+/* A claim's requests (and firstAvailable alternatives) on the devices their class admits. */
+static void attrs_claim(struct rule_ctx *ctx, const struct dra_claim *c,
+                        unsigned char *const *class_pass, struct sel_errors *errs, size_t maxsel,
+                        sel_report report)
+{
+    const struct dra_model *m = ctx->m;
+    struct sel_site s;
+    size_t i, j;
+
+    memset(&s, 0, sizeof(s));
+    s.owner = &c->o;
+    s.base = c->is_template ? "spec.spec.devices" : "spec.devices";
+    for (s.req = 0; s.req < c->spec.nreq; s.req++) {
+        const struct dra_request *top = &c->spec.req[s.req];
+        for (s.sub = 0; s.sub <= top->nsub; s.sub++) {
+            const struct dra_request *r = s.sub ? &top->sub[s.sub - 1] : top;
+            if (!r->nsel || !r->class_name || !(s.cls = dra_find_class(m, r->class_name)))
+                continue;
+            j = (size_t)(s.cls - m->classes);
+            memset(errs, 0, maxsel * sizeof(*errs));
+            eval_selectors(m, r->sel, r->nsel < maxsel ? r->nsel : maxsel, class_pass[j], NULL,
+                           errs);
+            s.request = r->name;
+            for (i = 0; i < r->nsel && i < maxsel; i++) {
+                s.idx = i;
+                s.sel = &r->sel[i];
+                report(ctx, &s, &errs[i]);
+            }
+        }
+    }
+}
+
+/* Every selector on the published devices in the allocator's order; report() judges the
+ * errors of each. */
+static void walk_selectors(struct rule_ctx *ctx, sel_report report)
+{
+    const struct dra_model *m = ctx->m;
+    size_t ndev = published_devices(m), i, j, maxsel = 64;
+    unsigned char **class_pass;
+    struct sel_errors *errs;
+    struct sel_site s;
+
+    /* Without published devices there is nothing to evaluate on. */
+    if (!ndev)
+        return;
+    class_pass = calloc(m->nclasses + 1, sizeof(*class_pass));
+    errs = calloc(maxsel, sizeof(*errs));
+    if (!class_pass || !errs) {
+        ctx->out->oom = 1;
+        goto out;
+    }
+    memset(&s, 0, sizeof(s));
+    for (i = 0; i < m->nclasses; i++) {
+        const struct dra_class *cls = &m->classes[i];
+        size_t nsel = cls->nsel < maxsel ? cls->nsel : maxsel;
+        if (!(class_pass[i] = malloc(ndev))) {
+            ctx->out->oom = 1;
+            goto out;
+        }
+        memset(errs, 0, maxsel * sizeof(*errs));
+        eval_selectors(m, cls->sel, nsel, NULL, class_pass[i], errs);
+        s.owner = &cls->o;
+        s.cls = cls;
+        for (j = 0; j < nsel; j++) {
+            s.idx = j;
+            s.sel = &cls->sel[j];
+            report(ctx, &s, &errs[j]);
+        }
+    }
+    for (i = 0; i < m->nclaims; i++)
+        attrs_claim(ctx, &m->claims[i], class_pass, errs, maxsel, report);
+out:
+    for (i = 0; class_pass && i < m->nclasses; i++)
+        free(class_pass[i]);
+    free(class_pass);
+    free(errs);
+}
+
+void rule__check_attrs(struct rule_ctx *ctx)
+{
+    walk_selectors(ctx, attrs_report);
+}
+
+void rule__check_runtime(struct rule_ctx *ctx)
+{
+    walk_selectors(ctx, runtime_report);
+}

@@ -1,0 +1,372 @@
+/*
+ * e2e_modes.c - the failure modes beyond the seed (docs/rules.md, "Coverage"), each planted
+ * on the real cluster and node (see e2e/README.md) and diagnosed where the user looks.
+ *
+ * The seed's driver (the real dra-example-driver, NUM_DEVICES 2) and DeviceClass are set up
+ * once, without the quota; each test applies tests/e2e/modes/<mode>.yaml (objects labelled
+ * dd-mode), waits for what the webhook says on apply and what the controller writes on the
+ * pod, checks the real component's own text where there is one, and removes its objects.
+ * Faults the API or the node show need no imitation: the scheduler, the kubelet, the API
+ * server and the driver produce them.  Only the second node of the shared-claim test is
+ * simulated (e2e/sim/nodesim.c): one machine has one real node.
+ */
+#include "harness.h"
+
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include "e2e.h"
+#include "seed.h"
+
+#define MODES "tests/e2e/modes/"
+
+/* kubectl apply -f MODES<mode>.yaml, which must succeed; its output (webhook warnings)
+ * stays in out. */
+static void plant(const char *mode)
+{
+    if (sh("kubectl apply -f " MODES "%s.yaml 2>&1", mode))
+        fail_msg("kubectl apply -f %s.yaml failed: %s", mode, out);
+    step("%s planted", mode);
+}
+
+/* What a test left: its pods first (their generated claims go with them), then the rest. */
+static void unplant(void)
+{
+    sh("kubectl delete pod -n " NS " -l dd-mode --wait=true --timeout=90s 2>&1");
+    sh("kubectl delete resourceclaimtemplate,resourceclaim -n " NS " --all --wait=true "
+       "--timeout=60s 2>&1");
+    sh("kubectl delete resourceslice,deviceclass -l dd-mode --wait=true --timeout=60s 2>&1");
+}
+
+/* The last Event of reason on pod, into out ("" when none). */
+static void event_text(const char *pod, const char *reason)
+{
+    double end = now_s() + WAIT_S;
+
+    while (sh("kubectl get events -n " NS " --field-selector involvedObject.name=%s,reason=%s "
+              "-o jsonpath='{.items[-1:].message}' 2>&1", pod, reason) || !*out) {
+        if (now_s() > end)
+            fail_msg("no %s event on pod %s", reason, pod);
+        usleep(500000);
+    }
+    step("%s on %s: %s", reason, pod, out);
+}
+
+/* Waits until no ResourceSlice of driver is left. */
+static void wait_no_slices(const char *driver)
+{
+    double end = now_s() + WAIT_S;
+
+    while (sh("kubectl get resourceslices --field-selector spec.driver=%s -o name 2>&1", driver) ||
+           *out) {
+        if (now_s() > end)
+            fail_msg("slices of %s still there: %s", driver, out);
+        usleep(500000);
+    }
+    step("no slices of %s left", driver);
+}
+
+/* M04: the container lists no claim; the pod runs, its device reaches nobody. */
+static void claim_not_consumed(void **state)
+{
+    (void)state;
+    plant("claim-not-consumed");
+    assert_contains(out, "Warning: ClaimNotConsumedByContainer: ");
+    expect_phase("nouse", "Running");
+    expect("nouse", "ClaimNotConsumedByContainer", NULL, NULL,
+           "no container lists claim \"gpu\" in resources.claims");
+    expect_no_gpu("nouse");
+    unplant();
+}
+
+/* M36: created with nodeName, the scheduler never allocates its claim. */
+static void pod_bypasses_scheduler(void **state)
+{
+    (void)state;
+    plant("pod-bypasses-scheduler");
+    assert_contains(out, "Warning: PodBypassesScheduler: ");
+    expect("pinned", "PodBypassesScheduler", NULL, NULL, "sets spec.nodeName (vm)");
+    event_text("pinned", "FailedPrepareDynamicResources");
+    assert_contains(out, "is not allowed to use ResourceClaim");
+    unplant();
+}
+
+/* M15: the pod's nodeSelector rules out the one node with devices. */
+static void pod_constraints(void **state)
+{
+    (void)state;
+    plant("pod-constraints");
+    expect("elsewhere", "PodConstraintsExcludeDeviceNodes", NULL, NULL,
+           "vm: node(s) didn't match Pod's node affinity/selector");
+    event_text("elsewhere", "FailedScheduling");
+    assert_contains(out, "didn't match Pod's node affinity/selector");
+    unplant();
+}
+
+/* M09: config for a misspelled driver, which the real driver ignores: the pod runs with the
+ * driver's defaults. */
+static void opaque_config_mismatch(void **state)
+{
+    (void)state;
+    plant("opaque-config");
+    assert_contains(out, "Warning: OpaqueConfigDriverMismatch: ");
+    expect_phase("configured", "Running");
+    expect("configured", "OpaqueConfigDriverMismatch", NULL, NULL, "Did you mean 'gpu.example.com'?");
+    expect_gpu("configured");
+    unplant();
+}
+
+/* M34: parameters the real driver rejects when the kubelet asks it to prepare the claim. */
+static void prepare_failed(void **state)
+{
+    (void)state;
+    plant("prepare-failed");
+    assert_contains(out, "Warning: NodePrepareFailed: ");
+    event_text("refused", "FailedPrepareDynamicResources");
+    assert_contains(out, "NodePrepareResources failed for ResourceClaim");
+    assert_contains(out, "unknown GPU sharing strategy: Sometimes");
+    expect("refused", "NodePrepareFailed", NULL, NULL, "unknown GPU sharing strategy: Sometimes");
+    capture("prepare-failed", "a claim whose GpuConfig names sharing strategy Sometimes; pod "
+            "refused in ContainerCreating");
+    unplant();
+}
+
+/* M18: neither alternative of a firstAvailable list can be had (8 GPUs; an H100). */
+static void first_available_exhausted(void **state)
+{
+    (void)state;
+    plant("first-available");
+    expect("choosy", "PrioritizedListExhausted", NULL, NULL, NULL);
+    event_text("choosy", "FailedScheduling");
+    assert_contains(out, "cannot allocate all claims");
+    unplant();
+}
+
+/* M20: all devices of a selector that matches none. */
+static void all_mode_unsatisfiable(void **state)
+{
+    (void)state;
+    plant("all-mode");
+    expect("greedy", "AllocationModeAllUnsatisfiable", NULL, NULL, NULL);
+    event_text("greedy", "FailedScheduling");
+    unplant();
+}
+
+/* M05: admin access in a namespace without the label.  The API server refuses the template
+ * itself; one admitted while the namespace had the label makes pods whose claims
+ * kube-controller-manager cannot create once it is gone. */
+static void admin_access_label(void **state)
+{
+    (void)state;
+    assert_int_not_equal(sh("kubectl apply -f " MODES "admin-access.yaml 2>&1"), 0);
+    assert_contains(out, "\"admin-gpu\" is invalid: spec.devices.requests[0].adminAccess: "
+                         "Forbidden: admin access to devices requires the "
+                         "`resource.kubernetes.io/admin-access: true` label on the containing "
+                         "namespace");
+    assert_int_not_equal(sh("%s lint " SEED "fixed/namespace.yaml " MODES "admin-access.yaml 2>&1",
+                            getenv("DD_BIN")), 0);
+    assert_contains(out, "error[AdminAccessNamespaceLabelMissing]");
+    assert_contains(out, "the API server refuses the template");
+    assert_int_equal(sh("kubectl label namespace " NS " resource.kubernetes.io/admin-access=true "
+                        "2>&1"), 0);
+    plant("admin-access");
+    sh("kubectl delete pod -n " NS " admin --wait=true 2>&1");
+    assert_int_equal(sh("kubectl label namespace " NS " resource.kubernetes.io/admin-access- 2>&1"),
+                     0);
+    plant("admin-access");
+    event_text("admin", "FailedResourceClaimCreation");
+    assert_contains(out, "admin access to devices requires the "
+                         "`resource.kubernetes.io/admin-access: true` label");
+    expect("admin", "AdminAccessNamespaceLabelMissing", NULL, NULL,
+           "lacks the label resource.kubernetes.io/admin-access");
+    unplant();
+}
+
+/* M16: the only devices of a class are on a node that does not exist. */
+static void slice_node_unknown(void **state)
+{
+    (void)state;
+    plant("slice-node-unknown");
+    expect("ghost", "SliceNodeSelectionMatchesNoNode", NULL, NULL, "ghost");
+    unplant();
+}
+
+/* M17: the only device carries a taint the claim does not tolerate. */
+static void device_taint(void **state)
+{
+    (void)state;
+    plant("device-taint");
+    expect("tainted", "DeviceTaintNotTolerated", NULL, NULL, "example.com/unhealthy");
+    event_text("tainted", "FailedScheduling");
+    assert_contains(out, "cannot allocate all claims");
+    unplant();
+}
+
+/* M23 and M24: a pool missing a slice, and a pool with a device twice. */
+static void pools(void **state)
+{
+    (void)state;
+    plant("pool-incomplete");
+    plant("pool-invalid");
+    expect("incomplete", "PoolIncomplete", NULL, NULL, "resourceSliceCount 2");
+    expect("invalid", "PoolInvalid", NULL, NULL, "dev-0 twice");
+    event_text("invalid", "FailedScheduling");
+    step("1.36's scheduler on an invalid pool: %s", out);
+    unplant();
+}
+
+/* M33 and M32: node-local devices of a driver no plugin serves; the scheduler places the pod
+ * there, and the kubelet cannot have the claim prepared. */
+static void stale_slices_not_registered(void **state)
+{
+    (void)state;
+    plant("stale-slices");
+    expect("stranded", "KubeletPluginNotRegistered", "StaleResourceSlices", NULL,
+           "no DaemonSet of driver stale.example.com is installed");
+    event_text("stranded", "FailedPrepareDynamicResources");
+    assert_contains(out, "DRA driver stale.example.com is not registered");
+    unplant();
+}
+
+/* M30: the driver's DaemonSet wants a label no node has (NVIDIA's NFD labels): its pod goes,
+ * the kubelet wipes the slices, and a pod waits for devices nobody publishes. */
+static void daemonset_missing_on_node(void **state)
+{
+    int regs;
+
+    (void)state;
+    if (sh("kubectl patch daemonset -n " NS " " DS " --type merge -p '{\"spec\":{\"template\":"
+           "{\"spec\":{\"nodeSelector\":{\"feature.node.kubernetes.io/pci-10de.present\":"
+           "\"true\"}}}}}' 2>&1"))
+        fail_msg("patch: %s", out);
+    sh("kubectl wait --for=delete pod -n " NS " -l app.kubernetes.io/name=dra-example-driver "
+       "--timeout=60s 2>&1");
+    /* The kubelet wipes a gone plugin's slices 30 s after it unregistered; until then a pod
+     * is scheduled onto them (KubeletPluginNotRegistered, tested above). */
+    wait_no_slices("gpu.example.com");
+    plant("claim-not-consumed");
+    expect("nouse", "DriverDaemonSetMissingOnNode", NULL, NULL,
+           "feature.node.kubernetes.io/pci-10de.present=true");
+    unplant();
+    regs = registrations();
+    if (sh("kubectl patch daemonset -n " NS " " DS " --type merge -p '{\"spec\":{\"template\":"
+           "{\"spec\":{\"nodeSelector\":null}}}}' 2>&1"))
+        fail_msg("patch back: %s", out);
+    wait_rollout();
+    wait_registered(regs);
+}
+
+/* M21: a second node (simulated: nodesim publishes its devices like the example driver),
+ * and a shared claim allocated on the real one; a pod that may only go to the second. */
+static void claim_on_other_node(void **state)
+{
+    char cmd[1024];
+    pid_t pid;
+
+    (void)state;
+    snprintf(cmd, sizeof(cmd), "%s", getenv("DD_BIN") ? getenv("DD_BIN") : "./dra-doctor");
+    *strrchr(cmd, '/') = '\0';
+    if (!(pid = fork())) {
+        char bin[1100], log[1100];
+        snprintf(bin, sizeof(bin), "%s/nodesim", cmd);
+        snprintf(log, sizeof(log), "%s/logs/nodesim-sim-2.log", getenv("DD_CLUSTER_DIR"));
+        if (!freopen(log, "a", stderr))
+            _exit(126);
+        execl(bin, bin, "--node", "sim-2", (char *)NULL);
+        _exit(127);
+    }
+    {
+        double end = now_s() + 60;
+        while (sh("kubectl get node sim-2 -o jsonpath='{.status.conditions[?(@.type==\"Ready\")]"
+                  ".status}' 2>&1") || strcmp(out, "True")) {
+            if (now_s() > end)
+                fail_msg("simulated node sim-2 not Ready: %s", out);
+            usleep(500000);
+        }
+    }
+    step("simulated node sim-2 Ready");
+    plant("shared-claim");
+    expect_phase("holder", "Running");
+    expect("latecomer", "ClaimAllocatedOnOtherNode", NULL, NULL,
+           "already allocated on node vm");
+    event_text("latecomer", "FailedScheduling");
+    assert_contains(out, "resourceclaim not available on the node");
+    unplant();
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+    /* The node first, or the DaemonSets put their pods back on it. */
+    sh("kubectl delete node sim-2 --wait=true 2>&1");
+    sh("kubectl delete pod -A --field-selector spec.nodeName=sim-2 --force --grace-period=0 2>&1");
+    sh("kubectl delete resourceslice --field-selector spec.nodeName=sim-2 2>&1");
+}
+
+/* One run, every cause: several modes at once, each pod with its own, primary first. */
+static void all_at_once(void **state)
+{
+    (void)state;
+    plant("claim-not-consumed");
+    plant("pod-constraints");
+    plant("first-available");
+    plant("pool-incomplete");
+    plant("stale-slices");
+    expect("nouse", "ClaimNotConsumedByContainer", NULL, NULL, NULL);
+    expect("elsewhere", "PodConstraintsExcludeDeviceNodes", NULL, NULL, NULL);
+    expect("choosy", "PrioritizedListExhausted", NULL, NULL, NULL);
+    expect("incomplete", "PoolIncomplete", NULL, NULL, NULL);
+    expect("stranded", "KubeletPluginNotRegistered", "StaleResourceSlices", NULL, NULL);
+    unplant();
+}
+
+static int setup(void **state)
+{
+    int regs;
+
+    (void)state;
+    if (!getenv("KUBECONFIG") || !getenv("DD_CLUSTER_DIR")) {
+        fprintf(stderr, "e2e_modes: run me through scripts/e2e.sh\n");
+        return -1;
+    }
+    t_start = now_s();
+    remove_scenario();
+    regs = registrations();
+    containerd_config(SEED "fixed/containerd-config.toml");
+    apply(SEED "fixed/namespace.yaml");
+    apply(SEED "fixed/driver-rbac.yaml");
+    apply(SEED "fixed/driver-daemonset.yaml");
+    apply(SEED "fixed/deviceclass.yaml");
+    wait_rollout();
+    wait_registered(regs);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    unplant();
+    remove_scenario();
+    sh("e2e/cluster containerd-config e2e/node/containerd-1.7.toml 2>&1");
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(claim_not_consumed),
+        cmocka_unit_test(pod_bypasses_scheduler),
+        cmocka_unit_test(pod_constraints),
+        cmocka_unit_test(opaque_config_mismatch),
+        cmocka_unit_test(prepare_failed),
+        cmocka_unit_test(first_available_exhausted),
+        cmocka_unit_test(all_mode_unsatisfiable),
+        cmocka_unit_test(admin_access_label),
+        cmocka_unit_test(slice_node_unknown),
+        cmocka_unit_test(device_taint),
+        cmocka_unit_test(pools),
+        cmocka_unit_test(stale_slices_not_registered),
+        cmocka_unit_test(daemonset_missing_on_node),
+        cmocka_unit_test(claim_on_other_node),
+        cmocka_unit_test(all_at_once),
+    };
+    return cmocka_run_group_tests_name("e2e-modes", tests, setup, teardown);
+}
