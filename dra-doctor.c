@@ -11,7 +11,7 @@
 
 #include "certs.h"
 #include "controller.h"
-#include "kubever.h"
+#include "model/kubever.h"
 #include "lint.h"
 #include "webhook.h"
 
@@ -72,7 +72,7 @@ struct choice {
 static const struct choice choices[] = {
     { "lint", "-o --output", "text json sarif github" },
     { "lint", "--fail-on", "error warning never" },
-    { "lint", "--kube-version", NULL }, /* the releases lib/kubever knows */
+    { "lint", "--kube-version", NULL }, /* the releases lib/model/kubever knows */
     { "lint", "--color", "auto always never" },
     { "diagnose", "-o --output", "text json" },
     { "explain", "-o --output", "text json" },

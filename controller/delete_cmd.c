@@ -26,8 +26,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "json.h"
-#include "kube.h"
+#include "formats/json.h"
+#include "client/kube.h"
 
 #define POLL_MS 500
 #define TIMEOUT_DEFAULT 120

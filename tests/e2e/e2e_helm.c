@@ -35,9 +35,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "json.h"
-#include "manifest.h"
-#include "yaml.h"
+#include "formats/json.h"
+#include "formats/manifest.h"
+#include "formats/yaml.h"
 
 #define CHART "deploy/helm/dra-doctor"
 #define DIFFS "deploy/helm/differences.yaml"

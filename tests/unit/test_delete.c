@@ -1,14 +1,14 @@
 /*
- * test_delete.c - `dra-doctor delete` ($DD_BIN) against a mock API server (lib/httpd on
- * loopback): objects go in the order given, each gone before the next is touched; an
- * absent object is gone already; one made again (another uid) is reported, as is one
- * that never goes (--timeout) and a refused DELETE, after which nothing more is
- * deleted; bad arguments are refused before any request.
+ * test_delete.c - `dra-doctor delete` ($DD_BIN) against a mock API server
+ * (lib/client/httpd on loopback): objects go in the order given, each gone before the
+ * next is touched; an absent object is gone already; one made again (another uid) is
+ * reported, as is one that never goes (--timeout) and a refused DELETE, after which
+ * nothing more is deleted; bad arguments are refused before any request.
  */
 #include "harness.h"
 
-#include "httpd.h"
-#include "json.h"
+#include "client/httpd.h"
+#include "formats/json.h"
 
 #include <pthread.h>
 #include <stdarg.h>

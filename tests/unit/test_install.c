@@ -16,9 +16,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "json.h"
-#include "manifest.h"
-#include "yaml.h"
+#include "formats/json.h"
+#include "formats/manifest.h"
+#include "formats/yaml.h"
 
 static char out[1 << 20];
 static char dir[256];    /* scratch */
