@@ -106,6 +106,34 @@ static void kustomize(struct mf_set *set, const char *kdir)
     load(set, kdir);
 }
 
+/* The objects of set that keep(object) accepts, as one List in dir/NAME; their count. */
+static size_t write_list(const struct mf_set *set, int (*keep)(const struct mf_object *),
+                         const char *name, char *path, size_t size)
+{
+    cJSON *list = cJSON_CreateObject(), *items;
+    size_t i, n = 0;
+    char *text;
+    FILE *f;
+
+    cJSON_AddStringToObject(list, "apiVersion", "v1");
+    cJSON_AddStringToObject(list, "kind", "List");
+    items = cJSON_AddArrayToObject(list, "items");
+    for (i = 0; i < set->n; i++)
+        if (keep(&set->objs[i])) {
+            cJSON_AddItemToArray(items, cJSON_Duplicate(set->objs[i].json, 1));
+            n++;
+        }
+    text = cJSON_Print(list);
+    cJSON_Delete(list);
+    snprintf(path, size, "%s/%s", dir, name);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    free(text);
+    return n;
+}
+
 static const cJSON *find(const struct mf_set *set, const char *kind, const char *name)
 {
     size_t i;
@@ -505,10 +533,8 @@ static int dry_run_kind(const struct mf_object *o)
 static void values_reach_objects(void **state)
 {
     struct mf_set s;
-    size_t i, n = 0;
-    FILE *f;
+    size_t i, n;
     char path[512];
-    cJSON *list, *items;
     char *text;
 
     (void)state;
@@ -568,23 +594,7 @@ static void values_reach_objects(void **state)
     if (sh("kubectl create namespace " DRY_NS " 2>&1") && !strstr(out, "AlreadyExists"))
         fail_msg("kubectl create namespace: %s", out);
     helm_template(&s, "dd", DRY_NS, custom);
-    list = cJSON_CreateObject();
-    cJSON_AddStringToObject(list, "apiVersion", "v1");
-    cJSON_AddStringToObject(list, "kind", "List");
-    items = cJSON_AddArrayToObject(list, "items");
-    for (i = 0; i < s.n; i++)
-        if (dry_run_kind(&s.objs[i])) {
-            cJSON_AddItemToArray(items, cJSON_Duplicate(s.objs[i].json, 1));
-            n++;
-        }
-    text = cJSON_Print(list);
-    snprintf(path, sizeof(path), "%s/custom.json", dir);
-    f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-    free(text);
-    cJSON_Delete(list);
+    n = write_list(&s, dry_run_kind, "custom.json", path, sizeof(path));
     mf_set_release(&s);
     if (sh("kubectl apply --dry-run=server -f %s 2>&1", path))
         fail_msg("kubectl apply --dry-run=server of the custom rendering: %s", out);
@@ -751,18 +761,28 @@ static void kubectl_plugin(const char *code)
     step("kubectl dra-doctor diagnose -n " APP_NS " p --kubeconfig --context: %s", code);
 }
 
+/* Pods of deleted workloads go after them (garbage collection, graceful termination). */
+static void pods_gone(const char *after)
+{
+    double end = now_s() + WAIT_S;
+
+    while (sh("kubectl get pods,replicasets,jobs -n " NS " -o name 2>&1") || out[0]) {
+        if (now_s() > end)
+            fail_msg("still there after %s: %s", after, out);
+        usleep(250000);
+    }
+}
+
+static int not_namespace(const struct mf_object *o)
+{
+    return strcmp(o->kind, "Namespace");
+}
+
 /* What may stay in the namespace after the release is gone: what the cluster makes in every
  * namespace (its default ServiceAccount, the root CA ConfigMap), and Events. */
 static void nothing_left(void)
 {
-    double end = now_s() + WAIT_S;
-
-    /* Pods of deleted workloads go after them (garbage collection, graceful termination). */
-    while (sh("kubectl get pods,replicasets,jobs -n " NS " -o name 2>&1") || out[0]) {
-        if (now_s() > end)
-            fail_msg("still there after helm uninstall: %s", out);
-        usleep(500000);
-    }
+    pods_gone("helm uninstall");
     if (sh("kubectl get deployments,daemonsets,cronjobs,services,endpointslices,secrets,"
            "configmaps,serviceaccounts,roles,rolebindings,leases,poddisruptionbudgets "
            "-n " NS " -o name 2>&1"))
@@ -777,18 +797,23 @@ static void nothing_left(void)
 
 static void helm_lifecycle(void **state)
 {
-    char *ca1, *ca2, *rv1, *rv2, *job1, *job2, code[128];
+    char *ca1, *ca2, *rv1, *rv2, *job1, *job2, code[128], path[512];
+    struct mf_set k;
     int n;
 
     (void)state;
-    /* scripts/e2e.sh installed dra-doctor with kustomize: take it away as a user would. */
-    if (sh("kubectl delete validatingwebhookconfiguration " NS " --ignore-not-found 2>&1 && "
-           "kubectl delete -k e2e/deploy --ignore-not-found --wait=true --timeout=%ds 2>&1", WAIT_S))
-        fail_msg("kubectl delete -k e2e/deploy: %s", out);
+    /* scripts/e2e.sh installed dra-doctor with kustomize: take its objects away, the webhook
+     * configuration first.  The namespace stays: the namespace controller looks again at one
+     * with terminating pods only after their grace period (30 s), the pods themselves go in
+     * a few. */
+    kustomize(&k, "e2e/deploy");
+    write_list(&k, not_namespace, "kustomize.json", path, sizeof(path));
+    mf_set_release(&k);
     removed_kustomize = 1;
-    if (sh("kubectl wait --for=delete namespace/" NS " --timeout=%ds 2>&1", WAIT_S) &&
-        !strstr(out, "not found"))
-        fail_msg("namespace " NS " does not go: %s", out);
+    if (sh("kubectl delete validatingwebhookconfiguration " NS " --ignore-not-found 2>&1 && "
+           "kubectl delete -f %s --ignore-not-found --wait=true --timeout=%ds 2>&1", path, WAIT_S))
+        fail_msg("kubectl delete e2e/deploy's objects: %s", out);
+    pods_gone("kubectl delete");
     step("the kustomize install is gone");
 
     helm_or_fail("install", "install " NS " " CHART " -n " NS " --create-namespace --wait "
@@ -905,7 +930,6 @@ static int teardown(void **state)
     sh("kubectl delete deviceclass dd-e2e-helm-probe --ignore-not-found 2>&1");
     if (removed_kustomize) {
         sh("kubectl delete validatingwebhookconfiguration " NS " --ignore-not-found 2>&1");
-        sh("kubectl delete namespace " NS " --ignore-not-found --wait=true --timeout=%ds 2>&1", WAIT_S);
         if (sh("scripts/stack.sh deploy %s e2e/deploy 2>&1", getenv("DD_CLUSTER_DIR")))
             fprintf(stderr, "e2e_helm: putting the kustomize install back failed: %s\n", out);
         else
