@@ -114,11 +114,13 @@ fuzz:
 
 test: deps
 	@rm -f build/test-counts
+	@scripts/prebuild.sh start $$PPID
 	$(MAKE) --no-print-directory test-unit
 	$(MAKE) --no-print-directory test-asan
 	$(MAKE) --no-print-directory test-differential
 	$(MAKE) --no-print-directory test-fuzz
 	$(MAKE) --no-print-directory test-e2e
+	@scripts/prebuild.sh wait
 	scripts/summary.sh
 
 bench: dra-doctor $(B)/nodesim

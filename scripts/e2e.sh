@@ -81,6 +81,10 @@ fi
 export DD_HELM="$helm_dir/helm"
 echo "e2e: helm $("$DD_HELM" version --short) ready in $(( $(date +%s) - th )) s"
 
+# One e2e at a time on a machine (it has one real node): a second run waits for the first.
+lock=${TMPDIR:-/tmp}/dra-doctor-e2e.lock
+exec 8>>"$lock"
+flock -n 8 || { echo "e2e: another e2e run holds $lock; waiting for it"; flock 8; }
 t0=$(date +%s)
 if ! scripts/stack.sh up "$state" "$B"; then
     fail=$((fail + 1)); exit 1

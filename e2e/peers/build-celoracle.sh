@@ -12,6 +12,10 @@ cache=${DD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/dra-doctor}
 command -v go >/dev/null 2>&1 || { echo "build-celoracle: go is not installed" >&2; exit 1; }
 key=$(cat "$here/go.mod" "$here/go.sum" "$here/main.go" | sha256sum | cut -c1-12)
 bin=$cache/peers/celoracle-$key/celoracle
+mkdir -p "$cache/peers"
+# One build at a time (scripts/prebuild.sh may be building it in the background).
+exec 9>"$cache/peers/.build.lock"
+flock 9
 if [ ! -x "$bin" ]; then
     echo "build-celoracle: building the CEL oracle into $(dirname "$bin") (first time: a few minutes)" >&2
     mkdir -p "$(dirname "$bin")"

@@ -301,19 +301,6 @@ void rule__check_reserved_for(struct rule_ctx *ctx)
     }
 }
 
-/* The pod's PodScheduled condition, if the scheduler wrote one. */
-static int scheduler_saw(const struct dra_podspec *p)
-{
-    const cJSON *it;
-
-    cJSON_ArrayForEach(it, dd_json_arr(p->status, "conditions", NULL)) {
-        const char *t = dd_json_str(it, "type", NULL);
-        if (t && STRIEQ(t, "PodScheduled"))
-            return 1;
-    }
-    return 0;
-}
-
 void rule__check_bypass(struct rule_ctx *ctx)
 {
     const struct dra_model *m = ctx->m;
@@ -323,10 +310,11 @@ void rule__check_bypass(struct rule_ctx *ctx)
     for (i = 0; i < m->npods; i++) {
         const struct dra_podspec *p = &m->pods[i];
         int unallocated = 0;
-        /* Only a Pod carries nodeName before it exists; a live pod the scheduler placed has
-         * its PodScheduled condition. */
-        if (!STRIEQ(p->o.kind, "Pod") || !*p->node || !p->nclaims ||
-            (m->live && scheduler_saw(p)))
+        /* Only a Pod carries nodeName before it exists.  Live, nodeName alone proves nothing
+         * (the scheduler sets it too, and the kubelet marks a pinned pod PodScheduled), but
+         * the scheduler binds only after it allocated every claim (PreBind): a bound pod with
+         * an unallocated claim never went through it. */
+        if (!STRIEQ(p->o.kind, "Pod") || !*p->node || !p->nclaims)
             continue;
         for (j = 0; j < p->nclaims; j++) {
             const struct dra_claim *c = dra_pod_claim_resolve(m, p, &p->claims[j]);

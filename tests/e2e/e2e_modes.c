@@ -271,7 +271,8 @@ static void claim_on_other_node(void **state)
         char bin[1100], log[1100];
         snprintf(bin, sizeof(bin), "%s/nodesim", cmd);
         snprintf(log, sizeof(log), "%s/logs/nodesim-sim-2.log", getenv("DD_CLUSTER_DIR"));
-        if (!freopen(log, "a", stderr))
+        /* Both streams: an inherited stdout would keep scripts/e2e.sh's pipe open. */
+        if (!freopen(log, "a", stderr) || dup2(fileno(stderr), STDOUT_FILENO) < 0)
             _exit(126);
         execl(bin, bin, "--node", "sim-2", (char *)NULL);
         _exit(127);

@@ -104,6 +104,19 @@ static void pod_bypasses_scheduler(void **state)
     s.m.live = 1;
     assert_int_equal(snap_run(&s, &defaults, "PodBypassesScheduler"), 0);
     snap_free(&s);
+    /* Live, the kubelet marks a pinned pod PodScheduled too: an unallocated claim is what
+     * proves the scheduler never saw it. */
+    snap_load(&s, objs("[%s,%s,{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\","
+                       "\"metadata\":{\"name\":\"c\",\"namespace\":\"t\"},\"spec\":{\"devices\":"
+                       "{\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"gpu\"}}]}}},"
+                       "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
+                       "\"namespace\":\"t\"},\"spec\":{\"nodeName\":\"n1\",\"resourceClaims\":"
+                       "[{\"name\":\"gpu\",\"resourceClaimName\":\"c\"}],\"containers\":["
+                       USES("{\"name\":\"gpu\"}") "]},\"status\":{\"phase\":\"Pending\",\"conditions\":"
+                       "[{\"type\":\"PodScheduled\",\"status\":\"True\"}]}}]", EXAMPLE_CLASS, SLICE2));
+    s.m.live = 1;
+    assert_int_equal(snap_run(&s, &defaults, "PodBypassesScheduler"), 1);
+    snap_free(&s);
     /* Workloads carry no nodeName of their own pods. */
     only(&s, objs("[%s,%s,%s,%s]", EXAMPLE_CLASS, SLICE2, TEMPLATE("tmpl", "gpu"),
                   POD_CTRS("p", "", "[" USES("{\"name\":\"gpu\"}") "]")),
