@@ -29,7 +29,8 @@ APP_OBJ    := $(APP_SRC:%.c=$(B)/%.o)
 TEST_BIN   := $(TEST_SRC:tests/unit/%.c=$(B)/tests/%) $(B)/tests/test_json_portable
 E2E_BIN    := $(E2E_SRC:tests/e2e/%.c=$(B)/e2e/%)
 
-.PHONY: all deps demo test test-unit test-asan test-fuzz test-e2e test-differential fuzz bench conformance clean
+.PHONY: all deps demo test test-unit test-asan test-fuzz test-e2e test-differential fuzz bench conformance clean \
+        install uninstall dist
 all: dra-doctor $(B)/nodesim
 
 $(B)/%.o: %.c $(wildcard lib/*.h lib/*/*.h lint/*.h controller/*.h webhook/*.h certs/*.h)
@@ -131,6 +132,32 @@ bench: dra-doctor $(B)/nodesim
 # The CEL selector conformance corpus (../shared/corpus/cel, never copied here) through lint.
 conformance: dra-doctor
 	python3 scripts/conformance.py
+
+# `make install [PREFIX=/usr/local] [DESTDIR=]`: the binary, its kubectl plugin name
+# (`kubectl dra-doctor`) and the bash and zsh completions, where those shells look.
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
+
+install: $(B)/dra-doctor
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	install -m 0755 $(B)/dra-doctor $(DESTDIR)$(BINDIR)/dra-doctor
+	ln -sf dra-doctor $(DESTDIR)$(BINDIR)/kubectl-dra_doctor
+	$(B)/dra-doctor completion bash > $(DESTDIR)$(BASHCOMPDIR)/dra-doctor
+	ln -sf dra-doctor $(DESTDIR)$(BASHCOMPDIR)/kubectl-dra_doctor
+	$(B)/dra-doctor completion zsh > $(DESTDIR)$(ZSHCOMPDIR)/_dra-doctor
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/dra-doctor $(DESTDIR)$(BINDIR)/kubectl-dra_doctor \
+	      $(DESTDIR)$(BASHCOMPDIR)/dra-doctor $(DESTDIR)$(BASHCOMPDIR)/kubectl-dra_doctor \
+	      $(DESTDIR)$(ZSHCOMPDIR)/_dra-doctor
+
+# The krew plugin's archive and manifest (deploy/krew/README.md): build/dist/.
+# KREW_URL is where the archive will be downloaded from.
+KREW_URL ?= https://example.org/dra-doctor/releases/download/v$(VERSION)
+dist: $(B)/dra-doctor
+	scripts/krew-dist.sh $(B)/dra-doctor build/dist "$(KREW_URL)"
 
 clean:
 	rm -rf build dra-doctor

@@ -797,14 +797,54 @@ static void h_readyz(void *ctx, const char *m, const char *b, size_t n, struct h
         text(r, 503, "caches not synced\n");
 }
 
+/* Pods by the code of their dra-doctor.io/root-cause annotation, for
+ * dra_doctor_pods_with_root_cause: the rule codes first (each reported, 0 or not), then
+ * codes only a diagnosis gives (evidence such as DriverNotRegistered), as met. */
+#define STUCK_CODES_MAX 64
+#define STUCK_CODE_LEN 64
+
+struct stuck {
+    const char *code[STUCK_CODES_MAX];
+    char extra[STUCK_CODES_MAX][STUCK_CODE_LEN + 1]; /* copies: the store's objects are
+                                                        borrowed only during the visit */
+    size_t count[STUCK_CODES_MAX], n, other;
+};
+
+static int count_stuck(void *ctx, const cJSON *pod)
+{
+    struct stuck *st = ctx;
+    const char *root = ann(pod, DIAG_ANN_ROOT_CAUSE);
+    size_t i, len;
+
+    if (!root || !root[0])
+        return 0;
+    for (i = 0; i < st->n; i++)
+        if (!strcmp(root, st->code[i])) {
+            st->count[i]++;
+            return 0;
+        }
+    /* A label value must stay a plain word, whatever an annotation says. */
+    len = strlen(root);
+    if (st->n < STUCK_CODES_MAX && len <= STUCK_CODE_LEN &&
+        strspn(root, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") == len) {
+        memcpy(st->extra[st->n], root, len + 1);
+        st->code[st->n] = st->extra[st->n];
+        st->count[st->n++] = 1;
+    } else {
+        st->other++;
+    }
+    return 0;
+}
+
 static void h_metrics(void *ctx, const char *m, const char *b, size_t n, struct httpd_response *r)
 {
     struct ctl *c = ctx;
     struct snapshot *s = snap_get(c);
-    size_t len = 0, cap = 8192, i, j, nrules;
+    size_t len = 0, cap = 32768, i, j, nrules;
     const struct dd_rule *rules = dd_rules(&nrules);
     unsigned long restarts = 0, relists = 0;
     char *buf = malloc(cap);
+    struct stuck *st = calloc(1, sizeof(*st));
 
     (void)m; (void)b; (void)n;
     for (i = 0; i < snap_nresources; i++)
@@ -852,7 +892,20 @@ static void h_metrics(void *ctx, const char *m, const char *b, size_t n, struct 
             cnt += s->f.v[j].code == rules[i].code;
         OUT("dra_doctor_findings{code=\"%s\"} %zu\n", rules[i].code, cnt);
     }
+    if (st) {
+        for (i = 0; i < nrules && i < STUCK_CODES_MAX; i++)
+            st->code[st->n++] = rules[i].code;
+        inf_store_foreach(c->stores[0], count_stuck, st);
+        OUT("# HELP dra_doctor_pods_with_root_cause Pods whose dra-doctor.io/root-cause "
+            "annotation names this code (stuck DRA pods).\n"
+            "# TYPE dra_doctor_pods_with_root_cause gauge\n");
+        for (i = 0; i < st->n; i++)
+            OUT("dra_doctor_pods_with_root_cause{code=\"%s\"} %zu\n", st->code[i], st->count[i]);
+        if (st->other)
+            OUT("dra_doctor_pods_with_root_cause{code=\"other\"} %zu\n", st->other);
+    }
 #undef OUT
+    free(st);
     snap_put(c, s);
     r->status = 200;
     r->content_type = "text/plain; version=0.0.4";

@@ -4,6 +4,7 @@
  *   controller  the reconcile loop that annotates pods with their root cause
  *   diagnose    the same diagnosis, once, printed
  *   node        the node agent that publishes containerd's CDI settings
+ *   delete      objects deleted in order, each gone before the next (Helm's uninstall hook)
  *
  * Each returns a process exit code.
  */
@@ -14,5 +15,6 @@ int controller_main(int argc, char **argv);
 int diagnose_main(int argc, char **argv);
 int explain_main(int argc, char **argv);
 int node_main(int argc, char **argv);
+int delete_main(int argc, char **argv);
 
 #endif

@@ -14,8 +14,8 @@
 # pattern (e.g. 'e2e_faults'); DD_E2E_KEEP=1 keeps the state directory (logs).
 #
 # The tests get KUBECONFIG (admin), DD_CLUSTER_DIR, DD_NODE_NAME (the real node),
-# DD_HOST_ROOT (the node's own files: etc/containerd, var/run/cdi, ...) and DD_BIN (the
-# dra-doctor binary under test, the one in the image).
+# DD_HOST_ROOT (the node's own files: etc/containerd, var/run/cdi, ...), DD_BIN (the
+# dra-doctor binary under test, the one in the image) and DD_HELM (helm, e2e/node/build.sh).
 set -u
 B=${1:?usage: e2e.sh BUILD_DIR}
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -79,6 +79,14 @@ trap 'exit 130' INT TERM
 for m in /var/lib/kubelet /var/lib/containerd /run/containerd /etc/cdi /run/cdi /run/netns; do
     [ -e "$m" ] && echo "$m" >>"$state/preexisting"
 done
+
+# helm, for tests/e2e/e2e_helm.c: built from its Go module once, then cached.
+th=$(date +%s)
+if ! helm_dir=$(e2e/node/build.sh helm | sed -n 's/^helm //p') || [ ! -x "$helm_dir/helm" ]; then
+    echo "e2e: building helm failed"; fail=$((fail + 1)); exit 1
+fi
+export DD_HELM="$helm_dir/helm"
+echo "e2e: helm $("$DD_HELM" version --short) ready in $(( $(date +%s) - th )) s"
 
 t0=$(date +%s)
 if ! scripts/stack.sh up "$state" "$B"; then

@@ -9,11 +9,11 @@
 #
 # What it builds, in the order the suite needs it: the CEL oracle (test-differential),
 # the control plane with the kubelet in one go build (they share most packages), then
-# containerd 1.7, the DRA example driver and containerd 2 (test-e2e).  Each build
-# script keeps its cache and takes its lock, so a suite that needs a program before the
-# prebuild got to it waits for the lock, or builds it itself: nothing is built twice, and
-# a failed prebuild only means the suite builds the program when it needs it.  The log is
-# build/prebuild.log.
+# containerd 1.7, the DRA example driver, helm (scripts/e2e.sh asks for it first) and
+# containerd 2 (test-e2e).  Each build script keeps its cache and takes its lock, so a
+# suite that needs a program before the prebuild got to it waits for the lock, or builds
+# it itself: nothing is built twice, and a failed prebuild only means the suite builds the
+# program when it needs it.  The log is build/prebuild.log.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -37,6 +37,7 @@ build_all() {
     step "control plane and kubelet" flock "$cache/k8s/.build.lock" \
         sh e2e/k8s/build.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet
     step "containerd 1.7 and the DRA example driver" sh e2e/node/build.sh containerd driver
+    step "helm" sh e2e/node/build.sh helm
     step "containerd 2" sh e2e/node/build.sh containerd2
     echo "prebuild: all in $(( $(date +%s) - t0 )) s"
 }

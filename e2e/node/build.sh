@@ -9,8 +9,11 @@
 #   containerd2  containerd $CONTAINERD2_VERSION (2.x: CDI always on since 2.4)
 #   driver       the DRA example driver's kubelet plugin, dra-example-kubeletplugin
 #                $DRIVER_VERSION (sigs.k8s.io/dra-example-driver)
+#   helm         helm $HELM_VERSION (helm.sh/helm/v3), which the e2e tests install
+#                dra-doctor's chart with (deploy/helm); not the node's, but built and
+#                cached the same way
 #
-#   e2e/node/build.sh [COMPONENT...]     (default: all four)
+#   e2e/node/build.sh [COMPONENT...]     (default: the node's four, not helm)
 #
 # Prints one line per component, "COMPONENT BINDIR".  Each BINDIR is
 # $CACHE/<name>/<version>/bin, built only when a binary is missing; the build is
@@ -26,6 +29,7 @@ K8S_VERSION=${K8S_VERSION:-v1.36.3}
 CONTAINERD_VERSION=${CONTAINERD_VERSION:-v1.7.35}
 CONTAINERD2_VERSION=${CONTAINERD2_VERSION:-v2.4.2}
 DRIVER_VERSION=${DRIVER_VERSION:-v0.2.1}
+HELM_VERSION=${HELM_VERSION:-v3.22.0}
 CACHE=${DD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/dra-doctor}
 here=$(cd "$(dirname "$0")" && pwd)
 # Static binaries: they run in the driver's container and on any host alike.
@@ -85,8 +89,23 @@ build_one() {
         have "$bin" dra-example-kubeletplugin ||
             build_module sigs.k8s.io/dra-example-driver "$DRIVER_VERSION" "$bin" "" "" \
                 ./cmd/dra-example-kubeletplugin ;;
+    helm)
+        bin=$CACHE/helm/$HELM_VERSION/bin
+        if ! have "$bin" helm; then
+            # As helm's Makefile: the Kubernetes release `helm template` and `helm lint`
+            # assume without a cluster is the one its client-go belongs to (v0.N: 1.N).
+            gomod=$(go mod download -json "helm.sh/helm/v3@$HELM_VERSION" |
+                    sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+            minor=$(sed -n 's/^[[:space:]]*k8s\.io\/client-go v0\.\([0-9]*\)\..*/\1/p' "$gomod")
+            [ -n "$minor" ] || { say "no k8s.io/client-go in $gomod"; exit 1; }
+            ldf="-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
+            for p in pkg/chartutil pkg/lint/rules; do
+                ldf="$ldf -X helm.sh/helm/v3/$p.k8sVersionMajor=1 -X helm.sh/helm/v3/$p.k8sVersionMinor=$minor"
+            done
+            build_module helm.sh/helm/v3 "$HELM_VERSION" "$bin" "$ldf" "" ./cmd/helm
+        fi ;;
     *)
-        say "unknown component $1 (kubelet, containerd, containerd2, driver)"; exit 2 ;;
+        say "unknown component $1 (kubelet, containerd, containerd2, driver, helm)"; exit 2 ;;
     esac
     echo "$1 $bin"
 }
