@@ -9,8 +9,9 @@
 #
 # What it builds, in the order the suite needs it: the CEL oracle (test-differential),
 # the control plane with the kubelet in one go build (they share most packages), then
-# containerd 1.7, the DRA example driver, helm (scripts/e2e.sh asks for it first) and
-# containerd 2 (test-e2e).  Each build script keeps its cache and takes its lock, so a
+# containerd 1.7 and the DRA example driver (test-e2e's cluster), then containerd 2 and
+# helm, which only the last e2e programs need.  Each build script keeps its cache and takes
+# its lock only to build, so a
 # suite that needs a program before the prebuild got to it waits for the lock, or builds
 # it itself: nothing is built twice, and a failed prebuild only means the suite builds the
 # program when it needs it.  The log is build/prebuild.log.
@@ -19,7 +20,6 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 log=build/prebuild.log
 pidf=build/prebuild.pid
-cache=${DD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/dra-doctor}
 
 running() { [ -f "$pidf" ] && kill -0 "$(cat "$pidf")" 2>/dev/null; }
 
@@ -33,12 +33,12 @@ step() {
 build_all() {
     t0=$(date +%s)
     step "CEL oracle" e2e/peers/build-celoracle.sh
-    mkdir -p "$cache/k8s"
-    step "control plane and kubelet" flock "$cache/k8s/.build.lock" \
-        sh e2e/k8s/build.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet
+    step "control plane and kubelet" sh e2e/k8s/build.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet
     step "containerd 1.7 and the DRA example driver" sh e2e/node/build.sh containerd driver
-    step "helm" sh e2e/node/build.sh helm
+    # What only the last e2e programs need (e2e_containerd2, e2e_helm): built while the first
+    # ones run.
     step "containerd 2" sh e2e/node/build.sh containerd2
+    step "helm" sh e2e/node/build.sh helm
     echo "prebuild: all in $(( $(date +%s) - t0 )) s"
 }
 
@@ -50,7 +50,7 @@ start)
     mkdir -p build
     : >"$log"
     # Its own session, so that stopping it stops every compiler it started.
-    setsid nice -n 15 sh "$0" run "$owner" >>"$log" 2>&1 &
+    setsid nice -n 5 sh "$0" run "$owner" >>"$log" 2>&1 &
     echo $! >"$pidf"
     echo "prebuild: building the Go programs in the background (log: $log)"
     ;;

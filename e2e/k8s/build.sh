@@ -30,6 +30,13 @@ if [ -z "$missing" ]; then
     exit 0
 fi
 
+# One build at a time, even with several `up`s racing; the callers that hold the lock
+# already (e2e/node/build.sh) say so.
+mkdir -p "$CACHE/k8s"
+if [ -z "${DD_NODE_BUILD_LOCKED:-}" ]; then
+    DD_NODE_BUILD_LOCKED=1 exec flock "$CACHE/k8s/.build.lock" sh "$0" "$@"
+fi
+
 minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
 staging=v0.${K8S_VERSION#v1.}
 if [ "$K8S_VERSION" = "$PINNED" ]; then

@@ -65,11 +65,23 @@ have() {
     for b in "$@"; do [ -x "$d/$b" ] || return 1; done
 }
 
+# built COMPONENT: its programs are there already (where the build puts them).
+built() {
+    case $1 in
+        kubelet) have "$CACHE/k8s/$K8S_VERSION/bin" kubelet ;;
+        containerd) have "$CACHE/containerd/$CONTAINERD_VERSION/bin" containerd ctr containerd-shim-runc-v2 ;;
+        containerd2) have "$CACHE/containerd/$CONTAINERD2_VERSION/bin" containerd ctr containerd-shim-runc-v2 ;;
+        driver) have "$CACHE/dra-example-driver/$DRIVER_VERSION/bin" dra-example-kubeletplugin ;;
+        helm) have "$CACHE/helm/$HELM_VERSION/bin" helm ;;
+        *) return 1 ;;
+    esac
+}
+
 build_one() {
     case $1 in
     kubelet)
-        # Same module, same cache and lock as the control plane (e2e/k8s/build.sh takes none
-        # itself: e2e/cluster holds the lock around it, as this script does).
+        # Same module, same cache and lock as the control plane (this script holds the lock;
+        # DD_NODE_BUILD_LOCKED tells e2e/k8s/build.sh so).
         bin=$(K8S_VERSION=$K8S_VERSION sh "$here/../k8s/build.sh" kubelet | tail -n 1) ;;
     containerd|containerd2)
         if [ "$1" = containerd ]; then v=$CONTAINERD_VERSION; else v=$CONTAINERD2_VERSION; fi
@@ -112,7 +124,11 @@ build_one() {
 
 mkdir -p "$CACHE/k8s"
 [ $# -gt 0 ] || set -- kubelet containerd containerd2 driver
-if [ -z "${DD_NODE_BUILD_LOCKED:-}" ]; then
+# The lock only to build: what is built needs no waiting for someone else's build (a
+# background scripts/prebuild.sh holds it for minutes).
+need=""
+for c in "$@"; do built "$c" || need=1; done
+if [ -n "$need" ] && [ -z "${DD_NODE_BUILD_LOCKED:-}" ]; then
     export DD_NODE_BUILD_LOCKED=1
     exec flock "$CACHE/k8s/.build.lock" sh "$0" "$@"
 fi
