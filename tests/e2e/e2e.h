@@ -1,6 +1,6 @@
 /*
- * e2e.h - what the end-to-end programs share: a shell runner that captures
- * output.  Included by one .c file each (static definitions).
+ * e2e.h - what the end-to-end programs (and tests/unit/test_install.c) share: a shell
+ * runner that captures output.  Included by one .c file each (static definitions).
  */
 #ifndef DD_E2E_H
 #define DD_E2E_H
@@ -16,7 +16,7 @@ static char out[1 << 20];
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int sh(const char *fmt, ...)
 {
-    char cmd[8192];
+    char cmd[16384];
     va_list ap;
     FILE *p;
     size_t n;

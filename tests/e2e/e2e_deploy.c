@@ -53,6 +53,7 @@
 
 #include "formats/json.h"
 #include "formats/manifest.h"
+#include "rendered.h"
 
 #define NS "dra-doctor"
 #define IMAGE "ghcr.io/dra-doctor/dra-doctor"
@@ -84,25 +85,6 @@ static void render(const char *kdir, struct mf_set *set)
     }
 }
 
-static const cJSON *find(const struct mf_set *set, const char *kind, const char *name)
-{
-    size_t i;
-
-    for (i = 0; name && i < set->n; i++)
-        if (!strcmp(set->objs[i].kind, kind) && !strcmp(set->objs[i].name, name))
-            return set->objs[i].json;
-    return NULL;
-}
-
-static const cJSON *need(const struct mf_set *set, const char *kind, const char *name)
-{
-    const cJSON *o = find(set, kind, name);
-
-    if (!o)
-        fail_msg("no %s %s in the rendered manifests", kind, name ? name : "(unnamed)");
-    return o;
-}
-
 static size_t count_kind(const struct mf_set *set, const char *kind)
 {
     size_t i, n = 0;
@@ -116,16 +98,6 @@ static size_t count_kind(const struct mf_set *set, const char *kind)
 static int streq(const char *a, const char *b)
 {
     return a && b && !strcmp(a, b);
-}
-
-static int str_in(const cJSON *arr, const char *s)
-{
-    const cJSON *e;
-
-    cJSON_ArrayForEach(e, arr)
-        if (cJSON_IsString(e) && !strcmp(e->valuestring, s))
-            return 1;
-    return 0;
 }
 
 /* The pod spec of a workload (Deployment, DaemonSet, Job: spec.template; CronJob:
@@ -167,35 +139,6 @@ static void args_of(const cJSON *c, char *buf, size_t size)
     cJSON_ArrayForEach(a, dd_json_arr(c, "args", NULL))
         if (cJSON_IsString(a) && n < size)
             n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? " " : "", a->valuestring);
-}
-
-/* Writes the objects of set that keep() accepts as a List to dir/name; returns how many. */
-static size_t write_list(const struct mf_set *set, const char *name,
-                         int (*keep)(const struct mf_object *), char *path, size_t size)
-{
-    cJSON *list = cJSON_CreateObject(), *items;
-    char *text;
-    size_t i, n = 0;
-    FILE *f;
-
-    cJSON_AddStringToObject(list, "apiVersion", "v1");
-    cJSON_AddStringToObject(list, "kind", "List");
-    items = cJSON_AddArrayToObject(list, "items");
-    for (i = 0; i < set->n; i++)
-        if (keep(&set->objs[i])) {
-            cJSON_AddItemToArray(items, cJSON_Duplicate(set->objs[i].json, 1));
-            n++;
-        }
-    text = cJSON_Print(list);
-    assert_non_null(text);
-    snprintf(path, size, "%s/%s", dir, name);
-    f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-    free(text);
-    cJSON_Delete(list);
-    return n;
 }
 
 static void write_file(const char *name, const char *text)
@@ -675,7 +618,7 @@ static void server_dry_run(void **state)
     assert_contains(out, "(server dry run)");
 
     render(CERTMGR, &c);
-    n = write_list(&c, "cert-manager.json", not_cert_manager, path, sizeof(path));
+    n = write_list(&c, dir, "cert-manager.json", not_cert_manager, path, sizeof(path));
     assert_int_equal(n, c.n - 4);
     if (sh("kubectl apply --dry-run=server -f %s 2>&1", path))
         fail_msg("kubectl apply --dry-run=server (cert-manager overlay without its CRs): %s", out);
@@ -863,7 +806,7 @@ static void apply_rbac(void)
         cJSON_AddItemToArray(e, cJSON_CreateString(b.objs[i].name));
         cJSON_AddItemToArray(created, e);
     }
-    n = write_list(&b, "rbac.json", rbac_kind, path, sizeof(path));
+    n = write_list(&b, dir, "rbac.json", rbac_kind, path, sizeof(path));
     assert_int_equal(n, 17);
     if (sh("kubectl apply -f %s 2>&1", path))
         fail_msg("kubectl apply (RBAC of " BUILTIN "): %s", out);

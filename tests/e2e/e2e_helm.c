@@ -37,6 +37,7 @@
 
 #include "formats/json.h"
 #include "formats/manifest.h"
+#include "rendered.h"
 #include "formats/yaml.h"
 
 #define CHART "deploy/helm/dra-doctor"
@@ -104,63 +105,6 @@ static void kustomize(struct mf_set *set, const char *kdir)
     if (sh("kubectl kustomize %s 2>&1", kdir))
         fail_msg("kubectl kustomize %s: %s", kdir, out);
     load(set, kdir);
-}
-
-/* The objects of set that keep(object) accepts, as one List in dir/NAME; their count. */
-static size_t write_list(const struct mf_set *set, int (*keep)(const struct mf_object *),
-                         const char *name, char *path, size_t size)
-{
-    cJSON *list = cJSON_CreateObject(), *items;
-    size_t i, n = 0;
-    char *text;
-    FILE *f;
-
-    cJSON_AddStringToObject(list, "apiVersion", "v1");
-    cJSON_AddStringToObject(list, "kind", "List");
-    items = cJSON_AddArrayToObject(list, "items");
-    for (i = 0; i < set->n; i++)
-        if (keep(&set->objs[i])) {
-            cJSON_AddItemToArray(items, cJSON_Duplicate(set->objs[i].json, 1));
-            n++;
-        }
-    text = cJSON_Print(list);
-    cJSON_Delete(list);
-    snprintf(path, size, "%s/%s", dir, name);
-    f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-    free(text);
-    return n;
-}
-
-static const cJSON *find(const struct mf_set *set, const char *kind, const char *name)
-{
-    size_t i;
-
-    for (i = 0; i < set->n; i++)
-        if (!strcmp(set->objs[i].kind, kind) && !strcmp(set->objs[i].name, name))
-            return set->objs[i].json;
-    return NULL;
-}
-
-static const cJSON *need(const struct mf_set *set, const char *kind, const char *name)
-{
-    const cJSON *o = find(set, kind, name);
-
-    if (!o)
-        fail_msg("no %s %s in the rendering", kind, name);
-    return o;
-}
-
-static int str_in(const cJSON *arr, const char *s)
-{
-    const cJSON *e;
-
-    cJSON_ArrayForEach(e, arr)
-        if (cJSON_IsString(e) && !strcmp(e->valuestring, s))
-            return 1;
-    return 0;
 }
 
 /* A container's args joined with single spaces. */
@@ -594,7 +538,7 @@ static void values_reach_objects(void **state)
     if (sh("kubectl create namespace " DRY_NS " 2>&1") && !strstr(out, "AlreadyExists"))
         fail_msg("kubectl create namespace: %s", out);
     helm_template(&s, "dd", DRY_NS, custom);
-    n = write_list(&s, dry_run_kind, "custom.json", path, sizeof(path));
+    n = write_list(&s, dir, "custom.json", dry_run_kind, path, sizeof(path));
     mf_set_release(&s);
     if (sh("kubectl apply --dry-run=server -f %s 2>&1", path))
         fail_msg("kubectl apply --dry-run=server of the custom rendering: %s", out);
@@ -807,7 +751,7 @@ static void helm_lifecycle(void **state)
      * with terminating pods only after their grace period (30 s), the pods themselves go in
      * a few. */
     kustomize(&k, "e2e/deploy");
-    write_list(&k, not_namespace, "kustomize.json", path, sizeof(path));
+    write_list(&k, dir, "kustomize.json", not_namespace, path, sizeof(path));
     mf_set_release(&k);
     removed_kustomize = 1;
     if (sh("kubectl delete validatingwebhookconfiguration " NS " --ignore-not-found 2>&1 && "

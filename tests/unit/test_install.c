@@ -9,6 +9,8 @@
  */
 #include "harness.h"
 
+#include "../e2e/e2e.h"
+
 #include <stdarg.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -20,32 +22,10 @@
 #include "formats/manifest.h"
 #include "formats/yaml.h"
 
-static char out[1 << 20];
 static char dir[256];    /* scratch */
 static char bin[1024];   /* $DD_BIN, absolute */
 static char top[1024];   /* the repository */
 static char version[64]; /* VERSION */
-
-/* Runs a shell command; its exit status, stdout and stderr in out. */
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-    char cmd[16384];
-    va_list ap;
-    FILE *p;
-    size_t n;
-    int st;
-
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof(cmd), fmt, ap);
-    va_end(ap);
-    if (!(p = popen(cmd, "r")))
-        return -1;
-    n = fread(out, 1, sizeof(out) - 1, p);
-    out[n] = '\0';
-    st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 static void write_file(const char *path, const char *text)
 {
