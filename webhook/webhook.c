@@ -485,11 +485,12 @@ static void null_answer(const char *body, struct httpd_response *r)
 }
 
 /*
- * Before a denial, the caches get time to catch up: `kubectl apply -f dir/` and Helm send a
- * driver's DaemonSet or slices and its DeviceClass milliseconds apart, sooner than the watch
- * delivers the first and the view is rebuilt.  A denial is a promise, so it is decided again
- * on a view holding every change seen DENY_SETTLE_MS after the request came (at most
- * DENY_WAIT_MS); allowed requests never wait.
+ * Before a denial or a warning, the caches get time to catch up: `kubectl apply -f dir/` and
+ * Helm send a driver's DaemonSet or slices and its DeviceClass, or a template and the pod
+ * using it, milliseconds apart, sooner than the watch delivers the first and the view is
+ * rebuilt.  A verdict is a promise, so one that is not "allowed" is decided again on a view
+ * holding every change seen DENY_SETTLE_MS after the request came (at most DENY_WAIT_MS);
+ * allowed requests never wait.
  */
 #define DENY_SETTLE_MS 500
 #define DENY_WAIT_MS 3000
@@ -541,7 +542,7 @@ static void h_validate(void *ctx, const char *method, const char *body, size_t l
     }
     dd_err_clear(&err);
     rc = review(w, body ? body : "", len, &res, &err);
-    if (rc == DD_OK && res.verdict == WH_DENIED && !w->o.objects) {
+    if (rc == DD_OK && res.verdict != WH_ALLOWED && !w->o.objects) {
         free(res.body);
         catch_up(w, t0);
         rc = review(w, body ? body : "", len, &res, &err);
@@ -656,8 +657,8 @@ static void usage(FILE *f)
 "name a missing DeviceClass, or that need more devices than are free.  Registered\n"
 "drivers: those publishing ResourceSlices, those whose kubelet-plugin DaemonSet is\n"
 "installed, and --known-driver.  Decisions come from informer caches only; a\n"
-"denial is decided again once they caught up (0.5 s after the request: a chart's\n"
-"DaemonSet and its DeviceClass arrive milliseconds apart).\n"
+"denial or warning is decided again once they caught up (0.5 s after the request:\n"
+"a chart's DaemonSet and its DeviceClass arrive milliseconds apart).\n"
 "\n"
 "  --tls-cert-file FILE      serving certificate (PEM, chain after it); reloaded\n"
 "  --tls-key-file FILE       its key (PEM); both are re-read when they change\n"
