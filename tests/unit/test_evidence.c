@@ -3,7 +3,7 @@
  *
  * The files of tests/data/real-node/ were captured on the real node of the e2e tests (kubelet
  * v1.36.3, containerd v1.7.35 and v2.4.2, runc 1.1.5, dra-example-driver v0.2.1) by
- * e2e/node/capture.sh at the points of tests/e2e/e2e_seed.c and e2e_containerd2.c that
+ * e2e/node/capture.sh at the points of tests/e2e/e2e_seed.c, e2e_containerd2.c and e2e_modes.c that
  * name them (DD_E2E_CAPTURE=DIR): the pods, Events, claims, slices, DaemonSet, Node and
  * RBAC objects of the scenario, word for word, without dra-doctor's own output.  Each
  * test diagnoses a pod of one capture, from whole objects and from the controller's
@@ -119,6 +119,15 @@ static void check(const char *name, const char *pod, const char *root, const cha
         va_end(ap);
         release(&c);
     }
+}
+
+/* dra-example-driver v0.2.1 refusing a claim's GpuConfig when the kubelet asks it to prepare
+ * (tests/e2e/e2e_modes.c, prepare_failed): the driver's words reach the message. */
+static void node_prepare_failed(void **state)
+{
+    (void)state;
+    check("prepare-failed", "refused", "NodePrepareFailed", NULL, NULL,
+          "unknown GPU sharing strategy: Sometimes", NULL);
 }
 
 /* containerd 1.7.35's CreateContainerError for a CDI device no spec file defines: with the
@@ -381,6 +390,7 @@ static void scheduler_text(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(node_prepare_failed),
         cmocka_unit_test(cdi_unresolvable_explained),
         cmocka_unit_test(cdi_unresolvable_after_fix),
         cmocka_unit_test(cdi_unresolvable_containerd2),
