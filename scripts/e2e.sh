@@ -11,7 +11,8 @@
 #      was (no bridge, iptables chain, cgroup, mount point or lock of the node).
 # Usage: scripts/e2e.sh BUILD_DIR
 # DD_E2E_ONLY=PATTERN runs only the programs whose name matches the shell
-# pattern (e.g. 'e2e_faults'); DD_E2E_KEEP=1 keeps the state directory (logs).
+# pattern (e.g. 'e2e_faults'), DD_E2E_TEST=NAME only that test of e2e_modes; DD_E2E_KEEP=1
+# keeps the state directory (logs).
 #
 # The tests get KUBECONFIG (admin), DD_CLUSTER_DIR, DD_NODE_NAME (the real node),
 # DD_HOST_ROOT (the node's own files: etc/containerd, var/run/cdi, ...), DD_BIN (the

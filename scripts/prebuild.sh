@@ -11,10 +11,9 @@
 # the control plane with the kubelet in one go build (they share most packages), then
 # containerd 1.7 and the DRA example driver (test-e2e's cluster), then containerd 2 and
 # helm, which only the last e2e programs need.  Each build script keeps its cache and takes
-# its lock only to build, so a
-# suite that needs a program before the prebuild got to it waits for the lock, or builds
-# it itself: nothing is built twice, and a failed prebuild only means the suite builds the
-# program when it needs it.  The log is build/prebuild.log.
+# its lock only to build, so a suite that needs a program before the prebuild got to it
+# waits for the lock, or builds it itself: nothing is built twice, and a failed prebuild
+# only means the suite builds the program when it needs it.  The log is build/prebuild.log.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"

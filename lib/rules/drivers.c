@@ -193,9 +193,9 @@ void rule__check_publishing(struct rule_ctx *ctx)
 
         for (j = 0; j < m->nslices && !has; j++)
             has = STRIEQ(m->slices[j].driver, d->name);
-        /* A denial is DriverRBACDenied's to report; the second name of a multi-driver
-         * DaemonSet (NVIDIA's compute domains) may rightly publish nothing, unless asked for. */
-        /* A DaemonSet that may run on no node is DriverDaemonSetMissingOnNode's. */
+        /* A denial is DriverRBACDenied's to report, and a DaemonSet that may run on no node
+         * DriverDaemonSetMissingOnNode's; the second name of a multi-driver DaemonSet
+         * (NVIDIA's compute domains) may rightly publish nothing, unless asked for. */
         if (has || !*d->name || !may_publish(m, d->ds->o.ns, d->ds->service_account) ||
             (d->profile && !STRIEQ(d->name, d->profile->plugins[0].driver)) ||
             (m->nodes.n && !ds_nodes(m, d->ds, NULL)))

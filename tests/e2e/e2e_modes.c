@@ -124,7 +124,8 @@ static void prepare_failed(void **state)
     (void)state;
     plant("prepare-failed");
     assert_contains(out, "Warning: NodePrepareFailed: ");
-    event_text("refused", "FailedPrepareDynamicResources", "NodePrepareResources failed for ResourceClaim");
+    event_text("refused", "FailedPrepareDynamicResources",
+               "NodePrepareResources failed for ResourceClaim");
     assert_contains(out, "unknown GPU sharing strategy: Sometimes");
     expect("refused", "NodePrepareFailed", NULL, NULL, "unknown GPU sharing strategy: Sometimes");
     capture("prepare-failed", "a claim whose GpuConfig names sharing strategy Sometimes; pod "
@@ -222,7 +223,8 @@ static void stale_slices_not_registered(void **state)
     plant("stale-slices");
     expect("stranded", "KubeletPluginNotRegistered", "StaleResourceSlices", NULL,
            "no DaemonSet of driver stale.example.com is installed");
-    event_text("stranded", "FailedPrepareDynamicResources", "DRA driver stale.example.com is not registered");
+    event_text("stranded", "FailedPrepareDynamicResources",
+               "DRA driver stale.example.com is not registered");
     unplant();
 }
 
