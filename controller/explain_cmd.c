@@ -47,7 +47,7 @@ static void usage(FILE *f)
 "                         cluster\n"
 "      --kubeconfig FILE  default: $KUBECONFIG, ~/.kube/config, in-cluster\n"
 "      --context NAME     kubeconfig context (default: current-context)\n"
-"      --kube-version V   the release whose CEL environment applies (1.34 to 1.36)\n"
+"      --kube-version V   the release whose CEL environment applies (1.34 to 1.37)\n"
 "      --feature-gates L  DRA gates that change CEL (DRAListTypeAttributes=true, ...)\n"
 "  -o, --output FORMAT    text (default) or json\n"
 "  -h, --help\n"

@@ -244,7 +244,7 @@ static void usage(FILE *f)
 "      --complete             the input is the whole cluster: references to objects\n"
 "                             that are not in it are errors, not warnings\n"
 "      --kube-version V       the Kubernetes release the manifests are for (1.34 to\n"
-"                             1.36; default 1.36): API versions it does not serve\n"
+"                             1.37; default 1.37): API versions it does not serve\n"
 "                             and pod fields it removed are errors; selectors are\n"
 "                             checked in that release's CEL environment\n"
 "  -o, --output FORMAT        text (default), json, sarif or github\n"

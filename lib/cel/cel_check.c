@@ -163,8 +163,7 @@ static const struct cel__type *device_field(struct checker *ck, const char *name
     if (strcmp(name, "attributes") == 0)
         return mk(ck, CEL_T_MAP, &cel__t_string,
                   mk(ck, CEL_T_MAP, &cel__t_string, ck->attr_value));
-    if (strcmp(name, "allowMultipleAllocations") == 0 &&
-        (ck->p->env.features & CEL_FEATURE_CONSUMABLE_CAPACITY))
+    if (strcmp(name, "allowMultipleAllocations") == 0 && cel__env_multi_alloc(&ck->p->env))
         return &cel__t_bool;
     return NULL;
 }
@@ -726,14 +725,14 @@ enum dd_rc cel__check(struct cel_program *p, struct dd_err *err)
     struct validate v = {&ck, 0};
     char ts[200];
 
-    if (p->env.features & CEL_FEATURE_LIST_ATTRIBUTES)
+    if (cel__env_dyn_attributes(&p->env))
         ck.attr_value = &cel__t_dyn;
     t = check(&ck, p->root, NULL);
     if (!t || ck.ts.oom)
         return ck.rc != DD_OK ? ck.rc : dd_failf(err, DD_ENOMEM, "out of memory");
     t = cel__type_subst(&ck.ts, t, 1);
     if (t->kind != CEL_T_BOOL && t->kind != CEL_T_ANY &&
-        !(t->kind == CEL_T_DYN && (p->env.features & CEL_FEATURE_LIST_ATTRIBUTES))) {
+        !(t->kind == CEL_T_DYN && cel__env_dyn_attributes(&p->env))) {
         cel__type_str(t, ts, sizeof(ts));
         return cel__fail_at(err, DD_ETYPE, p->src, p->len, p->root->line, p->root->col,
                             "must evaluate to bool or the unknown type, not %s", ts);
@@ -969,7 +968,7 @@ static struct cel_env default_env = CEL_ENV_DEFAULT;
 
 enum dd_rc cel_set_default_env(const struct cel_env *env)
 {
-    if (!env || env->kube_minor < CEL_KUBE_MINOR_MIN || env->kube_minor > CEL_KUBE_MINOR_DEFAULT)
+    if (!env || env->kube_minor < CEL_KUBE_MINOR_MIN || env->kube_minor > CEL_KUBE_MINOR_MAX)
         return DD_EINVAL;
     default_env = *env;
     return DD_OK;

@@ -349,9 +349,8 @@ static struct cel__val version_value(struct cel__ctx *c, const char *s)
 
 /* The value of one attribute, or an error that fails the whole device (DeviceMatches
  * converts every attribute before it evaluates anything). */
-static struct cel__val attr_value(struct cel__ctx *c, const struct cel_attr *a, unsigned features)
+static struct cel__val attr_value(struct cel__ctx *c, const struct cel_attr *a, int lists)
 {
-    int lists = (features & CEL_FEATURE_LIST_ATTRIBUTES) != 0;
     struct cel__val v = {.kind = CEL_V_LIST};
     struct cel__list *l;
 
@@ -389,8 +388,8 @@ static struct cel__val attr_value(struct cel__ctx *c, const struct cel_attr *a, 
 }
 
 /* 0, -1 out of memory, or -2 with *why: an attribute no selector can be evaluated with. */
-static int build_device(struct cel__ctx *c, const struct cel_device *dev, unsigned features,
-                        const char **why)
+static int build_device(struct cel__ctx *c, const struct cel_device *dev,
+                        const struct cel_env *env, const char **why)
 {
     const char *drv = dev->driver ? dev->driver : "";
     struct cel__map *d = map_new(c, 4), *attrs = map_new(c, dev->nattrs),
@@ -407,7 +406,7 @@ static int build_device(struct cel__ctx *c, const struct cel_device *dev, unsign
             return -1;
         if (!a->name)
             continue;
-        v = attr_value(c, a, features);
+        v = attr_value(c, a, cel__env_list_values(env));
         if (v.kind == CEL_V_ERROR) {
             char buf[512];
             snprintf(buf, sizeof(buf), "attribute %s%s%s: %s", a->domain ? a->domain : "",
@@ -1213,7 +1212,8 @@ enum cel_verdict cel_eval_device_cost(const struct cel_program *p, const struct 
     memset(&c, 0, sizeof(c));
     c.max_cost = lim->max_cost;
     c.scratch.cap = CEL__MAX_SCRATCH;
-    if ((r = build_device(&c, dev, p->env.features, &why)) != 0) {
+    c.kube_minor = p->env.kube_minor;
+    if ((r = build_device(&c, dev, &p->env, &why)) != 0) {
         if (r == -2)
             dd_failf(err, DD_ETYPE, "%s", why);
         else
@@ -1329,7 +1329,8 @@ int cel__ctx_init(struct cel__ctx *c, const struct cel_program *p, const struct 
     /* Explaining re-evaluates sub-expressions: each gets the whole budget again. */
     c->max_cost = def.max_cost * 4;
     c->scratch.cap = CEL__MAX_SCRATCH;
-    if (build_device(c, dev, p->env.features, &why) != 0) {
+    c->kube_minor = p->env.kube_minor;
+    if (build_device(c, dev, &p->env, &why) != 0) {
         cel__arena_free(&c->scratch);
         return -1;
     }

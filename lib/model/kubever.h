@@ -15,10 +15,10 @@
 #include "err.h"
 
 /* The release the e2e runs (e2e/cluster's K8S_VERSION; tests/unit/test_kubever.c checks). */
-#define KV_DEFAULT_MINOR 36
+#define KV_DEFAULT_MINOR 37
 /* Releases whose API facts the table holds: DRA is GA (resource.k8s.io/v1) from 1.34. */
 #define KV_MIN_MINOR 34
-#define KV_MAX_MINOR 36
+#define KV_MAX_MINOR 37
 
 /*
  * Parses a release as users write it: "1.36", "v1.36", "1.36.3", "v1.36.0-rc.1".  Sets *minor.

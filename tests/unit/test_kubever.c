@@ -22,8 +22,10 @@ static void parse_releases(void **state)
     assert_int_equal(kv_parse("1.36+k3s1", &minor, NULL), DD_OK);
     dd_err_clear(&err);
     assert_int_equal(kv_parse("1.33", &minor, &err), DD_EINVAL);
-    assert_contains(err.msg, "1.34 to 1.36");
-    assert_int_equal(kv_parse("1.37", &minor, NULL), DD_EINVAL);
+    assert_contains(err.msg, "1.34 to 1.37");
+    assert_int_equal(kv_parse("1.37", &minor, NULL), DD_OK);
+    assert_int_equal(minor, 37);
+    assert_int_equal(kv_parse("1.38", &minor, NULL), DD_EINVAL);
     assert_int_equal(kv_parse("2.0", &minor, NULL), DD_EINVAL);
     dd_err_clear(&err);
     assert_int_equal(kv_parse("latest", &minor, &err), DD_EINVAL);
@@ -105,7 +107,7 @@ static void rules(void **state)
             } else {
                 assert_int_equal(f->severity, DD_SEV_ERROR);
                 assert_contains(f->message, !strcmp(f->obj.name, "rc") ? "removed in 1.31"
-                                                                       : "Kubernetes 1.36");
+                                                                       : "Kubernetes 1.37");
             }
             assert_string_not_equal(f->obj.name, "ok");
         }
