@@ -688,8 +688,13 @@ static const struct grant grants[] = {
 static const char *const sas[] = { "dra-doctor-webhook", "dra-doctor-controller", "dra-doctor-node",
                                    "dra-doctor-certs" };
 
+/* What the bootstrap policy gives every ServiceAccount: self reviews, and from 1.37 (the
+ * ClusterTrustBundle gate on: system:cluster-trust-bundle-discovery bound to
+ * system:serviceaccounts) reading ClusterTrustBundles. */
 static int everyone_may(const char *group, const char *resource, const char *verb)
 {
+    if (!strcmp(group, "certificates.k8s.io") && !strcmp(resource, "clustertrustbundles"))
+        return !strcmp(verb, "get") || !strcmp(verb, "list") || !strcmp(verb, "watch");
     return !strcmp(verb, "create") &&
            ((!strcmp(group, "authorization.k8s.io") &&
              (!strcmp(resource, "selfsubjectaccessreviews") ||
