@@ -33,6 +33,7 @@
 #include "formats/json.h"
 #include "client/lease.h"
 #include "snapshot.h"
+#include "cluster.h"
 #include "client/workqueue.h"
 
 #define SNAPSHOT_MIN_MS 100  /* batch bursts of changes into one rebuild */
@@ -54,11 +55,16 @@ struct ctl_opts {
     char bind[64];
     unsigned short port;
     char identity[128];
+    const char *feature_gates; /* --feature-gates: over what the API server tells */
 };
 
 struct ctl {
     struct ctl_opts o;
     struct kube_config cfg;
+    struct cluster_info cluster; /* the API server's release, served versions and gates */
+    struct rule_options ropt;  /* the rule engine's options for them */
+    size_t nstores;            /* snap_resources, then `extra` when the server has it */
+    struct snap_resource extra; /* DeviceTaintRules, in the version they are served in */
     struct inf_store *stores[16];
     struct inf_reflector *refl[16];
     struct wq *q;
@@ -553,8 +559,9 @@ static void *builder(void *arg)
         refresh_sars(c);
         id = snap_begin(c);
         s = NULL;
-        if (id && !inf_stores_collect(c->stores, snap_nresources, &objs, &nobjs))
-            s = snapshot_build(NULL, objs, nobjs, client, &c->cache, NULL, &err); /* takes objs */
+        if (id && !inf_stores_collect(c->stores, c->nstores, &objs, &nobjs))
+            s = snapshot_build(NULL, objs, nobjs, client, &c->cache, &c->ropt,
+                               &err); /* takes objs */
         else if (id)
             dd_failf(&err, DD_ENOMEM, "out of memory collecting the caches");
         if (!s) {
@@ -769,7 +776,7 @@ static int synced(struct ctl *c)
 {
     size_t i;
 
-    for (i = 0; i < snap_nresources; i++)
+    for (i = 0; i < c->nstores; i++)
         if (!c->refl[i] || !inf_reflector_synced(c->refl[i]))
             return 0;
     return 1;
@@ -790,8 +797,14 @@ static void h_healthz(void *ctx, const char *m, const char *b, size_t n, struct 
 
 static void h_readyz(void *ctx, const char *m, const char *b, size_t n, struct httpd_response *r)
 {
+    struct ctl *c = ctx;
+    char msg[sizeof(c->cluster.says) + 32];
+
     (void)m; (void)b; (void)n;
-    if (synced(ctx))
+    if (!c->cluster.supported) {
+        snprintf(msg, sizeof(msg), "unsupported cluster: %s\n", c->cluster.says);
+        text(r, 503, msg);
+    } else if (synced(ctx))
         text(r, 200, "ok\n");
     else
         text(r, 503, "caches not synced\n");
@@ -847,7 +860,7 @@ static void h_metrics(void *ctx, const char *m, const char *b, size_t n, struct 
     struct stuck *st = calloc(1, sizeof(*st));
 
     (void)m; (void)b; (void)n;
-    for (i = 0; i < snap_nresources; i++)
+    for (i = 0; i < c->nstores; i++)
         if (c->refl[i]) {
             restarts += inf_reflector_watch_restarts(c->refl[i]);
             relists += inf_reflector_relists(c->refl[i]);
@@ -940,6 +953,8 @@ static void usage(FILE *f)
 "  --metrics-bind-address ADDR:PORT      /healthz, /readyz, /metrics (default 0.0.0.0:8080;\n"
 "                                        port 0 disables)\n"
 "  --identity NAME              this replica's identity (default hostname_pid_random)\n"
+"  --feature-gates LIST         the cluster's feature gates (A=true,B=false) over what the\n"
+"                               API server's /metrics tells, or its release's defaults\n"
 "  -h, --help\n");
 }
 
@@ -968,6 +983,7 @@ static int parse_args(struct ctl_opts *o, int argc, char **argv)
         { "leader-elect-retry-period", required_argument, NULL, 'p' },
         { "metrics-bind-address", required_argument, NULL, 'm' },
         { "identity", required_argument, NULL, 'i' },
+        { "feature-gates", required_argument, NULL, 'G' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -1007,6 +1023,7 @@ static int parse_args(struct ctl_opts *o, int argc, char **argv)
         case 'N': o->lease_ns = optarg; break;
         case 'n': o->lease_name = optarg; break;
         case 'i': snprintf(o->identity, sizeof(o->identity), "%s", optarg); break;
+        case 'G': o->feature_gates = optarg; break;
         case 'w':
             v = strtol(optarg, NULL, 10);
             if (v < 1 || v > 64)
@@ -1067,10 +1084,10 @@ static void shutdown_all(struct ctl *c, pthread_t *threads, int nthreads, const 
         lease_stop(c->lease); /* releases the Lease so a successor takes over at once */
     if (c->http)
         httpd_stop(c->http);
-    for (i = 0; i < snap_nresources; i++)
+    for (i = 0; i < c->nstores; i++)
         if (c->refl[i])
             inf_reflector_stop(c->refl[i]);
-    for (i = 0; i < snap_nresources; i++)
+    for (i = 0; i < c->nstores; i++)
         inf_store_free(c->stores[i]); /* their objects go to the graveyard */
     if (c->snap)
         snap_put(c, c->snap);
@@ -1082,6 +1099,38 @@ static void shutdown_all(struct ctl *c, pthread_t *threads, int nthreads, const 
     free(c->pending);
     wq_free(c->q);
     kube_config_release(&c->cfg);
+}
+
+/*
+ * What the API server is (cluster.h): said once at start, and in /readyz when it is too old.
+ * DeviceTaintRules are watched in the version it serves them in, if any.
+ */
+static int discover(struct ctl *c)
+{
+    struct kube_client *k = kube_client_new(&c->cfg, NULL, NULL);
+    struct dd_err err;
+    int rc = 0;
+
+    dd_err_clear(&err);
+    if (!k)
+        return -1;
+    if (cluster_discover(k, c->o.feature_gates, &c->cluster, &err) != DD_OK) {
+        fprintf(stderr, "dra-doctor controller: --feature-gates: %s\n", err.msg);
+        rc = -1;
+    } else {
+        fprintf(stderr, "dra-doctor controller: %s%s\n",
+                c->cluster.supported ? "" : "unsupported cluster: ", c->cluster.says);
+        c->ropt = (struct rule_options)RULE_OPTIONS_INIT;
+        cluster_rule_options(&c->cluster, 1, &c->ropt);
+        c->nstores = snap_nresources;
+        if (c->cluster.taint_rules[0]) {
+            c->extra = (struct snap_resource){ "resource.k8s.io", c->cluster.taint_rules,
+                                               "devicetaintrules", NULL };
+            c->nstores++;
+        }
+    }
+    kube_client_free(k);
+    return rc;
 }
 
 int controller_main(int argc, char **argv)
@@ -1126,8 +1175,10 @@ int controller_main(int argc, char **argv)
     events = (struct inf_handlers){ c, h_ev_add, h_ev_upd, h_ev_del };
     nodes = (struct inf_handlers){ c, h_any_add, h_node_upd, h_any_del };
     others = (struct inf_handlers){ c, h_any_add, h_any_upd, h_any_del };
-    for (i = 0; i < snap_nresources; i++) {
-        const struct snap_resource *r = &snap_resources[i];
+    if (discover(c))
+        goto out;
+    for (i = 0; i < c->nstores; i++) {
+        const struct snap_resource *r = i < snap_nresources ? &snap_resources[i] : &c->extra;
         struct inf_reflector_opts ro;
         if (!(c->stores[i] = inf_store_new()))
             goto out;

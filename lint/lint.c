@@ -17,6 +17,7 @@
 #define DOCS_URI "https://github.com/dra-doctor/dra-doctor/blob/main/docs/rules.md"
 #define MAX_PATHS 4096
 #define MAX_KNOWN 64
+#define MAX_GATES 16
 
 static int pos_adapter(void *ctx, const cJSON *node, int *line)
 {
@@ -239,14 +240,18 @@ static void usage(FILE *f)
 "                             (repeatable)\n"
 "      --nodes N              nodes to assume for per-node device counts when the\n"
 "                             input has no Node objects (default 1)\n"
-"      --feature-gates LIST   DRA gates that change CEL, e.g.\n"
-"                             DRAListTypeAttributes=true,DRAConsumableCapacity=false\n"
+"      --feature-gates LIST   the cluster's feature gates where they differ from the\n"
+"                             release's defaults, as kube-apiserver takes them, e.g.\n"
+"                             DRADeviceTaintRules=true,DRAListTypeAttributes=true\n"
+"                             (repeatable; gates outside DRA are ignored; docs/rules.md\n"
+"                             #releases lists each release's defaults)\n"
 "      --complete             the input is the whole cluster: references to objects\n"
 "                             that are not in it are errors, not warnings\n"
 "      --kube-version V       the Kubernetes release the manifests are for (1.34 to\n"
 "                             1.37; default 1.37): API versions it does not serve\n"
 "                             and pod fields it removed are errors; selectors are\n"
-"                             checked in that release's CEL environment\n"
+"                             checked in that release's CEL environment, and every\n"
+"                             rule asks that release's feature gates\n"
 "  -o, --output FORMAT        text (default), json, sarif or github\n"
 "      --fail-on LEVEL        exit 1 on findings at or above error (default),\n"
 "                             warning, or never\n"
@@ -298,6 +303,9 @@ int lint_main(int argc, char **argv)
     int fail_on = DD_SEV_ERROR, color = -1, ch, code;
     size_t npaths = 0, nknown = 0;
     struct cel_env env = *cel_default_env();
+    static struct kv_gates gates; /* in.rules borrows it */
+    const char *gate_text[MAX_GATES];
+    size_t ngates = 0, g;
     struct dd_err err;
 
     memset(&in, 0, sizeof(in));
@@ -339,15 +347,15 @@ int lint_main(int argc, char **argv)
                 fprintf(stderr, "dra-doctor lint: --kube-version: %s\n", err.msg);
                 return LINT_EXIT_USAGE;
             }
-            /* The release's CEL environment too (k8s.io/apiserver base environment). */
-            env.kube_minor = in.rules.kube_minor;
             break;
         }
         case 'G':
-            if (cel_parse_feature_gates(optarg, &env, &err) != DD_OK) {
-                fprintf(stderr, "dra-doctor lint: --feature-gates: %s\n", err.msg);
+            if (ngates == MAX_GATES) {
+                fprintf(stderr, "dra-doctor lint: too many --feature-gates (limit %d)\n",
+                        MAX_GATES);
                 return LINT_EXIT_USAGE;
             }
+            gate_text[ngates++] = optarg;
             break;
         case 'o':
             if ((int)(fmt = (enum report_format)report_format_parse(optarg)) < 0) {
@@ -385,6 +393,18 @@ int lint_main(int argc, char **argv)
             return LINT_EXIT_USAGE;
         }
     }
+    /* The release's gates, then --feature-gates in order; the CEL environment follows them
+     * (k8s.io/apiserver's base environment, DRA's declarations). */
+    kv_gates_init(&gates, in.rules.kube_minor ? in.rules.kube_minor : KV_DEFAULT_MINOR);
+    for (g = 0; g < ngates; g++) {
+        dd_err_clear(&err);
+        if (kv_gates_set(&gates, gate_text[g], KV_FROM_FLAG, &err) != DD_OK) {
+            fprintf(stderr, "dra-doctor lint: --feature-gates: %s\n", err.msg);
+            return LINT_EXIT_USAGE;
+        }
+    }
+    in.rules.gates = &gates;
+    kv_cel_env(&gates, env.stored, &env);
     cel_set_default_env(&env);
     for (; optind < argc; optind++) {
         if (npaths == MAX_PATHS) {

@@ -268,6 +268,8 @@ static int view_fill(struct wh_view *v, const cJSON *const *objs, size_t n,
     demand = calloc(m.nclasses + 1, sizeof(*demand));
     if (!v->classes || !v->cap || !supply || !demand)
         goto out;
+    ro.kube_minor = v->opt->kube_minor;
+    ro.gates = v->opt->gates;
     if (m.nclasses && dd_rules_class_capacity(&m, &ro, same ? NULL : supply, demand))
         goto out;
     for (i = 0; i < m.nclasses; i++) {
@@ -318,7 +320,7 @@ out:
 struct wh_view *wh_view_build(const cJSON *const *objs, size_t n, const struct wh_options *opt,
                               const struct wh_view *same_devices, struct dd_err *err)
 {
-    static const struct wh_options defaults = { NULL, 0, 0 };
+    static const struct wh_options defaults = { NULL, 0, 0, 0, NULL };
     struct wh_view *v = calloc(1, sizeof(*v));
 
     if (v) {
@@ -588,6 +590,8 @@ static enum dd_rc judge(const struct wh_view *v, const char *const *pending, siz
         ro.known_drivers = (const char *const *)v->drivers;
         ro.nknown_drivers = v->ndrivers;
         ro.known_drivers_all = 1;
+        ro.kube_minor = v->opt->kube_minor;
+        ro.gates = v->opt->gates;
     }
     ro.only = webhook_codes;
     ro.nonly = sizeof(webhook_codes) / sizeof(webhook_codes[0]);

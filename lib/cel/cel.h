@@ -62,15 +62,12 @@ struct cel_env {
 
 /*
  * The environment cel_compile uses: the process-wide default, set once at start-up by
- * a command's options (lint --kube-version, --feature-gates) before any compile, and
+ * a command's options (lint --kube-version, --feature-gates: kv_cel_env) before any compile, and
  * read-only afterwards.  Returns DD_EINVAL for a kube_minor outside 34..37.
  */
 enum dd_rc cel_set_default_env(const struct cel_env *env);
 const struct cel_env *cel_default_env(void);
 
-/* Parses "DRAConsumableCapacity=true,DRAListTypeAttributes=false" into env->features
- * (other gates are ignored: they do not change CEL).  DD_EINVAL with err on bad text. */
-enum dd_rc cel_parse_feature_gates(const char *text, struct cel_env *env, struct dd_err *err);
 
 /*
  * Compiles src[0..len) (need not be NUL-terminated).  lim may be NULL for

@@ -979,42 +979,6 @@ const struct cel_env *cel_default_env(void)
     return &default_env;
 }
 
-enum dd_rc cel_parse_feature_gates(const char *text, struct cel_env *env, struct dd_err *err)
-{
-    static const struct {
-        const char *name;
-        unsigned bit;
-    } gates[] = {
-        {"DRAConsumableCapacity", CEL_FEATURE_CONSUMABLE_CAPACITY},
-        {"DRAListTypeAttributes", CEL_FEATURE_LIST_ATTRIBUTES},
-    };
-    const char *p = text;
-
-    while (p && *p) {
-        size_t len = strcspn(p, ","), nlen;
-        const char *eq = memchr(p, '=', len);
-        int on;
-        if (!eq)
-            return dd_failf(err, DD_EINVAL, "feature gate '%.*s': expected NAME=true|false",
-                            (int)len, p);
-        nlen = (size_t)(eq - p);
-        if ((size_t)(p + len - eq - 1) == 4 && !strncmp(eq + 1, "true", 4))
-            on = 1;
-        else if ((size_t)(p + len - eq - 1) == 5 && !strncmp(eq + 1, "false", 5))
-            on = 0;
-        else
-            return dd_failf(err, DD_EINVAL, "feature gate '%.*s': the value must be true or false",
-                            (int)len, p);
-        for (size_t i = 0; i < sizeof(gates) / sizeof(gates[0]); i++)
-            if (strlen(gates[i].name) == nlen && !strncmp(gates[i].name, p, nlen))
-                env->features = on ? env->features | gates[i].bit : env->features & ~gates[i].bit;
-        p += len;
-        if (*p == ',')
-            p++;
-    }
-    return DD_OK;
-}
-
 struct cel_program *cel_compile(const char *src, size_t len, const struct cel_limits *lim,
                                 struct dd_err *err)
 {

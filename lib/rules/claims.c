@@ -492,6 +492,9 @@ void rule__check_admin_access(struct rule_ctx *ctx)
     char msg[MSG_MAX], fix[MSG_MAX], on[300];
     size_t i, idx = 0;
 
+    /* With DRAAdminAccess off the API server drops adminAccess: no label is asked for. */
+    if (!rule__gate(ctx, KV_GATE_ADMIN_ACCESS))
+        return;
     for (i = 0; i < m->nclaims; i++) {
         const struct dra_claim *c = &m->claims[i];
         const struct dra_request *r = admin_request(c, &idx);

@@ -290,12 +290,14 @@ int dd_rules_class_capacity(const struct dra_model *m, const struct rule_options
     static const struct rule_options defaults = RULE_OPTIONS_INIT;
     struct dd_findings none = DD_FINDINGS_INIT;
     struct rule_names known;
-    struct rule_ctx ctx = { m, opt ? opt : &defaults, &none, NULL, &known };
+    struct rule_ctx ctx = { m, opt ? opt : &defaults, &none, NULL, &known, NULL };
+    struct kv_gates gates;
     struct inventory inv;
     struct demand *dem = calloc(m->nclasses + 1, sizeof(*dem));
     size_t i;
 
     memset(&inv, 0, sizeof(inv));
+    rule__ctx_gates(&ctx, &gates);
     rule__known_drivers(&ctx, &known);
     if (!dem || class_demand(&ctx, dem) || (supply && build_inventory(&ctx, &inv))) {
         free(dem);
@@ -423,7 +425,7 @@ void rule__check_pool_complete(struct rule_ctx *ctx)
 void rule__check_pool_valid(struct rule_ctx *ctx)
 {
     const struct dra_model *m = ctx->m;
-    char msg[MSG_MAX], fix[MSG_MAX];
+    char msg[MSG_MAX], fix[MSG_MAX], text[300];
     struct pools ps;
     size_t i, j, k, a, b, len;
 
@@ -463,15 +465,15 @@ void rule__check_pool_valid(struct rule_ctx *ctx)
                      p->name, p->driver, dup, s1->o.name, s1 != s2 ? " and " : "",
                      s1 != s2 ? s2->o.name : "");
         len = strlen(msg);
+        kv_invalid_pool_text(rule__kube_minor(ctx), p->name, dup, text, sizeof(text));
         if (rule__kube_minor(ctx) <= 34)
             cat(msg, sizeof(msg), &len,
                 "Kubernetes 1.34 fails the allocation of every claim on a node that sees it, "
-                "whatever the claim's driver (\"pool %s is invalid: duplicate device name %s\").",
-                p->name, dup);
+                "whatever the claim's driver (\"%s\").", text);
         else
             cat(msg, sizeof(msg), &len,
                 "Its devices are skipped; a claim that cannot be allocated without them fails "
-                "with \"invalid resource pools were encountered\".");
+                "with \"%s\".", text);
         snprintf(fix, sizeof(fix), "Make driver %s name its pools uniquely (node-local pools "
                  "after their node) and its devices uniquely within a pool.", p->driver);
         scope(ctx, emit(ctx, ctx->rule->severity, &s1->o, 0, msg, fix), NULL, p->driver,
@@ -583,9 +585,11 @@ struct offer {
     const char *tainted;  /* that device */
 };
 
-/* Taints of dev: its own, and DeviceTaintRules' that select it. */
+/* Taints of dev: its own, and those of the DeviceTaintRules that select it and take effect
+ * under gates g (kv_taint_rules_effective: their version served, their gate on). */
 static const cJSON *untolerated(const struct dra_model *m, const struct dra_slice *s,
-                                const struct dra_device *d, const cJSON *tolerations)
+                                const struct dra_device *d, const cJSON *tolerations,
+                                const struct kv_gates *g)
 {
     const cJSON *t = fit_untolerated(tolerations, dd_json_arr(d->json, "taints", NULL), filtering);
     size_t i;
@@ -597,7 +601,8 @@ static const cJSON *untolerated(const struct dra_model *m, const struct dra_slic
         const char *dev = dd_json_str(sel, "device", NULL);
         cJSON *arr;
         if (!STRIEQ(o->kind, "DeviceTaintRule") || (dr && !STRIEQ(dr, s->driver)) ||
-            (pool && !STRIEQ(pool, s->pool)) || (dev && !STRIEQ(dev, d->name)))
+            (pool && !STRIEQ(pool, s->pool)) || (dev && !STRIEQ(dev, d->name)) ||
+            !kv_taint_rules_effective(g, rule__api_ver(o)))
             continue;
         /* A rule without a deviceSelector taints every device of the cluster. */
         if (!(arr = cJSON_CreateArray()))
@@ -610,8 +615,10 @@ static const cJSON *untolerated(const struct dra_model *m, const struct dra_slic
     return t;
 }
 
+/* taints: the gates device taints are judged under, NULL when they do not filter. */
 static void offer_of(const struct dra_model *m, const struct dra_class *cls,
-                     const struct dra_request *r, int taints, struct offer *o)
+                     const struct dra_request *r, const struct kv_gates *taints,
+                     struct offer *o)
 {
     size_t i, j, k, *per = calloc(m->nslices + 1, sizeof(*per));
 
@@ -623,7 +630,7 @@ static void offer_of(const struct dra_model *m, const struct dra_class *cls,
             if (!rule__request_admits(cls, r, &s->dev[j].dev))
                 continue;
             o->matching++;
-            t = taints ? untolerated(m, s, &s->dev[j], r->tolerations) : NULL;
+            t = taints ? untolerated(m, s, &s->dev[j], r->tolerations, taints) : NULL;
             if (!t)
                 o->tolerated++;
             else if (!o->taint) {
@@ -644,10 +651,11 @@ static void offer_of(const struct dra_model *m, const struct dra_class *cls,
     free(per);
 }
 
-/* Device taints filter allocation from 1.36 (DRADeviceTaints beta, on by default). */
-static int taints_on(const struct rule_ctx *ctx)
+/* Device taints filter allocation when DRADeviceTaints is on (by default from 1.36): the gates
+ * they are judged under, or NULL. */
+static const struct kv_gates *taints_on(const struct rule_ctx *ctx)
 {
-    return rule__kube_minor(ctx) >= 36;
+    return rule__gate(ctx, KV_GATE_DEVICE_TAINTS) ? ctx->gates : NULL;
 }
 
 static void taint_one(struct rule_ctx *ctx, const struct dra_claim *c, const struct dra_request *r)
@@ -658,7 +666,7 @@ static void taint_one(struct rule_ctx *ctx, const struct dra_claim *c, const str
 
     if (!cls)
         return;
-    offer_of(ctx->m, cls, r, 1, &o);
+    offer_of(ctx->m, cls, r, ctx->gates, &o);
     if (!o.matching || o.tolerated)
         return;
     snprintf(msg, sizeof(msg),
@@ -774,6 +782,9 @@ void rule__check_first_available(struct rule_ctx *ctx)
     char msg[MSG_MAX], fix[MSG_MAX], on[300], why[400];
     size_t i, j, k, len;
 
+    /* Without DRAPrioritizedList the API server drops firstAvailable. */
+    if (!rule__gate(ctx, KV_GATE_PRIORITIZED_LIST))
+        return;
     for (i = 0; i < m->nclaims; i++) {
         const struct dra_claim *c = &m->claims[i];
         for (j = 0; j < c->spec.nreq; j++) {
@@ -815,7 +826,7 @@ static void all_one(struct rule_ctx *ctx, const struct dra_claim *c, const struc
     rule__request_drivers(ctx->m, r, &drivers);
     for (i = 0; i < ctx->m->nslices; i++)
         seen += drivers.n && names_has(&drivers, ctx->m->slices[i].driver);
-    offer_of(ctx->m, cls, r, 0, &o);
+    offer_of(ctx->m, cls, r, NULL, &o);
     if (o.max_per_node > ALL_MAX) {
         snprintf(msg, sizeof(msg),
                  "%s %s: request \"%s\" asks for all devices of class %s, but node %s has %zu "

@@ -222,6 +222,14 @@ void rule__join_names(char *buf, size_t size, const struct rule_names *s)
         cats(buf, size, &len, "none");
 }
 
+void rule__ctx_gates(struct rule_ctx *ctx, struct kv_gates *defaults)
+{
+    if (!(ctx->gates = ctx->opt->gates)) {
+        kv_gates_init(defaults, rule__kube_minor(ctx));
+        ctx->gates = defaults;
+    }
+}
+
 static int selected(const struct rule_options *opt, const char *code)
 {
     size_t i;
@@ -240,10 +248,12 @@ int dd_rules_run(const struct dra_model *m, const struct rule_options *opt,
     size_t i;
 
     struct rule_names known;
+    struct kv_gates gates;
 
     ctx.m = m;
     ctx.opt = opt ? opt : &defaults;
     ctx.out = out;
+    rule__ctx_gates(&ctx, &gates);
     rule__known_drivers(&ctx, &known);
     ctx.known = &known;
     for (i = 0; i < NRULES; i++) {

@@ -75,6 +75,14 @@ static inline const char *objname(const struct dra_obj *o, char *buf, size_t siz
     return buf;
 }
 
+/* The version of o's apiVersion ("v1" of "resource.k8s.io/v1"; "" without a group). */
+static inline const char *rule__api_ver(const struct dra_obj *o)
+{
+    const char *slash = strchr(o->api_version, '/');
+
+    return slash ? slash + 1 : "";
+}
+
 /* A small set of names (driver names, class names), borrowed. */
 struct rule_names {
     const char *v[MAX_NAMES];
@@ -113,6 +121,16 @@ static inline int rule__kube_minor(const struct rule_ctx *ctx)
 {
     return ctx->opt->kube_minor ? ctx->opt->kube_minor : KV_DEFAULT_MINOR;
 }
+
+/* The gates the input runs with: the options', else the release's defaults (rules.c fills
+ * ctx->gates once per run). */
+static inline int rule__gate(const struct rule_ctx *ctx, enum kv_gate g)
+{
+    return ctx->gates->on[g];
+}
+
+/* rules.c: sets ctx->gates to ctx->opt->gates, or to the release's defaults in *defaults. */
+void rule__ctx_gates(struct rule_ctx *ctx, struct kv_gates *defaults);
 
 /* rules.c: the drivers the snapshot shows (slice publishers, driver DaemonSets,
  * --known-driver), into out. */

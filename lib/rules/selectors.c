@@ -387,16 +387,20 @@ static void missing_key(struct rule_ctx *ctx, const struct sel_site *s,
           s->cls ? s->cls->o.name : NULL, r ? r->domain : NULL, NULL);
 }
 
-/* The scheduler's words for an error of selector s: "class X: selector #N: CEL runtime error". */
-static void scheduler_text(const struct sel_site *s, const char *err, char *buf, size_t size)
+/* The scheduler's words, in the target release, for error e of selector s on its first
+ * device: "class X: selector #N[ on device D/P/N]: CEL runtime error: ...". */
+static void scheduler_text(const struct rule_ctx *ctx, const struct sel_site *s,
+                           const struct sel_error *e, char *buf, size_t size)
 {
+    char claim[300];
+
     /* klog.KObj: "ns/name", or "name" without a namespace. */
     if (s->request)
-        snprintf(buf, size, "claim %s%s%s: selector #%zu: CEL runtime error: %s", s->owner->ns,
-                 *s->owner->ns ? "/" : "", s->owner->name, s->idx, err);
-    else
-        snprintf(buf, size, "class %s: selector #%zu: CEL runtime error: %s", s->owner->name,
-                 s->idx, err);
+        snprintf(claim, sizeof(claim), "%s%s%s", s->owner->ns, *s->owner->ns ? "/" : "",
+                 s->owner->name);
+    kv_cel_runtime_text(rule__kube_minor(ctx), s->owner->name, s->request ? claim : NULL,
+                        s->idx, e->dev->dev.driver, e->slice->pool, e->dev->name, e->msg, buf,
+                        size);
 }
 
 /* The findings of one selector's errors; only missing keys are SelectorUnknownAttribute's. */
@@ -404,14 +408,14 @@ static void attrs_report(struct rule_ctx *ctx, const struct sel_site *s,
                          const struct sel_errors *errs)
 {
     static const char nsk[] = "no such key: ";
-    char sched[400];
+    char sched[600];
     size_t i;
 
     for (i = 0; i < errs->n; i++) {
         const struct sel_error *e = &errs->v[i];
         if (strncmp(e->msg, nsk, sizeof(nsk) - 1))
             continue;
-        scheduler_text(s, e->msg, sched, sizeof(sched));
+        scheduler_text(ctx, s, e, sched, sizeof(sched));
         missing_key(ctx, s, errs, e, e->msg + sizeof(nsk) - 1, sched);
     }
 }
@@ -425,14 +429,14 @@ static void runtime_report(struct rule_ctx *ctx, const struct sel_site *s,
                            const struct sel_errors *errs)
 {
     static const char nsk[] = "no such key: ";
-    char sched[400], msg[MSG_MAX], fix[MSG_MAX], on[300], where[160], path[200];
+    char sched[600], msg[MSG_MAX], fix[MSG_MAX], on[300], where[160], path[200];
     size_t i;
 
     for (i = 0; i < errs->n; i++) {
         const struct sel_error *e = &errs->v[i];
         if (!strncmp(e->msg, nsk, sizeof(nsk) - 1))
             continue;
-        scheduler_text(s, e->msg, sched, sizeof(sched));
+        scheduler_text(ctx, s, e, sched, sizeof(sched));
         snprintf(msg, sizeof(msg),
                  "%s %s %s fails on %zu of the %zu published device(s) it is evaluated on "
                  "(first: device %s/%s of driver %s): the scheduler aborts the allocation of "

@@ -668,6 +668,8 @@ static const struct grant grants[] = {
     { "dra-doctor-controller", "resource.k8s.io", "resourceclaimtemplates", "get list watch", NULL,
       NULL },
     { "dra-doctor-controller", "resource.k8s.io", "resourceslices", "get list watch", NULL, NULL },
+    { "dra-doctor-controller", "resource.k8s.io", "devicetaintrules", "get list watch", NULL,
+      NULL },
     { "dra-doctor-controller", "apps", "daemonsets", "get list watch", NULL, NULL },
     { "dra-doctor-controller", "rbac.authorization.k8s.io", "clusterroles", "get list watch", NULL,
       NULL },
@@ -838,6 +840,11 @@ static void rbac_least_privilege(void **state)
     NO("dra-doctor-webhook", "get", "secrets", NS);
     NO("dra-doctor-webhook", "list", "secrets", NS);
     NO("dra-doctor-webhook", "patch", "validatingwebhookconfigurations/dra-doctor", NULL);
+    /* The API server's feature gates, from its metrics: the webhook and the controller only. */
+    YES("dra-doctor-webhook", "get", "/metrics", NULL);
+    YES("dra-doctor-controller", "get", "/metrics", NULL);
+    NO("dra-doctor-node", "get", "/metrics", NULL);
+    NO("dra-doctor-certs", "get", "/metrics", NULL);
     /* certs: the one webhook configuration and the one Secret. */
     YES("dra-doctor-certs", "patch", "validatingwebhookconfigurations/dra-doctor", NULL);
     NO("dra-doctor-certs", "update", "validatingwebhookconfigurations/dra-doctor", NULL);

@@ -4,6 +4,7 @@
  * PrioritizedListExhausted, AllocationModeAllUnsatisfiable.
  */
 #include "rules_fixtures.h"
+#include "model/kubever.h"
 
 #define EXAMPLE_CLASS CLASS("gpu", "device.driver == 'gpu.example.com'")
 #define NS(name, labels)                                                                       \
@@ -134,6 +135,10 @@ static void driver_gates(void **state)
     "\"n1\",\"generation\":0,\"resourceSliceCount\":1},\"devices\":[{\"name\":\"gpu-0\","       \
     "\"taints\":[{\"key\":\"example.com/unhealthy\",\"value\":\"true\",\"effect\":\"" effect "\"}]}]}}"
 
+#define TAINT_RULE(v)                                                                          \
+    "{\"apiVersion\":\"resource.k8s.io/" v "\",\"kind\":\"DeviceTaintRule\",\"metadata\":"        \
+    "{\"name\":\"all\"},\"spec\":{\"taint\":{\"key\":\"maintenance\",\"effect\":\"NoExecute\"}}}"
+
 static void device_taints(void **state)
 {
     struct snap s;
@@ -159,14 +164,45 @@ static void device_taints(void **state)
     o.kube_minor = 35;
     assert_int_equal(snap_run(&s, &o, "DeviceTaintNotTolerated"), 0);
     snap_free(&s);
-    /* A DeviceTaintRule without a selector taints every device. */
-    f = only(&s, objs("[%s,%s,%s,{\"apiVersion\":\"resource.k8s.io/v1beta2\",\"kind\":"
-                      "\"DeviceTaintRule\",\"metadata\":{\"name\":\"all\"},\"spec\":{\"taint\":"
-                      "{\"key\":\"maintenance\",\"effect\":\"NoExecute\"}}}]",
-                      EXAMPLE_CLASS, SLICE2, CLAIM("c", "gpu")),
+    /* A DeviceTaintRule without a selector taints every device: in 1.37, a v1 one. */
+    f = only(&s, objs("[%s,%s,%s," TAINT_RULE("v1") "]", EXAMPLE_CLASS, SLICE2, CLAIM("c", "gpu")),
              "DeviceTaintNotTolerated", 1);
     assert_contains(f->message, "maintenance");
     snap_free(&s);
+    /* Versions the release does not serve by default make no rule (the issue's v1alpha3 one
+     * from another project's fixtures), nor does a rule whose gate is off. */
+    snap_load(&s, objs("[%s,%s,%s," TAINT_RULE("v1alpha3") "]", EXAMPLE_CLASS, SLICE2,
+                       CLAIM("c", "gpu")));
+    assert_int_equal(snap_run(&s, &o, "DeviceTaintNotTolerated"), 0);
+    snap_free(&s);
+    for (int minor = 34; minor <= 37; minor++) {
+        struct kv_gates g;
+        snap_load(&s, objs("[%s,%s,%s," TAINT_RULE("v1beta2") "]", EXAMPLE_CLASS, SLICE2,
+                           CLAIM("c", "gpu")));
+        kv_gates_init(&g, minor);
+        o.kube_minor = minor;
+        o.gates = &g;
+        /* 1.36: DRADeviceTaintRules beta, off, its v1beta2 API off too. */
+        assert_int_equal(snap_run(&s, &o, "DeviceTaintNotTolerated"), 0);
+        /* Turned on, the operator serves its API: the rule counts where v1beta2 has it. */
+        if (minor >= 35) {
+            assert_int_equal(kv_gates_set(&g, "DRADeviceTaints=true,DRADeviceTaintRules=true",
+                                          KV_FROM_FLAG, NULL), DD_OK);
+            assert_int_equal(snap_run(&s, &o, "DeviceTaintNotTolerated"), minor >= 36);
+        }
+        snap_free(&s);
+    }
+    {
+        struct kv_gates g;
+        kv_gates_init(&g, 37);
+        assert_int_equal(kv_gates_set(&g, "DRADeviceTaintRules=false", KV_FROM_FLAG, NULL), DD_OK);
+        o.kube_minor = 37;
+        o.gates = &g;
+        snap_load(&s, objs("[%s,%s,%s," TAINT_RULE("v1") "]", EXAMPLE_CLASS, SLICE2,
+                           CLAIM("c", "gpu")));
+        assert_int_equal(snap_run(&s, &o, "DeviceTaintNotTolerated"), 0);
+        snap_free(&s);
+    }
 }
 
 #define FIRST_AVAILABLE(a, b)                                                                  \
