@@ -153,14 +153,156 @@ static int input_findings(const struct mf_set *set, struct dd_findings *out)
     return template_findings(set, out);
 }
 
+/* Kinds the rules read that live in a namespace: kubectl puts one without a namespace in
+ * the current one ("default", or --namespace). */
+static int namespaced(const char *kind)
+{
+    static const char *const kinds[] = { "ResourceClaim", "ResourceClaimTemplate", "Pod",
+                                         "Deployment", "StatefulSet", "ReplicaSet", "DaemonSet",
+                                         "Job", "CronJob", "ResourceQuota", "ServiceAccount",
+                                         "Role", "RoleBinding", "Event", NULL };
+    size_t i;
+
+    for (i = 0; kinds[i]; i++)
+        if (!strcmp(kinds[i], kind))
+            return 1;
+    return 0;
+}
+
+static void default_namespace(struct mf_set *set, const char *ns)
+{
+    size_t i;
+
+    for (i = 0; i < set->n; i++) {
+        struct mf_object *o = &set->objs[i];
+        cJSON *meta = cJSON_GetObjectItemCaseSensitive(o->json, "metadata"), *v;
+        if (*o->namespace_ || !namespaced(o->kind) || !cJSON_IsObject(meta) ||
+            cJSON_GetObjectItemCaseSensitive(meta, "namespace"))
+            continue;
+        if (!(v = cJSON_AddStringToObject(meta, "namespace", ns)))
+            continue;
+        o->namespace_ = v->valuestring;
+    }
+}
+
+/* An object's identity: API group, kind, namespace, name. */
+static int same_identity(const struct mf_object *a, const struct mf_object *b)
+{
+    size_t ga = strcspn(a->api_version, "/"), gb = strcspn(b->api_version, "/");
+
+    /* "v1" is the core group: no slash, and no group. */
+    if (!strchr(a->api_version, '/'))
+        ga = 0;
+    if (!strchr(b->api_version, '/'))
+        gb = 0;
+    return ga == gb && !strncmp(a->api_version, b->api_version, ga) &&
+           !strcmp(a->kind, b->kind) && !strcmp(a->namespace_, b->namespace_) &&
+           !strcmp(a->name, b->name);
+}
+
+static int cmp_identity(const void *pa, const void *pb, void *ctx)
+{
+    const struct mf_set *set = ctx;
+    const struct mf_object *a = &set->objs[*(const size_t *)pa],
+                           *b = &set->objs[*(const size_t *)pb];
+    int c;
+
+    if ((c = strcmp(a->kind, b->kind)) || (c = strcmp(a->namespace_, b->namespace_)) ||
+        (c = strcmp(a->name, b->name)) || (c = strcmp(a->api_version, b->api_version)))
+        return c;
+    return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
+}
+
+/*
+ * Numbers the definitions of each object: var[i] is how many definitions of objs[i]'s
+ * identity come before it, nvar[i] how many there are.  ObjectVariants for each object
+ * defined more than once.  Returns the most definitions of one object (1: none repeated),
+ * or 0 when out of memory.
+ */
+static size_t number_variants(const struct mf_set *set, size_t *var, size_t *nvar,
+                              struct dd_findings *out)
+{
+    size_t *ord = malloc((set->n + 1) * sizeof(*ord)), i, j, k, most = 1;
+
+    if (!ord)
+        return 0;
+    for (i = 0; i < set->n; i++)
+        ord[i] = i;
+    qsort_r(ord, set->n, sizeof(*ord), cmp_identity, (void *)set);
+    for (i = 0; i < set->n; i = j) {
+        const struct mf_object *first = &set->objs[ord[i]];
+        for (j = i + 1; j < set->n && same_identity(first, &set->objs[ord[j]]); j++)
+            ;
+        for (k = i; k < j; k++) {
+            var[ord[k]] = k - i;
+            nvar[ord[k]] = !*first->name ? 1 : j - i;
+        }
+        if (!*first->name) {
+            for (k = i; k < j; k++)
+                var[ord[k]] = 0;
+            continue;
+        }
+        if (j - i > most)
+            most = j - i;
+        if (j - i > 1) {
+            char msg[1024], fix[256];
+            size_t len = 0;
+            len += (size_t)snprintf(msg, sizeof(msg), "%s %s%s%s is defined %zu times (", first->kind,
+                                    first->namespace_, *first->namespace_ ? "/" : "",
+                                    first->name, j - i);
+            for (k = i; k < j && len < sizeof(msg); k++)
+                len += (size_t)snprintf(msg + len, sizeof(msg) - len, "%s%s:%d", k > i ? ", " : "",
+                                        set->objs[ord[k]].file, set->objs[ord[k]].line);
+            if (len < sizeof(msg))
+                snprintf(msg + len, sizeof(msg) - len, "): variants of one object (per-platform "
+                         "copies, kustomize bases and overlays). Each is checked with the "
+                         "variants beside it; their devices and claims are never counted "
+                         "together.");
+            snprintf(fix, sizeof(fix), "Nothing, if only one of them is applied to a cluster; "
+                     "lint the directory that is applied to check it alone.");
+            /* On the second definition: where the object starts to vary. */
+            const struct mf_object *second = &set->objs[ord[i + 1]];
+            if (!dd_findings_add(out, dd_rule_find("ObjectVariants")->code, DD_SEV_INFO,
+                                 second->api_version, second->kind, second->namespace_,
+                                 second->name, second->file, second->line, msg, fix)) {
+                most = 0;
+                break;
+            }
+        }
+    }
+    free(ord);
+    return most;
+}
+
+/* One run of the rules over the objects of variant pass (see number_variants). */
+static int run_pass(const struct lint_input *in, const struct mf_set *set,
+                    const struct cri_config *cri, const size_t *var, const size_t *nvar,
+                    size_t pass, struct dd_findings *out)
+{
+    struct dra_model m;
+    int rc = -1;
+    size_t i;
+
+    dra_model_init(&m, pos_adapter, (void *)set);
+    m.cri = cri;
+    for (i = 0; i < set->n; i++)
+        if (var[i] == (pass < nvar[i] ? pass : nvar[i] - 1) &&
+            dra_model_add(&m, set->objs[i].json, set->objs[i].file, set->objs[i].line) != DD_OK)
+            goto out;
+    if (dra_model_finish(&m) == DD_OK && dd_rules_run(&m, &in->rules, out) == 0)
+        rc = 0;
+out:
+    dra_model_release(&m);
+    return rc;
+}
+
 int lint_collect(const struct lint_input *in, struct lint_result *res)
 {
     struct mf_set set = MF_SET_INIT;
     struct cri_config cri;
     struct dd_err err;
-    struct dra_model m;
     int have_cri = 0, rc = -1;
-    size_t i;
+    size_t i, *var = NULL, *nvar = NULL, passes;
 
     memset(res, 0, sizeof(*res));
     memset(&cri, 0, sizeof(cri));
@@ -168,6 +310,7 @@ int lint_collect(const struct lint_input *in, struct lint_result *res)
     set.keep = keep_relevant;
     set.skim = skim_irrelevant;
     set.skim_unless = DRA_CLAIMS_KEY;
+    set.skim_unless2 = DRA_CONTAINER_CLAIMS_KEY;
     for (i = 0; i < in->npaths; i++)
         if (mf_load_path(&set, in->paths[i], NULL) == DD_ENOMEM)
             goto out_set;
@@ -191,20 +334,25 @@ int lint_collect(const struct lint_input *in, struct lint_result *res)
             res->input_errors++;
         }
     }
-    dra_model_init(&m, pos_adapter, &set);
-    m.cri = have_cri ? &cri : NULL;
-    for (i = 0; i < set.n; i++)
-        if (dra_model_add(&m, set.objs[i].json, set.objs[i].file, set.objs[i].line) != DD_OK)
-            goto out_model;
-    if (dra_model_finish(&m) != DD_OK)
-        goto out_model;
+    default_namespace(&set, in->namespace_ ? in->namespace_ : "default");
     res->objects = set.n + set.nfiltered;
-    if (dd_rules_run(&m, &in->rules, &res->findings) == 0) {
-        dd_findings_sort(&res->findings);
-        rc = 0;
+    if (!(var = calloc(set.n + 1, sizeof(*var))) || !(nvar = calloc(set.n + 1, sizeof(*nvar))) ||
+        !(passes = number_variants(&set, var, nvar, &res->findings)))
+        goto out_model;
+    for (i = 0; i < passes; i++) {
+        struct dd_findings more = DD_FINDINGS_INIT;
+        if (run_pass(in, &set, have_cri ? &cri : NULL, var, nvar, i,
+                     i ? &more : &res->findings)) {
+            dd_findings_release(&more);
+            goto out_model;
+        }
+        dd_findings_merge(&res->findings, &more);
     }
+    dd_findings_sort(&res->findings);
+    rc = res->findings.oom ? -1 : 0;
 out_model:
-    dra_model_release(&m);
+    free(var);
+    free(nvar);
     if (have_cri)
         cri_config_release(&cri);
 out_set:
@@ -247,6 +395,8 @@ static void usage(FILE *f)
 "                             #releases lists each release's defaults)\n"
 "      --complete             the input is the whole cluster: references to objects\n"
 "                             that are not in it are errors, not warnings\n"
+"  -n, --namespace NS         the namespace of objects that name none, as kubectl\n"
+"                             apply -n NS puts them (default \"default\")\n"
 "      --kube-version V       the Kubernetes release the manifests are for (1.34 to\n"
 "                             1.37; default 1.37): API versions it does not serve\n"
 "                             and pod fields it removed are errors; selectors are\n"
@@ -284,8 +434,9 @@ int lint_main(int argc, char **argv)
         { "filename", required_argument, NULL, 'f' },
         { "containerd-config", required_argument, NULL, 'c' },
         { "known-driver", required_argument, NULL, 'k' },
-        { "nodes", required_argument, NULL, 'n' },
+        { "nodes", required_argument, NULL, 'D' },
         { "complete", no_argument, NULL, 'C' },
+        { "namespace", required_argument, NULL, 'N' },
         { "kube-version", required_argument, NULL, 'V' },
         { "feature-gates", required_argument, NULL, 'G' },
         { "output", required_argument, NULL, 'o' },
@@ -311,7 +462,7 @@ int lint_main(int argc, char **argv)
     memset(&in, 0, sizeof(in));
     in.rules = rdefaults;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "f:o:n:h", opts, NULL)) != -1) {
         switch (ch) {
         case 'f':
             if (npaths == MAX_PATHS) {
@@ -331,7 +482,7 @@ int lint_main(int argc, char **argv)
             }
             known[nknown++] = optarg;
             break;
-        case 'n':
+        case 'D':
             if (parse_long(optarg, &in.rules.nodes) || in.rules.nodes < 1) {
                 fprintf(stderr, "dra-doctor lint: --nodes wants a whole number from 1 to "
                         "1000000, not '%s'\n", optarg);
@@ -340,6 +491,14 @@ int lint_main(int argc, char **argv)
             break;
         case 'C':
             in.rules.complete = 1;
+            break;
+        case 'n':
+        case 'N':
+            if (!*optarg) {
+                fprintf(stderr, "dra-doctor lint: --namespace wants a name\n");
+                return LINT_EXIT_USAGE;
+            }
+            in.namespace_ = optarg;
             break;
         case 'V': {
             dd_err_clear(&err);

@@ -678,6 +678,21 @@ static enum dd_rc add_containers(struct dra_model *m, struct dra_podspec *p, con
  * are skipped (they cannot hold DRA faults) unless they are DaemonSets, which
  * may be driver installations: this keeps big repositories cheap.
  */
+/* 1 when a container of pod spec lists claims (resources.claims): a pod of DRA even without
+ * resourceClaims, which the API server refuses (ContainerClaimNameUnknown). */
+static int lists_claims(const cJSON *spec)
+{
+    static const char *const kinds[] = { "containers", "initContainers" };
+    const cJSON *c;
+    size_t i;
+
+    for (i = 0; i < 2; i++)
+        cJSON_ArrayForEach(c, dd_json_arr(spec, kinds[i], NULL))
+            if (cJSON_GetArraySize(dd_json_arr(c, "resources", "claims", NULL)) > 0)
+                return 1;
+    return 0;
+}
+
 static enum dd_rc add_podspec(struct dra_model *m, const cJSON *obj, const char *file, int line,
                               const cJSON *spec, int64_t replicas)
 {
@@ -686,7 +701,7 @@ static enum dd_rc add_podspec(struct dra_model *m, const cJSON *obj, const char 
     size_t ccap = 0, vcap = 0;
     enum dd_rc rc;
 
-    if (!spec || (replicas >= 0 && !claims))
+    if (!spec || (replicas >= 0 && !claims && !lists_claims(spec)))
         return DD_OK;
     if (!(p = PUSH(m->pods, m->npods, m->cappods)))
         return DD_ENOMEM;
@@ -866,7 +881,8 @@ int dra_object_relevant(const cJSON *obj)
     spec = dd_json_path(obj, "spec", NULL);
     if (STRIEQ(kind, "CronJob"))
         spec = dd_json_path(spec, "jobTemplate", "spec", NULL);
-    return dd_json_arr(spec, "template", "spec", DRA_CLAIMS_KEY, NULL) != NULL;
+    spec = dd_json_path(spec, "template", "spec", NULL);
+    return dd_json_arr(spec, DRA_CLAIMS_KEY, NULL) != NULL || lists_claims(spec);
 }
 
 enum dd_rc dra_model_add(struct dra_model *m, const cJSON *obj, const char *file, int line)
@@ -901,7 +917,8 @@ enum dd_rc dra_model_add(struct dra_model *m, const cJSON *obj, const char *file
         return add_event(m, obj, 0);
     if (STRIEQ(av, "v1")) {
         if (STRIEQ(kind, "Pod")) {
-            if (!dd_json_arr(obj, "spec", DRA_CLAIMS_KEY, NULL))
+            if (!dd_json_arr(obj, "spec", DRA_CLAIMS_KEY, NULL) &&
+                !lists_claims(dd_json_path(obj, "spec", NULL)))
                 return dra_pod_registers_plugin(obj) ? add_plain(&m->plugin_pods, obj, file, line)
                                                      : DD_OK;
             return add_podspec(m, obj, file, line, dd_json_path(obj, "spec", NULL), 1);

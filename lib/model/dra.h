@@ -316,6 +316,8 @@ void dra_cel_cache_freeze(struct dra_cel_cache *c);
 enum dra_relevance { DRA_KIND_IGNORED, DRA_KIND_USED, DRA_KIND_USED_WITH_CLAIMS };
 
 #define DRA_CLAIMS_KEY "resourceClaims"
+/* A container's resources.claims: such a pod is DRA's even without resourceClaims. */
+#define DRA_CONTAINER_CLAIMS_KEY "claims"
 
 enum dra_relevance dra_kind_relevant(const char *api_version, const char *kind);
 

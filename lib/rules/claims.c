@@ -27,11 +27,19 @@
 
 /* ---- API versions -------------------------------------------------------- */
 
+/* DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice: the kinds whose shape
+ * changed with v1. */
+static int in_core_kinds(const char *kind)
+{
+    return !strcmp(kind, "DeviceClass") || !strcmp(kind, "ResourceClaim") ||
+           !strcmp(kind, "ResourceClaimTemplate") || !strcmp(kind, "ResourceSlice");
+}
+
 static void api_version_one(struct rule_ctx *ctx, const struct dra_obj *o)
 {
     const char *slash = strchr(o->api_version, '/'), *ver = slash ? slash + 1 : "";
-    const char *to = kv_resource_preferred(rule__kube_minor(ctx));
-    char msg[MSG_MAX], fix[MSG_MAX], on[300];
+    const char *to = kv_resource_preferred_for(rule__kube_minor(ctx), o->kind);
+    char msg[MSG_MAX], fix[MSG_MAX], on[300], gate[128];
     int removed, minor = rule__kube_minor(ctx);
     enum kv_serving sv = kv_resource_serving(minor, ver, o->kind, &removed);
     size_t len = 0;
@@ -45,10 +53,22 @@ static void api_version_one(struct rule_ctx *ctx, const struct dra_obj *o)
             "--runtime-config=resource.k8s.io/%s=true (off by default); on a default cluster "
             "kubectl apply fails (no matches for kind \"%s\" in version \"%s\").",
             o->kind, on, o->api_version, minor, ver, o->kind, o->api_version);
-        snprintf(fix, sizeof(fix), "Set apiVersion: resource.k8s.io/%s%s (or enable %s on "
-                 "the API server).", to, !strcmp(ver, "v1beta1") ? "; a request's fields move "
-                 "under `exactly`, a device's under its top level (no `basic`)" : "",
-                 o->api_version);
+        if (!strcmp(o->kind, "DeviceTaintRule"))
+            cat(msg, sizeof(msg), &len, " Its scheduler honours DeviceTaintRules only with %s.",
+                kv_gate_says(ctx->gates, kv_gate_exists(minor, KV_GATE_DEVICE_TAINT_RULES)
+                                             ? KV_GATE_DEVICE_TAINT_RULES
+                                             : KV_GATE_DEVICE_TAINTS, gate, sizeof(gate)));
+        if (to && strcmp(to, ver) &&
+            kv_resource_serving(minor, to, o->kind, &removed) == KV_SERVED)
+            snprintf(fix, sizeof(fix), "Set apiVersion: resource.k8s.io/%s%s (or enable %s on "
+                     "the API server).", to, !strcmp(ver, "v1beta1") ? "; a request's fields "
+                     "move under `exactly`, a device's under its top level (no `basic`)" : "",
+                     o->api_version);
+        else
+            snprintf(fix, sizeof(fix), "Enable %s on the API server (--runtime-config=%s=true)%s, "
+                     "or target a release that serves %s by default.", o->api_version,
+                     o->api_version, !strcmp(o->kind, "DeviceTaintRule") ? " and the gate" : "",
+                     o->kind);
         emit(ctx, DD_SEV_WARNING, o, 0, msg, fix);
         return;
     }
@@ -68,9 +88,18 @@ static void api_version_one(struct rule_ctx *ctx, const struct dra_obj *o)
             o->kind, on, o->api_version, minor, o->kind, o->api_version);
         if (removed)
             cat(msg, sizeof(msg), &len, " (%s was removed in 1.%d.)", o->api_version, removed);
-        snprintf(fix, sizeof(fix), "Set apiVersion: resource.k8s.io/%s; a request's "
-                 "deviceClassName, selectors, count and allocationMode move under `exactly`.",
-                 to);
+        if (!to)
+            snprintf(fix, sizeof(fix), "Kubernetes 1.%d has no %s: target a release that "
+                     "has it.", minor, o->kind);
+        else if (in_core_kinds(o->kind))
+            snprintf(fix, sizeof(fix), "Set apiVersion: resource.k8s.io/%s; a request's "
+                     "deviceClassName, selectors, count and allocationMode move under "
+                     "`exactly`.", to);
+        else
+            snprintf(fix, sizeof(fix), "Set apiVersion: resource.k8s.io/%s, the version "
+                     "Kubernetes 1.%d's scheduler reads %s in%s.", to, minor, o->kind,
+                     kv_resource_serving(minor, to, o->kind, &removed) == KV_SERVED
+                         ? "" : " (off by default there too: enable it and its gate)");
     }
     emit(ctx, ctx->rule->severity, o, 0, msg, fix);
 }

@@ -29,6 +29,9 @@ static const struct dd_rule rule_table[] = {
       NULL },
     { "HelmChartNotRendered", DD_SEV_INFO, DD_STEP_NONE,
       "Helm or Go template files are not checked: render the chart first (lint only)", NULL },
+    { "ObjectVariants", DD_SEV_INFO, DD_STEP_NONE,
+      "One object is defined in several files (per-platform copies, overlays): each variant is "
+      "checked with the variants beside it, never counted together (lint only)", NULL },
     { "APIVersionNotServed", DD_SEV_ERROR, DD_STEP_NONE,
       "An object uses a resource.k8s.io version the target Kubernetes release does not serve",
       rule__check_api_versions },
