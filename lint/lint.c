@@ -154,8 +154,9 @@ static int input_findings(const struct mf_set *set, struct dd_findings *out)
 }
 
 /* Kinds the rules read that live in a namespace: kubectl puts one without a namespace in
- * the current one ("default", or --namespace). */
-static int namespaced(const char *kind)
+ * the current one ("default", or --namespace).  Drivers' objects that make claims are
+ * namespaced (the claims they make are). */
+static int namespaced(const char *api_version, const char *kind)
 {
     static const char *const kinds[] = { "ResourceClaim", "ResourceClaimTemplate", "Pod",
                                          "Deployment", "StatefulSet", "ReplicaSet", "DaemonSet",
@@ -166,7 +167,7 @@ static int namespaced(const char *kind)
     for (i = 0; kinds[i]; i++)
         if (!strcmp(kinds[i], kind))
             return 1;
-    return 0;
+    return drv_creates_for(api_version, kind) != NULL;
 }
 
 static void default_namespace(struct mf_set *set, const char *ns)
@@ -176,7 +177,7 @@ static void default_namespace(struct mf_set *set, const char *ns)
     for (i = 0; i < set->n; i++) {
         struct mf_object *o = &set->objs[i];
         cJSON *meta = cJSON_GetObjectItemCaseSensitive(o->json, "metadata"), *v;
-        if (*o->namespace_ || !namespaced(o->kind) || !cJSON_IsObject(meta) ||
+        if (*o->namespace_ || !namespaced(o->api_version, o->kind) || !cJSON_IsObject(meta) ||
             cJSON_GetObjectItemCaseSensitive(meta, "namespace"))
             continue;
         if (!(v = cJSON_AddStringToObject(meta, "namespace", ns)))

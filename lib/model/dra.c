@@ -846,7 +846,7 @@ enum dra_relevance dra_kind_relevant(const char *av, const char *kind)
     if (!av || !kind)
         return DRA_KIND_IGNORED;
     /* Every resource.k8s.io object: other kinds have their apiVersion judged. */
-    if (in_group(av, "resource.k8s.io"))
+    if (in_group(av, "resource.k8s.io") || drv_creates_for(av, kind))
         return DRA_KIND_USED;
     if (in_group(av, "rbac.authorization.k8s.io"))
         set = rbac;
@@ -904,6 +904,8 @@ enum dd_rc dra_model_add(struct dra_model *m, const cJSON *obj, const char *file
             return add_slice(m, obj, file, line);
         return add_plain(&m->resource_other, obj, file, line);
     }
+    if (drv_creates_for(av, kind))
+        return add_plain(&m->driver_objects, obj, file, line);
     if (in_group(av, "rbac.authorization.k8s.io")) {
         if (STRIEQ(kind, "Role") || STRIEQ(kind, "ClusterRole"))
             return add_plain(&m->roles, obj, file, line);
@@ -1524,6 +1526,7 @@ void dra_model_release(struct dra_model *m)
     free(m->serviceaccounts.v);
     free(m->namespaces.v);
     free(m->resource_other.v);
+    free(m->driver_objects.v);
     free(m->plugin_pods.v);
     free(m->owned);
     dra_model_init(m, m->pos, m->pos_ctx);

@@ -370,6 +370,26 @@ static const char *partial_note(const struct rule_ctx *ctx)
                                      "warning; --complete makes it an error)";
 }
 
+/* The driver object whose controller creates what (kind) ns/name is, or NULL. */
+static const struct dra_obj *created_by_driver(const struct dra_model *m, const char *what,
+                                               const char *ns, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < m->driver_objects.n; i++) {
+        const struct dra_obj *o = &m->driver_objects.v[i];
+        const struct drv_creates *c = drv_creates_for(o->api_version, o->kind);
+        const cJSON *v = o->json;
+        size_t k;
+        for (k = 0; c && c->path[k] && v; k++)
+            v = cJSON_GetObjectItemCaseSensitive(v, c->path[k]);
+        if (c && STRIEQ(c->creates, what) && STRIEQ(o->ns, ns) && cJSON_IsString(v) &&
+            STRIEQ(v->valuestring, name))
+            return o;
+    }
+    return NULL;
+}
+
 static void check_pod_refs(struct rule_ctx *ctx, int is_template)
 {
     const struct dra_model *m = ctx->m;
@@ -382,7 +402,8 @@ static void check_pod_refs(struct rule_ctx *ctx, int is_template)
             const char *ref = is_template ? p->claims[j].tmpl : p->claims[j].claim;
             char msg[MSG_MAX], fix[MSG_MAX], on[300];
 
-            if (!ref || dra_find_claim(m, p->o.ns, ref, is_template))
+            if (!ref || dra_find_claim(m, p->o.ns, ref, is_template) ||
+                created_by_driver(m, what, p->o.ns, ref))
                 continue;
             snprintf(msg, sizeof(msg),
                      "%s %s references %s \"%s\" (pod claim \"%s\"), which is not in namespace "

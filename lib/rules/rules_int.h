@@ -151,6 +151,7 @@ struct driver_verdict {
     int unknown;            /* 1: every driver name the selector allows is unknown */
     const char *bad;        /* the unknown name reported: the first that is a typo, else the first */
     const char *suggestion; /* what the typo meant (known or profile driver), or NULL: not a typo */
+    int own_domain;         /* 1: the suggestion is an attribute domain the selector itself reads */
     int line, col;          /* position of bad within the expression */
 };
 
