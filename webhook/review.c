@@ -461,7 +461,7 @@ static const char *const webhook_codes[] = { "SelectorSyntaxError", "SelectorMat
                                              "ClaimNotConsumedByContainer",
                                              "PodBypassesScheduler",
                                              "OpaqueConfigDriverMismatch",
-                                             "NodePrepareFailed" };
+                                             "NodePrepareFailed", "DeviceTaintRuleEvictsAll" };
 
 static int has_selectors(const struct dra_claim_spec *spec)
 {
@@ -515,7 +515,7 @@ static enum dd_rc request_model(struct dra_model *m, const struct wh_view *v, co
 {
     enum dd_rc rc;
     size_t i, nclaims;
-    int slices, is_class, is_claim;
+    int slices, is_class, is_claim, is_rule;
 
     dra_model_init(m, NULL, NULL);
     m->live = 1;
@@ -527,9 +527,10 @@ static enum dd_rc request_model(struct dra_model *m, const struct wh_view *v, co
      * goes before it. */
     is_class = m->nclasses > 0;
     is_claim = m->nclaims > 0;
-    if (!is_class && !is_claim && !m->npods)
+    is_rule = m->resource_other.n > 0;
+    if (!is_class && !is_claim && !is_rule && !m->npods)
         return DD_OK;
-    slices = is_class;
+    slices = is_class || is_rule;
     for (i = 0; v && m->npods && i < m->pods[0].nclaims; i++) {
         const struct dra_pod_claim *pc = &m->pods[0].claims[i];
         char key[512];
@@ -551,7 +552,10 @@ static enum dd_rc request_model(struct dra_model *m, const struct wh_view *v, co
         dra_model_borrow_slices(m, &v->samples);
     if ((rc = dra_model_finish(m)) != DD_OK)
         return rc;
-    *self = is_class ? &m->classes[0].o : is_claim ? &m->claims[0].o : &m->pods[0].o;
+    *self = is_class  ? &m->classes[0].o
+            : is_claim ? &m->claims[0].o
+            : is_rule  ? &m->resource_other.v[0]
+                       : &m->pods[0].o;
     return DD_OK;
 }
 
@@ -763,7 +767,7 @@ static enum dd_rc decide_claims(const struct wh_view *v, const char *const *pend
     struct need nv[32];
     struct dra_model m;
     const struct dra_obj *self = NULL;
-    char who[320];
+    char who[320] = "";
     size_t i, j, nn = 0;
     enum dd_rc rc;
 
@@ -1000,6 +1004,9 @@ enum dd_rc wh_review(const struct wh_view *v, const char *const *pending_classes
         else if (create && ((str_is(group, "resource.k8s.io") &&
                              (str_is(kind, "ResourceClaim") || str_is(kind, "ResourceClaimTemplate"))) ||
                             workload_kind(group, kind)))
+            rc = decide_claims(v, pending_classes, npending, obj, &d);
+        else if (str_is(group, "resource.k8s.io") && str_is(kind, "DeviceTaintRule") &&
+                 (create || str_is(op, "UPDATE")))
             rc = decide_claims(v, pending_classes, npending, obj, &d);
     }
     if (rc == DD_OK && !(res->body = response(uid, &d, &res->len)))

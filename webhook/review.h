@@ -19,6 +19,8 @@
  *       take, dd_rules_class_capacity), ClaimNotConsumedByContainer,
  *       PodBypassesScheduler, OpaqueConfigDriverMismatch, NodePrepareFailed,
  *       and the selector codes above.
+ *   DeviceTaintRule CREATE/UPDATE   a warning when it is NoExecute and its selector matches
+ *       every device (DeviceTaintRuleEvictsAll): it would evict every DRA pod.
  * Everything else is allowed without a word.
  */
 #ifndef DD_REVIEW_H

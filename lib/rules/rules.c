@@ -2,7 +2,8 @@
  * rules.c - the rule table and the engine that runs it.  The checks live in one file per family
  * (rules_int.h lists them): claims.c (claims and references), drivers.c (drivers, RBAC and their
  * kubelet plugins), selectors.c, inventory.c (devices and pools), scheduling.c (nodes and
- * scheduling), runtime.c (runtime and CDI).  Checks read the model only and append findings;
+ * scheduling), runtime.c (runtime and CDI), gated.c (features that come with feature gates),
+ * shapes.c (objects as the API server decodes and admits them).  Checks read the model only and append findings;
  * they never print, never allocate outside the findings and short-lived locals, and never look
  * at the network or the file system.
  */
@@ -80,6 +81,9 @@ static const struct dd_rule rule_table[] = {
       "the allocation of every claim that uses it", rule__check_runtime },
     { "DeviceTaintNotTolerated", DD_SEV_ERROR, DD_STEP_DEVICES,
       "Every device a request could get has a taint it does not tolerate", rule__check_device_taints },
+    { "DeviceTaintRuleEvictsAll", DD_SEV_WARNING, DD_STEP_NONE,
+      "A NoExecute DeviceTaintRule's selector matches every device: it evicts every DRA pod",
+      rule__check_taint_rule_scope },
     { "PrioritizedListExhausted", DD_SEV_ERROR, DD_STEP_DEVICES,
       "None of a request's firstAvailable alternatives can be satisfied",
       rule__check_first_available },

@@ -210,6 +210,9 @@ void rule__check_bypass(struct rule_ctx *ctx);
 void rule__check_claim_node(struct rule_ctx *ctx);
 void rule__check_reserved_for(struct rule_ctx *ctx);
 
+/* gated.c: features behind feature gates */
+void rule__check_taint_rule_scope(struct rule_ctx *ctx);
+
 /* runtime.c: runtime and CDI */
 void rule__check_cdi_enabled(struct rule_ctx *ctx);
 void rule__check_cdi_dir(struct rule_ctx *ctx);
