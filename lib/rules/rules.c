@@ -36,6 +36,10 @@ static const struct dd_rule rule_table[] = {
     { "APIVersionNotServed", DD_SEV_ERROR, DD_STEP_NONE,
       "An object uses a resource.k8s.io version the target Kubernetes release does not serve",
       rule__check_api_versions },
+    { "FieldNotInAPIVersion", DD_SEV_ERROR, DD_STEP_NONE,
+      "An object has a field its resource.k8s.io version does not have (another version's "
+      "shape): the API server's strict decoding refuses it (lint only)",
+      rule__check_field_shapes },
     { "PodClaimSourceRemoved", DD_SEV_ERROR, DD_STEP_NONE,
       "A pod's resourceClaims entry uses `source`, removed in Kubernetes 1.31",
       rule__check_claim_source },
@@ -94,6 +98,10 @@ static const struct dd_rule rule_table[] = {
     { "PodConstraintsExcludeDeviceNodes", DD_SEV_ERROR, DD_STEP_DEVICES,
       "The pod's nodeSelector, node affinity or untolerated taints rule out every node that has "
       "its devices", rule__check_pod_constraints },
+    { "ClaimStatusRBACDenied", DD_SEV_ERROR, DD_STEP_ALLOCATED,
+      "A scheduler or a driver that writes ResourceClaim status may not update "
+      "resourceclaims/binding or resourceclaims/driver (Kubernetes 1.36+)",
+      rule__check_claim_status_rbac },
     { "PodBypassesScheduler", DD_SEV_ERROR, DD_STEP_ALLOCATED,
       "A pod with claims sets spec.nodeName, so the scheduler never allocates them",
       rule__check_bypass },

@@ -188,6 +188,7 @@ void rule__check_publishing(struct rule_ctx *ctx);
 void rule__check_plugin_nodes(struct rule_ctx *ctx);
 void rule__check_stale_slices(struct rule_ctx *ctx);
 void rule__check_config_params(struct rule_ctx *ctx);
+void rule__check_claim_status_rbac(struct rule_ctx *ctx);
 
 /* selectors.c */
 void rule__check_syntax(struct rule_ctx *ctx);
@@ -209,6 +210,9 @@ void rule__check_pod_constraints(struct rule_ctx *ctx);
 void rule__check_bypass(struct rule_ctx *ctx);
 void rule__check_claim_node(struct rule_ctx *ctx);
 void rule__check_reserved_for(struct rule_ctx *ctx);
+
+/* shapes.c: objects as the API server decodes them */
+void rule__check_field_shapes(struct rule_ctx *ctx);
 
 /* gated.c: features behind feature gates */
 void rule__check_taint_rule_scope(struct rule_ctx *ctx);

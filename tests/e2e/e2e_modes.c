@@ -324,6 +324,76 @@ static int second_node_gone(void **state)
     return 0;
 }
 
+/* 1.36's granular status authorization: a scheduler's ServiceAccount that may write claim
+ * status but not resourceclaims/binding (nor resourceclaims/driver) is refused by the API
+ * server with the words ClaimStatusRBACDenied quotes. */
+static void claim_status_rbac(void **state)
+{
+    static const char binding[] = "changing status.allocation or status.reservedFor requires "
+                                  "resource=\"resourceclaims/binding\", verb=\"update\" permission";
+    static const char driver[] = "changing status.devices requires resource=\"resourceclaims/"
+                                 "driver\", verb=";
+    char claim[256];
+
+    (void)state;
+    plant("claim-not-consumed");
+    expect_phase("nouse", "Running");
+    plant("claim-status-rbac");
+    assert_int_equal(sh("%s lint " MODES "claim-status-rbac.yaml 2>&1", getenv("DD_BIN")), 1);
+    assert_contains(out, "error[ClaimStatusRBACDenied]");
+    assert_contains(out, "changing status.allocation or status.reservedFor requires "
+                         "resource=\\\"resourceclaims/binding\\\", verb=\\\"update\\\" "
+                         "permission");
+    assert_int_equal(sh("kubectl get resourceclaims -n " NS " -o jsonpath='{.items[0].metadata.name}' "
+                        "2>&1"), 0);
+    snprintf(claim, sizeof(claim), "%.200s", out);
+    /* A reservation more, and the allocated device's status, as the ServiceAccount. */
+    assert_int_not_equal(sh("kubectl get resourceclaim %s -n " NS " -o json | python3 -c "
+                            "'import json,sys; c=json.load(sys.stdin); c[\"status\"][\"reservedFor\"]"
+                            ".append({\"resource\":\"pods\",\"name\":\"other\",\"uid\":"
+                            "\"00000000-0000-0000-0000-000000000001\"}); print(json.dumps(c))' | "
+                            "kubectl replace --subresource=status -f - "
+                            "--as=system:serviceaccount:" NS ":dd-binder 2>&1", claim), 0);
+    step("resourceclaims/binding refused: %s", out);
+    assert_contains(out, binding);
+    assert_int_not_equal(sh("kubectl get resourceclaim %s -n " NS " -o json | python3 -c "
+                            "'import json,sys; c=json.load(sys.stdin); r=c[\"status\"][\"allocation\"]"
+                            "[\"devices\"][\"results\"][0]; c[\"status\"][\"devices\"]=[{k: r[k] "
+                            "for k in (\"driver\",\"pool\",\"device\")}]; print(json.dumps(c))' | "
+                            "kubectl replace --subresource=status -f - "
+                            "--as=system:serviceaccount:" NS ":dd-binder 2>&1", claim), 0);
+    step("resourceclaims/driver refused: %s", out);
+    assert_contains(out, driver);
+    sh("kubectl delete clusterrole,clusterrolebinding -l dd-mode 2>&1; "
+       "kubectl delete serviceaccount -n " NS " dd-binder 2>&1");
+    unplant();
+}
+
+/* A v1beta1-shaped request under v1: the API server refuses it with the words lint quotes. */
+static void field_not_in_version(void **state)
+{
+    static const char server[] = "ResourceClaimTemplate in version \"v1\" cannot be handled as a "
+                                 "ResourceClaimTemplate: strict decoding error: unknown field "
+                                 "\"spec.spec.devices.requests[0].deviceClassName\"";
+
+    (void)state;
+    assert_int_not_equal(sh("kubectl apply -f " MODES "field-not-in-version.yaml 2>&1"), 0);
+    step("kubectl apply: %s", out);
+    assert_contains(out, server);
+    assert_int_equal(sh("%s lint " MODES "field-not-in-version.yaml 2>&1", getenv("DD_BIN")), 1);
+    assert_contains(out, "error[FieldNotInAPIVersion]");
+    assert_contains(out, server);
+}
+
+/* A NoExecute DeviceTaintRule matching every device: the webhook warns as it is created. */
+static void taint_rule_evicts_all(void **state)
+{
+    (void)state;
+    plant("taint-rule-all");
+    assert_contains(out, "Warning: DeviceTaintRuleEvictsAll: ");
+    sh("kubectl delete devicetaintrule dd-maintenance --wait=true 2>&1");
+}
+
 /* One run, every cause: several modes at once, each pod with its own, primary first. */
 static void all_at_once(void **state)
 {
@@ -389,6 +459,9 @@ int main(void)
         cmocka_unit_test(stale_slices_not_registered),
         cmocka_unit_test_teardown(daemonset_missing_on_node, daemonset_back),
         cmocka_unit_test_teardown(claim_on_other_node, second_node_gone),
+        cmocka_unit_test(claim_status_rbac),
+        cmocka_unit_test(field_not_in_version),
+        cmocka_unit_test(taint_rule_evicts_all),
         cmocka_unit_test(all_at_once),
     };
     /* DD_E2E_TEST=NAME runs one test (a shell pattern of cmocka's), for a developer. */
