@@ -693,6 +693,35 @@ static int lists_claims(const cJSON *spec)
     return 0;
 }
 
+int dra_extended_resource_name(const char *name)
+{
+    const char *slash = strchr(name, '/');
+
+    /* v1helper.IsExtendedResourceName: not native (no domain, or kubernetes.io's), not a
+     * quota's "requests." name; deviceclass.resource.kubernetes.io/<class> is DRA's own. */
+    if (!strncmp(name, "deviceclass.resource.kubernetes.io/", 35))
+        return name[35] != '\0';
+    if (!slash || slash == name || !slash[1] || !strncmp(name, "requests.", 9))
+        return 0;
+    return !((size_t)(slash - name) >= 13 && !strncmp(slash - 13, "kubernetes.io", 13));
+}
+
+int dra_requests_extended(const cJSON *spec)
+{
+    static const char *const kinds[] = { "containers", "initContainers" };
+    static const char *const lists[] = { "requests", "limits" };
+    const cJSON *c, *r;
+    size_t i, j;
+
+    for (i = 0; i < 2; i++)
+        cJSON_ArrayForEach(c, dd_json_arr(spec, kinds[i], NULL))
+            for (j = 0; j < 2; j++)
+                cJSON_ArrayForEach(r, dd_json_path(c, "resources", lists[j], NULL))
+                    if (r->string && dra_extended_resource_name(r->string))
+                        return 1;
+    return 0;
+}
+
 static enum dd_rc add_podspec(struct dra_model *m, const cJSON *obj, const char *file, int line,
                               const cJSON *spec, int64_t replicas)
 {
@@ -701,7 +730,7 @@ static enum dd_rc add_podspec(struct dra_model *m, const cJSON *obj, const char 
     size_t ccap = 0, vcap = 0;
     enum dd_rc rc;
 
-    if (!spec || (replicas >= 0 && !claims && !lists_claims(spec)))
+    if (!spec || (replicas >= 0 && !claims && !lists_claims(spec) && !dra_requests_extended(spec)))
         return DD_OK;
     if (!(p = PUSH(m->pods, m->npods, m->cappods)))
         return DD_ENOMEM;
@@ -882,7 +911,8 @@ int dra_object_relevant(const cJSON *obj)
     if (STRIEQ(kind, "CronJob"))
         spec = dd_json_path(spec, "jobTemplate", "spec", NULL);
     spec = dd_json_path(spec, "template", "spec", NULL);
-    return dd_json_arr(spec, DRA_CLAIMS_KEY, NULL) != NULL || lists_claims(spec);
+    return dd_json_arr(spec, DRA_CLAIMS_KEY, NULL) != NULL || lists_claims(spec) ||
+           dra_requests_extended(spec);
 }
 
 enum dd_rc dra_model_add(struct dra_model *m, const cJSON *obj, const char *file, int line)
@@ -920,7 +950,8 @@ enum dd_rc dra_model_add(struct dra_model *m, const cJSON *obj, const char *file
     if (STRIEQ(av, "v1")) {
         if (STRIEQ(kind, "Pod")) {
             if (!dd_json_arr(obj, "spec", DRA_CLAIMS_KEY, NULL) &&
-                !lists_claims(dd_json_path(obj, "spec", NULL)))
+                !lists_claims(dd_json_path(obj, "spec", NULL)) &&
+                !dra_requests_extended(dd_json_path(obj, "spec", NULL)))
                 return dra_pod_registers_plugin(obj) ? add_plain(&m->plugin_pods, obj, file, line)
                                                      : DD_OK;
             return add_podspec(m, obj, file, line, dd_json_path(obj, "spec", NULL), 1);

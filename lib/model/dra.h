@@ -360,6 +360,15 @@ void dra_model_borrow_slices(struct dra_model *m, const struct dra_model *base);
  * a kubelet plugin's pod, which the model keeps although it has no claims. */
 int dra_pod_registers_plugin(const cJSON *pod);
 
+/* 1 when resource name is an extended resource (a vendor's "example.com/gpu", or DRA's
+ * "deviceclass.resource.kubernetes.io/<class>"), which a DeviceClass may back (1.34+,
+ * DRAExtendedResource). */
+int dra_extended_resource_name(const char *name);
+
+/* 1 when a container of pod spec requests (or limits) an extended resource: such a pod may
+ * be served by DRA without a claim of its own, and the model keeps it. */
+int dra_requests_extended(const cJSON *spec);
+
 /* 1 when plugin pod (of m->plugin_pods) is Ready. */
 int dra_pod_ready(const cJSON *pod);
 

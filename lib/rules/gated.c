@@ -4,6 +4,10 @@
  *
  *   DeviceTaintRuleEvictsAll       a NoExecute DeviceTaintRule whose selector matches every
  *                                  device: it evicts every DRA pod of the cluster
+ *   ExtendedResourceNotBacked      a pod asks for an extended resource that no DeviceClass
+ *                                  maps and no device plugin offers
+ *   ExtendedResourceConflict       two DeviceClasses map one extended resource, or a node's
+ *                                  device plugin still advertises it
  */
 #include "rules_int.h"
 
@@ -79,5 +83,173 @@ void rule__check_taint_rule_scope(struct rule_ctx *ctx)
                  "meant (deviceSelector: {driver: ..., pool: ...}), or use effect NoSchedule to "
                  "stop new allocations without evicting.");
         emit(ctx, ctx->rule->severity, o, 0, msg, fix);
+    }
+}
+
+/* ---- Extended resources backed by DRA ------------------------------------------------ */
+
+/* The class that backs extended resource name for the scheduler, or NULL: the implicit
+ * deviceclass.resource.kubernetes.io/<class>, else the spec.extendedResourceName a class
+ * declares (with DRAExtendedResource on: off, the API server drops the field), the newest
+ * when several do (extendedresourcecache.go: the newer, then the lower name).  *n counts the
+ * classes declaring it. */
+static const struct dra_class *backing_class(const struct rule_ctx *ctx, const char *name,
+                                             size_t *n)
+{
+    const struct dra_model *m = ctx->m;
+    const struct dra_class *best = NULL;
+    size_t i;
+
+    *n = 0;
+    if (!strncmp(name, "deviceclass.resource.kubernetes.io/", 35)) {
+        best = dra_find_class(m, name + 35);
+        *n = best != NULL;
+        return best;
+    }
+    if (!rule__gate(ctx, KV_GATE_EXTENDED_RESOURCE))
+        return NULL;
+    for (i = 0; i < m->nclasses; i++) {
+        const struct dra_class *c = &m->classes[i];
+        const char *ern = dd_json_str(c->o.json, "spec", "extendedResourceName", NULL);
+        const char *t = dd_json_str(c->o.json, "metadata", "creationTimestamp", NULL);
+        const char *bt = best ? dd_json_str(best->o.json, "metadata", "creationTimestamp", NULL)
+                              : NULL;
+        int cmp;
+        if (!ern || !STRIEQ(ern, name))
+            continue;
+        (*n)++;
+        /* RFC 3339 in UTC compares as text. */
+        cmp = t && bt ? strcmp(t, bt) : 0;
+        if (!best || cmp > 0 || (cmp == 0 && strcmp(c->o.name, best->o.name) < 0))
+            best = c;
+    }
+    return best;
+}
+
+/* The Nodes whose device plugins advertise name (status.allocatable[name] > 0), counted;
+ * *first names one. */
+static size_t plugin_nodes(const struct dra_model *m, const char *name, const char **first)
+{
+    size_t i, n = 0;
+
+    *first = NULL;
+    for (i = 0; i < m->nodes.n; i++) {
+        const char *v = dd_json_str(m->nodes.v[i].json, "status", "allocatable", name, NULL);
+        if (v && strcmp(v, "0")) {
+            if (!n)
+                *first = m->nodes.v[i].name;
+            n++;
+        }
+    }
+    return n;
+}
+
+/* The extended resources pod spec p asks for, each once, into out. */
+static void extended_names(const struct dra_podspec *p, struct rule_names *out)
+{
+    static const char *const kinds[] = { "containers", "initContainers" };
+    static const char *const lists[] = { "requests", "limits" };
+    const cJSON *c, *r;
+    size_t i, j;
+
+    out->n = 0;
+    for (i = 0; i < 2; i++)
+        cJSON_ArrayForEach(c, dd_json_arr(p->spec, kinds[i], NULL))
+            for (j = 0; j < 2; j++)
+                cJSON_ArrayForEach(r, dd_json_path(c, "resources", lists[j], NULL))
+                    if (r->string && dra_extended_resource_name(r->string) &&
+                        !(cJSON_IsString(r) && !strcmp(r->valuestring, "0")))
+                        names_add(out, r->string);
+}
+
+void rule__check_extended_backed(struct rule_ctx *ctx)
+{
+    const struct dra_model *m = ctx->m;
+    char msg[MSG_MAX], fix[MSG_MAX], on[300], gate[128];
+    struct rule_names names;
+    size_t i, j, n;
+
+    for (i = 0; i < m->npods; i++) {
+        const struct dra_podspec *p = &m->pods[i];
+        extended_names(p, &names);
+        for (j = 0; j < names.n; j++) {
+            const char *name = names.v[j], *node;
+            const struct dra_class *cls = backing_class(ctx, name, &n);
+            size_t declared = 0, k;
+            /* Evidence of absence: a live cluster's Nodes, or a repository that holds its
+             * Nodes (or says it is the whole cluster). */
+            if (cls || plugin_nodes(m, name, &node) ||
+                !(m->live || m->nodes.n || ctx->opt->complete))
+                continue;
+            for (k = 0; k < m->nclasses; k++) {
+                const char *ern = dd_json_str(m->classes[k].o.json, "spec",
+                                              "extendedResourceName", NULL);
+                declared += ern && STRIEQ(ern, name);
+            }
+            if (declared)
+                snprintf(msg, sizeof(msg),
+                         "%s %s asks for extended resource %s, which a DeviceClass maps, but "
+                         "Kubernetes 1.%d drops spec.extendedResourceName (%s), and no node's "
+                         "device plugin offers it: the scheduler keeps the pod Pending "
+                         "(\"Insufficient %s\").", p->o.kind, objname(&p->o, on, sizeof(on)),
+                         name, ctx->gates->minor,
+                         kv_gate_says(ctx->gates, KV_GATE_EXTENDED_RESOURCE, gate, sizeof(gate)),
+                         name);
+            else
+                snprintf(msg, sizeof(msg),
+                         "%s %s asks for extended resource %s, which no DeviceClass maps "
+                         "(spec.extendedResourceName, or deviceclass.resource.kubernetes.io/"
+                         "<class>) and no node's device plugin offers (status.allocatable, %zu "
+                         "node(s)): the scheduler keeps the pod Pending (\"Insufficient %s\").",
+                         p->o.kind, objname(&p->o, on, sizeof(on)), name, m->nodes.n, name);
+            snprintf(fix, sizeof(fix), "Give a DeviceClass of the driver that has these devices "
+                     "spec.extendedResourceName: %s%s, or install the device plugin that "
+                     "advertises it, or correct the name in the pod's resources.", name,
+                     declared ? " on a release with DRAExtendedResource on (1.36+)" : "");
+            scope(ctx, emit(ctx, ctx->rule->severity, &p->o, 0, msg, fix), NULL, NULL, NULL);
+        }
+    }
+}
+
+void rule__check_extended_conflict(struct rule_ctx *ctx)
+{
+    const struct dra_model *m = ctx->m;
+    char msg[MSG_MAX], fix[MSG_MAX];
+    size_t i, n, nodes;
+
+    if (!rule__gate(ctx, KV_GATE_EXTENDED_RESOURCE))
+        return;
+    for (i = 0; i < m->nclasses; i++) {
+        const struct dra_class *c = &m->classes[i], *best;
+        const char *name = dd_json_str(c->o.json, "spec", "extendedResourceName", NULL), *node;
+        size_t len = 0;
+        if (!name)
+            continue;
+        best = backing_class(ctx, name, &n);
+        nodes = plugin_nodes(m, name, &node);
+        if (best != c && n > 1) {
+            cat(msg, sizeof(msg), &len,
+                "DeviceClass %s maps extended resource %s, as DeviceClass %s does: the scheduler "
+                "uses one class per name, the newest (then the lower name), so pods asking for "
+                "%s get %s's devices and never this class's.", c->o.name, name, best->o.name,
+                name, best->o.name);
+            if (!dd_json_str(c->o.json, "metadata", "creationTimestamp", NULL))
+                cat(msg, sizeof(msg), &len, " (Which is newer manifests cannot tell: %s, the "
+                    "lower name, was taken here.)", best->o.name);
+        }
+        if (best == c && nodes)
+            cat(msg, sizeof(msg), &len,
+                "DeviceClass %s maps extended resource %s, but %zu node(s) (%s%s) still "
+                "advertise %s through a device plugin: there the device plugin serves the pods "
+                "that ask for it, not this class (the scheduler backs a name with DRA only on "
+                "nodes whose allocatable has none of it).", c->o.name, name, nodes, node,
+                nodes > 1 ? ", ..." : "", name);
+        if (!len)
+            continue;
+        snprintf(fix, sizeof(fix), "Map %s from one DeviceClass only (remove "
+                 "spec.extendedResourceName from the others), and remove the device plugin "
+                 "from nodes whose devices DRA should serve.", name);
+        scope(ctx, emit(ctx, ctx->rule->severity, &c->o, 0, msg, fix), c->o.name, NULL,
+              nodes ? node : NULL);
     }
 }

@@ -57,6 +57,12 @@ static const struct dd_rule rule_table[] = {
       "A pod references a ResourceClaimTemplate that does not exist", rule__check_template_ref },
     { "DeviceClassNotFound", DD_SEV_WARNING, DD_STEP_CLASS,
       "A claim requests a DeviceClass that does not exist", rule__check_class_ref },
+    { "ExtendedResourceNotBacked", DD_SEV_ERROR, DD_STEP_CLASS,
+      "A pod asks for an extended resource that no DeviceClass maps and no device plugin offers",
+      rule__check_extended_backed },
+    { "ExtendedResourceConflict", DD_SEV_WARNING, DD_STEP_CLASS,
+      "Two DeviceClasses map one extended resource, or a node's device plugin still advertises "
+      "it: one of them is never used", rule__check_extended_conflict },
     { "DriverRBACDenied", DD_SEV_ERROR, DD_STEP_DRIVER,
       "A DRA driver's ServiceAccount may not create, update and delete ResourceSlices",
       rule__check_rbac },

@@ -369,6 +369,21 @@ static void claim_status_rbac(void **state)
     unplant();
 }
 
+/* An extended resource nothing serves, then a DeviceClass mapping it to the example driver:
+ * the scheduler makes the pod a claim and the GPU reaches the container. */
+static void extended_resource(void **state)
+{
+    (void)state;
+    plant("extended-resource");
+    expect("xres", "ExtendedResourceNotBacked", NULL, NULL, "example.com/gpu");
+    event_text("xres", "FailedScheduling", "Insufficient example.com/gpu");
+    plant("extended-resource-class");
+    expect_phase("xres", "Running");
+    expect_gpu("xres");
+    expect("xres", NULL, NULL, NULL, NULL);
+    unplant();
+}
+
 /* A v1beta1-shaped request under v1: the API server refuses it with the words lint quotes. */
 static void field_not_in_version(void **state)
 {
@@ -460,6 +475,7 @@ int main(void)
         cmocka_unit_test_teardown(daemonset_missing_on_node, daemonset_back),
         cmocka_unit_test_teardown(claim_on_other_node, second_node_gone),
         cmocka_unit_test(claim_status_rbac),
+        cmocka_unit_test(extended_resource),
         cmocka_unit_test(field_not_in_version),
         cmocka_unit_test(taint_rule_evicts_all),
         cmocka_unit_test(all_at_once),
