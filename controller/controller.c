@@ -105,9 +105,12 @@ struct ctl {
 
 #define MAX_PENDING 10000 /* beyond that, re-diagnosing everything is cheaper to track */
 
+/* A pod the diagnosis reads: one with claims, or one asking for extended resources that a
+ * DeviceClass may back (the scheduler makes its claim). */
 static int pod_has_claims(const cJSON *pod)
 {
-    return cJSON_GetArraySize(dd_json_arr(pod, "spec", "resourceClaims", NULL)) > 0;
+    return cJSON_GetArraySize(dd_json_arr(pod, "spec", "resourceClaims", NULL)) > 0 ||
+           dra_requests_extended(dd_json_path(pod, "spec", NULL));
 }
 
 static void mark_dirty_locked(struct ctl *c, int all)

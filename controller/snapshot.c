@@ -463,10 +463,14 @@ static void trim_kind(cJSON *obj)
     /* Claims: the requests; of the status, that it is allocated and by which drivers. */
     static const char *const claim_spec[] = { "devices", NULL };
     static const char *const claim_devices[] = { "requests", "config", NULL };
-    static const char *const claim_st[] = { "allocation", "reservedFor", NULL };
+    static const char *const claim_st[] = { "allocation", "reservedFor", "devices", NULL };
     static const char *const alloc[] = { "devices", "nodeSelector", NULL };
     static const char *const alloc_devices[] = { "results", NULL };
-    static const char *const result[] = { "driver", NULL };
+    /* ... and of devices with binding conditions, which and whether they are met. */
+    static const char *const result[] = { "driver", "pool", "device", "bindingConditions",
+                                          "bindingFailureConditions", NULL };
+    static const char *const dev_status[] = { "driver", "pool", "device", "conditions", NULL };
+    static const char *const dev_cond[] = { "type", "status", "reason", "message", NULL };
     /* Slices: the driver, node, pool and each device's name, attributes and capacity. */
     static const char *const slice_top[] = { "apiVersion", "kind", "metadata", "spec", NULL };
     static const char *const slice_spec[] = { "driver", "nodeName", "pool", "devices",
@@ -595,6 +599,9 @@ static void trim_kind(cJSON *obj)
         keep_only(member(member(status, "allocation"), "devices"), alloc_devices);
         keep_only_each(member(member(member(status, "allocation"), "devices"), "results"),
                        result);
+        keep_only_each(member(status, "devices"), dev_status);
+        cJSON_ArrayForEach(it, member(status, "devices"))
+            keep_only_each(member(it, "conditions"), dev_cond);
         return;
     }
     if (!strncmp(av, "resource.k8s.io/", 16) && !strcmp(kind, "ResourceSlice")) {

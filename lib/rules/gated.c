@@ -8,6 +8,8 @@
  *                                  maps and no device plugin offers
  *   ExtendedResourceConflict       two DeviceClasses map one extended resource, or a node's
  *                                  device plugin still advertises it
+ *   BindingConditionsNotMet        an allocated device's binding conditions are not True
+ *                                  (live)
  */
 #include "rules_int.h"
 
@@ -251,5 +253,99 @@ void rule__check_extended_conflict(struct rule_ctx *ctx)
                  "from nodes whose devices DRA should serve.", name);
         scope(ctx, emit(ctx, ctx->rule->severity, &c->o, 0, msg, fix), c->o.name, NULL,
               nodes ? node : NULL);
+    }
+}
+
+/* ---- BindingConditionsNotMet ------------------------------------------------------------ */
+
+/* The status.devices entry of claim c for allocation result r, or NULL. */
+static const cJSON *device_status(const cJSON *claim, const cJSON *r)
+{
+    const cJSON *d;
+
+    cJSON_ArrayForEach(d, dd_json_arr(claim, "status", "devices", NULL)) {
+        const char *dr = dd_json_str(d, "driver", NULL), *p = dd_json_str(d, "pool", NULL),
+                   *dv = dd_json_str(d, "device", NULL);
+        if (dr && p && dv && dd_json_str(r, "driver", NULL) && dd_json_str(r, "pool", NULL) &&
+            dd_json_str(r, "device", NULL) && STRIEQ(dr, dd_json_str(r, "driver", NULL)) &&
+            STRIEQ(p, dd_json_str(r, "pool", NULL)) && STRIEQ(dv, dd_json_str(r, "device", NULL)))
+            return d;
+    }
+    return NULL;
+}
+
+/* The condition of type t of a status.devices entry, or NULL. */
+static const cJSON *condition(const cJSON *dev, const char *t)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach(c, dd_json_arr(dev, "conditions", NULL))
+        if (dd_json_str(c, "type", NULL) && STRIEQ(dd_json_str(c, "type", NULL), t))
+            return c;
+    return NULL;
+}
+
+/* A claim allocated a device with binding conditions (DRADeviceBindingConditions): the
+ * scheduler binds the pod only once each is True in the claim's status.devices, and gives up
+ * after its binding timeout (isClaimReadyForBinding, pkg/scheduler/framework/plugins/
+ * dynamicresources). */
+void rule__check_binding_conditions(struct rule_ctx *ctx)
+{
+    const struct dra_model *m = ctx->m;
+    char msg[MSG_MAX], fix[MSG_MAX], on[300], gate[128];
+    size_t i;
+
+    if (!m->live || !rule__gate(ctx, KV_GATE_BINDING_CONDITIONS))
+        return;
+    for (i = 0; i < m->nclaims; i++) {
+        const struct dra_claim *c = &m->claims[i];
+        const cJSON *r, *t;
+        if (c->is_template || !c->allocated)
+            continue;
+        cJSON_ArrayForEach(r, dd_json_arr(c->o.json, "status", "allocation", "devices", "results",
+                                          NULL)) {
+            const cJSON *dev = device_status(c->o.json, r), *cond;
+            char missing[512] = "", failed[512] = "";
+            size_t ml = 0, fl = 0, len = 0;
+            cJSON_ArrayForEach(t, dd_json_arr(r, "bindingFailureConditions", NULL))
+                if (cJSON_IsString(t) && (cond = condition(dev, t->valuestring)) &&
+                    dd_json_str(cond, "status", NULL) &&
+                    STRIEQ(dd_json_str(cond, "status", NULL), "True"))
+                    cat(failed, sizeof(failed), &fl, "%s%s (reason %s: %s)", fl ? ", " : "",
+                        t->valuestring, dd_json_str(cond, "reason", NULL) ?
+                        dd_json_str(cond, "reason", NULL) : "-",
+                        dd_json_str(cond, "message", NULL) ? dd_json_str(cond, "message", NULL) : "");
+            cJSON_ArrayForEach(t, dd_json_arr(r, "bindingConditions", NULL))
+                if (cJSON_IsString(t) && (!(cond = condition(dev, t->valuestring)) ||
+                                          !dd_json_str(cond, "status", NULL) ||
+                                          !STRIEQ(dd_json_str(cond, "status", NULL), "True")))
+                    cat(missing, sizeof(missing), &ml, "%s%s", ml ? ", " : "", t->valuestring);
+            if (!ml && !fl)
+                continue;
+            cat(msg, sizeof(msg), &len, "ResourceClaim %s is allocated device %s/%s/%s, which "
+                "has binding conditions: ", objname(&c->o, on, sizeof(on)),
+                dd_json_str(r, "driver", NULL) ? dd_json_str(r, "driver", NULL) : "?",
+                dd_json_str(r, "pool", NULL) ? dd_json_str(r, "pool", NULL) : "?",
+                dd_json_str(r, "device", NULL) ? dd_json_str(r, "device", NULL) : "?");
+            if (fl)
+                cat(msg, sizeof(msg), &len, "failure condition %s is True, so the scheduler "
+                    "gives the device up (\"device binding failed\") and tries again.", failed);
+            else
+                cat(msg, sizeof(msg), &len, "%s %s not True in the claim's status.devices%s, so "
+                    "the scheduler holds the pod before binding (\"waiting for binding "
+                    "conditions for device on node ...\") and gives the device up after its "
+                    "binding timeout (600 s by default, \"device binding timeout\").", missing,
+                    ml && strchr(missing, ',') ? "are" : "is",
+                    dev ? "" : " (the device has no status entry at all)");
+            cat(msg, sizeof(msg), &len, " Kubernetes 1.%d: %s.", ctx->gates->minor,
+                kv_gate_says(ctx->gates, KV_GATE_BINDING_CONDITIONS, gate, sizeof(gate)));
+            snprintf(fix, sizeof(fix), "The component that prepares device %s (the driver's "
+                     "attach controller) must set %s True in status.devices; check it runs and "
+                     "may write claim status (resourceclaims/driver, ClaimStatusRBACDenied).",
+                     dd_json_str(r, "device", NULL) ? dd_json_str(r, "device", NULL) : "?",
+                     fl ? "the binding conditions" : missing);
+            scope(ctx, emit(ctx, fl ? DD_SEV_ERROR : ctx->rule->severity, &c->o, 0, msg, fix),
+                  NULL, dd_json_str(r, "driver", NULL), NULL);
+        }
     }
 }

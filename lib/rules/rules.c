@@ -117,6 +117,9 @@ static const struct dd_rule rule_table[] = {
     { "ReservedForLimitReached", DD_SEV_ERROR, DD_STEP_ALLOCATED,
       "More pods share one ResourceClaim than its status.reservedFor can hold (256)",
       rule__check_reserved_for },
+    { "BindingConditionsNotMet", DD_SEV_WARNING, DD_STEP_ALLOCATED,
+      "A claim's allocated device waits for binding conditions that are not True (live "
+      "clusters)", rule__check_binding_conditions },
     { "ClaimNotAllocated", DD_SEV_WARNING, DD_STEP_ALLOCATED,
       "A pod's claim exists but is not allocated, for a reason no other rule explains "
       "(per pod, controller only)", NULL },

@@ -218,6 +218,7 @@ void rule__check_field_shapes(struct rule_ctx *ctx);
 void rule__check_taint_rule_scope(struct rule_ctx *ctx);
 void rule__check_extended_backed(struct rule_ctx *ctx);
 void rule__check_extended_conflict(struct rule_ctx *ctx);
+void rule__check_binding_conditions(struct rule_ctx *ctx);
 
 /* runtime.c: runtime and CDI */
 void rule__check_cdi_enabled(struct rule_ctx *ctx);

@@ -384,6 +384,42 @@ static void extended_resource(void **state)
     unplant();
 }
 
+/* M27: a device with a binding condition nobody sets: the scheduler holds the pod before
+ * binding; once the condition is True (written here, as an attach controller would), it
+ * binds the pod. */
+static void binding_conditions(void **state)
+{
+    char claim[256];
+
+    (void)state;
+    plant("binding-conditions");
+    event_text("bound", "BindingConditionsPending",
+               "waiting for binding conditions for device on node");
+    expect("bound", "BindingConditionsNotMet", NULL, NULL, "dra.example.com/attached");
+    assert_int_equal(sh("kubectl get pod -n " NS " bound -o jsonpath='{.status."
+                        "resourceClaimStatuses[0].resourceClaimName}' 2>&1"), 0);
+    snprintf(claim, sizeof(claim), "%.200s", out);
+    assert_int_equal(sh("kubectl get resourceclaim %s -n " NS " -o json | python3 -c "
+                        "'import json,sys; c=json.load(sys.stdin); r=c[\"status\"][\"allocation\"]"
+                        "[\"devices\"][\"results\"][0]; d={k: r[k] for k in (\"driver\",\"pool\","
+                        "\"device\")}; d[\"conditions\"]=[{\"type\":\"dra.example.com/attached\","
+                        "\"status\":\"True\",\"reason\":\"Attached\",\"message\":\"\","
+                        "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]; "
+                        "c[\"status\"][\"devices\"]=[d]; print(json.dumps(c))' | "
+                        "kubectl replace --subresource=status -f - 2>&1", claim), 0);
+    {
+        double end = now_s() + WAIT_S;
+        while (sh("kubectl get pod -n " NS " bound -o jsonpath='{.spec.nodeName}' 2>&1") || !*out) {
+            if (now_s() > end)
+                fail_msg("pod bound not bound after its condition became True");
+            usleep(500000);
+        }
+        step("pod bound on node %s once its binding condition was True", out);
+    }
+    expect_gone("bound", "BindingConditionsNotMet");
+    unplant();
+}
+
 /* A v1beta1-shaped request under v1: the API server refuses it with the words lint quotes. */
 static void field_not_in_version(void **state)
 {
@@ -476,6 +512,7 @@ int main(void)
         cmocka_unit_test_teardown(claim_on_other_node, second_node_gone),
         cmocka_unit_test(claim_status_rbac),
         cmocka_unit_test(extended_resource),
+        cmocka_unit_test(binding_conditions),
         cmocka_unit_test(field_not_in_version),
         cmocka_unit_test(taint_rule_evicts_all),
         cmocka_unit_test(all_at_once),

@@ -1,6 +1,7 @@
 /*
  * test_rules_gated.c - features that come with feature gates: ExtendedResourceNotBacked,
- * ExtendedResourceConflict (DRAExtendedResource).
+ * ExtendedResourceConflict (DRAExtendedResource), BindingConditionsNotMet
+ * (DRADeviceBindingConditions).
  */
 #include "rules_fixtures.h"
 #include "model/kubever.h"
@@ -90,11 +91,64 @@ static void extended_conflict(void **state)
     snap_free(&s);
 }
 
+#define BOUND_CLAIM(devstatus)                                                                 \
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":"  \
+    "\"c\",\"namespace\":\"t\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"dev\","          \
+    "\"exactly\":{\"deviceClassName\":\"bind\"}}]}},\"status\":{\"allocation\":{\"devices\":"     \
+    "{\"results\":[{\"request\":\"dev\",\"driver\":\"bind.example.com\",\"pool\":\"p\","         \
+    "\"device\":\"dev-0\",\"bindingConditions\":[\"attached\"],\"bindingFailureConditions\":"   \
+    "[\"failed\"]}]}}" devstatus "}}"
+#define COND(type, st) "{\"type\":\"" type "\",\"status\":\"" st "\",\"reason\":\"R\",\"message\":\"m\"}"
+#define DEVST(conds)                                                                           \
+    ",\"devices\":[{\"driver\":\"bind.example.com\",\"pool\":\"p\",\"device\":\"dev-0\","       \
+    "\"conditions\":[" conds "]}]"
+
+static void binding_conditions(void **state)
+{
+    struct snap s;
+    struct rule_options o = RULE_OPTIONS_INIT;
+    struct kv_gates g;
+    const struct dd_finding *f;
+    (void)state;
+
+    snap_load(&s, objs("[%s]", BOUND_CLAIM("")));
+    /* Offline, a claim's status says nothing yet. */
+    assert_int_equal(snap_run(&s, &o, "BindingConditionsNotMet"), 0);
+    s.m.live = 1;
+    assert_int_equal(snap_run(&s, &o, "BindingConditionsNotMet"), 1);
+    f = snap_get(&s, "BindingConditionsNotMet");
+    assert_int_equal(f->severity, DD_SEV_WARNING);
+    assert_contains(f->message, "bind.example.com/p/dev-0");
+    assert_contains(f->message, "attached is not True");
+    assert_contains(f->message, "no status entry");
+    /* The gate off (1.35): no binding conditions at all. */
+    kv_gates_init(&g, 35);
+    o.kube_minor = 35;
+    o.gates = &g;
+    assert_int_equal(snap_run(&s, &o, "BindingConditionsNotMet"), 0);
+    o.kube_minor = 0;
+    o.gates = NULL;
+    snap_free(&s);
+    snap_load(&s, objs("[%s]", BOUND_CLAIM(DEVST(COND("attached", "True")))));
+    s.m.live = 1;
+    assert_int_equal(snap_run(&s, &o, "BindingConditionsNotMet"), 0);
+    snap_free(&s);
+    snap_load(&s, objs("[%s]", BOUND_CLAIM(DEVST(COND("attached", "False") ","
+                                                 COND("failed", "True")))));
+    s.m.live = 1;
+    assert_int_equal(snap_run(&s, &o, "BindingConditionsNotMet"), 1);
+    f = snap_get(&s, "BindingConditionsNotMet");
+    assert_int_equal(f->severity, DD_SEV_ERROR);
+    assert_contains(f->message, "failure condition failed (reason R: m) is True");
+    snap_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(extended_not_backed),
         cmocka_unit_test(extended_conflict),
+        cmocka_unit_test(binding_conditions),
     };
     return cmocka_run_group_tests_name("rules_gated", tests, NULL, NULL);
 }
