@@ -678,3 +678,71 @@ void rule__check_claim_status_rbac(struct rule_ctx *ctx)
         }
     }
 }
+
+/* ---- DriverNotPublishingOnNode ----------------------------------------------------------- */
+
+/* Node-local slices of driver: how many on node (and their devices), and on other nodes. */
+static void node_slices(const struct dra_model *m, const char *driver, const char *node,
+                        size_t *here, size_t *devices, size_t *elsewhere)
+{
+    size_t i;
+
+    *here = *devices = *elsewhere = 0;
+    for (i = 0; i < m->nslices; i++) {
+        const struct dra_slice *s = &m->slices[i];
+        if (!*s->node || !STRIEQ(s->driver, driver))
+            continue;
+        if (STRIEQ(s->node, node)) {
+            (*here)++;
+            *devices += s->ndev;
+        } else {
+            (*elsewhere)++;
+        }
+    }
+}
+
+/* Live only: a driver's plugin is Ready on a node, and publishes no slice there (it does on
+ * other nodes: node-local is its way), or publishes only slices without devices. */
+void rule__check_publishing_on_node(struct rule_ctx *ctx)
+{
+    const struct dra_model *m = ctx->m;
+    char msg[MSG_MAX], fix[MSG_MAX], dsn[300];
+    size_t i, k, here, devices, elsewhere;
+
+    if (!m->live)
+        return;
+    for (i = 0; i < m->ndrivers; i++) {
+        const struct dra_driver *d = &m->drivers[i];
+        /* The second name of a multi-driver DaemonSet may rightly publish nothing. */
+        if (!*d->name || (d->profile && !STRIEQ(d->name, d->profile->plugins[0].driver)))
+            continue;
+        for (k = 0; k < m->nodes.n; k++) {
+            const char *node = m->nodes.v[k].name;
+            const cJSON *pod = dra_plugin_pod(m, d->ds, node);
+            if (!pod || !dra_pod_ready(pod))
+                continue;
+            node_slices(m, d->name, node, &here, &devices, &elsewhere);
+            if ((here && devices) || (!here && !elsewhere))
+                continue; /* publishing, or nowhere at all: DriverNotPublishing's */
+            objname(&d->ds->o, dsn, sizeof(dsn));
+            if (here)
+                snprintf(msg, sizeof(msg), "Driver %s's plugin runs and is ready on node %s "
+                         "(DaemonSet %s), but its %zu ResourceSlice(s) for that node list no "
+                         "device: it found none there, so claims of its devices cannot be "
+                         "allocated on %s (\"cannot allocate all claims\").", d->name, node, dsn,
+                         here, node);
+            else
+                snprintf(msg, sizeof(msg), "Driver %s's plugin runs and is ready on node %s "
+                         "(DaemonSet %s), and publishes node-local ResourceSlices on %zu other "
+                         "node(s), but none for %s: its devices there are invisible to the "
+                         "scheduler (\"cannot allocate all claims\").", d->name, node, dsn,
+                         elsewhere, node);
+            snprintf(fix, sizeof(fix), "Read the logs of DaemonSet %s's pod on node %s (kubectl "
+                     "logs): the plugin did not find or could not publish the node's devices "
+                     "(device discovery, its configuration such as a device count of 0, the "
+                     "node's drivers).", dsn, node);
+            scope(ctx, emit(ctx, ctx->rule->severity, &d->ds->o, 0, msg, fix), NULL, d->name,
+                  node);
+        }
+    }
+}

@@ -69,6 +69,9 @@ static const struct dd_rule rule_table[] = {
     { "DriverNotPublishing", DD_SEV_ERROR, DD_STEP_DRIVER,
       "A DRA driver is installed but publishes no ResourceSlices (live clusters only)",
       rule__check_publishing },
+    { "DriverNotPublishingOnNode", DD_SEV_ERROR, DD_STEP_DRIVER,
+      "A driver's plugin is ready on a node but publishes no ResourceSlice there, or only "
+      "empty ones (live clusters only)", rule__check_publishing_on_node },
     { "DriverDaemonSetMissingOnNode", DD_SEV_ERROR, DD_STEP_DRIVER,
       "A driver's plugin DaemonSet cannot run on the nodes that need its devices",
       rule__check_plugin_nodes },

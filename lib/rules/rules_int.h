@@ -189,6 +189,7 @@ void rule__check_plugin_nodes(struct rule_ctx *ctx);
 void rule__check_stale_slices(struct rule_ctx *ctx);
 void rule__check_config_params(struct rule_ctx *ctx);
 void rule__check_claim_status_rbac(struct rule_ctx *ctx);
+void rule__check_publishing_on_node(struct rule_ctx *ctx);
 
 /* selectors.c */
 void rule__check_syntax(struct rule_ctx *ctx);

@@ -261,6 +261,45 @@ static int daemonset_back(void **state)
     return 0;
 }
 
+/* The driver's plugin runs, registered and ready, but finds no device (NUM_DEVICES 0): an
+ * empty slice for the node, and a pod waiting for devices nobody can give. */
+static void plugin_publishes_empty(void **state)
+{
+    int regs = registrations();
+    double end;
+
+    (void)state;
+    if (sh("kubectl set env daemonset -n " NS " " DS " NUM_DEVICES=0 2>&1"))
+        fail_msg("set env: %s", out);
+    wait_rollout();
+    wait_registered(regs);
+    end = now_s() + WAIT_S;
+    while (sh("kubectl get resourceslices --field-selector spec.driver=gpu.example.com -o "
+              "jsonpath='{range .items[*]}{.metadata.name}:{.spec.devices}{\"\\n\"}{end}' 2>&1") ||
+           !*out || strstr(out, "gpu-")) {
+        if (now_s() > end)
+            fail_msg("no empty slice of gpu.example.com: %s", out);
+        usleep(500000);
+    }
+    step("slices of gpu.example.com without devices: %s", out);
+    plant("claim-not-consumed");
+    expect("nouse", "DriverNotPublishingOnNode", NULL, NULL, "list no device");
+    event_text("nouse", "FailedScheduling", "cannot allocate all claims");
+}
+
+/* The driver's two devices again, also when the test failed half-way. */
+static int devices_back(void **state)
+{
+    int regs = registrations();
+
+    (void)state;
+    unplant();
+    sh("kubectl set env daemonset -n " NS " " DS " NUM_DEVICES=2 2>&1");
+    wait_rollout();
+    wait_registered(regs);
+    return 0;
+}
+
 /* The simulated second node's process, while it runs. */
 static pid_t nodesim = -1;
 
@@ -509,6 +548,7 @@ int main(void)
         cmocka_unit_test(pools),
         cmocka_unit_test(stale_slices_not_registered),
         cmocka_unit_test_teardown(daemonset_missing_on_node, daemonset_back),
+        cmocka_unit_test_teardown(plugin_publishes_empty, devices_back),
         cmocka_unit_test_teardown(claim_on_other_node, second_node_gone),
         cmocka_unit_test(claim_status_rbac),
         cmocka_unit_test(extended_resource),

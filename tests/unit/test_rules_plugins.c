@@ -111,6 +111,45 @@ static void stale_slices(void **state)
     snap_free(&s);
 }
 
+#define EMPTY_SLICE(node)                                                                      \
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":"  \
+    "\"s-" node "\"},\"spec\":{\"driver\":\"gpu.example.com\",\"nodeName\":\"" node "\","        \
+    "\"pool\":{\"name\":\"" node "\",\"generation\":1,\"resourceSliceCount\":1},\"devices\":[]}}"
+#define NODE_N(name) "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"" name "\"}}"
+
+static void publishing_on_node(void **state)
+{
+    struct snap s;
+    const struct dd_finding *f;
+    (void)state;
+
+    /* Ready on n1, whose only slice lists no device. */
+    snap_load(&s, objs("[%s,%s,%s,%s,%s]", DS_SEL(""), ROLE("[\"*\"]"), EMPTY_SLICE("n1"),
+                       PLUGIN_POD("n1", "True"), NODE_N("n1")));
+    s.m.live = 1;
+    assert_int_equal(snap_run(&s, &defaults, "DriverNotPublishingOnNode"), 1);
+    f = snap_get(&s, "DriverNotPublishingOnNode");
+    assert_contains(f->message, "list no device");
+    assert_string_equal(f->scope_node, "n1");
+    /* lint: slices are published at run time. */
+    s.m.live = 0;
+    assert_int_equal(snap_run(&s, &defaults, "DriverNotPublishingOnNode"), 0);
+    snap_free(&s);
+    /* Ready on n2, where nothing is published, while n1 has its slice. */
+    snap_load(&s, objs("[%s,%s,%s,%s,%s,%s]", DS_SEL(""), ROLE("[\"*\"]"), SLICE2,
+                       PLUGIN_POD("n2", "True"), NODE_N("n1"), NODE_N("n2")));
+    s.m.live = 1;
+    assert_int_equal(snap_run(&s, &defaults, "DriverNotPublishingOnNode"), 1);
+    assert_contains(snap_get(&s, "DriverNotPublishingOnNode")->message, "none for n2");
+    snap_free(&s);
+    /* Publishing where it runs: nothing. */
+    snap_load(&s, objs("[%s,%s,%s,%s,%s]", DS_SEL(""), ROLE("[\"*\"]"), SLICE2,
+                       PLUGIN_POD("n1", "True"), NODE_N("n1")));
+    s.m.live = 1;
+    assert_int_equal(snap_run(&s, &defaults, "DriverNotPublishingOnNode"), 0);
+    snap_free(&s);
+}
+
 /* A ClusterRole for ServiceAccount drv/sa with these rules (a JSON list), bound to it. */
 #define ROLE_RULES(name, rules)                                                                \
     "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\",\"metadata\":"   \
@@ -184,6 +223,7 @@ int main(void)
         cmocka_unit_test(daemonset_missing),
         cmocka_unit_test(stale_slices),
         cmocka_unit_test(claim_status_rbac),
+        cmocka_unit_test(publishing_on_node),
     };
     return cmocka_run_group_tests_name("rules_plugins", tests, NULL, NULL);
 }
