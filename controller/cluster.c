@@ -6,6 +6,7 @@
 
 #include "cel/cel.h"
 #include "formats/json.h"
+#include "snapshot.h"
 
 int cluster_gates_from_metrics(const char *text, struct kv_gates *g)
 {
@@ -150,4 +151,25 @@ void cluster_rule_options(const struct cluster_info *ci, int stored, struct rule
     opt->gates = &ci->gates;
     kv_cel_env(&ci->gates, stored, &env);
     cel_set_default_env(&env);
+}
+
+size_t cluster_extra_resources(const struct cluster_info *ci, struct snap_resource *out,
+                               size_t max)
+{
+    size_t n = 0;
+
+    if (ci->taint_rules[0] && n < max)
+        out[n++] = (struct snap_resource){ "resource.k8s.io", ci->taint_rules, "devicetaintrules",
+                                           NULL };
+    if (n < max)
+        out[n++] = (struct snap_resource){ "", "v1", "events",
+                                           "fieldSelector=reason%3DFailedCreate" };
+    if (n < max)
+        out[n++] = (struct snap_resource){ "admissionregistration.k8s.io", "v1",
+                                           "mutatingwebhookconfigurations", NULL };
+    /* GA (admissionregistration.k8s.io/v1) from 1.36. */
+    if (ci->minor >= 36 && n < max)
+        out[n++] = (struct snap_resource){ "admissionregistration.k8s.io", "v1",
+                                           "mutatingadmissionpolicies", NULL };
+    return n;
 }

@@ -39,6 +39,14 @@ enum dd_rc cluster_discover(struct kube_client *c, const char *flags, struct clu
  * exposition set in g (KV_FROM_SERVER); returns how many DRA gates it set. */
 int cluster_gates_from_metrics(const char *text, struct kv_gates *g);
 
+/* What the cluster has beyond snapshot.c's snap_resources that the rules read, into out
+ * (at most max; returns how many): DeviceTaintRules in the version they are served in,
+ * workloads' FailedCreate Events, mutating webhooks and (1.36+) policies.  The strings are
+ * ci's or static. */
+struct snap_resource;
+size_t cluster_extra_resources(const struct cluster_info *ci, struct snap_resource *out,
+                               size_t max);
+
 /* Options for the rule engine: the release and gates of ci (borrowed); also sets the process's
  * CEL environment to theirs (cel_set_default_env: call before anything compiles), stored 1
  * for objects the API server accepted already (the controller), 0 for new ones (the

@@ -63,8 +63,12 @@ struct ctl {
     struct kube_config cfg;
     struct cluster_info cluster; /* the API server's release, served versions and gates */
     struct rule_options ropt;  /* the rule engine's options for them */
-    size_t nstores;            /* snap_resources, then `extra` when the server has it */
-    struct snap_resource extra; /* DeviceTaintRules, in the version they are served in */
+    size_t nstores;            /* snap_resources, then extra[] */
+    struct snap_resource extra[4]; /* what the API server has beyond them: DeviceTaintRules in
+                                     the version they are served in, workloads' FailedCreate
+                                     Events, mutating webhooks and policies */
+    struct posted { char key[320]; } *posted; /* Events posted on objects that are no pods */
+    size_t nposted, capposted;
     struct inf_store *stores[16];
     struct inf_reflector *refl[16];
     struct wq *q;
@@ -180,9 +184,12 @@ static void on_event(struct ctl *c, const cJSON *e)
 {
     const cJSON *about = dd_json_path(e, "involvedObject", NULL);
 
-    if (diag_event_reason_used(dd_json_str(e, "reason", NULL)) &&
-        same(dd_json_str(about, "kind", NULL), "Pod"))
+    if (!diag_event_reason_used(dd_json_str(e, "reason", NULL)))
+        return;
+    if (same(dd_json_str(about, "kind", NULL), "Pod"))
         note_pod(c, dd_json_str(about, "namespace", NULL), dd_json_str(about, "name", NULL));
+    else
+        on_any(c); /* a workload's: judged on the workload (PodClaimFieldsRemoved) */
 }
 
 /* 1 when objects a and b have the same members, but for member skip (may be absent). */
@@ -485,6 +492,8 @@ static size_t check_all_pods(struct ctl *c, const struct snapshot *s)
 
 static int synced(struct ctl *c);
 
+static void post_object_findings(struct ctl *c, struct kube_client *k, const struct snapshot *s);
+
 static void *builder(void *arg)
 {
     struct ctl *c = arg;
@@ -600,8 +609,10 @@ static void *builder(void *arg)
         }
         free(keys);
         t0 = mono_ms();
-        if (all && (!c->lease || lease_is_leader(c->lease)))
+        if (all && (!c->lease || lease_is_leader(c->lease))) {
             check_all_pods(c, s);
+            post_object_findings(c, client, s);
+        }
         /* Rest, so that a burst of changes makes one more snapshot, not dozens. */
         t0 = mono_ms() - t0;
         if (t0 < SNAPSHOT_MIN_MS)
@@ -622,25 +633,25 @@ static void now_rfc3339(char *buf, size_t size)
     strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static int post_event(struct ctl *c, struct kube_client *k, const cJSON *pod, const char *type,
-                      const char *reason, const char *message)
+/* An Event about object kind ns/name (apiVersion api; uid may be NULL; ns "" for a
+ * cluster-scoped one, whose Events go to "default"). */
+static int post_event_about(struct ctl *c, struct kube_client *k, const char *api,
+                            const char *kind, const char *ns, const char *name, const char *uid,
+                            const char *type, const char *reason, const char *message)
 {
     cJSON *e = cJSON_CreateObject(), *meta, *inv, *src;
-    const char *ns = dd_json_str(pod, "metadata", "namespace", NULL);
-    const char *name = dd_json_str(pod, "metadata", "name", NULL);
-    const char *uid = dd_json_str(pod, "metadata", "uid", NULL);
     char path[512], gen[300], now[32];
     enum dd_rc rc = DD_ENOMEM;
 
     now_rfc3339(now, sizeof(now));
-    snprintf(gen, sizeof(gen), "%s.", name ? name : "pod");
+    snprintf(gen, sizeof(gen), "%s.", name ? name : "object");
     if (e && (meta = cJSON_AddObjectToObject(e, "metadata")) &&
         cJSON_AddStringToObject(meta, "generateName", gen) &&
-        cJSON_AddStringToObject(meta, "namespace", ns ? ns : "default") &&
+        cJSON_AddStringToObject(meta, "namespace", ns && *ns ? ns : "default") &&
         (inv = cJSON_AddObjectToObject(e, "involvedObject")) &&
-        cJSON_AddStringToObject(inv, "apiVersion", "v1") &&
-        cJSON_AddStringToObject(inv, "kind", "Pod") &&
-        cJSON_AddStringToObject(inv, "namespace", ns ? ns : "default") &&
+        cJSON_AddStringToObject(inv, "apiVersion", api) &&
+        cJSON_AddStringToObject(inv, "kind", kind) &&
+        (!ns || !*ns || cJSON_AddStringToObject(inv, "namespace", ns)) &&
         cJSON_AddStringToObject(inv, "name", name ? name : "") &&
         (!uid || cJSON_AddStringToObject(inv, "uid", uid)) &&
         cJSON_AddStringToObject(e, "type", type) && cJSON_AddStringToObject(e, "reason", reason) &&
@@ -651,13 +662,62 @@ static int post_event(struct ctl *c, struct kube_client *k, const cJSON *pod, co
         cJSON_AddStringToObject(e, "lastTimestamp", now) && cJSON_AddNumberToObject(e, "count", 1) &&
         cJSON_AddStringToObject(e, "reportingComponent", "dra-doctor.io/controller") &&
         cJSON_AddStringToObject(e, "reportingInstance", c->o.identity)) {
-        kube_path(path, sizeof(path), "", "v1", "events", ns ? ns : "default", NULL, NULL);
+        kube_path(path, sizeof(path), "", "v1", "events", ns && *ns ? ns : "default", NULL,
+                  NULL);
         rc = kube_create(k, path, e, NULL, NULL, NULL);
     }
     cJSON_Delete(e);
     if (rc == DD_OK)
         atomic_fetch_add(&c->events, 1);
     return rc == DD_OK ? 0 : -1;
+}
+
+static int post_event(struct ctl *c, struct kube_client *k, const cJSON *pod, const char *type,
+                      const char *reason, const char *message)
+{
+    const char *ns = dd_json_str(pod, "metadata", "namespace", NULL);
+
+    return post_event_about(c, k, "v1", "Pod", ns ? ns : "default",
+                            dd_json_str(pod, "metadata", "name", NULL),
+                            dd_json_str(pod, "metadata", "uid", NULL), type, reason, message);
+}
+
+/*
+ * Findings about objects that are no pods and have none to annotate (a workload whose pods
+ * are refused, a DeviceTaintRule that evicts every DRA pod): a Warning Event on the object,
+ * once per cause (builder thread, leader only).
+ */
+static void post_object_findings(struct ctl *c, struct kube_client *k, const struct snapshot *s)
+{
+    static const char *const codes[] = { "PodClaimFieldsRemoved", "DeviceTaintRuleEvictsAll" };
+    char key[320], text[4096];
+    size_t i, j, p;
+
+    for (i = 0; i < s->f.n; i++) {
+        const struct dd_finding *f = &s->f.v[i];
+        for (j = 0; j < sizeof(codes) / sizeof(codes[0]) && strcmp(f->code, codes[j]); j++)
+            ;
+        if (j == sizeof(codes) / sizeof(codes[0]))
+            continue;
+        snprintf(key, sizeof(key), "%s/%s/%s/%s", f->code, f->obj.kind, f->obj.namespace_,
+                 f->obj.name);
+        for (p = 0; p < c->nposted && strcmp(c->posted[p].key, key); p++)
+            ;
+        if (p < c->nposted)
+            continue;
+        if (c->nposted == c->capposted) {
+            size_t cap = c->capposted ? c->capposted * 2 : 16;
+            struct posted *v = realloc(c->posted, cap * sizeof(*v));
+            if (!v)
+                return;
+            c->posted = v;
+            c->capposted = cap;
+        }
+        snprintf(text, sizeof(text), "%s Fix: %s", f->message, f->fix);
+        if (!post_event_about(c, k, f->obj.api_version, f->obj.kind, f->obj.namespace_,
+                              f->obj.name, NULL, "Warning", f->code, text))
+            snprintf(c->posted[c->nposted++].key, sizeof(key), "%s", key);
+    }
 }
 
 /*
@@ -1096,6 +1156,7 @@ static void shutdown_all(struct ctl *c, pthread_t *threads, int nthreads, const 
         snap_put(c, c->snap);
     sweep(c);
     free(c->graves);
+    free(c->posted);
     snapshot_cache_release(&c->cache); /* after the last snapshot */
     while (c->npending)
         free(c->pending[--c->npending]);
@@ -1125,12 +1186,7 @@ static int discover(struct ctl *c)
                 c->cluster.supported ? "" : "unsupported cluster: ", c->cluster.says);
         c->ropt = (struct rule_options)RULE_OPTIONS_INIT;
         cluster_rule_options(&c->cluster, 1, &c->ropt);
-        c->nstores = snap_nresources;
-        if (c->cluster.taint_rules[0]) {
-            c->extra = (struct snap_resource){ "resource.k8s.io", c->cluster.taint_rules,
-                                               "devicetaintrules", NULL };
-            c->nstores++;
-        }
+        c->nstores = snap_nresources + cluster_extra_resources(&c->cluster, c->extra, 4);
     }
     kube_client_free(k);
     return rc;
@@ -1181,7 +1237,8 @@ int controller_main(int argc, char **argv)
     if (discover(c))
         goto out;
     for (i = 0; i < c->nstores; i++) {
-        const struct snap_resource *r = i < snap_nresources ? &snap_resources[i] : &c->extra;
+        const struct snap_resource *r = i < snap_nresources ? &snap_resources[i]
+                                                             : &c->extra[i - snap_nresources];
         struct inf_reflector_opts ro;
         if (!(c->stores[i] = inf_store_new()))
             goto out;

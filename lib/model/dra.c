@@ -877,6 +877,11 @@ enum dra_relevance dra_kind_relevant(const char *av, const char *kind)
     /* Every resource.k8s.io object: other kinds have their apiVersion judged. */
     if (in_group(av, "resource.k8s.io") || drv_creates_for(av, kind))
         return DRA_KIND_USED;
+    if (in_group(av, "admissionregistration.k8s.io"))
+        return STRIEQ(kind, "MutatingWebhookConfiguration") ||
+                       STRIEQ(kind, "MutatingAdmissionPolicy")
+                   ? DRA_KIND_USED
+                   : DRA_KIND_IGNORED;
     if (in_group(av, "rbac.authorization.k8s.io"))
         set = rbac;
     else if (in_group(av, "apps") || in_group(av, "batch")) {
@@ -936,6 +941,9 @@ enum dd_rc dra_model_add(struct dra_model *m, const cJSON *obj, const char *file
     }
     if (drv_creates_for(av, kind))
         return add_plain(&m->driver_objects, obj, file, line);
+    if (in_group(av, "admissionregistration.k8s.io") &&
+        (STRIEQ(kind, "MutatingWebhookConfiguration") || STRIEQ(kind, "MutatingAdmissionPolicy")))
+        return add_plain(&m->mutators, obj, file, line);
     if (in_group(av, "rbac.authorization.k8s.io")) {
         if (STRIEQ(kind, "Role") || STRIEQ(kind, "ClusterRole"))
             return add_plain(&m->roles, obj, file, line);
@@ -1558,6 +1566,7 @@ void dra_model_release(struct dra_model *m)
     free(m->namespaces.v);
     free(m->resource_other.v);
     free(m->driver_objects.v);
+    free(m->mutators.v);
     free(m->plugin_pods.v);
     free(m->owned);
     dra_model_init(m, m->pos, m->pos_ctx);

@@ -256,6 +256,8 @@ struct dra_model {
     struct dra_objs namespaces;
     struct dra_objs plugin_pods;   /* Pods without claims that register a kubelet plugin (a
                                       driver DaemonSet's pods: where each driver runs) */
+    struct dra_objs mutators;      /* MutatingWebhookConfigurations and MutatingAdmission-
+                                      Policies: what may rewrite a pod before it is stored */
     struct dra_objs driver_objects; /* objects of drivers' own APIs whose controllers create
                                       claims or templates (drv_creates_for) */
     struct dra_objs resource_other; /* resource.k8s.io objects of other kinds (DeviceTaintRule,

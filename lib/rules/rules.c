@@ -43,6 +43,10 @@ static const struct dd_rule rule_table[] = {
     { "PodClaimSourceRemoved", DD_SEV_ERROR, DD_STEP_NONE,
       "A pod's resourceClaims entry uses `source`, removed in Kubernetes 1.31",
       rule__check_claim_source },
+    { "PodClaimFieldsRemoved", DD_SEV_ERROR, DD_STEP_NONE,
+      "A workload's pods are refused for a claim entry without a name, which its template has: "
+      "a mutating webhook or policy removed it (live clusters)",
+      rule__check_claim_fields_removed },
     { "ContainerClaimNameUnknown", DD_SEV_ERROR, DD_STEP_NONE,
       "A container's resources.claims names a claim the pod does not have",
       rule__check_container_claims },

@@ -214,6 +214,7 @@ void rule__check_reserved_for(struct rule_ctx *ctx);
 
 /* shapes.c: objects as the API server decodes them */
 void rule__check_field_shapes(struct rule_ctx *ctx);
+void rule__check_claim_fields_removed(struct rule_ctx *ctx);
 
 /* gated.c: features behind feature gates */
 void rule__check_taint_rule_scope(struct rule_ctx *ctx);

@@ -5,6 +5,8 @@
  *                          v1beta1 shape in a v1 object, `basic` devices, classic DRA's
  *                          fields): kubectl apply fails with the API server's strict decoding
  *                          error, and nothing of the object is created
+ *   PodClaimFieldsRemoved  a workload's pods refused for a claim entry without a name, which
+ *                          its template has: a mutating webhook or policy removed it (live)
  */
 #include "rules_int.h"
 
@@ -180,4 +182,112 @@ void rule__check_field_shapes(struct rule_ctx *ctx)
         shape_one(ctx, &m->claims[i].o);
     for (i = 0; i < m->nslices; i++)
         shape_one(ctx, &m->slices[i].o);
+}
+
+/* ---- PodClaimFieldsRemoved ---------------------------------------------------------------- */
+
+/* core/v1 validation (pkg/apis/core/validation, validatePodResourceClaim): what the API
+ * server says of a pod claim entry with neither name. */
+#define CLAIM_SOURCE_MISSING "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`"
+
+/* 1 when a list of a webhook's or policy's rule fields allows want ("*" too). */
+static int lists(const cJSON *arr, const char *want)
+{
+    const cJSON *it;
+
+    cJSON_ArrayForEach(it, arr)
+        if (cJSON_IsString(it) && (STRIEQ(it->valuestring, want) || STRIEQ(it->valuestring, "*")))
+            return 1;
+    return 0;
+}
+
+/* 1 when rule (a RuleWithOperations, or a policy's resourceRules entry) matches pod CREATE. */
+static int matches_pod_create(const cJSON *rule)
+{
+    return lists(dd_json_arr(rule, "apiGroups", NULL), "") &&
+           lists(dd_json_arr(rule, "resources", NULL), "pods") &&
+           lists(dd_json_arr(rule, "operations", NULL), "CREATE");
+}
+
+/* The mutating webhooks and policies of m that match pod creation, as "Kind name (webhook w)"
+ * into buf. */
+static size_t pod_mutators(const struct dra_model *m, char *buf, size_t size)
+{
+    size_t i, len = 0, n = 0;
+    const cJSON *w, *r;
+
+    buf[0] = '\0';
+    for (i = 0; i < m->mutators.n; i++) {
+        const struct dra_obj *o = &m->mutators.v[i];
+        if (STRIEQ(o->kind, "MutatingWebhookConfiguration")) {
+            cJSON_ArrayForEach(w, dd_json_arr(o->json, "webhooks", NULL))
+                cJSON_ArrayForEach(r, dd_json_arr(w, "rules", NULL))
+                    if (matches_pod_create(r)) {
+                        cat(buf, size, &len, "%sMutatingWebhookConfiguration %s (webhook %s)",
+                            n++ ? ", " : "", o->name, dd_json_str(w, "name", NULL) ?
+                            dd_json_str(w, "name", NULL) : "?");
+                        break;
+                    }
+        } else {
+            cJSON_ArrayForEach(r, dd_json_arr(o->json, "spec", "matchConstraints", "resourceRules",
+                                              NULL))
+                if (matches_pod_create(r)) {
+                    cat(buf, size, &len, "%sMutatingAdmissionPolicy %s", n++ ? ", " : "",
+                        o->name);
+                    break;
+                }
+        }
+    }
+    return n;
+}
+
+/* A workload controller's pods refused with CLAIM_SOURCE_MISSING: the workload's template was
+ * validated the same way when it was created, so its entries had a name; something between
+ * the controller and validation removed it — a mutating webhook or policy that matches pods
+ * (an old pod schema drops fields it does not know; kubernetes/kubernetes#131877, #131044). */
+void rule__check_claim_fields_removed(struct rule_ctx *ctx)
+{
+    const struct dra_model *m = ctx->m;
+    char msg[MSG_MAX], fix[MSG_MAX], who[1024], api[64];
+    size_t i, j, n;
+
+    if (!m->live)
+        return;
+    n = pod_mutators(m, who, sizeof(who));
+    for (i = 0; i < m->nevents; i++) {
+        const struct dra_event *e = &m->events[i];
+        struct dra_obj o;
+        if (!e->reason || !STRIEQ(e->reason, "FailedCreate") || !e->message ||
+            !strstr(e->message, CLAIM_SOURCE_MISSING) || STRIEQ(e->kind, "Pod"))
+            continue;
+        /* One finding per workload: its newest event. */
+        for (j = i + 1; j < m->nevents; j++)
+            if (STRIEQ(m->events[j].kind, e->kind) && STRIEQ(m->events[j].ns, e->ns) &&
+                STRIEQ(m->events[j].name, e->name) && m->events[j].reason &&
+                STRIEQ(m->events[j].reason, "FailedCreate") && m->events[j].message &&
+                strstr(m->events[j].message, CLAIM_SOURCE_MISSING))
+                break;
+        if (j < m->nevents)
+            continue;
+        memset(&o, 0, sizeof(o));
+        snprintf(api, sizeof(api), "%s", STRIEQ(e->kind, "Job") || STRIEQ(e->kind, "CronJob")
+                                             ? "batch/v1" : "apps/v1");
+        o.api_version = api;
+        o.kind = e->kind;
+        o.ns = e->ns;
+        o.name = e->name;
+        snprintf(msg, sizeof(msg),
+                 "%s %s/%s cannot create its pods: \"%s\". Its pod template names a claim or "
+                 "template in every resourceClaims entry (the API server validated it when the "
+                 "%s was created), so something removed resourceClaimName or "
+                 "resourceClaimTemplateName from the pod on its way in: a mutating admission "
+                 "webhook or policy that matches pod creation%s%s.", e->kind, e->ns, e->name,
+                 e->message, e->kind, n ? ": " : " (none in the cluster matches pods now: it "
+                 "may be gone, or outside what dra-doctor may list)", n ? who : "");
+        snprintf(fix, sizeof(fix), "Update the webhook's or policy's pod schema (one that "
+                 "predates resourceClaimName drops it: kubernetes/kubernetes#131877), or exclude "
+                 "pods with resourceClaims from it (an objectSelector or matchConditions); then "
+                 "the %s creates its pods again.", e->kind);
+        emit(ctx, ctx->rule->severity, &o, 0, msg, fix);
+    }
 }

@@ -459,6 +459,37 @@ static void binding_conditions(void **state)
     unplant();
 }
 
+/* A mutating admission policy drops a pod's resourceClaimTemplateName: the ReplicaSet's pods
+ * are refused (FailedCreate), and the controller names the policy on the ReplicaSet. */
+static void claim_fields_removed(void **state)
+{
+    double end;
+
+    (void)state;
+    plant("claim-fields-removed");
+    end = now_s() + WAIT_S;
+    while (sh("kubectl get events -n " NS " --field-selector involvedObject.kind=ReplicaSet,"
+              "reason=FailedCreate -o jsonpath='{range .items[*]}{.message}{\"\\n\"}{end}' 2>&1") ||
+           !strstr(out, "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`")) {
+        if (now_s() > end)
+            fail_msg("no FailedCreate on the ReplicaSet: %s", out);
+        usleep(500000);
+    }
+    step("FailedCreate on the ReplicaSet: %s", out);
+    end = now_s() + WAIT_S;
+    while (sh("kubectl get events -n " NS " --field-selector involvedObject.kind=ReplicaSet,"
+              "reason=PodClaimFieldsRemoved -o jsonpath='{range .items[*]}{.message}"
+              "{\"\\n\"}{end}' 2>&1") || !strstr(out, "MutatingAdmissionPolicy dd-strip-claims")) {
+        if (now_s() > end)
+            fail_msg("no PodClaimFieldsRemoved Event naming the policy: %s", out);
+        usleep(500000);
+    }
+    step("dra-doctor on the ReplicaSet: %.300s", out);
+    sh("kubectl delete deployment -n " NS " stripped --wait=true 2>&1; kubectl delete "
+       "mutatingadmissionpolicybinding,mutatingadmissionpolicy -l dd-mode 2>&1");
+    unplant();
+}
+
 /* A v1beta1-shaped request under v1: the API server refuses it with the words lint quotes. */
 static void field_not_in_version(void **state)
 {
@@ -553,6 +584,7 @@ int main(void)
         cmocka_unit_test(claim_status_rbac),
         cmocka_unit_test(extended_resource),
         cmocka_unit_test(binding_conditions),
+        cmocka_unit_test(claim_fields_removed),
         cmocka_unit_test(field_not_in_version),
         cmocka_unit_test(taint_rule_evicts_all),
         cmocka_unit_test(all_at_once),

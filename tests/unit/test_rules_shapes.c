@@ -1,5 +1,6 @@
 /*
- * test_rules_shapes.c - objects as the API server decodes them: FieldNotInAPIVersion.
+ * test_rules_shapes.c - objects as the API server decodes and admits them: FieldNotInAPIVersion,
+ * PodClaimFieldsRemoved.
  */
 #include "rules_fixtures.h"
 
@@ -70,11 +71,50 @@ static void fields_of_no_version(void **state)
     snap_free(&s);
 }
 
+#define FAILED_CREATE(msg)                                                                     \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"e\",\"namespace\":"   \
+    "\"t\"},\"involvedObject\":{\"kind\":\"ReplicaSet\",\"namespace\":\"t\",\"name\":"         \
+    "\"web-123\"},\"reason\":\"FailedCreate\",\"type\":\"Warning\",\"message\":\"" msg "\"}"
+#define MWC                                                                                    \
+    "{\"apiVersion\":\"admissionregistration.k8s.io/v1\",\"kind\":"                           \
+    "\"MutatingWebhookConfiguration\",\"metadata\":{\"name\":\"sidecars\"},\"webhooks\":[{"      \
+    "\"name\":\"inject.example.com\",\"rules\":[{\"apiGroups\":[\"\"],\"apiVersions\":[\"v1\"]," \
+    "\"operations\":[\"CREATE\"],\"resources\":[\"pods\"]}]}]}"
+
+static void claim_fields_removed(void **state)
+{
+    struct snap s;
+    const struct dd_finding *f;
+    (void)state;
+
+    snap_load(&s, objs("[%s,%s]", MWC, FAILED_CREATE(
+        "Error creating: Pod \\\"web-123-x\\\" is invalid: spec.resourceClaims[0]: Invalid "
+        "value: {\\\"name\\\":\\\"gpu\\\"}: must specify one of: `resourceClaimName`, "
+        "`resourceClaimTemplateName`")));
+    s.m.live = 1;
+    assert_int_equal(snap_run(&s, &defaults, "PodClaimFieldsRemoved"), 1);
+    f = snap_get(&s, "PodClaimFieldsRemoved");
+    assert_string_equal(f->obj.kind, "ReplicaSet");
+    assert_string_equal(f->obj.name, "web-123");
+    assert_contains(f->message, "MutatingWebhookConfiguration sidecars (webhook inject.example.com)");
+    /* Offline, events are history. */
+    s.m.live = 0;
+    assert_int_equal(snap_run(&s, &defaults, "PodClaimFieldsRemoved"), 0);
+    snap_free(&s);
+    /* Other refusals are someone else's. */
+    snap_load(&s, objs("[%s,%s]", MWC, FAILED_CREATE("Error creating: pods is forbidden: exceeded "
+                                                     "quota")));
+    s.m.live = 1;
+    assert_int_equal(snap_run(&s, &defaults, "PodClaimFieldsRemoved"), 0);
+    snap_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(v1beta1_shape_in_v1),
         cmocka_unit_test(fields_of_no_version),
+        cmocka_unit_test(claim_fields_removed),
     };
     return cmocka_run_group_tests_name("rules_shapes", tests, NULL, NULL);
 }
