@@ -816,6 +816,17 @@ static int load_fixed(struct wh *w)
     struct dd_err err;
     size_t i;
 
+    /* No API server to ask: the default release, and --feature-gates over its defaults. */
+    kv_gates_init(&w->cluster.gates, KV_DEFAULT_MINOR);
+    dd_err_clear(&err);
+    if (w->o.feature_gates &&
+        kv_gates_set(&w->cluster.gates, w->o.feature_gates, KV_FROM_FLAG, &err) != DD_OK) {
+        fprintf(stderr, "dra-doctor webhook: --feature-gates: %s\n", err.msg);
+        return -1;
+    }
+    w->cluster.minor = KV_DEFAULT_MINOR;
+    w->o.review.kube_minor = KV_DEFAULT_MINOR;
+    w->o.review.gates = &w->cluster.gates;
     mf_set_init(&w->fixed);
     if (mf_load_path(&w->fixed, w->o.objects, &lim) != DD_OK || w->fixed.nerrors) {
         char line[1200];
