@@ -467,6 +467,16 @@ static void claim_fields_removed(void **state)
 
     (void)state;
     plant("claim-fields-removed");
+    /* The API server's policy informer takes a moment: the workload only once a pod as its
+     * ReplicaSet makes it is refused. */
+    end = now_s() + WAIT_S;
+    while (!sh("kubectl create --dry-run=server -f " MODES "claim-fields-removed-probe.yaml 2>&1") ||
+           !strstr(out, "must specify one of")) {
+        if (now_s() > end)
+            fail_msg("the policy never took effect: %s", out);
+        usleep(500000);
+    }
+    plant("claim-fields-removed-workload");
     end = now_s() + WAIT_S;
     while (sh("kubectl get events -n " NS " --field-selector involvedObject.kind=ReplicaSet,"
               "reason=FailedCreate -o jsonpath='{range .items[*]}{.message}{\"\\n\"}{end}' 2>&1") ||
