@@ -173,3 +173,27 @@ size_t cluster_extra_resources(const struct cluster_info *ci, struct snap_resour
                                            "mutatingadmissionpolicies", NULL };
     return n;
 }
+
+int cluster_start(const struct kube_config *cfg, const char *who, const char *flags, int stored,
+                  struct cluster_info *ci, struct rule_options *ro)
+{
+    struct kube_client *k;
+    struct dd_err err;
+    int rc = 0;
+
+    dd_err_clear(&err);
+    if (!(k = kube_client_new(cfg, NULL, &err))) {
+        fprintf(stderr, "dra-doctor %s: %s\n", who, err.msg);
+        return -1;
+    }
+    if (cluster_discover(k, flags, ci, &err) != DD_OK) {
+        fprintf(stderr, "dra-doctor %s: --feature-gates: %s\n", who, err.msg);
+        rc = -1;
+    } else {
+        fprintf(stderr, "dra-doctor %s: %s%s\n", who, ci->supported ? "" : "unsupported cluster: ",
+                ci->says);
+        cluster_rule_options(ci, stored, ro);
+    }
+    kube_client_free(k);
+    return rc;
+}

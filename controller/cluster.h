@@ -35,6 +35,14 @@ struct cluster_info {
 enum dd_rc cluster_discover(struct kube_client *c, const char *flags, struct cluster_info *ci,
                             struct dd_err *err);
 
+/*
+ * What a long-running command does at start: a client of cfg, cluster_discover with flags,
+ * the line "dra-doctor WHO: <says>" on stderr, and ro (and the CEL environment) set for the
+ * release (cluster_rule_options with stored).  -1 after saying why (bad flags, no client).
+ */
+int cluster_start(const struct kube_config *cfg, const char *who, const char *flags, int stored,
+                  struct cluster_info *ci, struct rule_options *ro);
+
 /* The gates kubernetes_feature_enabled{name="X",stage="Y"} 0|1 lines of a Prometheus text
  * exposition set in g (KV_FROM_SERVER); returns how many DRA gates it set. */
 int cluster_gates_from_metrics(const char *text, struct kv_gates *g);

@@ -1171,25 +1171,11 @@ static void shutdown_all(struct ctl *c, pthread_t *threads, int nthreads, const 
  */
 static int discover(struct ctl *c)
 {
-    struct kube_client *k = kube_client_new(&c->cfg, NULL, NULL);
-    struct dd_err err;
-    int rc = 0;
-
-    dd_err_clear(&err);
-    if (!k)
+    c->ropt = (struct rule_options)RULE_OPTIONS_INIT;
+    if (cluster_start(&c->cfg, "controller", c->o.feature_gates, 1, &c->cluster, &c->ropt))
         return -1;
-    if (cluster_discover(k, c->o.feature_gates, &c->cluster, &err) != DD_OK) {
-        fprintf(stderr, "dra-doctor controller: --feature-gates: %s\n", err.msg);
-        rc = -1;
-    } else {
-        fprintf(stderr, "dra-doctor controller: %s%s\n",
-                c->cluster.supported ? "" : "unsupported cluster: ", c->cluster.says);
-        c->ropt = (struct rule_options)RULE_OPTIONS_INIT;
-        cluster_rule_options(&c->cluster, 1, &c->ropt);
-        c->nstores = snap_nresources + cluster_extra_resources(&c->cluster, c->extra, 4);
-    }
-    kube_client_free(k);
-    return rc;
+    c->nstores = snap_nresources + cluster_extra_resources(&c->cluster, c->extra, 4);
+    return 0;
 }
 
 int controller_main(int argc, char **argv)

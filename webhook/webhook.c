@@ -857,26 +857,13 @@ static int load_fixed(struct wh *w)
  * are judged in its release's CEL environment and gates. */
 static int discover(struct wh *w)
 {
-    struct kube_client *k = kube_client_new(&w->cfg, NULL, NULL);
     struct rule_options ro = RULE_OPTIONS_INIT;
-    struct dd_err err;
-    int rc = 0;
 
-    dd_err_clear(&err);
-    if (!k)
+    if (cluster_start(&w->cfg, "webhook", w->o.feature_gates, 0, &w->cluster, &ro))
         return -1;
-    if (cluster_discover(k, w->o.feature_gates, &w->cluster, &err) != DD_OK) {
-        fprintf(stderr, "dra-doctor webhook: --feature-gates: %s\n", err.msg);
-        rc = -1;
-    } else {
-        fprintf(stderr, "dra-doctor webhook: %s%s\n",
-                w->cluster.supported ? "" : "unsupported cluster: ", w->cluster.says);
-        cluster_rule_options(&w->cluster, 0, &ro);
-        w->o.review.kube_minor = ro.kube_minor;
-        w->o.review.gates = ro.gates;
-    }
-    kube_client_free(k);
-    return rc;
+    w->o.review.kube_minor = ro.kube_minor;
+    w->o.review.gates = ro.gates;
+    return 0;
 }
 
 static int start_informers(struct wh *w)
