@@ -295,7 +295,9 @@ void rule__check_binding_conditions(struct rule_ctx *ctx)
     char msg[MSG_MAX], fix[MSG_MAX], on[300], gate[128];
     size_t i;
 
-    if (!m->live || !rule__gate(ctx, KV_GATE_BINDING_CONDITIONS))
+    /* The scheduler waits only with both gates on (dynamicresources.go, DeviceBindingAndStatus). */
+    if (!m->live || !rule__gate(ctx, KV_GATE_BINDING_CONDITIONS) ||
+        !rule__gate(ctx, KV_GATE_CLAIM_DEVICE_STATUS))
         return;
     for (i = 0; i < m->nclaims; i++) {
         const struct dra_claim *c = &m->claims[i];
