@@ -48,6 +48,9 @@ struct dra_selector {
     struct dra_cel_entry *shared;
     struct dd_err err;        /* why it failed, when prog is NULL */
     int line;                 /* line of the expression in the file; 0 when unknown */
+    uint32_t id;              /* the expression's number in the model (selectors with the same
+                                 text share it, and their results: dra_selector_match); 0 when
+                                 prog is NULL */
 };
 
 struct dra_request {
@@ -88,10 +91,16 @@ struct dra_claim {               /* a ResourceClaim or a ResourceClaimTemplate *
     const cJSON *reserved_for;   /* status.reservedFor [{resource, name, uid}]; borrowed */
 };
 
+struct dra_slice;
+
 struct dra_device {
     const char *name;
     const cJSON *json;           /* the device object (taints, per-device node selection); borrowed */
     struct cel_device dev;       /* attrs and caps arrays owned by the model */
+    /* Set by dra_model_finish: */
+    size_t id;                   /* position in m->devices (slice order) */
+    const struct dra_slice *slice; /* the slice publishing it */
+    const struct cel_device_value *val; /* dev as CEL sees it, built once; NULL after ENOMEM */
 };
 
 struct dra_slice {
@@ -280,8 +289,16 @@ struct dra_model {
     size_t *class_idx;             /* the same for classes by name */
     size_t nclass_idx;
     size_t nclasses_indexed;
+    size_t *node_idx;              /* and for Nodes by name */
+    size_t nnode_idx;
+    size_t nnodes_indexed;
     struct dra_cel_cache *cel_cache; /* optional, borrowed: compiled selectors to share (set
                                       after dra_model_init; release clears it) */
+    const struct dra_device **devices; /* every published device, in slice order (dra_device.id);
+                                      built by dra_model_finish, owned unless slices_borrowed */
+    size_t ndevices;
+    struct cel_device_set *values; /* the devices' CEL values; owned unless slices_borrowed */
+    struct dra_memo *memo;         /* selector texts and their results per device; owned */
 };
 
 /* Initialises an empty model; pos may be NULL. */
@@ -363,10 +380,37 @@ int dra_pod_ready(const cJSON *pod);
 const cJSON *dra_plugin_pod(const struct dra_model *m, const struct dra_podspec *ds,
                             const char *node);
 
+/*
+ * Selectors on devices: the one way rules (and the allocator) evaluate them.  The result of
+ * an expression on a published device is remembered for the model's life: selectors with the
+ * same text share it, and the device's CEL value is built once (dra_model_finish).  Safe to
+ * call from several threads on one finished model.
+ *
+ * dra_selector_match: CEL_TRUE, CEL_FALSE, or CEL_ERROR (a runtime error, or s did not
+ * compile); err (may be NULL) then gets the error's text, which costs an evaluation.
+ * d is one of m->devices.
+ */
+enum cel_verdict dra_selector_match(const struct dra_model *m, const struct dra_selector *s,
+                                    const struct dra_device *d, struct dd_err *err);
+
+/* 1 when the allocator would consider d for class cls (each selector true, in order), and
+ * for request r of that class (the class's selectors, then the request's). */
+int dra_class_admits(const struct dra_model *m, const struct dra_class *cls,
+                     const struct dra_device *d);
+int dra_request_admits(const struct dra_model *m, const struct dra_class *cls,
+                       const struct dra_request *r, const struct dra_device *d);
+
+/* s on a device no slice of m publishes (a driver profile's simulated device, a device seen
+ * under another driver name): evaluated anew each call.  As dra_selector_match. */
+enum cel_verdict dra_selector_match_device(const struct dra_selector *s,
+                                           const struct cel_device *dev, struct dd_err *err);
+
 /* Lookups (borrowed results, NULL when absent). */
 const struct dra_class *dra_find_class(const struct dra_model *m, const char *name);
 const struct dra_claim *dra_find_claim(const struct dra_model *m, const char *ns,
                                        const char *name, int is_template);
+/* The first Node of that name (m->nodes.v order). */
+const struct dra_obj *dra_find_node(const struct dra_model *m, const char *name);
 
 /* The value of env var name in c (NULL when unset or not a literal); *line is set when found. */
 const char *dra_container_env(const struct dra_container *c, const char *name, int *line);

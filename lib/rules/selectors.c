@@ -261,38 +261,28 @@ static void eval_selectors(const struct dra_model *m, const struct dra_selector 
                            const unsigned char *pass, unsigned char *out_pass,
                            struct sel_errors *errs)
 {
-    size_t i, j, k, d = 0;
+    size_t d, k;
 
-    for (i = 0; i < m->nslices; i++)
-        for (j = 0; j < m->slices[i].ndev; j++, d++) {
-            const struct dra_device *dv = &m->slices[i].dev[j];
-            int ok = !pass || pass[d];
-            for (k = 0; k < nsel && ok; k++) {
-                struct dd_err err;
-                enum cel_verdict v;
-                if (!sel[k].prog) {
-                    ok = 0; /* SelectorSyntaxError's to report */
-                    break;
-                }
-                dd_err_clear(&err);
-                errs[k].evaluated++;
-                v = cel_eval_device(sel[k].prog, &dv->dev, NULL, &err);
-                if (v == CEL_ERROR)
-                    sel_errors_add(&errs[k], err.msg, &m->slices[i], dv);
-                ok = v == CEL_TRUE;
+    for (d = 0; d < m->ndevices; d++) {
+        const struct dra_device *dv = m->devices[d];
+        int ok = !pass || pass[d];
+        for (k = 0; k < nsel && ok; k++) {
+            struct dd_err err;
+            enum cel_verdict v;
+            if (!sel[k].prog) {
+                ok = 0; /* SelectorSyntaxError's to report */
+                break;
             }
-            if (out_pass)
-                out_pass[d] = (unsigned char)ok;
+            errs[k].evaluated++;
+            if ((v = dra_selector_match(m, &sel[k], dv, NULL)) == CEL_ERROR) {
+                dra_selector_match(m, &sel[k], dv, &err);
+                sel_errors_add(&errs[k], err.msg, dv->slice, dv);
+            }
+            ok = v == CEL_TRUE;
         }
-}
-
-static size_t published_devices(const struct dra_model *m)
-{
-    size_t i, n = 0;
-
-    for (i = 0; i < m->nslices; i++)
-        n += m->slices[i].ndev;
-    return n;
+        if (out_pass)
+            out_pass[d] = (unsigned char)ok;
+    }
 }
 
 /* The reference of prog that names key (the one a "no such key: key" error is about). */
@@ -450,14 +440,17 @@ static void runtime_report(struct rule_ctx *ctx, const struct sel_site *s,
     }
 }
 
-/* A claim's requests (and firstAvailable alternatives) on the devices their class admits. */
+/* A claim's requests (and firstAvailable alternatives) on the devices their class admits,
+ * evaluated once per request key (claims share their few selector texts). */
 static void attrs_claim(struct rule_ctx *ctx, const struct dra_claim *c,
-                        unsigned char *const *class_pass, struct sel_errors *errs, size_t maxsel,
+                        unsigned char *const *class_pass, struct rule_memo *memo, size_t maxsel,
                         sel_report report)
 {
     const struct dra_model *m = ctx->m;
+    struct sel_errors *errs;
     struct sel_site s;
-    size_t i, j;
+    size_t i, j, nsel;
+    int fresh;
 
     memset(&s, 0, sizeof(s));
     s.owner = &c->o;
@@ -469,11 +462,15 @@ static void attrs_claim(struct rule_ctx *ctx, const struct dra_claim *c,
             if (!r->nsel || !r->class_name || !(s.cls = dra_find_class(m, r->class_name)))
                 continue;
             j = (size_t)(s.cls - m->classes);
-            memset(errs, 0, maxsel * sizeof(*errs));
-            eval_selectors(m, r->sel, r->nsel < maxsel ? r->nsel : maxsel, class_pass[j], NULL,
-                           errs);
+            nsel = r->nsel < maxsel ? r->nsel : maxsel;
+            if (!(errs = rule__memo_get(memo, s.cls, r, NULL, nsel * sizeof(*errs), &fresh))) {
+                ctx->out->oom = 1;
+                return;
+            }
+            if (fresh)
+                eval_selectors(m, r->sel, nsel, class_pass[j], NULL, errs);
             s.request = r->name;
-            for (i = 0; i < r->nsel && i < maxsel; i++) {
+            for (i = 0; i < nsel; i++) {
                 s.idx = i;
                 s.sel = &r->sel[i];
                 report(ctx, &s, &errs[i]);
@@ -487,9 +484,10 @@ static void attrs_claim(struct rule_ctx *ctx, const struct dra_claim *c,
 static void walk_selectors(struct rule_ctx *ctx, sel_report report)
 {
     const struct dra_model *m = ctx->m;
-    size_t ndev = published_devices(m), i, j, maxsel = 64;
+    size_t ndev = m->ndevices, i, j, maxsel = 64;
     unsigned char **class_pass;
     struct sel_errors *errs;
+    struct rule_memo *memo;
     struct sel_site s;
 
     /* Without published devices there is nothing to evaluate on. */
@@ -497,7 +495,8 @@ static void walk_selectors(struct rule_ctx *ctx, sel_report report)
         return;
     class_pass = calloc(m->nclasses + 1, sizeof(*class_pass));
     errs = calloc(maxsel, sizeof(*errs));
-    if (!class_pass || !errs) {
+    memo = rule__memo_new();
+    if (!class_pass || !errs || !memo) {
         ctx->out->oom = 1;
         goto out;
     }
@@ -520,8 +519,9 @@ static void walk_selectors(struct rule_ctx *ctx, sel_report report)
         }
     }
     for (i = 0; i < m->nclaims; i++)
-        attrs_claim(ctx, &m->claims[i], class_pass, errs, maxsel, report);
+        attrs_claim(ctx, &m->claims[i], class_pass, memo, maxsel, report);
 out:
+    rule__memo_free(memo);
     for (i = 0; class_pass && i < m->nclasses; i++)
         free(class_pass[i]);
     free(class_pass);
