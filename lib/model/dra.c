@@ -321,51 +321,54 @@ enum cel_verdict dra_selector_match_device(const struct dra_selector *s,
 }
 
 enum cel_verdict dra_selector_match(const struct dra_model *m, const struct dra_selector *s,
-                                    const struct dra_device *d, struct dd_err *err)
+                                    size_t dev, struct dd_err *err)
 {
     static const enum cel_verdict of[] = { CEL_ERROR, CEL_FALSE, CEL_TRUE, CEL_ERROR };
+    const struct dra_device *d;
     atomic_uchar *row = NULL;
     enum cel_verdict v;
     unsigned char b;
 
-    if (!s->prog)
-        return dra_selector_match_device(s, &d->dev, err);
-    /* A device of the model's own numbering only (one never finished has none). */
-    if (d->id < m->ndevices && m->devices[d->id] == d && (row = memo_row(m, s->id)) &&
-        (b = atomic_load_explicit(&row[d->id], memory_order_relaxed)) != MEMO_UNKNOWN &&
+    if (dev >= m->ndevices) {
+        dd_failf(err, DD_EINVAL, "no device %zu", dev);
+        return CEL_ERROR;
+    }
+    if (s->prog && (row = memo_row(m, s->id)) &&
+        (b = atomic_load_explicit(&row[dev], memory_order_relaxed)) != MEMO_UNKNOWN &&
         (b != MEMO_ERROR || !err))
         return of[b];
+    d = m->devices[dev];
+    if (!s->prog || !d->val)
+        return dra_selector_match_device(s, &d->dev, err);
     dd_err_clear(err);
-    v = d->val ? cel_eval_value(s->prog, d->val, NULL, err) : cel_eval_device(s->prog, &d->dev,
-                                                                                NULL, err);
+    v = cel_eval_value(s->prog, d->val, NULL, err);
     if (row)
-        atomic_store_explicit(&row[d->id], v == CEL_TRUE ? MEMO_TRUE : v == CEL_FALSE ? MEMO_FALSE
-                                                                                    : MEMO_ERROR,
+        atomic_store_explicit(&row[dev], v == CEL_TRUE ? MEMO_TRUE : v == CEL_FALSE ? MEMO_FALSE
+                                                                                  : MEMO_ERROR,
                               memory_order_relaxed);
     return v;
 }
 
 static int selectors_accept(const struct dra_model *m, const struct dra_selector *sel, size_t n,
-                            const struct dra_device *d)
+                            size_t dev)
 {
     size_t i;
 
     for (i = 0; i < n; i++)
-        if (!sel[i].prog || dra_selector_match(m, &sel[i], d, NULL) != CEL_TRUE)
+        if (!sel[i].prog || dra_selector_match(m, &sel[i], dev, NULL) != CEL_TRUE)
             return 0;
     return 1;
 }
 
-int dra_class_admits(const struct dra_model *m, const struct dra_class *cls,
-                     const struct dra_device *d)
+int dra_class_admits(const struct dra_model *m, const struct dra_class *cls, size_t dev)
 {
-    return selectors_accept(m, cls->sel, cls->nsel, d);
+    return selectors_accept(m, cls->sel, cls->nsel, dev);
 }
 
 int dra_request_admits(const struct dra_model *m, const struct dra_class *cls,
-                       const struct dra_request *r, const struct dra_device *d)
+                       const struct dra_request *r, size_t dev)
 {
-    return dra_class_admits(m, cls, d) && selectors_accept(m, r->sel, r->nsel, d);
+    return dra_class_admits(m, cls, dev) && selectors_accept(m, r->sel, r->nsel, dev);
 }
 
 /* ---- selectors and requests ---------------------------------------------- */
@@ -532,19 +535,55 @@ static void index_claims(struct dra_model *m)
     m->nclaims_indexed = m->nclaims;
 }
 
-static void index_nodes(struct dra_model *m)
+/* Nodes by name, each name's nodes chained in order; plugin pods by node.  DD_ENOMEM or
+ * DD_OK. */
+static enum dd_rc index_nodes(struct dra_model *m)
 {
-    size_t i;
+    size_t i, h, *tail;
 
-    free(m->node_idx);
-    m->nnodes_indexed = 0;
-    if (!(m->node_idx = idx_new(m->nodes.n, &m->nnode_idx))) {
+    if (!(m->node_idx = idx_new(m->nodes.n, &m->nnode_idx)) ||
+        !(m->node_next = malloc((m->nodes.n + 1) * sizeof(*m->node_next))) ||
+        !(m->node_rt = calloc(m->nodes.n + 1, sizeof(*m->node_rt))) ||
+        !(tail = calloc(m->nodes.n + 1, sizeof(*tail)))) {
         m->nnode_idx = 0;
-        return;
+        return DD_ENOMEM;
     }
-    for (i = 0; i < m->nodes.n; i++)
-        idx_insert(m->node_idx, m->nnode_idx, name_hash("", m->nodes.v[i].name, 2), i);
+    for (i = 0; i < m->nodes.n; i++) {
+        size_t mask = m->nnode_idx - 1, first;
+        m->node_next[i] = SIZE_MAX;
+        for (h = name_hash("", m->nodes.v[i].name, 2) & mask; m->node_idx[h]; h = (h + 1) & mask)
+            if (STRIEQ(m->nodes.v[m->node_idx[h] - 1].name, m->nodes.v[i].name))
+                break;
+        if (!m->node_idx[h]) {
+            m->node_idx[h] = i + 1;
+            tail[i] = i;
+        } else {
+            first = m->node_idx[h] - 1;
+            m->node_next[tail[first]] = i;
+            tail[first] = i;
+        }
+    }
     m->nnodes_indexed = m->nodes.n;
+    free(tail);
+    if (!(m->plugin_idx = idx_new(m->plugin_pods.n, &m->nplugin_idx)) ||
+        !(m->plugin_next = calloc(m->plugin_pods.n + 1, sizeof(*m->plugin_next)))) {
+        m->nplugin_idx = 0;
+        return DD_ENOMEM;
+    }
+    /* Backwards, each pod put in front of its node's chain: the chains keep the pods' order. */
+    for (i = m->plugin_pods.n; i-- > 0;) {
+        const char *on = dd_json_str(m->plugin_pods.v[i].json, "spec", "nodeName", NULL);
+        size_t mask = m->nplugin_idx - 1;
+        if (!on)
+            continue;
+        for (h = name_hash("", on, 3) & mask; m->plugin_idx[h]; h = (h + 1) & mask)
+            if (STRIEQ(dd_json_str(m->plugin_pods.v[m->plugin_idx[h] - 1].json, "spec",
+                                   "nodeName", NULL), on))
+                break;
+        m->plugin_next[i] = m->plugin_idx[h];
+        m->plugin_idx[h] = i + 1;
+    }
+    return DD_OK;
 }
 
 static void index_classes(struct dra_model *m)
@@ -741,6 +780,7 @@ static enum dd_rc add_device(struct dra_model *m, struct dra_slice *s, const cJS
     memset(dev, 0, sizeof(*dev));
     dev->name = str_or(dd_json_str(d, "name", NULL), "");
     dev->json = d;
+    dev->tainted = cJSON_GetArraySize(dd_json_arr(d, "taints", NULL)) > 0;
     dev->dev.driver = s->driver;
     /* v1beta1 and v1alpha3 wrap attributes and capacity in `basic`. */
     dev->dev.allow_multiple_allocations =
@@ -1136,9 +1176,17 @@ int dra_pod_ready(const cJSON *pod)
 const cJSON *dra_plugin_pod(const struct dra_model *m, const struct dra_podspec *ds,
                             const char *node)
 {
-    size_t i;
+    size_t i = 0, mask = m->nplugin_idx - 1, h;
 
-    for (i = 0; i < m->plugin_pods.n; i++) {
+    /* The pods on node, in order (every pod, before dra_model_finish indexed them). */
+    if (m->nplugin_idx) {
+        for (h = name_hash("", node, 3) & mask; m->plugin_idx[h]; h = (h + 1) & mask)
+            if (STRIEQ(dd_json_str(m->plugin_pods.v[m->plugin_idx[h] - 1].json, "spec",
+                                   "nodeName", NULL), node))
+                break;
+        i = m->plugin_idx[h] ? m->plugin_idx[h] - 1 : SIZE_MAX;
+    }
+    for (; i < m->plugin_pods.n; i = m->nplugin_idx ? m->plugin_next[i] - 1 : i + 1) {
         const cJSON *pod = m->plugin_pods.v[i].json, *ref;
         const char *on = dd_json_str(pod, "spec", "nodeName", NULL);
         if (!on || !STRIEQ(on, node) || !STRIEQ(m->plugin_pods.v[i].ns, ds->o.ns))
@@ -1611,7 +1659,8 @@ static enum dd_rc index_devices(struct dra_model *m)
     for (i = 0; i < m->nslices; i++)
         n += m->slices[i].ndev;
     if (!(m->devices = calloc(n + 1, sizeof(*m->devices))) ||
-        (n && !(m->values = cel_device_set_new())))
+        !(m->device_slice = calloc(n + 1, sizeof(*m->device_slice))) ||
+        !(m->device_tainted = calloc(n + 1, 1)) || (n && !(m->values = cel_device_set_new())))
         return DD_ENOMEM;
     for (i = 0; i < m->nslices; i++)
         for (j = 0; j < m->slices[i].ndev; j++) {
@@ -1620,6 +1669,8 @@ static enum dd_rc index_devices(struct dra_model *m)
             d->slice = &m->slices[i];
             if (!(d->val = cel_device_value(m->values, &d->dev)))
                 return DD_ENOMEM;
+            m->device_slice[m->ndevices] = (uint32_t)i;
+            m->device_tainted[m->ndevices] = (unsigned char)d->tainted;
             m->devices[m->ndevices++] = d;
         }
     return DD_OK;
@@ -1635,7 +1686,8 @@ enum dd_rc dra_model_finish(struct dra_model *m)
         return rc;
     index_claims(m);
     index_classes(m);
-    index_nodes(m);
+    if ((rc = index_nodes(m)) != DD_OK)
+        return rc;
     if (m->nevents > 1)
         qsort(m->events, m->nevents, sizeof(*m->events), cmp_events);
     for (i = 0; i < m->npods; i++)
@@ -1651,9 +1703,13 @@ enum dd_rc dra_model_finish(struct dra_model *m)
         r->cfg = *m->cri; /* shallow: borrowed, never released by the model */
         return DD_OK;
     }
-    for (i = 0; i < m->nodes.n; i++)
+    for (i = 0; i < m->nodes.n; i++) {
+        size_t before = m->nruntimes;
         if ((rc = node_runtime(m, &m->nodes.v[i])) != DD_OK)
             return rc;
+        if (m->nruntimes > before)
+            m->node_rt[i] = m->nruntimes;
+    }
     return DD_OK;
 }
 
@@ -1686,6 +1742,8 @@ void dra_model_release(struct dra_model *m)
     memo_free(m->memo);
     if (!m->slices_borrowed) {
         free(m->devices);
+        free(m->device_slice);
+        free(m->device_tainted);
         cel_device_set_free(m->values);
     }
     for (i = 0; !m->slices_borrowed && i < m->nslices; i++) {
@@ -1716,6 +1774,10 @@ void dra_model_release(struct dra_model *m)
     free(m->claim_idx);
     free(m->class_idx);
     free(m->node_idx);
+    free(m->node_next);
+    free(m->node_rt);
+    free(m->plugin_idx);
+    free(m->plugin_next);
     free(m->classes);
     free(m->claims);
     if (!m->slices_borrowed)
@@ -1743,6 +1805,8 @@ void dra_model_borrow_slices(struct dra_model *m, const struct dra_model *base)
     m->slices_borrowed = 1;
     m->devices = base->devices;
     m->ndevices = base->ndevices;
+    m->device_slice = base->device_slice;
+    m->device_tainted = base->device_tainted;
     m->values = base->values;
 }
 
@@ -1762,7 +1826,7 @@ const struct dra_class *dra_find_class(const struct dra_model *m, const char *na
     return NULL;
 }
 
-const struct dra_obj *dra_find_node(const struct dra_model *m, const char *name)
+size_t dra_node_first(const struct dra_model *m, const char *name)
 {
     size_t i;
 
@@ -1770,11 +1834,42 @@ const struct dra_obj *dra_find_node(const struct dra_model *m, const char *name)
         size_t mask = m->nnode_idx - 1, h = name_hash("", name, 2) & mask;
         for (; m->node_idx[h]; h = (h + 1) & mask)
             if (STRIEQ(m->nodes.v[m->node_idx[h] - 1].name, name))
-                return &m->nodes.v[m->node_idx[h] - 1];
+                return m->node_idx[h] - 1;
     }
     for (i = m->nnode_idx ? m->nnodes_indexed : 0; i < m->nodes.n; i++)
         if (STRIEQ(m->nodes.v[i].name, name))
-            return &m->nodes.v[i];
+            return i;
+    return SIZE_MAX;
+}
+
+size_t dra_node_next(const struct dra_model *m, size_t k)
+{
+    size_t i;
+
+    if (k < m->nnodes_indexed && m->node_next)
+        return m->node_next[k];
+    for (i = k + 1; i < m->nodes.n; i++)
+        if (STRIEQ(m->nodes.v[i].name, m->nodes.v[k].name))
+            return i;
+    return SIZE_MAX;
+}
+
+const struct dra_obj *dra_find_node(const struct dra_model *m, const char *name)
+{
+    size_t k = dra_node_first(m, name);
+
+    return k == SIZE_MAX ? NULL : &m->nodes.v[k];
+}
+
+const struct dra_runtime *dra_node_runtime(const struct dra_model *m, size_t k)
+{
+    size_t i;
+
+    if (m->node_rt && k < m->nnodes_indexed)
+        return m->node_rt[k] ? &m->runtimes[m->node_rt[k] - 1] : NULL;
+    for (i = 0; i < m->nruntimes; i++)
+        if (m->runtimes[i].obj == &m->nodes.v[k])
+            return &m->runtimes[i];
     return NULL;
 }
 

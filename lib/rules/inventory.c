@@ -31,7 +31,8 @@
 /* A device, or a driver profile's identical simulated devices counted `mult` times. */
 struct inv_entry {
     struct cel_device dev;
-    const struct dra_device *d;    /* the published device, or NULL for a profile's */
+    size_t id;                     /* the published device (m->devices), or SIZE_MAX for a
+                                      profile's */
     int64_t mult;
     const struct dra_driver *from; /* the DaemonSet that defines the count, or NULL for slices */
 };
@@ -55,7 +56,7 @@ static int driver_has_slices(const struct dra_model *m, const char *driver)
 static int build_inventory(const struct rule_ctx *ctx, struct inventory *inv)
 {
     const struct dra_model *m = ctx->m;
-    size_t i, j, cap = m->ndrivers;
+    size_t i, cap = m->ndrivers;
     long nodes = dra_node_count(m, ctx->opt->nodes);
 
     memset(inv, 0, sizeof(*inv));
@@ -63,12 +64,11 @@ static int build_inventory(const struct rule_ctx *ctx, struct inventory *inv)
         cap += m->slices[i].ndev;
     if (!(inv->v = calloc(cap + 1, sizeof(*inv->v))))
         return -1;
-    for (i = 0; i < m->nslices; i++)
-        for (j = 0; j < m->slices[i].ndev; j++) {
-            inv->v[inv->n].dev = m->slices[i].dev[j].dev;
-            inv->v[inv->n].d = &m->slices[i].dev[j];
-            inv->v[inv->n++].mult = 1;
-        }
+    for (i = 0; i < m->ndevices; i++) {
+        inv->v[inv->n].dev = m->devices[i]->dev;
+        inv->v[inv->n].id = i;
+        inv->v[inv->n++].mult = 1;
+    }
     for (i = 0; i < m->ndrivers; i++) {
         const struct dra_driver *d = &m->drivers[i];
         struct inv_entry *e;
@@ -79,6 +79,7 @@ static int build_inventory(const struct rule_ctx *ctx, struct inventory *inv)
             continue;
         }
         e = &inv->v[inv->n++];
+        e->id = SIZE_MAX;
         e->dev.driver = d->name;
         e->dev.attrs = d->profile->device_attrs;
         e->dev.nattrs = d->profile->ndevice_attrs;
@@ -134,8 +135,8 @@ static int64_t class_supply(const struct rule_ctx *ctx, const struct dra_class *
             if (v[j].unknown && v[j].suggestion && STRIEQ(d.driver, v[j].suggestion)) {
                 d.driver = v[j].bad;
                 r = dra_selector_match_device(&cls->sel[j], &d, NULL);
-            } else if (inv->v[i].d) {
-                r = dra_selector_match(ctx->m, &cls->sel[j], inv->v[i].d, NULL);
+            } else if (inv->v[i].id != SIZE_MAX) {
+                r = dra_selector_match(ctx->m, &cls->sel[j], inv->v[i].id, NULL);
             } else {
                 r = dra_selector_match_device(&cls->sel[j], &d, NULL);
             }
@@ -637,6 +638,7 @@ struct offers {
     size_t *node_of;   /* per slice with a nodeName: the first slice with the same one */
     int taints;        /* taints filter the devices */
     int tainted;       /* a device or a DeviceTaintRule has a taint: tolerations decide */
+    int rules;         /* a DeviceTaintRule exists: any device may be tainted */
     struct rule_names publishers; /* drivers of the slices */
     int more;          /* more publishers than publishers holds */
 };
@@ -683,10 +685,10 @@ static int offers_init(struct offers *of, struct rule_ctx *ctx, int taints)
         names_add(&of->publishers, m->slices[i].driver);
         of->more |= of->publishers.n == MAX_NAMES && !names_has(&of->publishers, m->slices[i].driver);
     }
-    for (i = 0; taints && !of->tainted && i < m->ndevices; i++)
-        of->tainted = cJSON_GetArraySize(dd_json_arr(m->devices[i]->json, "taints", NULL)) > 0;
-    for (i = 0; taints && !of->tainted && i < m->resource_other.n; i++)
-        of->tainted = STRIEQ(m->resource_other.v[i].kind, "DeviceTaintRule");
+    for (i = 0; taints && !of->rules && i < m->resource_other.n; i++)
+        of->rules = STRIEQ(m->resource_other.v[i].kind, "DeviceTaintRule");
+    for (i = 0, of->tainted = of->rules; taints && !of->tainted && i < m->ndevices; i++)
+        of->tainted = m->device_tainted[i];
     return 0;
 }
 
@@ -698,22 +700,22 @@ static void offer_of(const struct offers *of, const struct dra_class *cls,
 
     memset(o, 0, sizeof(*o));
     for (i = 0; i < m->ndevices; i++) {
-        const struct dra_device *d = m->devices[i];
-        const struct dra_slice *s = d->slice;
+        const struct dra_slice *s = &m->slices[m->device_slice[i]];
         const cJSON *t;
-        if (!dra_request_admits(m, cls, r, d))
+        if (!dra_request_admits(m, cls, r, i))
             continue;
         o->matching++;
-        t = of->tainted ? untolerated(m, s, d, r->tolerations) : NULL;
+        t = of->tainted && (m->device_tainted[i] || of->rules)
+                ? untolerated(m, s, m->devices[i], r->tolerations) : NULL;
         if (!t)
             o->tolerated++;
         else if (!o->taint) {
             o->taint = t;
-            o->tainted = d->name;
+            o->tainted = m->devices[i]->name;
         }
         /* Per node: slices with the same nodeName count together. */
         if (per && *s->node) {
-            k = of->node_of[s - m->slices];
+            k = of->node_of[m->device_slice[i]];
             if (++per[k] > o->max_per_node) {
                 o->max_per_node = per[k];
                 o->node_max = s->node;

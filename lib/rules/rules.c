@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "formats/json.h"
 #include "model/drivers.h"
@@ -361,9 +362,20 @@ int dd_rules_run(const struct dra_model *m, const struct rule_options *opt,
     rule__known_drivers(&ctx, &known);
     ctx.known = &known;
     for (i = 0; i < NRULES; i++) {
+        struct timespec t0, t1;
         ctx.rule = &rule_table[i];
-        if (rule_table[i].check && selected(ctx.opt, rule_table[i].code))
-            rule_table[i].check(&ctx);
+        if (!rule_table[i].check || !selected(ctx.opt, rule_table[i].code))
+            continue;
+        if (ctx.opt->before)
+            ctx.opt->before(ctx.opt->before_arg);
+        if (ctx.opt->seconds)
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+        rule_table[i].check(&ctx);
+        if (ctx.opt->seconds) {
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+            ctx.opt->seconds[i] += (double)(t1.tv_sec - t0.tv_sec) +
+                                   (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        }
     }
     return out->oom ? -1 : 0;
 }

@@ -26,49 +26,13 @@
 
 /* ---- where devices are -------------------------------------------------------------- */
 
-/* Nodes by name: the first node of each name (dra_find_node), and the next of the same name. */
-struct node_names {
-    size_t *next;        /* per node: the next node with its name, or SIZE_MAX */
-};
-
-static int node_names_init(const struct dra_model *m, struct node_names *nn)
-{
-    size_t *tail = calloc(m->nodes.n + 1, sizeof(*tail)), k;
-
-    nn->next = malloc((m->nodes.n + 1) * sizeof(*nn->next));
-    if (!tail || !nn->next) {
-        free(tail);
-        free(nn->next);
-        nn->next = NULL;
-        return -1;
-    }
-    for (k = 0; k < m->nodes.n; k++) {
-        size_t first = (size_t)(dra_find_node(m, m->nodes.v[k].name) - m->nodes.v);
-        nn->next[k] = SIZE_MAX;
-        if (first != k)
-            nn->next[tail[first]] = k;
-        tail[first] = k;
-    }
-    free(tail);
-    return 0;
-}
-
-/* The first node named name, or SIZE_MAX; nn->next gives the others. */
-static size_t first_named(const struct dra_model *m, const char *name)
-{
-    const struct dra_obj *n = dra_find_node(m, name);
-
-    return n ? (size_t)(n - m->nodes.v) : SIZE_MAX;
-}
-
 /* Marks on[0..nodes) the nodes where slice s offers its devices. */
-static void slice_nodes(const struct dra_model *m, const struct node_names *nn,
-                        const struct dra_slice *s, unsigned char *on)
+static void slice_nodes(const struct dra_model *m, const struct dra_slice *s, unsigned char *on)
 {
     size_t k;
 
     if (*s->node) {
-        for (k = first_named(m, s->node); k != SIZE_MAX; k = nn->next[k])
+        for (k = dra_node_first(m, s->node); k != SIZE_MAX; k = dra_node_next(m, k))
             on[k] = 1;
         return;
     }
@@ -88,7 +52,6 @@ struct class_where {
 
 struct where {
     const struct dra_model *m;
-    struct node_names nn;
     struct class_where *c; /* per m->classes */
     unsigned char *on;     /* scratch, nodes.n */
 };
@@ -99,7 +62,7 @@ static int where_init(const struct dra_model *m, struct where *w)
     w->m = m;
     w->c = calloc(m->nclasses + 1, sizeof(*w->c));
     w->on = calloc(m->nodes.n + 1, 1);
-    if (!w->c || !w->on || node_names_init(m, &w->nn)) {
+    if (!w->c || !w->on) {
         free(w->c);
         free(w->on);
         return -1;
@@ -115,7 +78,6 @@ static void where_free(struct where *w)
         free(w->c[i].nodes);
     free(w->c);
     free(w->on);
-    free(w->nn.next);
 }
 
 /* NULL on ENOMEM. */
@@ -130,13 +92,13 @@ static const struct class_where *class_where(struct where *w, const struct dra_c
         return cw;
     memset(w->on, 0, m->nodes.n);
     for (i = 0; i < m->ndevices; i++) {
-        const struct dra_device *d = m->devices[i];
-        if (!dra_class_admits(m, cls, d))
+        const struct dra_slice *s = &m->slices[m->device_slice[i]];
+        if (!dra_class_admits(m, cls, i))
             continue;
         cw->admitted++;
-        cw->nonlocal |= !*d->slice->node;
-        if (d->slice != marked) /* a slice's devices are consecutive */
-            slice_nodes(m, &w->nn, marked = d->slice, w->on);
+        cw->nonlocal |= !*s->node;
+        if (s != marked) /* a slice's devices are consecutive */
+            slice_nodes(m, marked = s, w->on);
     }
     for (k = 0; k < m->nodes.n; k++)
         cw->n += w->on[k];
@@ -322,8 +284,7 @@ static int users_init(const struct dra_model *m, struct users *u)
  * allocator writes it as matchFields on metadata.name: those names are looked up instead of
  * matching every node.  0, or -1 on ENOMEM.
  */
-static int alloc_nodes(const struct dra_model *m, const struct node_names *nn, const cJSON *sel,
-                       size_t **out, size_t *n)
+static int alloc_nodes(const struct dra_model *m, const cJSON *sel, size_t **out, size_t *n)
 {
     const cJSON *terms = dd_json_arr(sel, "nodeSelectorTerms", NULL), *t, *f, *v;
     unsigned char *on;
@@ -351,8 +312,8 @@ static int alloc_nodes(const struct dra_model *m, const struct node_names *nn, c
         cJSON_ArrayForEach(t, terms)
             cJSON_ArrayForEach(f, dd_json_arr(t, "matchFields", NULL))
                 cJSON_ArrayForEach(v, dd_json_arr(f, "values", NULL))
-                    for (k = cJSON_IsString(v) ? first_named(m, v->valuestring) : SIZE_MAX;
-                         k != SIZE_MAX; k = nn->next[k])
+                    for (k = cJSON_IsString(v) ? dra_node_first(m, v->valuestring) : SIZE_MAX;
+                         k != SIZE_MAX; k = dra_node_next(m, k))
                         on[k] = 1;
     }
     for (k = 0; k < m->nodes.n; k++)
@@ -416,7 +377,7 @@ void rule__check_claim_node(struct rule_ctx *ctx)
             if (*p->node || !pc->claim || !m->nodes.n ||
                 !(c = dra_pod_claim_resolve(m, p, pc)) || !c->allocated || !c->alloc_nodes)
                 continue;
-            if (alloc_nodes(m, &w.nn, c->alloc_nodes, &at, &nat)) {
+            if (alloc_nodes(m, c->alloc_nodes, &at, &nat)) {
                 ctx->out->oom = 1;
                 goto out;
             }
