@@ -93,7 +93,8 @@ static const struct dd_rule rule_table[] = {
       "A pod with claims sets spec.nodeName, so the scheduler never allocates them",
       rule__check_bypass },
     { "ClaimAllocatedOnOtherNode", DD_SEV_ERROR, DD_STEP_ALLOCATED,
-      "A shared claim is allocated where the pod cannot go, or all replicas share one claim",
+      "A shared claim is allocated where the pod cannot go, or a workload's replicas share one "
+      "claim but cannot share its node",
       rule__check_claim_node },
     { "ReservedForLimitReached", DD_SEV_ERROR, DD_STEP_ALLOCATED,
       "More pods share one ResourceClaim than its status.reservedFor can hold (256)",

@@ -8,7 +8,8 @@
  *                                     plugins' pods were tolerated automatically, claims are not)
  *   PodBypassesScheduler              spec.nodeName set by hand: nobody allocates the claims
  *   ClaimAllocatedOnOtherNode         a shared claim is allocated where this pod cannot go, or a
- *                                     workload's replicas all share one named claim
+ *                                     workload's replicas share one named claim but may not
+ *                                     share its node (required anti-affinity, a hostPort)
  *   ReservedForLimitReached           more pods share a claim than status.reservedFor holds
  *
  * The filters are kube-scheduler's (lib/model/nodefit); the nodes a device is on are the
@@ -279,6 +280,77 @@ static int users_init(const struct dra_model *m, struct users *u)
 
 /* ---- ClaimAllocatedOnOtherNode ------------------------------------------------------ */
 
+/* 1 when labels (an object of strings) satisfy a LabelSelector {matchLabels, matchExpressions}
+ * (In, NotIn, Exists, DoesNotExist); an empty selector matches everything, as in the API. */
+static int labels_match(const cJSON *sel, const cJSON *labels)
+{
+    const cJSON *it, *v;
+
+    cJSON_ArrayForEach(it, dd_json_path(sel, "matchLabels", NULL)) {
+        const char *have = it->string ? dd_json_str(labels, it->string, NULL) : NULL;
+        if (!cJSON_IsString(it) || !have || !STRIEQ(have, it->valuestring))
+            return 0;
+    }
+    cJSON_ArrayForEach(it, dd_json_arr(sel, "matchExpressions", NULL)) {
+        const char *key = dd_json_str(it, "key", NULL), *op = dd_json_str(it, "operator", NULL);
+        const char *have = key ? dd_json_str(labels, key, NULL) : NULL;
+        int in = 0;
+        if (!key || !op)
+            return 0;
+        cJSON_ArrayForEach(v, dd_json_arr(it, "values", NULL))
+            in |= have && cJSON_IsString(v) && STRIEQ(v->valuestring, have);
+        if (STRIEQ(op, "In") ? !in : STRIEQ(op, "NotIn") ? in
+            : STRIEQ(op, "Exists") ? !have : STRIEQ(op, "DoesNotExist") ? have != NULL : 1)
+            return 0;
+    }
+    return 1;
+}
+
+/*
+ * Why two replicas of workload p can never run on one node, into why; 0 when nothing in its
+ * pod template says so.  kube-scheduler's filters: a required pod anti-affinity term on
+ * kubernetes.io/hostname that the template's own labels match, in its own namespace
+ * (InterPodAffinity), or a container port with a hostPort (NodePorts).
+ */
+static int replicas_apart(const struct dra_podspec *p, char *why, size_t size)
+{
+    const cJSON *tmpl = dd_json_path(p->o.json, "spec", "template", NULL), *t, *c, *port;
+
+    if (STRIEQ(p->o.kind, "CronJob"))
+        tmpl = dd_json_path(p->o.json, "spec", "jobTemplate", "spec", "template", NULL);
+    cJSON_ArrayForEach(t, dd_json_arr(p->spec, "affinity", "podAntiAffinity",
+                                      "requiredDuringSchedulingIgnoredDuringExecution", NULL)) {
+        const char *key = dd_json_str(t, "topologyKey", NULL);
+        const cJSON *nss = dd_json_arr(t, "namespaces", NULL), *n;
+        int own = !nss || !cJSON_GetArraySize(nss);
+        cJSON_ArrayForEach(n, nss)
+            own |= cJSON_IsString(n) && STRIEQ(n->valuestring, p->o.ns);
+        if (key && STRIEQ(key, "kubernetes.io/hostname") && own &&
+            !dd_json_path(t, "namespaceSelector", NULL) &&
+            dd_json_path(t, "labelSelector", NULL) &&
+            labels_match(dd_json_path(t, "labelSelector", NULL),
+                         dd_json_path(tmpl, "metadata", "labels", NULL))) {
+            snprintf(why, size, "its required pod anti-affinity on kubernetes.io/hostname keeps "
+                     "a second replica off that node (\"node(s) didn't match pod anti-affinity "
+                     "rules\")");
+            return 1;
+        }
+    }
+    cJSON_ArrayForEach(c, dd_json_arr(p->spec, "containers", NULL))
+        cJSON_ArrayForEach(port, dd_json_arr(c, "ports", NULL)) {
+            int64_t hp;
+            if (dd_json_int(port, &hp, "hostPort", NULL) && hp > 0) {
+                snprintf(why, size, "container %s takes hostPort %lld, which a second replica "
+                         "cannot take on that node (\"node(s) didn't have free ports for the "
+                         "requested pod ports\")",
+                         dd_json_str(c, "name", NULL) ? dd_json_str(c, "name", NULL) : "?",
+                         (long long)hp);
+                return 1;
+            }
+        }
+    return 0;
+}
+
 /*
  * The nodes an allocated claim's nodeSelector matches, ascending, into *out (n of them).  The
  * allocator writes it as matchFields on metadata.name: those names are looked up instead of
@@ -343,8 +415,11 @@ void rule__check_claim_node(struct rule_ctx *ctx)
             size_t nodes = 0, fits = 0, first = (size_t)-1, *at = NULL, nat, others = 0;
             /* Every replica of a workload names the same claim: one allocation for all, which
              * pins them to one node when its devices are node-local (published with nodeName;
-             * a fabric's devices may serve many nodes, and IMEX channels are shared so). */
-            if (pc->claim && p->replicas > 1 && (c = dra_find_claim(m, p->o.ns, pc->claim, 0))) {
+             * a fabric's devices may serve many nodes, and IMEX channels are shared so).  That
+             * is how a device is shared (Kubernetes' own examples share one so), and a fault
+             * only where the replicas cannot share that node. */
+            if (pc->claim && p->replicas > 1 && (c = dra_find_claim(m, p->o.ns, pc->claim, 0)) &&
+                replicas_apart(p, why, sizeof(why))) {
                 size_t r, admitted = 0;
                 int nonlocal = 0;
                 for (r = 0; r < c->spec.nreq; r++) {
@@ -361,14 +436,14 @@ void rule__check_claim_node(struct rule_ctx *ctx)
                 if (admitted && !nonlocal) {
                     snprintf(msg, sizeof(msg),
                              "%s %s: all %lld replicas use ResourceClaim %s (pod claim \"%s\"), "
-                             "which is allocated once: every replica shares its device(s) and "
-                             "runs where they are; a replica that cannot go there stays Pending "
-                             "(\"resourceclaim not available on the node\").",
+                             "which is allocated once, on the node of its device(s), where every "
+                             "replica must run; but %s: all replicas but one stay Pending "
+                             "(\"resourceclaim not available on the node\" everywhere else).",
                              p->o.kind, objname(&p->o, on, sizeof(on)), (long long)p->replicas,
-                             pc->claim, pc->name);
+                             pc->claim, pc->name, why);
                     snprintf(fix, sizeof(fix), "Give each replica a claim of its own: "
-                             "resourceClaimTemplateName instead of resourceClaimName (or run one "
-                             "replica, if sharing the device is the point).");
+                             "resourceClaimTemplateName instead of resourceClaimName (or let "
+                             "the replicas share a node, if sharing the device is the point).");
                     emit(ctx, DD_SEV_WARNING, &p->o, pc->line, msg, fix);
                     continue;
                 }
