@@ -1648,30 +1648,40 @@ const struct dra_event *dra_events_about(const struct dra_model *m, const char *
     return m->events + lo;
 }
 
-/* Numbers the published devices and builds their CEL values (a model that borrows its slices
- * has its base's). */
+/*
+ * Numbers the published devices and builds their CEL values (a model that borrows its slices
+ * has its base's), and evaluates every class on each device while its value is fresh in the
+ * caches: every rule needs the classes' verdicts on every device, and a loop per class would
+ * read every value again per class.  Not when the classes' selectors are more than the
+ * results remembered.
+ */
 static enum dd_rc index_devices(struct dra_model *m)
 {
-    size_t i, j, n = 0;
+    size_t i, j, k, n = 0, nsel = 0;
 
     if (m->slices_borrowed || m->devices)
         return DD_OK;
     for (i = 0; i < m->nslices; i++)
         n += m->slices[i].ndev;
+    for (i = 0; i < m->nclasses; i++)
+        nsel += m->classes[i].nsel;
     if (!(m->devices = calloc(n + 1, sizeof(*m->devices))) ||
         !(m->device_slice = calloc(n + 1, sizeof(*m->device_slice))) ||
         !(m->device_tainted = calloc(n + 1, 1)) || (n && !(m->values = cel_device_set_new())))
         return DD_ENOMEM;
-    for (i = 0; i < m->nslices; i++)
-        for (j = 0; j < m->slices[i].ndev; j++) {
+    m->ndevices = n; /* numbered in order below: only those before d are read */
+    for (i = 0, n = 0; i < m->nslices; i++)
+        for (j = 0; j < m->slices[i].ndev; j++, n++) {
             struct dra_device *d = &m->slices[i].dev[j];
-            d->id = m->ndevices;
+            d->id = n;
             d->slice = &m->slices[i];
             if (!(d->val = cel_device_value(m->values, &d->dev)))
                 return DD_ENOMEM;
-            m->device_slice[m->ndevices] = (uint32_t)i;
-            m->device_tainted[m->ndevices] = (unsigned char)d->tainted;
-            m->devices[m->ndevices++] = d;
+            m->device_slice[n] = (uint32_t)i;
+            m->device_tainted[n] = (unsigned char)d->tainted;
+            m->devices[n] = d;
+            for (k = 0; nsel <= MEMO_ROWS_MAX && k < m->nclasses; k++)
+                dra_class_admits(m, &m->classes[k], n);
         }
     return DD_OK;
 }
@@ -1682,7 +1692,7 @@ enum dd_rc dra_model_finish(struct dra_model *m)
     size_t i;
     enum dd_rc rc;
 
-    if ((rc = index_devices(m)) != DD_OK || (rc = memo_ready(m)) != DD_OK)
+    if ((rc = memo_ready(m)) != DD_OK || (rc = index_devices(m)) != DD_OK)
         return rc;
     index_claims(m);
     index_classes(m);

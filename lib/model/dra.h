@@ -393,9 +393,10 @@ const cJSON *dra_plugin_pod(const struct dra_model *m, const struct dra_podspec 
 /*
  * Selectors on devices: the one way rules (and the allocator) evaluate them.  The result of
  * an expression on a published device is remembered for the model's life: selectors with the
- * same text share it, and the device's CEL value is built once (dra_model_finish).  Safe to
- * call from several threads on one finished model.  dev numbers the device: an index into
- * m->devices (dra_device.id).
+ * same text share it, and the device's CEL value is built once (dra_model_finish, which also
+ * evaluates every class on each device as soon as its value is built, while it is in the
+ * caches).  Safe to call from several threads on one finished model.  dev numbers the
+ * device: an index into m->devices (dra_device.id).
  *
  * dra_selector_match: CEL_TRUE, CEL_FALSE, or CEL_ERROR (a runtime error, or s did not
  * compile); err (may be NULL) then gets the error's text, which costs an evaluation.
