@@ -243,6 +243,7 @@ static int view_fill(struct wh_view *v, const cJSON *const *objs, size_t n,
     dra_model_init(&ds, NULL, NULL);
     m.live = ds.live = 1;
     m.cel_cache = v->cel;
+    m.devices_unjudged = same != NULL; /* the supply per class comes from same */
     for (i = 0; i < n; i++)
         if (dra_model_add(is_daemonset(objs[i]) ? &ds : &m, objs[i], NULL, 0) != DD_OK)
             goto out;

@@ -541,6 +541,9 @@ static enum dd_rc index_nodes(struct dra_model *m)
 {
     size_t i, h, *tail;
 
+    /* Nothing to index (a request's model): lookups look at none. */
+    if (!m->nodes.n && !m->plugin_pods.n)
+        return DD_OK;
     if (!(m->node_idx = idx_new(m->nodes.n, &m->nnode_idx)) ||
         !(m->node_next = malloc((m->nodes.n + 1) * sizeof(*m->node_next))) ||
         !(m->node_rt = calloc(m->nodes.n + 1, sizeof(*m->node_rt))) ||
@@ -1663,11 +1666,12 @@ static enum dd_rc index_devices(struct dra_model *m)
         return DD_OK;
     for (i = 0; i < m->nslices; i++)
         n += m->slices[i].ndev;
-    for (i = 0; i < m->nclasses; i++)
+    for (i = 0; i < m->nclasses && !m->devices_unjudged; i++)
         nsel += m->classes[i].nsel;
     if (!(m->devices = calloc(n + 1, sizeof(*m->devices))) ||
         !(m->device_slice = calloc(n + 1, sizeof(*m->device_slice))) ||
-        !(m->device_tainted = calloc(n + 1, 1)) || (n && !(m->values = cel_device_set_new())))
+        !(m->device_tainted = calloc(n + 1, 1)) ||
+        (n && !m->devices_unjudged && !(m->values = cel_device_set_new())))
         return DD_ENOMEM;
     m->ndevices = n; /* numbered in order below: only those before d are read */
     for (i = 0, n = 0; i < m->nslices; i++)
@@ -1675,12 +1679,12 @@ static enum dd_rc index_devices(struct dra_model *m)
             struct dra_device *d = &m->slices[i].dev[j];
             d->id = n;
             d->slice = &m->slices[i];
-            if (!(d->val = cel_device_value(m->values, &d->dev)))
+            if (!m->devices_unjudged && !(d->val = cel_device_value(m->values, &d->dev)))
                 return DD_ENOMEM;
             m->device_slice[n] = (uint32_t)i;
             m->device_tainted[n] = (unsigned char)d->tainted;
             m->devices[n] = d;
-            for (k = 0; nsel <= MEMO_ROWS_MAX && k < m->nclasses; k++)
+            for (k = 0; !m->devices_unjudged && nsel <= MEMO_ROWS_MAX && k < m->nclasses; k++)
                 dra_class_admits(m, &m->classes[k], n);
         }
     return DD_OK;

@@ -309,6 +309,9 @@ struct dra_model {
     unsigned char *device_tainted; /* per device: dra_device.tainted (as devices) */
     struct cel_device_set *values; /* the devices' CEL values; owned unless slices_borrowed */
     struct dra_memo *memo;         /* selector texts and their results per device; owned */
+    int devices_unjudged;          /* set before dra_model_finish when no selector will be
+                                      judged on the devices (the webhook's view when only claims
+                                      changed): their CEL values are not built then */
 };
 
 /* Initialises an empty model; pos may be NULL. */
