@@ -188,35 +188,10 @@ def unit(i, ns, r):
 
 
 def main(argv):
-    args, manifest, i = [], None, 1
-    while i < len(argv):
-        if argv[i] == "--manifest" and i + 1 < len(argv):
-            manifest = argv[i + 1]
-            i += 2
-            continue
-        if argv[i] in ("-h", "--help"):
-            print(__doc__.strip())
-            return 0
-        args.append(argv[i])
-        i += 1
-    if not 1 <= len(args) <= 3:
-        sys.stderr.write("usage: gen-platform.py OUT_DIR [COUNT [SEED]] [--manifest PATH]\n")
-        return 2
-    out_dir = args[0].rstrip("/")
-    try:
-        count = int(args[1]) if len(args) > 1 else 50000
-        seed = int(args[2]) if len(args) > 2 else 1
-    except ValueError:
-        sys.stderr.write("gen-platform.py: COUNT and SEED must be integers\n")
-        return 2
-    if count < 100:
-        sys.stderr.write("gen-platform.py: COUNT must be at least 100\n")
-        return 2
-    if os.path.exists(out_dir) and os.listdir(out_dir):
-        sys.stderr.write("gen-platform.py: %s exists and is not empty\n" % out_dir)
-        return 2
-    os.makedirs(out_dir, exist_ok=True)
-    manifest = manifest or out_dir + ".manifest.json"
+    parsed = gen_repo.parse_args(argv, __doc__, "gen-platform.py", 100)
+    if isinstance(parsed, int):
+        return parsed
+    out_dir, count, seed, manifest = parsed
     r = random.Random(seed)
     out = Out(out_dir)
 

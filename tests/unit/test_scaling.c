@@ -359,7 +359,7 @@ static const char *rule_code(size_t i)
 
 #define LINT_N 200
 
-static void lint_once(struct steps *s, int z, const cJSON *objs)
+static void lint_once(struct steps *s, int z, const cJSON *objs, void *unused)
 {
     struct rule_options opt = RULE_OPTIONS_INIT;
     struct dd_findings f = DD_FINDINGS_INIT;
@@ -368,6 +368,7 @@ static void lint_once(struct steps *s, int z, const cJSON *objs)
     const cJSON *it;
     size_t i, nrules;
 
+    (void)unused;
     dd_rules(&nrules);
     assert_true(nrules <= STEPS_MAX);
     opt.seconds = secs;
@@ -399,30 +400,39 @@ static size_t size_n(size_t dflt)
     return e && atoi(e) > 0 ? (size_t)atoi(e) : dflt;
 }
 
+/* One workload at a size (z: 0 at N, 1 at 10*N) over objs, its steps timed into s. */
+typedef void (*once_fn)(struct steps *s, int z, const cJSON *objs, void *arg);
+
+/* The clusters of n (DD_SCALING_N, or dflt) and 10*n units, each run rounds times. */
+static void measure(size_t dflt, int live, int rounds, once_fn once, void *arg, struct steps *s)
+{
+    size_t n = size_n(dflt);
+    cJSON *small = cluster(n, live), *big = cluster(10 * n, live);
+    int r;
+
+    memset(s, 0, sizeof(*s));
+    for (r = 0; r < rounds; r++) {
+        once(s, 0, small, arg);
+        once(s, 1, big, arg);
+    }
+    cJSON_Delete(small);
+    cJSON_Delete(big);
+}
+
 static void lint_scaling(void **state)
 {
     struct steps s;
-    size_t n = size_n(LINT_N);
-    cJSON *small = cluster(n, 0), *big = cluster(10 * n, 0);
-    int r;
 
     (void)state;
-    memset(&s, 0, sizeof(s));
-    for (r = 0; r < ROUNDS; r++) {
-        lint_once(&s, 0, small);
-        lint_once(&s, 1, big);
-    }
+    measure(LINT_N, 0, ROUNDS, lint_once, NULL, &s);
     check("lint", &s);
-    cJSON_Delete(small);
-    cJSON_Delete(big);
 }
 
 /* ---- a controller snapshot ----------------------------------------------------------- */
 
 #define SNAP_N 150
 
-static void snapshot_once(struct steps *s, int z, const cJSON *objs,
-                          struct snapshot_cache *cache)
+static void snapshot_once(struct steps *s, int z, const cJSON *objs, void *cache)
 {
     struct rule_options opt = RULE_OPTIONS_INIT;
     double secs[STEPS_MAX] = { 0 }, t;
@@ -469,21 +479,12 @@ static void snapshot_scaling(void **state)
 {
     struct snapshot_cache cache;
     struct steps s;
-    size_t n = size_n(SNAP_N);
-    cJSON *small = cluster(n, 1), *big = cluster(10 * n, 1);
-    int r;
 
     (void)state;
-    memset(&s, 0, sizeof(s));
     memset(&cache, 0, sizeof(cache));
-    for (r = 0; r < ROUNDS; r++) {
-        snapshot_once(&s, 0, small, &cache);
-        snapshot_once(&s, 1, big, &cache);
-    }
+    measure(SNAP_N, 1, ROUNDS, snapshot_once, &cache, &s);
     check("controller snapshot", &s);
     snapshot_cache_release(&cache);
-    cJSON_Delete(small);
-    cJSON_Delete(big);
 }
 
 /* ---- a webhook decision ------------------------------------------------------------ */
@@ -517,8 +518,9 @@ static const struct {
       "{\"claims\":[{\"name\":\"gpu\"}]}}]}}", WH_ALLOWED },
 };
 
-static void webhook_once(struct steps *s, struct steps *build, int z, const cJSON *objs)
+static void webhook_once(struct steps *s, int z, const cJSON *objs, void *view_steps)
 {
+    struct steps *build = view_steps;
     const cJSON **v = calloc((size_t)cJSON_GetArraySize(objs) + 1, sizeof(*v));
     struct wh_view *view;
     struct dd_err err;
@@ -558,23 +560,14 @@ static void webhook_once(struct steps *s, struct steps *build, int z, const cJSO
 static void webhook_scaling(void **state)
 {
     struct steps s, build;
-    size_t n = size_n(WH_N);
-    cJSON *small = cluster(n, 1), *big = cluster(10 * n, 1);
-    int r;
 
     (void)state;
-    memset(&s, 0, sizeof(s));
     memset(&build, 0, sizeof(build));
     /* The view build is one step of several passes over the objects: more rounds, for a
      * best time a busy machine's caches disturb less. */
-    for (r = 0; r < ROUNDS + 2; r++) {
-        webhook_once(&s, &build, 0, small);
-        webhook_once(&s, &build, 1, big);
-    }
+    measure(WH_N, 1, ROUNDS + 2, webhook_once, &build, &s);
     check("webhook decision", &s);
     check("webhook view build", &build);
-    cJSON_Delete(small);
-    cJSON_Delete(big);
 }
 
 int main(void)
