@@ -746,15 +746,20 @@ static int published(const struct offers *of, const struct rule_names *drivers)
 static const struct offer *offer_get(struct offers *of, const struct dra_class *cls,
                                      const struct dra_request *r)
 {
-    char *tol = of->tainted && r->tolerations ? cJSON_PrintUnformatted(r->tolerations) : NULL;
+    char buf[1024], *tol = NULL;
     struct offer *o;
     int fresh;
 
-    if (of->tainted && r->tolerations && !tol)
+    /* The tolerations' text is the key's last part (where taints decide): printed into buf,
+     * as most are short, else allocated. */
+    if (of->tainted && r->tolerations &&
+        !(tol = cJSON_PrintPreallocated((cJSON *)r->tolerations, buf, sizeof(buf), 0) ? buf
+                : cJSON_PrintUnformatted(r->tolerations)))
         return NULL;
     if ((o = rule__memo_get(of->memo, cls, r, tol, sizeof(*o), &fresh)) && fresh)
         offer_of(of, cls, r, o);
-    free(tol);
+    if (tol != buf)
+        free(tol);
     return o;
 }
 

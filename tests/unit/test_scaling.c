@@ -302,49 +302,56 @@ static void step(struct steps *s, int z, const char *name, double seconds)
 
 /*
  * The verdict: the whole's ratio and each step's at most RATIO_MAX.  A step too small at N
- * to be timed apart from noise is measured against a floor of 2.5 % of the whole: one that
+ * to be timed apart from noise is measured against a floor of 5 % of the whole: one that
  * grows with the square of the input still passes the limit at 10·N only if it took less
- * than 0.4 % of the whole at N.
+ * than 0.75 % of the whole at N.
  * Returns the worst step's ratio; *worst names it.
  */
-static double verdict(const char *guard, const struct steps *s, const char **worst)
+static double verdict(const char *guard, const struct steps *s, const char **worst, int print)
 {
-    double all[2] = { 0, 0 }, floor, r, max = 0;
+    double all[2] = { 0, 0 }, floor, r[STEPS_MAX], max;
     size_t i;
 
     for (i = 0; i < s->n; i++) {
         all[0] += s->t[0][i];
         all[1] += s->t[1][i];
     }
-    floor = all[0] / 40;
+    floor = all[0] / 20;
+    max = all[1] / all[0];
     *worst = "(all)";
-    print_message("%s: %zu steps, %.2f ms at N, %.2f ms at 10*N: ratio %.1f (at most %.0f)\n",
-                  guard, s->n, all[0] * 1e3, all[1] * 1e3, all[1] / all[0], RATIO_MAX);
     for (i = 0; i < s->n; i++) {
-        r = s->t[1][i] / (s->t[0][i] > floor ? s->t[0][i] : floor);
-        if (r > max) {
-            max = r;
+        r[i] = s->t[1][i] / (s->t[0][i] > floor ? s->t[0][i] : floor);
+        if (r[i] > max) {
+            max = r[i];
             *worst = s->name[i];
         }
-        if (s->t[1][i] > all[1] / 50 || r > RATIO_MAX)
+    }
+    if (!print)
+        return max;
+    print_message("%s: %zu steps, %.2f ms at N, %.2f ms at 10*N: ratio %.1f, worst step %s "
+                  "%.1f (at most %.0f)\n", guard, s->n, all[0] * 1e3, all[1] * 1e3,
+                  all[1] / all[0], *worst, max, RATIO_MAX);
+    for (i = 0; i < s->n; i++)
+        if (s->t[1][i] > all[1] / 50 || r[i] > RATIO_MAX)
             print_message("  %-36s %9.3f ms %9.3f ms  x%.1f\n", s->name[i], s->t[0][i] * 1e3,
-                          s->t[1][i] * 1e3, r);
-    }
-    if (all[1] / all[0] > max) {
-        max = all[1] / all[0];
-        *worst = "(all)";
-    }
+                          s->t[1][i] * 1e3, r[i]);
     return max;
 }
 
-static void check(const char *guard, const struct steps *s)
+/* A guard's name and its steps. */
+struct guard {
+    const char *name;
+    struct steps s;
+};
+
+static void check(const struct guard *g)
 {
     const char *worst;
-    double r = verdict(guard, s, &worst);
+    double r = verdict(g->name, &g->s, &worst, 1);
 
     if (r > RATIO_MAX)
         fail_msg("%s: cost grows faster than the input: step %s takes %.1f times as long at "
-                 "10*N as at N (at most %.0f)", guard, worst, r, RATIO_MAX);
+                 "10*N as at N (at most %.0f)", g->name, worst, r, RATIO_MAX);
 }
 
 /* The rules' codes, for naming steps. */
@@ -359,8 +366,9 @@ static const char *rule_code(size_t i)
 
 #define LINT_N 200
 
-static void lint_once(struct steps *s, int z, const cJSON *objs, void *unused)
+static void lint_once(struct guard *g, int z, const cJSON *objs, void *unused)
 {
+    struct steps *s = &g->s;
     struct rule_options opt = RULE_OPTIONS_INIT;
     struct dd_findings f = DD_FINDINGS_INIT;
     double secs[STEPS_MAX] = { 0 }, t;
@@ -400,40 +408,58 @@ static size_t size_n(size_t dflt)
     return e && atoi(e) > 0 ? (size_t)atoi(e) : dflt;
 }
 
-/* One workload at a size (z: 0 at N, 1 at 10*N) over objs, its steps timed into s. */
-typedef void (*once_fn)(struct steps *s, int z, const cJSON *objs, void *arg);
+/* One workload at a size (z: 0 at N, 1 at 10*N) over objs, its steps timed into g[0]'s
+ * steps (and g[1]'s). */
+typedef void (*once_fn)(struct guard *g, int z, const cJSON *objs, void *arg);
 
-/* The clusters of n (DD_SCALING_N, or dflt) and 10*n units, each run rounds times. */
-static void measure(size_t dflt, int live, int rounds, once_fn once, void *arg, struct steps *s)
+/*
+ * The clusters of n (DD_SCALING_N, or dflt) and 10*n units, each run rounds times (the best
+ * of each step counts), then g[0..ng) checked.  When one would fail, rounds more are run
+ * first: a step that grows with the square of the input fails again, another process's
+ * burst on a shared machine seldom twice.
+ */
+static void measure(struct guard *g, size_t ng, size_t dflt, int live, int rounds, once_fn once,
+                    void *arg)
 {
-    size_t n = size_n(dflt);
+    size_t n = size_n(dflt), i;
     cJSON *small = cluster(n, live), *big = cluster(10 * n, live);
-    int r;
+    const char *worst;
+    int r, again, fails = 0;
 
-    memset(s, 0, sizeof(*s));
-    for (r = 0; r < rounds; r++) {
-        once(s, 0, small, arg);
-        once(s, 1, big, arg);
+    for (again = 0; again < 2; again++) {
+        for (r = 0; r < rounds; r++) {
+            once(g, 0, small, arg);
+            once(g, 1, big, arg);
+        }
+        for (i = 0, fails = 0; i < ng; i++)
+            fails |= verdict(g[i].name, &g[i].s, &worst, 0) > RATIO_MAX;
+        if (!fails || again)
+            break;
+        for (i = 0; i < ng; i++)
+            verdict(g[i].name, &g[i].s, &worst, 1);
+        print_message("once more, to tell a step that grows faster from noise:\n");
     }
     cJSON_Delete(small);
     cJSON_Delete(big);
+    for (i = 0; i < ng; i++)
+        check(&g[i]);
 }
 
 static void lint_scaling(void **state)
 {
-    struct steps s;
+    struct guard g = { "lint", { { 0 }, { { 0 } }, 0 } };
 
     (void)state;
-    measure(LINT_N, 0, ROUNDS, lint_once, NULL, &s);
-    check("lint", &s);
+    measure(&g, 1, LINT_N, 0, ROUNDS, lint_once, NULL);
 }
 
 /* ---- a controller snapshot ----------------------------------------------------------- */
 
 #define SNAP_N 150
 
-static void snapshot_once(struct steps *s, int z, const cJSON *objs, void *cache)
+static void snapshot_once(struct guard *g, int z, const cJSON *objs, void *cache)
 {
+    struct steps *s = &g->s;
     struct rule_options opt = RULE_OPTIONS_INIT;
     double secs[STEPS_MAX] = { 0 }, t;
     const cJSON **borrowed;
@@ -477,13 +503,12 @@ static void snapshot_once(struct steps *s, int z, const cJSON *objs, void *cache
 
 static void snapshot_scaling(void **state)
 {
+    struct guard g = { "controller snapshot", { { 0 }, { { 0 } }, 0 } };
     struct snapshot_cache cache;
-    struct steps s;
 
     (void)state;
     memset(&cache, 0, sizeof(cache));
-    measure(SNAP_N, 1, ROUNDS, snapshot_once, &cache, &s);
-    check("controller snapshot", &s);
+    measure(&g, 1, SNAP_N, 1, ROUNDS, snapshot_once, &cache);
     snapshot_cache_release(&cache);
 }
 
@@ -518,9 +543,9 @@ static const struct {
       "{\"claims\":[{\"name\":\"gpu\"}]}}]}}", WH_ALLOWED },
 };
 
-static void webhook_once(struct steps *s, int z, const cJSON *objs, void *view_steps)
+static void webhook_once(struct guard *g, int z, const cJSON *objs, void *unused)
 {
-    struct steps *build = view_steps;
+    struct steps *s = &g[0].s, *build = &g[1].s;
     const cJSON **v = calloc((size_t)cJSON_GetArraySize(objs) + 1, sizeof(*v));
     struct wh_view *view;
     struct dd_err err;
@@ -528,6 +553,7 @@ static void webhook_once(struct steps *s, int z, const cJSON *objs, void *view_s
     size_t n = 0, i, k;
     double t;
 
+    (void)unused;
     assert_non_null(v);
     cJSON_ArrayForEach(it, objs)
         v[n++] = it;
@@ -559,15 +585,13 @@ static void webhook_once(struct steps *s, int z, const cJSON *objs, void *view_s
 
 static void webhook_scaling(void **state)
 {
-    struct steps s, build;
+    struct guard g[2] = { { "webhook decision", { { 0 }, { { 0 } }, 0 } },
+                          { "webhook view build", { { 0 }, { { 0 } }, 0 } } };
 
     (void)state;
-    memset(&build, 0, sizeof(build));
     /* The view build is one step of several passes over the objects: more rounds, for a
      * best time a busy machine's caches disturb less. */
-    measure(WH_N, 1, ROUNDS + 2, webhook_once, &build, &s);
-    check("webhook decision", &s);
-    check("webhook view build", &build);
+    measure(g, 2, WH_N, 1, ROUNDS + 2, webhook_once, NULL);
 }
 
 int main(void)
