@@ -241,7 +241,7 @@ static uint32_t memo_intern(struct dra_model *m, const char *expr)
     if (!mm && !(mm = m->memo = calloc(1, sizeof(*mm))))
         return 0;
     if (2 * (mm->n + 1) > mm->nhix) {
-        size_t cap = mm->nhix ? 2 * mm->nhix : 64;
+        size_t cap = mm->nhix ? 2 * mm->nhix : 16; /* a request's model holds a few */
         uint32_t *ix = calloc(cap, sizeof(*ix));
         if (!ix)
             return 0;
@@ -258,7 +258,7 @@ static uint32_t memo_intern(struct dra_model *m, const char *expr)
         if (STRIEQ(mm->text[mm->hix[h] - 1], expr))
             return mm->hix[h];
     if (mm->n == mm->cap || mm->n >= UINT32_MAX - 1) {
-        size_t cap = mm->cap ? 2 * mm->cap : 64;
+        size_t cap = mm->cap ? 2 * mm->cap : 8;
         const char **t = mm->n < UINT32_MAX - 1 ? realloc(mm->text, cap * sizeof(*t)) : NULL;
         if (!t)
             return 0;
