@@ -40,7 +40,8 @@
 #define PEM_MAX ((size_t)1 << 20)
 /* Idle connections are dropped after this many seconds (slowloris bound). */
 #define CONN_TIMEOUT_S 30u
-#define CONN_LIMIT 256u
+#define DEFAULT_CONN_LIMIT 256u
+#define MAX_CONN_LIMIT 16384u
 /* Past the cap, a chunked body is read (and dropped) this far to answer 413; then we hang up. */
 #define DISCARD_MAX ((size_t)1 << 20)
 /* How long httpd_stop waits for started requests; as long as an idle connection may live. */
@@ -265,10 +266,10 @@ static enum MHD_Result call_handler(struct httpd *h, struct MHD_Connection *conn
         r->parked = NULL;
         atomic_store(&r->park, PARK_RUNNING);
         r->route->fn(r->route->ctx, method, r->len ? r->buf : NULL, r->len, &resp);
-        if (!resp.parked)
+        if (!resp.park)
             break;
         free(resp.body);
-        r->parked = resp.parked;
+        r->parked = resp.park;
         /* Woken already: no need to suspend. */
         if (atomic_load(&r->park) == PARK_WOKEN)
             continue;
@@ -666,6 +667,7 @@ struct httpd *httpd_start(const struct httpd_opts *opts, const struct httpd_rout
     const char *bind = opts && opts->bind ? opts->bind : "0.0.0.0";
     unsigned short port = opts ? opts->port : 0;
     unsigned threads = opts && opts->threads ? opts->threads : DEFAULT_THREADS;
+    unsigned conns = opts && opts->max_conns ? opts->max_conns : DEFAULT_CONN_LIMIT;
     int tls = opts && opts->cert_file && opts->key_file;
     /*
      * poll(), not epoll: libmicrohttpd 0.9.75 removes the listen socket from its epoll set
@@ -712,6 +714,8 @@ struct httpd *httpd_start(const struct httpd_opts *opts, const struct httpd_rout
     }
     if (threads > MAX_THREADS)
         threads = MAX_THREADS;
+    if (conns > MAX_CONN_LIMIT)
+        conns = MAX_CONN_LIMIT;
     if (!(h = calloc(1, sizeof(*h)))) {
         dd_failf(err, DD_ENOMEM, "out of memory");
         return NULL;
@@ -756,7 +760,7 @@ struct httpd *httpd_start(const struct httpd_opts *opts, const struct httpd_rout
 
         o[k++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, (void *)sa };
         o[k++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, CONN_TIMEOUT_S, NULL };
-        o[k++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, CONN_LIMIT, NULL };
+        o[k++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, conns, NULL };
         o[k++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, h };
         o[k++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_log, h };
         if (threads > 1)

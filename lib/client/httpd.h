@@ -29,14 +29,15 @@ struct httpd_response {
     size_t len;
     /*
      * Parking, for an answer that waits on something else (the webhook's caches): a
-     * handler that sets parked (to state of its own, malloc'd) answers nothing now.  The
-     * server suspends the connection, so no thread waits for it, and calls the handler
-     * again with the same method and body and with parked as it left it once someone
-     * calls httpd_resume(call); the handler then answers (and frees parked) or parks
-     * again.  Should the connection end before that call, the server frees parked.
+     * handler that sets park (to state of its own, malloc'd) answers nothing now.  The
+     * server suspends the connection, so no thread waits for it, and once someone calls
+     * httpd_resume(call) calls the handler again with the same method and body and with
+     * that state in parked, now the handler's again: it answers (and frees it) or parks
+     * again.  Should the connection end before that call, the server frees the state.
      */
-    void *parked;            /* NULL on a request's first call */
-    struct httpd_call *call; /* set by the server: this request, for httpd_resume */
+    void *park;              /* out */
+    void *parked;            /* in: NULL on a request's first call */
+    struct httpd_call *call; /* in: this request, for httpd_resume */
 };
 
 /*
@@ -64,6 +65,8 @@ struct httpd_opts {
                                 the server's, the rest its chain) */
     const char *key_file;
     unsigned reload_ms;      /* how often the files are checked for changes; default 1000 */
+    unsigned max_conns;      /* open connections at most, parked ones included (past it,
+                                new ones wait in the listen queue); default 256 */
 };
 
 struct httpd;
