@@ -130,7 +130,7 @@ static void test_tenant_share(void **state)
     assert_int_equal(refused, 96);
     assert_int_equal(settle_tenant_waiting(s, SETTLE_SHARED, "burst"), 4);
     for (i = 0; i < 3; i++) {
-        char ns[16];
+        char ns[32];
         int k;
         snprintf(ns, sizeof(ns), "team-%d", i);
         for (k = 0; k < 4; k++)
@@ -215,7 +215,7 @@ static void test_options(void **state)
         settle_park(s, SETTLE_SHARED, "one", T0, &items[i]);
     assert_int_equal(settle_waiting(s, SETTLE_SHARED), 32);
     for (i = 0; i < 200; i++) {
-        char ns[16];
+        char ns[32];
         snprintf(ns, sizeof(ns), "ns-%d", i);
         settle_park(s, SETTLE_SHARED, ns, T0, &items[i]);
         settle_park(s, SETTLE_GATE, NULL, T0, &items[i]);
