@@ -441,7 +441,7 @@ capacity_block() { # PORT PID
         line=$("$WHLOAD" "${common[@]}" -c $((rate * 3 / 4 + 8)) -r "$rate" "${bodies_w[@]}" "$url" |
             grep '^whload:') || die "whload failed"
         sleep 4
-        R[cap_${ns}_$rate]="$line cpu_us=$(calc %.1f "($(ticks "$2") - $c0) * 1e6 / $HZ / $(kv "$line" requests)") waited=$(( $(waits "$1" claims waited) - w0 )) lane_full=$(( $(waits "$1" claims lane_full) - l0 )) namespace_full=$(( $(waits "$1" claims namespace_full) - n0 ))"
+        R[cap_${ns}_$rate]="$line cpu_s=$(calc %.2f "($(ticks "$2") - $c0) / $HZ") waited=$(( $(waits "$1" claims waited) - w0 )) lane_full=$(( $(waits "$1" claims lane_full) - l0 )) namespace_full=$(( $(waits "$1" claims namespace_full) - n0 ))"
         say "  warned, $ns namespace(s), $rate req/s: ${R[cap_${ns}_$rate]}"
     done
 }
@@ -585,22 +585,23 @@ capacity_table() {
     local o spec ns rate
     echo
     echo "Capacity of one replica (\`webhook\` watching the cluster above, --threads 4, not CPU-limited;"
-    echo "bench/whload straight to it, ${CAPDUR} s per row after 1 s of warm-up):"
+    echo "bench/whload straight to it, ${CAPDUR} s per row after 1 s of warm-up, which the wait counts include;"
+    echo "webhook CPU from /proc, in 10 ms ticks, background work included):"
     echo
-    echo "| load | offered req/s | answered req/s | p50 / p99 / max ms | with warnings | waited for the caches | answered at once (slots full) | CPU µs per request | errors |"
+    echo "| load | offered req/s | answered req/s | p50 / p99 / max ms | with warnings | waited for the caches | answered at once (slots full) | webhook CPU | errors |"
     echo "|---|---:|---:|---|---:|---:|---:|---:|---:|"
     o=${R[cap_plain]}
-    printf '| plain (allowed DeviceClass and Pod), closed loop, 16 connections | — | %s | %s / %s / %s | %s | — | — | %s | %s |\n' \
+    printf '| plain (allowed DeviceClass and Pod), closed loop, 16 connections | — | %s | %s / %s / %s | %s | — | — | %s µs per request | %s |\n' \
         "$(kv "$o" rps)" "$(calc %.2f "$(kv "$o" p50_us)/1000")" "$(calc %.2f "$(kv "$o" p99_us)/1000")" \
         "$(calc %.1f "$(kv "$o" max_us)/1000")" "$(kv "$o" matched)" "$(kv "$o" cpu_us)" "$(kv "$o" errors)"
     for spec in 1:40 1:80 8:200 8:400; do
         ns=${spec%:*}; rate=${spec#*:}
         o=${R[cap_${ns}_$rate]}
-        printf '| warned (missing template), %s namespace%s, open loop | %s | %s | %s / %s / %s | %s | %s | %s | %s | %s |\n' \
+        printf '| warned (missing template), %s namespace%s, open loop | %s | %s | %s / %s / %s | %s | %s | %s | %s s in all | %s |\n' \
             "$ns" "$([ "$ns" = 1 ] || echo s)" "$rate" "$(kv "$o" rps)" \
             "$(calc %.1f "$(kv "$o" p50_us)/1000")" "$(calc %.1f "$(kv "$o" p99_us)/1000")" \
             "$(calc %.1f "$(kv "$o" max_us)/1000")" "$(kv "$o" matched)" "$(kv "$o" waited)" \
-            "$(( $(kv "$o" lane_full) + $(kv "$o" namespace_full) ))" "$(kv "$o" cpu_us)" "$(kv "$o" errors)"
+            "$(( $(kv "$o" lane_full) + $(kv "$o" namespace_full) ))" "$(kv "$o" cpu_s)" "$(kv "$o" errors)"
     done
     o=${R[cap_plain]}
     echo
