@@ -675,25 +675,33 @@ static void test_park_holds_no_thread(void **state)
     park_holds_no_thread(4);
 }
 
+/* One request to /park, answered after being parked `times` times. */
+static void fetch_parked(const char *url, int times)
+{
+    struct fetch f = { 0 };
+    char want[32];
+
+    f.url = url;
+    f.timeout_ms = 5000;
+    fetch_run(&f);
+    assert_int_equal(f.rc, CURLE_OK);
+    snprintf(want, sizeof(want), "parked %d times\n", times);
+    assert_string_equal(f.resp, want);
+    fetch_release(&f);
+}
+
 /* httpd_resume before the handler has returned: the request is not left suspended. */
 static void test_park_resumed_early(void **state)
 {
     struct httpd *h = start_local(0, 2);
-    struct fetch f = { 0 };
     char url[128];
     int i;
 
     (void)state;
     park_reset(3, 1);
     url_of(url, sizeof(url), "http", "127.0.0.1", h, "/park");
-    for (i = 0; i < 20; i++) {
-        f.url = url;
-        f.timeout_ms = 5000;
-        fetch_run(&f);
-        assert_int_equal(f.rc, CURLE_OK);
-        assert_string_equal(f.resp, "parked 3 times\n");
-        fetch_release(&f);
-    }
+    for (i = 0; i < 20; i++)
+        fetch_parked(url, 3);
     assert_int_equal(atomic_load(&parks_total), 60);
     httpd_stop(h);
 }
@@ -721,15 +729,8 @@ static void test_park_resume_race(void **state)
     park_reset(1, 0);
     url_of(url, sizeof(url), "http", "127.0.0.1", h, "/park");
     assert_int_equal(pthread_create(&rt, NULL, resumer_main, &stop), 0);
-    for (i = 0; i < 300; i++) {
-        struct fetch f = { 0 };
-        f.url = url;
-        f.timeout_ms = 5000;
-        fetch_run(&f);
-        assert_int_equal(f.rc, CURLE_OK);
-        assert_string_equal(f.resp, "parked 1 times\n");
-        fetch_release(&f);
-    }
+    for (i = 0; i < 300; i++)
+        fetch_parked(url, 1);
     atomic_store(&stop, 1);
     pthread_join(rt, NULL);
     httpd_stop(h);
@@ -740,7 +741,7 @@ static void test_park_resume_race(void **state)
 static void test_park_client_gone(void **state)
 {
     struct httpd *h = start_local(0, 1);
-    struct fetch f = { 0 }, g = { 0 };
+    struct fetch f = { 0 };
     char url[128];
 
     (void)state;
@@ -753,11 +754,7 @@ static void test_park_client_gone(void **state)
     fetch_release(&f);
     assert_int_equal(resume_all(), 1);
     park_reset(0, 0);
-    g.url = url;
-    fetch_run(&g);
-    assert_int_equal(g.rc, CURLE_OK);
-    assert_string_equal(g.resp, "parked 0 times\n");
-    fetch_release(&g);
+    fetch_parked(url, 0);
     httpd_stop(h);
 }
 
