@@ -10,7 +10,11 @@
  *   - meanwhile an admin creates DeviceClasses (dry-run, one every CLASS_EVERY_MS, timed),
  *     the failurePolicy: Fail webhook, as before the burst (the idle figure);
  *   - and a misspelled DeviceClass now and then, which must still be denied with its
- *     did-you-mean (a denial, too, waits for the caches: in the DeviceClass lane).
+ *     did-you-mean (a denial, too, waits for the caches: in the DeviceClass lane);
+ *   - and, in another namespace, a Pod and the template it names 100 ms later (a GitOps
+ *     tool applying a sync wave in parallel): the Pod must not be warned
+ *     ClaimTemplateNotFound, which takes its wait for the caches (fairness: the burst
+ *     takes only its share of the waiting room).
  *
  * Passes when no DeviceClass write failed, their p99 under the burst is at most
  * P99_SLACK_MS above the idle p99, every burst request was answered with its warning, and
@@ -33,6 +37,8 @@
 #include "formats/json.h"
 
 #define NS "burst"
+#define QUIET "quiet"      /* the other namespace */
+#define QUIET_ROUNDS 5
 #define SVC_HOST "dra-doctor-webhook.dra-doctor.svc"
 #define BURST_RATE 100.0   /* requests/s offered */
 #define BURST_CLIENTS 128  /* connections: room for 1.28 s answers at the full rate */
@@ -302,6 +308,85 @@ static void *typo_client(void *arg)
     return NULL;
 }
 
+/* Pods and, 100 ms later, the templates they name, in the quiet namespace. */
+struct quiet {
+    double start;
+    int ok, warned, failed;
+    double best, worst;    /* the fastest and the slowest Pod, s */
+    char last[512];
+};
+
+struct quiet_pod {
+    CURL *c;
+    const char *body;
+    struct call r;
+};
+
+static void *quiet_pod_main(void *arg)
+{
+    struct quiet_pod *p = arg;
+
+    post(p->c, "/api/v1/namespaces/" QUIET "/pods?dryRun=All", p->body, &p->r);
+    return NULL;
+}
+
+static void *quiet_client(void *arg)
+{
+    struct quiet *q = arg;
+    struct curl_slist *hdr, *phdr;
+    CURL *c = client(&admin, &hdr);
+    struct quiet_pod p = { client(&admin, &phdr), NULL, { 0 } };
+    int i;
+
+    for (i = 0; i < QUIET_ROUNDS; i++) {
+        char tmpl[512], pod[1024];
+        struct call r;
+
+        snprintf(tmpl, sizeof(tmpl),
+                 "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaimTemplate\","
+                 "\"metadata\":{\"name\":\"quiet-%d\"},\"spec\":{\"spec\":{\"devices\":{"
+                 "\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":"
+                 "\"burst-gpu\"}}]}}}}", i);
+        snprintf(pod, sizeof(pod),
+                 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"quiet-%d\"},"
+                 "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"busybox\",\"resources\":"
+                 "{\"claims\":[{\"name\":\"gpu\"}]}}],\"resourceClaims\":[{\"name\":\"gpu\","
+                 "\"resourceClaimTemplateName\":\"quiet-%d\"}]}}", i, i);
+        pthread_t t;
+
+        sleep_until(q->start + 3.0 * i);
+        p.body = pod;
+        assert_int_equal(pthread_create(&t, NULL, quiet_pod_main, &p), 0);
+        sleep_until(q->start + 3.0 * i + 0.1);
+        post(c, "/apis/resource.k8s.io/v1/namespaces/" QUIET "/resourceclaimtemplates", tmpl, &r);
+        pthread_join(t, NULL);
+        if (r.status != 201) {
+            q->failed++;
+            snprintf(q->last, sizeof(q->last), "template: HTTP %ld: %.400s", r.status, r.body);
+            continue;
+        }
+        if (p.r.secs > q->worst)
+            q->worst = p.r.secs;
+        if (!q->best || p.r.secs < q->best)
+            q->best = p.r.secs;
+        if (p.r.rc != CURLE_OK || p.r.status != 201) {
+            q->failed++;
+            snprintf(q->last, sizeof(q->last), "pod: curl %d, HTTP %ld: %.400s", (int)p.r.rc,
+                     p.r.status, p.r.body);
+        } else if (p.r.warnings[0]) {
+            q->warned++;
+            snprintf(q->last, sizeof(q->last), "pod warned:%.480s", p.r.warnings);
+        } else {
+            q->ok++;
+        }
+    }
+    curl_slist_free_all(hdr);
+    curl_easy_cleanup(c);
+    curl_slist_free_all(phdr);
+    curl_easy_cleanup(p.c);
+    return NULL;
+}
+
 /* A counter summed over the webhook's ready pods (-1 when one does not answer or lacks it). */
 static long webhook_metric(const char *series)
 {
@@ -358,13 +443,17 @@ static const char setup_yaml[] =
     "  name: edit\nsubjects:\n- kind: ServiceAccount\n  name: burster\n  namespace: " NS "\n---\n"
     "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata:\n  name: burst-slice\n"
     "spec:\n  driver: gpu.example.com\n  nodeName: burst-node\n  pool:\n    name: burst-pool\n"
-    "    generation: 1\n    resourceSliceCount: 1\n  devices:\n  - name: burst-0\n";
+    "    generation: 1\n    resourceSliceCount: 1\n  devices:\n  - name: burst-0\n---\n"
+    "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: burst-gpu\nspec:\n"
+    "  selectors:\n  - cel:\n      expression: device.driver == 'gpu.example.com'\n---\n"
+    "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " QUIET "\n";
 
 static int setup(void **state)
 {
     struct dd_err err;
+    char *tok, path[300];
     double end;
-    char *tok;
+    FILE *f;
 
     (void)state;
     if (!getenv("KUBECONFIG") || !getenv("DD_CLUSTER_DIR")) {
@@ -381,16 +470,19 @@ static int setup(void **state)
         return -1;
     }
     snprintf(server, sizeof(server), "%s", admin.server);
-    if (sh("printf '%%s' '%s' | kubectl apply -f - 2>&1", setup_yaml)) {
+    snprintf(path, sizeof(path), "%s/setup.yaml", dir);
+    if (!(f = fopen(path, "w")) || fputs(setup_yaml, f) < 0 || fclose(f) ||
+        sh("kubectl apply -f %s 2>&1", path)) {
         fprintf(stderr, "setup: %s\n", out);
         return -1;
     }
-    /* The namespace's default ServiceAccount (the Pods' admission needs it) comes from
+    /* The namespaces' default ServiceAccounts (the Pods' admission needs them) come from
      * kube-controller-manager. */
     end = now_s() + WAIT_S;
-    while (sh("kubectl get serviceaccount default -n " NS " -o name 2>&1")) {
+    while (sh("kubectl get serviceaccount default -n " NS " -o name 2>&1") ||
+           sh("kubectl get serviceaccount default -n " QUIET " -o name 2>&1")) {
         if (now_s() > end) {
-            fprintf(stderr, "no ServiceAccount default in " NS ": %s\n", out);
+            fprintf(stderr, "no ServiceAccount default in " NS " or " QUIET ": %s\n", out);
             return -1;
         }
         usleep(200000);
@@ -416,8 +508,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    sh("kubectl delete namespace " NS " --wait=false --ignore-not-found 2>&1");
+    sh("kubectl delete namespace " NS " " QUIET " --wait=false --ignore-not-found 2>&1");
     sh("kubectl delete resourceslice burst-slice --ignore-not-found 2>&1");
+    sh("kubectl delete deviceclass burst-gpu --ignore-not-found 2>&1");
     sh("rm -rf %s", dir);
     kube_config_release(&admin);
     kube_config_release(&user);
@@ -431,8 +524,9 @@ static void test_burst_does_not_starve_deviceclasses(void **state)
     static struct burst b;
     static struct timing idle, busy;
     struct typos ty = { 0, 0, "" };
+    struct quiet q = { 0, 0, 0, 0, 0, 0, "" };
     struct calls c0, c1;
-    pthread_t th[BURST_CLIENTS], tt;
+    pthread_t th[BURST_CLIENTS], tt, tq;
     struct curl_slist *hdr;
     CURL *c;
     struct call r;
@@ -478,6 +572,8 @@ static void test_burst_does_not_starve_deviceclasses(void **state)
         assert_int_equal(pthread_create(&th[i], NULL, burst_client, &b), 0);
     ty.start = b.t0 + 3;
     assert_int_equal(pthread_create(&tt, NULL, typo_client, &ty), 0);
+    q.start = b.t0 + 3.5;
+    assert_int_equal(pthread_create(&tq, NULL, quiet_client, &q), 0);
     sleep_until(b.t0 + 2);
     webhook_calls(&c0);
     time_classes(BURST_S - 4, &busy);
@@ -485,6 +581,7 @@ static void test_burst_does_not_starve_deviceclasses(void **state)
     for (i = 0; i < BURST_CLIENTS; i++)
         pthread_join(th[i], NULL);
     pthread_join(tt, NULL);
+    pthread_join(tq, NULL);
     elapsed = now_s() - b.t0;
     rate = (double)atomic_load(&b.sent) / (elapsed < BURST_S ? BURST_S : elapsed);
 
@@ -512,6 +609,10 @@ static void test_burst_does_not_starve_deviceclasses(void **state)
         print_message("the API server's calls of the DeviceClass webhook meanwhile: %ld, %ld "
                       "within 25 ms, %ld within 100 ms\n", c1.all - c0.all, c1.le25 - c0.le25,
                       c1.le100 - c0.le100);
+        print_message("namespace " QUIET ", a Pod and 100 ms later its template: %d of %d Pods "
+                      "without a warning, %d warned, %d failed, in %.0f-%.0f ms%s%s\n", q.ok,
+                      QUIET_ROUNDS, q.warned, q.failed, q.best * 1000, q.worst * 1000,
+                      q.last[0] ? "; last: " : "", q.last);
         print_message("misspelled DeviceClasses denied under the burst: %d of %d%s%s\n", ty.denied,
                       TYPOS, ty.last[0] ? "; last other: " : "", ty.last);
         print_message("webhook waits (both pods): claims waited=%ld lane_full=%ld "
@@ -527,6 +628,9 @@ static void test_burst_does_not_starve_deviceclasses(void **state)
     assert_int_equal(atomic_load(&b.unwarned), 0);
     assert_true(rate >= MIN_RATE);
     assert_int_equal(ty.denied, TYPOS);
+    /* The quiet namespace's Pods waited for their template, and no longer than a wait. */
+    assert_int_equal(q.ok, QUIET_ROUNDS);
+    assert_true(q.worst < 3.0);
     assert_true(waited > 0);
     assert_int_equal(gate_full, 0);
     pthread_mutex_destroy(&b.mu);
