@@ -680,9 +680,13 @@ static void test_burst_does_not_starve_deviceclasses(void **state)
                       ns_full, gate_full);
         assert_int_equal(idle.failed, 0);
         assert_int_equal(busy.failed, 0);
+        /* (On a machine busy with other work the API server's own queueing can exceed this;
+         * the figures above tell: its calls of the webhook, and the cores in use.) */
         if (!(bp99 <= ip99 + P99_SLACK_MS))
-            fail_msg("DeviceClass p99 under the burst %.1f ms > idle p99 %.1f ms + %.0f ms", bp99,
-                     ip99, P99_SLACK_MS);
+            fail_msg("DeviceClass p99 under the burst %.1f ms > idle p99 %.1f ms + %.0f ms (the "
+                     "machine busy %.2f cores; the API server's webhook calls: %ld of %ld within "
+                     "100 ms)", bp99, ip99, P99_SLACK_MS, (u1.machine - u0.machine) / (BURST_S - 4),
+                     c1.le100 - c0.le100, c1.all - c0.all);
     }
     assert_int_equal(atomic_load(&b.failed), 0);
     assert_int_equal(atomic_load(&b.unwarned), 0);
