@@ -986,6 +986,8 @@ enum dd_rc wh_review(const struct wh_view *v, const char *const *pending_classes
     }
     snprintf(res->kind, sizeof(res->kind), "%s", kind);
     snprintf(res->operation, sizeof(res->operation), "%s", op);
+    snprintf(res->ns, sizeof(res->ns), "%s",
+             dd_json_str(req, "namespace", NULL) ? dd_json_str(req, "namespace", NULL) : "");
     obj = cJSON_GetObjectItemCaseSensitive(req, "object");
     if (v && cJSON_IsObject(obj)) {
         int create = str_is(op, "CREATE");
