@@ -81,9 +81,14 @@ $(B)/e2e/%: tests/e2e/%.c $(B)/libdd.a tests/unit/harness.h $(wildcard tests/e2e
 	@echo "  E2E     $@"
 	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -Itests/unit -o $@ $< $(B)/libdd.a $(LDLIBS) -lcmocka
 
-# A real control plane (e2e/cluster), the simulated node, and dra-doctor under its own RBAC.
+# A real control plane (e2e/cluster), the simulated node, and dra-doctor under its own RBAC:
+# every e2e program on the pinned release (e2e/k8s, v1.37.2), then the seed scenario on the
+# oldest supported one, K8S_SECOND (scripts/prebuild.sh builds it in the background).
+K8S_SECOND ?= v1.35.4
+export K8S_SECOND
 test-e2e: $(B)/dra-doctor $(B)/nodesim $(E2E_BIN)
 	scripts/e2e.sh $(B)
+	K8S_VERSION=$(K8S_SECOND) DD_E2E_ONLY=e2e_seed scripts/e2e.sh $(B)
 
 deps:
 	scripts/deps.sh

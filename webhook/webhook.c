@@ -36,6 +36,7 @@
 #include "formats/manifest.h"
 #include "review.h"
 #include "snapshot.h"
+#include "cluster.h"
 
 #define BUILD_MIN_MS 200           /* batches bursts of cache changes into one view */
 #define DEFAULT_MAX_BODY (4u << 20) /* an AdmissionReview carries object and oldObject */
@@ -101,6 +102,7 @@ struct wh_opts {
     int null_baseline;
     struct wh_options review;
     const char *known[MAX_KNOWN];
+    const char *feature_gates;      /* --feature-gates */
 };
 
 /* A view and the requests reading it. */
@@ -133,6 +135,7 @@ struct watch_ctx {
 struct wh {
     struct wh_opts o;
     struct kube_config cfg;
+    struct cluster_info cluster;    /* what the API server is (cluster.h), asked once at start */
     struct inf_store *stores[NWATCHED];
     struct inf_reflector *refl[NWATCHED];
     struct watch_ctx wctx[NWATCHED];
@@ -660,8 +663,14 @@ static void h_readyz(void *ctx, const char *m, const char *b, size_t n, struct h
     struct vref *vr = view_get(w, NULL);
 
     (void)m; (void)b; (void)n;
+    char msg[sizeof(w->cluster.says) + 32];
+
     if (atomic_load(&w->draining))
         text(r, 503, "shutting down\n");
+    else if (!w->o.objects && !w->o.null_baseline && !w->cluster.supported) {
+        snprintf(msg, sizeof(msg), "unsupported cluster: %s\n", w->cluster.says);
+        text(r, 503, msg);
+    }
     else if (!w->o.null_baseline && (!vr || !synced(w)))
         text(r, 503, "caches not synced yet\n");
     else
@@ -779,6 +788,8 @@ static void usage(FILE *f)
 "                            " WH_ALLOW_ANNOTATION ": \"true\"\n"
 "                            is only warned about\n"
 "  --known-driver NAME       a driver to treat as registered (repeatable)\n"
+"  --feature-gates LIST      the cluster's feature gates (A=true,B=false) over what the\n"
+"                            API server's /metrics tells, or its release's defaults\n"
 "  --shutdown-delay SECONDS  on SIGTERM, fail /readyz this long before draining\n"
 "                            (default 0; give endpoints time to drop the pod)\n"
 "  --kubeconfig FILE         default: $KUBECONFIG, ~/.kube/config, in-cluster\n"
@@ -821,6 +832,7 @@ static int parse_args(struct wh_opts *o, int argc, char **argv)
         { "context", required_argument, NULL, 'x' },
         { "objects", required_argument, NULL, 'o' },
         { "null-baseline", no_argument, NULL, 'n' },
+        { "feature-gates", required_argument, NULL, 'G' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -880,6 +892,7 @@ static int parse_args(struct wh_opts *o, int argc, char **argv)
             o->shutdown_delay_s = (int)v;
             break;
         case 'C': o->kubeconfig = optarg; break;
+        case 'G': o->feature_gates = optarg; break;
         case 'x': o->context = optarg; break;
         case 'o': o->objects = optarg; break;
         case 'n': o->null_baseline = 1; break;
@@ -915,6 +928,17 @@ static int load_fixed(struct wh *w)
     struct dd_err err;
     size_t i;
 
+    /* No API server to ask: the default release, and --feature-gates over its defaults. */
+    kv_gates_init(&w->cluster.gates, KV_DEFAULT_MINOR);
+    dd_err_clear(&err);
+    if (w->o.feature_gates &&
+        kv_gates_set(&w->cluster.gates, w->o.feature_gates, KV_FROM_FLAG, &err) != DD_OK) {
+        fprintf(stderr, "dra-doctor webhook: --feature-gates: %s\n", err.msg);
+        return -1;
+    }
+    w->cluster.minor = KV_DEFAULT_MINOR;
+    w->o.review.kube_minor = KV_DEFAULT_MINOR;
+    w->o.review.gates = &w->cluster.gates;
     mf_set_init(&w->fixed);
     if (mf_load_path(&w->fixed, w->o.objects, &lim) != DD_OK || w->fixed.nerrors) {
         char line[1200];
@@ -941,6 +965,32 @@ static int load_fixed(struct wh *w)
     return 0;
 }
 
+/* What the API server is: said at start, and in /readyz when it is too old; new objects
+ * are judged in its release's CEL environment and gates. */
+static int discover(struct wh *w)
+{
+    struct kube_client *k = kube_client_new(&w->cfg, NULL, NULL);
+    struct rule_options ro = RULE_OPTIONS_INIT;
+    struct dd_err err;
+    int rc = 0;
+
+    dd_err_clear(&err);
+    if (!k)
+        return -1;
+    if (cluster_discover(k, w->o.feature_gates, &w->cluster, &err) != DD_OK) {
+        fprintf(stderr, "dra-doctor webhook: --feature-gates: %s\n", err.msg);
+        rc = -1;
+    } else {
+        fprintf(stderr, "dra-doctor webhook: %s%s\n",
+                w->cluster.supported ? "" : "unsupported cluster: ", w->cluster.says);
+        cluster_rule_options(&w->cluster, 0, &ro);
+        w->o.review.kube_minor = ro.kube_minor;
+        w->o.review.gates = ro.gates;
+    }
+    kube_client_free(k);
+    return rc;
+}
+
 static int start_informers(struct wh *w)
 {
     struct dd_err err;
@@ -951,6 +1001,8 @@ static int start_informers(struct wh *w)
         fprintf(stderr, "dra-doctor webhook: %s\n", err.msg);
         return -1;
     }
+    if (discover(w))
+        return -1;
     for (i = 0; i < NWATCHED; i++) {
         struct inf_handlers hs = { NULL, on_add, on_update, on_delete };
         struct inf_reflector_opts ro;

@@ -1195,11 +1195,33 @@ int cel__lib_enabled(const struct cel_env *env, enum cel__lib lib)
      * minor back), so that a rollback can still read what was written. */
     int v = env->stored ? env->kube_minor : env->kube_minor - 1;
 
-    /* A feature-gated option is in both environments when its gate is on, whatever
-     * its version (environment.VersionedOptions.FeatureEnabled). */
+    /* A feature-gated option is in the new-expression environment when its gate is on,
+     * whatever its version (environment.VersionedOptions.FeatureEnabled); the stored
+     * environment ignores gates and versions (DRA's includes from 1.36, the lists
+     * library's version 1 from 1.37). */
     if (lib == CEL_LIB_INCLUDES)
-        return (env->features & CEL_FEATURE_LIST_ATTRIBUTES) != 0;
+        return (env->features & CEL_FEATURE_LIST_ATTRIBUTES) != 0 ||
+               (env->stored && env->kube_minor >= 36);
     return lib_since[lib] <= v;
+}
+
+/* The stored environment holds every device declaration, the newest last (it wins): from 1.37
+ * the one with dyn attributes and allowMultipleAllocations; before, allowMultipleAllocations
+ * with attributes of the unknown type. */
+int cel__env_dyn_attributes(const struct cel_env *env)
+{
+    return (env->features & CEL_FEATURE_LIST_ATTRIBUTES) ||
+           (env->stored && env->kube_minor >= 37);
+}
+
+int cel__env_multi_alloc(const struct cel_env *env)
+{
+    return (env->features & CEL_FEATURE_CONSUMABLE_CAPACITY) || env->stored;
+}
+
+int cel__env_list_values(const struct cel_env *env)
+{
+    return (env->features & CEL_FEATURE_LIST_ATTRIBUTES) || env->kube_minor >= 37;
 }
 
 int cel__val_fits(const struct cel__val *v, const struct cel__type *t)

@@ -351,9 +351,8 @@ static struct cel__val version_value(struct cel__ctx *c, const char *s)
 
 /* The value of one attribute, or an error that fails the whole device (DeviceMatches
  * converts every attribute before it evaluates anything). */
-static struct cel__val attr_value(struct cel__ctx *c, const struct cel_attr *a, unsigned features)
+static struct cel__val attr_value(struct cel__ctx *c, const struct cel_attr *a, int lists)
 {
-    int lists = (features & CEL_FEATURE_LIST_ATTRIBUTES) != 0;
     struct cel__val v = {.kind = CEL_V_LIST};
     struct cel__list *l;
 
@@ -425,7 +424,7 @@ static size_t domain_count(const struct cel_device *dev, int capacity, const cha
  * *first_list (when not NULL) is set to the index of the first list-valued attribute, or
  * dev->nattrs: without DRAListTypeAttributes that one fails the device.
  */
-static int build_device(struct cel__ctx *c, const struct cel_device *dev, unsigned features,
+static int build_device(struct cel__ctx *c, const struct cel_device *dev, int lists,
                         const char **why, size_t *first_list)
 {
     const char *drv = dev->driver ? dev->driver : "";
@@ -448,7 +447,7 @@ static int build_device(struct cel__ctx *c, const struct cel_device *dev, unsign
             continue;
         if (first_list && *first_list == dev->nattrs && is_list_attr(a->kind))
             *first_list = i;
-        v = attr_value(c, a, features);
+        v = attr_value(c, a, lists);
         if (v.kind == CEL_V_ERROR) {
             *why = attr_error(c, a, v.v.err);
             return *why ? -2 : -1;
@@ -1227,8 +1226,12 @@ static struct cel__val eval(struct cel__ctx *c, const struct cel__node *n)
 static enum cel_verdict run(struct cel__ctx *c, const struct cel_program *p, uint64_t *cost,
                             struct dd_err *err)
 {
-    struct cel__val v = eval(c, p->root);
+    struct cel__val v;
     enum cel_verdict verdict;
+
+    /* includes() and the list values changed in 1.37: evaluation asks the release. */
+    c->kube_minor = p->env.kube_minor;
+    v = eval(c, p->root);
 
     if (cost)
         *cost = c->cost;
@@ -1283,7 +1286,7 @@ enum cel_verdict cel_eval_device_cost(const struct cel_program *p, const struct 
         return CEL_ERROR;
     }
     ctx_start(&c, lim);
-    if ((r = build_device(&c, dev, p->env.features, &why, NULL)) != 0) {
+    if ((r = build_device(&c, dev, cel__env_list_values(&p->env), &why, NULL)) != 0) {
         if (r == -2)
             dd_failf(err, DD_ETYPE, "%s", why);
         else
@@ -1329,7 +1332,7 @@ const struct cel_device_value *cel_device_value(struct cel_device_set *s,
     c.max_cost = UINT64_MAX;
     c.scratch = s->a;
     if (!(v = cel__alloc(&c.scratch, sizeof(*v))) ||
-        build_device(&c, dev, CEL_FEATURE_LIST_ATTRIBUTES, &v->why_lists, &first_list) == -1) {
+        build_device(&c, dev, 1, &v->why_lists, &first_list) == -1) {
         s->a = c.scratch;
         return NULL;
     }
@@ -1355,7 +1358,7 @@ enum cel_verdict cel_eval_value(const struct cel_program *p, const struct cel_de
         dd_failf(err, DD_EINVAL, "cel_eval_value: NULL program or device");
         return CEL_ERROR;
     }
-    why = p->env.features & CEL_FEATURE_LIST_ATTRIBUTES ? dv->why_lists : dv->why_plain;
+    why = cel__env_list_values(&p->env) ? dv->why_lists : dv->why_plain;
     if (why) {
         dd_failf(err, DD_ETYPE, "%s", why);
         return CEL_ERROR;
@@ -1450,7 +1453,8 @@ int cel__ctx_init(struct cel__ctx *c, const struct cel_program *p, const struct 
     /* Explaining re-evaluates sub-expressions: each gets the whole budget again. */
     c->max_cost = def.max_cost * 4;
     c->scratch.cap = CEL__MAX_SCRATCH;
-    if (build_device(c, dev, p->env.features, &why, NULL) != 0) {
+    c->kube_minor = p->env.kube_minor;
+    if (build_device(c, dev, cel__env_list_values(&p->env), &why, NULL) != 0) {
         cel__arena_free(&c->scratch);
         return -1;
     }

@@ -343,6 +343,12 @@ const struct cel__sig *cel__sigs(void);
 
 /* The environment a program is compiled in (see cel.h struct cel_env). */
 int cel__lib_enabled(const struct cel_env *env, enum cel__lib lib);
+/* What the release's device declaration gives a selector compiled in env: attributes of type
+ * dyn (else the unknown type), the allowMultipleAllocations field, list-valued attributes as
+ * lists (else "unsupported attribute value"). */
+int cel__env_dyn_attributes(const struct cel_env *env);
+int cel__env_multi_alloc(const struct cel_env *env);
+int cel__env_list_values(const struct cel_env *env);
 
 /* Whether a runtime value fits a parameter type (kinds only, as cel-go dispatches). */
 int cel__val_fits(const struct cel__val *v, const struct cel__type *t);
@@ -430,6 +436,7 @@ struct cel__ctx {
     enum dd_rc abort_rc;
     struct cel__scope *scope;   /* comprehension variables, innermost first */
     struct cel__val device;
+    int kube_minor;             /* the program's release: includes() changed in 1.37 */
 };
 
 struct cel__scope {

@@ -1012,18 +1012,36 @@ CEL__FN(cel__fn_list_last)
     return cel__optional(c, l->n ? &l->items[l->n - 1] : NULL);
 }
 
-/* ---- DRA includes() (k8s.io/dynamic-resource-allocation cel/compile.go) -------------- */
+/* ---- includes(): DRA's own in 1.36 (k8s.io/dynamic-resource-allocation cel/compile.go),
+ * the lists library's from 1.37 (k8s.io/apiserver library/lists.go) ---------------------- */
 
-/* ResourceSliceMaxAttributeValuesPerDevice: includes() refuses longer lists. */
+/* ResourceSliceMaxAttributeValuesPerDevice: 1.36's includes() refuses longer lists. */
 #define DRA_MAX_ATTRIBUTE_VALUES 48
+
+/* library/cost.go traversalCost: what 1.37 charges includes() at run time. */
+static uint64_t traversal_cost(const struct cel__val *v)
+{
+    uint64_t sum = 0;
+
+    switch (v->kind) {
+    case CEL_V_STRING: case CEL_V_BYTES: return (uint64_t)((double)v->v.str.n * 0.1);
+    case CEL_V_LIST:
+        for (size_t i = 0; i < v->v.list->n; i++)
+            sum += traversal_cost(&v->v.list->items[i]);
+        return sum;
+    default: return 1;
+    }
+}
 
 CEL__FN(cel__fn_includes)
 {
     (void)call; (void)n;
+    if (c->kube_minor >= 37 && cel__charge(c, traversal_cost(&a[0])))
+        return cel__abort_val(c);
     if (a[0].kind == CEL_V_LIST) {
         const struct cel__list *l = a[0].v.list;
         for (size_t i = 0; i < l->n; i++) {
-            if (i >= DRA_MAX_ATTRIBUTE_VALUES)
+            if (i >= DRA_MAX_ATTRIBUTE_VALUES && c->kube_minor < 37)
                 return cel__err(c, "'includes' function cannot be applied to lists longer than "
                                    "%d values", DRA_MAX_ATTRIBUTE_VALUES);
             if (cel__val_equal(&l->items[i], &a[1]) == 1)

@@ -208,6 +208,65 @@ static enum cel_verdict eval_with(const char *src, const struct cel_device *dev,
     return v;
 }
 
+/* One selector over a list-valued attribute in release 1.<minor>, as a new object. */
+static enum cel_verdict eval_release(int minor, const char *src, const struct cel_device *dev,
+                                     uint64_t *cost, struct dd_err *err)
+{
+    struct cel_env env = CEL_ENV_DEFAULT;
+    struct cel_program *p;
+    enum cel_verdict v;
+
+    env.kube_minor = minor;
+    env.features |= CEL_FEATURE_LIST_ATTRIBUTES;
+    p = cel_compile_env(src, strlen(src), NULL, &env, err);
+    if (!p)
+        fail_msg("compile \"%s\" for 1.%d: %s", src, minor, err->msg);
+    v = cel_eval_device_cost(p, dev, NULL, cost, err);
+    cel_program_free(p);
+    return v;
+}
+
+/* 1.37 hands list values to every selector whatever DRAListTypeAttributes says, and its
+ * includes() (the lists library's) has no 48-value limit and costs a traversal. */
+static void test_list_attributes_by_release(void **state)
+{
+    static const char *const names[] = { "fish", "bird" };
+    static const char *many[60];
+    struct cel_attr a = { NULL, "names", CEL_ATTR_STRINGS, 0, 0, NULL, 2, NULL, NULL, names };
+    struct cel_device dev = { "dra.example.com", &a, 1, NULL, 0, 0 };
+    struct cel_env env = CEL_ENV_DEFAULT;
+    const char *src = "device.attributes['dra.example.com'].names.size() == 2";
+    struct cel_program *p;
+    struct dd_err err;
+    uint64_t c36, c37;
+    size_t i;
+
+    (void)state;
+    for (int minor = 36; minor <= 37; minor++) {
+        env.kube_minor = minor;
+        p = cel_compile_env(src, strlen(src), NULL, &env, &err);
+        assert_non_null(p);
+        assert_int_equal(cel_eval_device(p, &dev, NULL, &err),
+                         minor == 36 ? CEL_ERROR : CEL_TRUE);
+        if (minor == 36)
+            assert_string_equal(err.msg, "attribute names: unsupported attribute value");
+        cel_program_free(p);
+    }
+    for (i = 0; i < 60; i++)
+        many[i] = i == 59 ? "bird" : "a fish of twenty....";
+    a.nv = 60;
+    a.sv = many;
+    src = "device.attributes['dra.example.com'].names.includes('bird')";
+    assert_int_equal(eval_release(36, src, &dev, &c36, &err), CEL_ERROR);
+    assert_string_equal(err.msg, "'includes' function cannot be applied to lists longer than "
+                                 "48 values");
+    assert_int_equal(eval_release(37, src, &dev, &c37, &err), CEL_TRUE);
+    (void)c36;
+    /* The traversal: 59 strings of 20 bytes at 0.1 each. */
+    assert_true(c37 >= 59 * 2);
+    assert_true(c37 < 59 * 2 + 20);
+}
+
 static void test_exact_missing_key_message(void **state)
 {
     struct dd_err err;
@@ -456,6 +515,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_case_file),
         cmocka_unit_test(test_exact_missing_key_message),
+        cmocka_unit_test(test_list_attributes_by_release),
         cmocka_unit_test(test_cost_limit),
         cmocka_unit_test(test_empty_device),
         cmocka_unit_test(test_unqualified_domain),

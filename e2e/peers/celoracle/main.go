@@ -15,7 +15,7 @@
 // "capacity": {...}, "allowMultipleAllocations": bool}, "gates": {"DRAListTypeAttributes": true}}
 // (the device in resource.k8s.io/v1 JSON).  An answer: {"outcome": "compile_error" |
 // "runtime_error" | "true" | "false", "detail": "...", "cost": estimated max cost,
-// "actual": runtime cost}.  Gates default to v1.36's: DRAConsumableCapacity on,
+// "actual": runtime cost}.  Gates default to v1.37's: DRAConsumableCapacity on,
 // DRAListTypeAttributes off.
 package main
 
