@@ -763,24 +763,26 @@ void rule__check_claim_status_rbac(struct rule_ctx *ctx)
 
 /* ---- DriverNotPublishingOnNode ----------------------------------------------------------- */
 
-/* Node-local slices of driver: how many on node (and their devices), and on other nodes. */
-static void node_slices(const struct dra_model *m, const char *driver, const char *node,
-                        size_t *here, size_t *devices, size_t *elsewhere)
+/* Node-local slices of driver per Node of m->nodes (here[k], and their devices[k]), counted
+ * in one pass over the slices; returns how many node-local slices it has in all. */
+static size_t node_slices(const struct dra_model *m, const char *driver, size_t *here,
+                          size_t *devices)
 {
-    size_t i;
+    size_t i, k, all = 0;
 
-    *here = *devices = *elsewhere = 0;
+    memset(here, 0, m->nodes.n * sizeof(*here));
+    memset(devices, 0, m->nodes.n * sizeof(*devices));
     for (i = 0; i < m->nslices; i++) {
         const struct dra_slice *s = &m->slices[i];
         if (!*s->node || !STRIEQ(s->driver, driver))
             continue;
-        if (STRIEQ(s->node, node)) {
-            (*here)++;
-            *devices += s->ndev;
-        } else {
-            (*elsewhere)++;
+        all++;
+        if ((k = dra_node_first(m, s->node)) != SIZE_MAX) {
+            here[k]++;
+            devices[k] += s->ndev;
         }
     }
+    return all;
 }
 
 /* Live only: a driver's plugin is Ready on a node, and publishes no slice there (it does on
@@ -789,21 +791,31 @@ void rule__check_publishing_on_node(struct rule_ctx *ctx)
 {
     const struct dra_model *m = ctx->m;
     char msg[MSG_MAX], fix[MSG_MAX], dsn[300];
-    size_t i, k, here, devices, elsewhere;
+    size_t i, k, here, devices, elsewhere, all, *nhere, *ndev;
 
-    if (!m->live)
+    if (!m->live || !m->nodes.n)
         return;
+    nhere = malloc(m->nodes.n * sizeof(*nhere));
+    ndev = malloc(m->nodes.n * sizeof(*ndev));
+    if (!nhere || !ndev) {
+        ctx->out->oom = 1;
+        goto out;
+    }
     for (i = 0; i < m->ndrivers; i++) {
         const struct dra_driver *d = &m->drivers[i];
         /* The second name of a multi-driver DaemonSet may rightly publish nothing. */
         if (!*d->name || (d->profile && !STRIEQ(d->name, d->profile->plugins[0].driver)))
             continue;
+        all = node_slices(m, d->name, nhere, ndev);
         for (k = 0; k < m->nodes.n; k++) {
             const char *node = m->nodes.v[k].name;
             const cJSON *pod = dra_plugin_pod(m, d->ds, node);
             if (!pod || !dra_pod_ready(pod))
                 continue;
-            node_slices(m, d->name, node, &here, &devices, &elsewhere);
+            /* Nodes of one name (a repeated object) count as the first of them. */
+            here = nhere[dra_node_first(m, node)];
+            devices = ndev[dra_node_first(m, node)];
+            elsewhere = all - here;
             if ((here && devices) || (!here && !elsewhere))
                 continue; /* publishing, or nowhere at all: DriverNotPublishing's */
             objname(&d->ds->o, dsn, sizeof(dsn));
@@ -827,4 +839,7 @@ void rule__check_publishing_on_node(struct rule_ctx *ctx)
                   node);
         }
     }
+out:
+    free(nhere);
+    free(ndev);
 }
