@@ -739,7 +739,9 @@ def namespace_objects(repo, idx):
                 repo.write_yaml(os.path.join(root, app + ".yaml"), objs)
 
 
-def main(argv):
+def parse_args(argv, doc, name, min_count=1):
+    """OUT_DIR [COUNT [SEED]] [--manifest PATH]: (out, count, seed, manifest) with OUT_DIR
+    created, or the exit code (an int) after --help or an error.  bench/gen-platform.py's too."""
     args = []
     manifest = None
     i = 1
@@ -749,28 +751,35 @@ def main(argv):
             i += 2
             continue
         if argv[i] in ("-h", "--help"):
-            print(__doc__.strip())
+            print(doc.strip())
             return 0
         args.append(argv[i])
         i += 1
     if not 1 <= len(args) <= 3:
-        sys.stderr.write("usage: gen-repo.py OUT_DIR [COUNT [SEED]] [--manifest PATH]\n")
+        sys.stderr.write("usage: %s OUT_DIR [COUNT [SEED]] [--manifest PATH]\n" % name)
         return 2
     out = args[0].rstrip("/")
     try:
         count = int(args[1]) if len(args) > 1 else 50000
         seed = int(args[2]) if len(args) > 2 else 1
     except ValueError:
-        sys.stderr.write("gen-repo.py: COUNT and SEED must be integers\n")
+        sys.stderr.write("%s: COUNT and SEED must be integers\n" % name)
         return 2
-    if count < 1:
-        sys.stderr.write("gen-repo.py: COUNT must be positive\n")
+    if count < min_count:
+        sys.stderr.write("%s: COUNT must be at least %d\n" % (name, min_count))
         return 2
     if os.path.exists(out) and os.listdir(out):
-        sys.stderr.write("gen-repo.py: %s exists and is not empty\n" % out)
+        sys.stderr.write("%s: %s exists and is not empty\n" % (name, out))
         return 2
     os.makedirs(out, exist_ok=True)
-    manifest = manifest or out + ".manifest.json"
+    return out, count, seed, manifest or out + ".manifest.json"
+
+
+def main(argv):
+    parsed = parse_args(argv, __doc__, "gen-repo.py")
+    if isinstance(parsed, int):
+        return parsed
+    out, count, seed, manifest = parsed
 
     repo = Repo(out, seed)
     idx = 0

@@ -2,7 +2,8 @@
 # Lint throughput benchmark (`make bench`).
 #
 # Generates (once, cached outside the repository) a GitOps-like repository of
-# at least 50,000 Kubernetes objects with bench/gen-repo.py, then times
+# at least 50,000 Kubernetes objects with bench/gen-repo.py (BENCH_SHAPE=platform:
+# bench/gen-platform.py, one platform team's claims-heavy repository), then times
 #   /usr/bin/time -v taskset -c 0 ./dra-doctor lint <repo> -o json --fail-on never
 # BENCH_RUNS times and reports the median wall time, objects per second and
 # peak RSS.  If kubeconform can be built from its Go module
@@ -14,7 +15,7 @@
 # printing unreadable JSON); a missed throughput goal prints "goal missed" and
 # still exits 0.
 #
-# Env: BENCH_COUNT (50000)  BENCH_SEED (1)  BENCH_RUNS (3)  BENCH_CPU (0)
+# Env: BENCH_COUNT (50000)  BENCH_SEED (1)  BENCH_RUNS (3)  BENCH_CPU (0)  BENCH_SHAPE (repo)
 #      BENCH_GOAL (50000 objects/s)  BENCH_PEERS (1; 0 skips kubeconform)
 #      DD_BIN (./dra-doctor)  DD_CACHE_DIR (${XDG_CACHE_HOME:-$HOME/.cache}/dra-doctor)
 #      BENCH_MD=FILE also writes the results table as Markdown to FILE.
@@ -24,6 +25,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
 count=${BENCH_COUNT:-50000}
+shape=${BENCH_SHAPE:-repo}
 seed=${BENCH_SEED:-1}
 runs=${BENCH_RUNS:-3}
 cpu=${BENCH_CPU:-0}
@@ -39,6 +41,8 @@ for t in python3 taskset; do
 done
 [ -x /usr/bin/time ] || die "/usr/bin/time (GNU time) is required: apt-get install time"
 case $runs in ''|*[!0-9]*|0) die "BENCH_RUNS must be a positive integer";; esac
+case $shape in repo|platform) ;; *) die "BENCH_SHAPE must be repo or platform";; esac
+gen=bench/gen-$shape.py
 
 dd=${DD_BIN:-./dra-doctor}
 if [ ! -x "$dd" ] && [ -z "${DD_BIN:-}" ]; then
@@ -50,19 +54,19 @@ fi
 
 # ---- the generated repository (cached) --------------------------------------
 # Keyed by the generator's content too, so that changing it regenerates.
-gensum=$(sha256sum bench/gen-repo.py | cut -c1-12)
-repo="$cache/bench-repo-$count-$seed-$gensum"
+gensum=$(cat "$gen" bench/gen-repo.py | sha256sum | cut -c1-12)
+repo="$cache/bench-$shape-$count-$seed-$gensum"
 manifest="$repo.manifest.json"
 if [ ! -f "$manifest" ] || [ ! -d "$repo" ]; then
     mkdir -p "$cache"
     # Drop corpora of the same count and seed made by older generators.
-    for old in "$cache/bench-repo-$count-$seed-"*; do
+    for old in "$cache/bench-$shape-$count-$seed-"*; do
         case $old in "$repo"*) ;; *) rm -rf "$old";; esac
     done
     rm -rf "$repo.tmp" "$repo"
     echo "lint-bench: generating $repo" >&2
-    python3 bench/gen-repo.py "$repo.tmp" "$count" "$seed" --manifest "$repo.tmp.manifest.json" >&2 ||
-        die "bench/gen-repo.py failed"
+    python3 "$gen" "$repo.tmp" "$count" "$seed" --manifest "$repo.tmp.manifest.json" >&2 ||
+        die "$gen failed"
     mv "$repo.tmp" "$repo"
     mv "$repo.tmp.manifest.json" "$manifest"
 fi
@@ -172,13 +176,13 @@ python3 - "$gen_objects" "$gen_files" "$gen_bytes" "$seed" "$runs" "$cpu" "$goal
     "$dd_errors" "$dd_warnings" "$dd_infos" \
     "$kc_status" "${KUBECONFORM_VERSION:-}" "${kc_objects:-0}" "${kc_wall:-0}" "${kc_rss:-0}" \
     "${kc_user:-0}" "${kc_sys:-0}" "${kc_walls:-}" "$kc_line" "${BENCH_MD:-}" \
-    "taskset -c $cpu ${dd_cmd[*]}" "${kc_cmd:+taskset -c $cpu ${kc_cmd[*]}}" "$load0" <<'EOF'
+    "taskset -c $cpu ${dd_cmd[*]}" "${kc_cmd:+taskset -c $cpu ${kc_cmd[*]}}" "$load0" "$gen" <<'EOF'
 import sys
 a = sys.argv[1:]
 (gen_objects, gen_files, gen_bytes, seed, runs, cpu, goal,
  dd_version, dd_objects, dd_wall, dd_rss, dd_user, dd_sys, dd_walls, dd_err, dd_warn, dd_info,
  kc_status, kc_version, kc_objects, kc_wall, kc_rss, kc_user, kc_sys, kc_walls, kc_line, md,
- dd_cmd, kc_cmd, load0) = a
+ dd_cmd, kc_cmd, load0, gen) = a
 gen_objects, gen_files, gen_bytes = int(gen_objects), int(gen_files), int(gen_bytes)
 goal = float(goal)
 loadavg = load0
@@ -206,8 +210,8 @@ def line(row):
     return "| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))) + " |"
 sep = "|" + "|".join("-" * (w + 1) + ("-" if i == 0 else ":") for i, w in enumerate(widths)) + "|"
 out = []
-out.append("Repository: %d objects in %d files, %.1f MiB (bench/gen-repo.py, seed %s); %s runs per tool, pinned to CPU %s"
-           % (gen_objects, gen_files, gen_bytes / 1048576.0, seed, runs, cpu))
+out.append("Repository: %d objects in %d files, %.1f MiB (%s, seed %s); %s runs per tool, pinned to CPU %s"
+           % (gen_objects, gen_files, gen_bytes / 1048576.0, gen, seed, runs, cpu))
 out.append("Load average before the runs: %s (other work on the machine inflates wall time; "
            "objects/CPU-s = objects / (user + sys) is less sensitive to it)" % loadavg)
 out.append("")

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rules/diagnose.h"
 #include "formats/json.h"
@@ -181,11 +182,24 @@ static int index_pods(struct snapshot *s)
     return 0;
 }
 
+/* Thread CPU seconds since *t, and *t moved to now. */
+static double lap(struct timespec *t)
+{
+    struct timespec now;
+    double d;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    d = (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) / 1e9;
+    *t = now;
+    return d;
+}
+
 struct snapshot *snapshot_build(cJSON *owned, const cJSON **borrowed, size_t n,
                                 struct kube_client *client, struct snapshot_cache *cache,
                                 const struct rule_options *opt, struct dd_err *err)
 {
     struct snapshot *s = calloc(1, sizeof(*s));
+    struct timespec t;
     const cJSON *it;
     size_t i;
 
@@ -199,6 +213,7 @@ struct snapshot *snapshot_build(cJSON *owned, const cJSON **borrowed, size_t n,
     s->borrowed = borrowed;
     s->nborrowed = n;
     s->refs = 1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     dra_model_init(&s->m, NULL, NULL);
     s->m.live = 1;
     if (cache) {
@@ -216,17 +231,24 @@ struct snapshot *snapshot_build(cJSON *owned, const cJSON **borrowed, size_t n,
             goto oom;
     if (dra_model_finish(&s->m) != DD_OK)
         goto oom;
+    s->steps.model = lap(&t);
     s->assumed = diag_assume_rejected_claims(&s->m);
     cJSON_ArrayForEach(it, s->assumed)
         if (dra_model_add(&s->m, it, NULL, 0) != DD_OK)
             goto oom;
+    s->steps.assume = lap(&t);
     if (client && collect_sar(s, client, cache))
         goto oom;
     s->m.sar = s->sar;
     s->m.nsar = s->nsar;
-    if (dd_rules_run(&s->m, opt, &s->f) || index_pods(s))
+    lap(&t);
+    if (dd_rules_run(&s->m, opt, &s->f))
+        goto oom;
+    s->steps.rules = lap(&t);
+    if (index_pods(s))
         goto oom;
     s->ix = diag_index_new(&s->f); /* without it, diag_pod_indexed looks at every finding */
+    s->steps.index = lap(&t);
     return s;
 oom:
     snapshot_free(s);

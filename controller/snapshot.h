@@ -62,6 +62,10 @@ struct snapshot {
     size_t *pod_idx;        /* owned: open-addressing index of Pods (1 + position; 0 empty) */
     size_t npod_idx;        /* its capacity, a power of two */
     int refs;               /* guarded by the owner's lock */
+    struct snapshot_steps { /* thread CPU seconds of snapshot_build's steps (the rules' own,
+                               rule by rule, through opt->seconds) */
+        double model, assume, rules, index;
+    } steps;
 };
 
 /*

@@ -243,6 +243,7 @@ static int view_fill(struct wh_view *v, const cJSON *const *objs, size_t n,
     dra_model_init(&ds, NULL, NULL);
     m.live = ds.live = 1;
     m.cel_cache = v->cel;
+    m.devices_unjudged = same != NULL; /* the supply per class comes from same */
     for (i = 0; i < n; i++)
         if (dra_model_add(is_daemonset(objs[i]) ? &ds : &m, objs[i], NULL, 0) != DD_OK)
             goto out;
@@ -993,6 +994,8 @@ enum dd_rc wh_review(const struct wh_view *v, const char *const *pending_classes
     }
     snprintf(res->kind, sizeof(res->kind), "%s", kind);
     snprintf(res->operation, sizeof(res->operation), "%s", op);
+    snprintf(res->ns, sizeof(res->ns), "%s",
+             dd_json_str(req, "namespace", NULL) ? dd_json_str(req, "namespace", NULL) : "");
     obj = cJSON_GetObjectItemCaseSensitive(req, "object");
     if (v && cJSON_IsObject(obj)) {
         int create = str_is(op, "CREATE");

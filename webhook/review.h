@@ -80,6 +80,8 @@ struct wh_result {
     enum wh_verdict verdict;
     char kind[64];             /* request.kind.kind ("" when unknown), for metrics */
     char operation[16];        /* request.operation */
+    char ns[64];               /* request.namespace ("" for cluster-scoped objects): whose
+                                  share a waiting request takes */
 };
 
 /*

@@ -196,6 +196,27 @@ enum cel_verdict cel_eval_device_cost(const struct cel_program *p, const struct 
                                       struct dd_err *err);
 
 /*
+ * Devices built once for many evaluations: cel_eval_device builds its device's CEL value
+ * anew each call, which is most of its cost for a simple selector.  A set holds the values
+ * of many devices in one arena (freed together); a value borrows the strings of the
+ * struct cel_device it was built from (they must outlive the set) and is read-only once
+ * built, so any number of threads may evaluate programs against it at once.
+ */
+struct cel_device_set;
+struct cel_device_value;
+
+struct cel_device_set *cel_device_set_new(void);   /* NULL on ENOMEM */
+void cel_device_set_free(struct cel_device_set *s); /* NULL is allowed */
+
+/* dev's value, built into s; NULL on ENOMEM.  It serves programs of any feature set. */
+const struct cel_device_value *cel_device_value(struct cel_device_set *s,
+                                                const struct cel_device *dev);
+
+/* cel_eval_device for a built value: the same verdict and error text. */
+enum cel_verdict cel_eval_value(const struct cel_program *p, const struct cel_device_value *v,
+                                const struct cel_limits *lim, struct dd_err *err);
+
+/*
  * Evaluates p for dev like cel_eval_device and, when the result is not true, writes
  * to buf[0..cap) the smallest sub-expression that decided it with the values it saw:
  * `device.attributes["gpu.example.com"].model == "H100" is false:

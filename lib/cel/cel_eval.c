@@ -315,15 +315,17 @@ static void map_put_str(struct cel__map *m, const char *k, struct cel__val v)
 }
 
 /* The per-domain inner map for domain dom in outer, created on demand. */
+static size_t domain_count(const struct cel_device *dev, int capacity, const char *dom);
+
 static struct cel__map *domain_map(struct cel__ctx *c, struct cel__map *outer, const char *dom,
-                                   size_t cap)
+                                   const struct cel_device *dev, int capacity)
 {
     struct cel__val *v = map_find_str(outer, dom, strlen(dom));
     struct cel__map *m;
 
     if (v)
         return v->v.map;
-    if (!(m = map_new(c, cap)))
+    if (!(m = map_new(c, domain_count(dev, capacity, dom))))
         return NULL;
     outer->keys[outer->n] = mk_str(CEL_V_STRING, dom, strlen(dom));
     outer->vals[outer->n].kind = CEL_V_MAP;
@@ -387,38 +389,75 @@ static struct cel__val attr_value(struct cel__ctx *c, const struct cel_attr *a, 
     return cel__err(c, "unsupported attribute value");
 }
 
-/* 0, -1 out of memory, or -2 with *why: an attribute no selector can be evaluated with. */
-static int build_device(struct cel__ctx *c, const struct cel_device *dev,
-                        const struct cel_env *env, const char **why)
+static int is_list_attr(enum cel_attr_kind k)
+{
+    return k == CEL_ATTR_INTS || k == CEL_ATTR_BOOLS || k == CEL_ATTR_STRINGS ||
+           k == CEL_ATTR_VERSIONS;
+}
+
+/* "attribute DOMAIN/NAME: what", in the scratch arena (NULL out of memory). */
+static const char *attr_error(struct cel__ctx *c, const struct cel_attr *a, const char *what)
+{
+    char buf[512];
+
+    snprintf(buf, sizeof(buf), "attribute %s%s%s: %s", a->domain ? a->domain : "",
+             a->domain ? "/" : "", a->name, what);
+    return cel__strndup(&c->scratch, buf, strlen(buf));
+}
+
+/* Attributes (or capacities) of dev in domain dom: each domain's map is allocated at its
+ * size (a model keeps its devices' values for the whole snapshot). */
+static size_t domain_count(const struct cel_device *dev, int capacity, const char *dom)
+{
+    const char *drv = dev->driver ? dev->driver : "";
+    size_t n = 0;
+
+    for (size_t i = 0; !capacity && i < dev->nattrs; i++)
+        n += !strcmp(dev->attrs[i].domain ? dev->attrs[i].domain : drv, dom);
+    for (size_t i = 0; capacity && i < dev->ncaps; i++)
+        n += !strcmp(dev->caps[i].domain ? dev->caps[i].domain : drv, dom);
+    return n;
+}
+
+/*
+ * 0, -1 out of memory, or -2 with *why: an attribute no selector can be evaluated with.
+ * *first_list (when not NULL) is set to the index of the first list-valued attribute, or
+ * dev->nattrs: without DRAListTypeAttributes that one fails the device.
+ */
+static int build_device(struct cel__ctx *c, const struct cel_device *dev, int lists,
+                        const char **why, size_t *first_list)
 {
     const char *drv = dev->driver ? dev->driver : "";
     struct cel__map *d = map_new(c, 4), *attrs = map_new(c, dev->nattrs),
                     *caps = map_new(c, dev->ncaps);
 
+    if (first_list)
+        *first_list = dev->nattrs;
     if (!d || !attrs || !caps)
         return -1;
     attrs->missing_is_empty = caps->missing_is_empty = 1;
     for (size_t i = 0; i < dev->nattrs; i++) {
         const struct cel_attr *a = &dev->attrs[i];
-        struct cel__map *m = domain_map(c, attrs, a->domain ? a->domain : drv, dev->nattrs);
+        const char *dom = a->domain ? a->domain : drv;
+        struct cel__map *m = domain_map(c, attrs, dom, dev, 0);
         struct cel__val v;
         if (!m)
             return -1;
         if (!a->name)
             continue;
-        v = attr_value(c, a, cel__env_list_values(env));
+        if (first_list && *first_list == dev->nattrs && is_list_attr(a->kind))
+            *first_list = i;
+        v = attr_value(c, a, lists);
         if (v.kind == CEL_V_ERROR) {
-            char buf[512];
-            snprintf(buf, sizeof(buf), "attribute %s%s%s: %s", a->domain ? a->domain : "",
-                     a->domain ? "/" : "", a->name, v.v.err);
-            *why = cel__strndup(&c->scratch, buf, strlen(buf));
+            *why = attr_error(c, a, v.v.err);
             return *why ? -2 : -1;
         }
         map_put_str(m, a->name, v);
     }
     for (size_t i = 0; i < dev->ncaps; i++) {
         const struct cel_capacity *q = &dev->caps[i];
-        struct cel__map *m = domain_map(c, caps, q->domain ? q->domain : drv, dev->ncaps);
+        const char *dom = q->domain ? q->domain : drv;
+        struct cel__map *m = domain_map(c, caps, dom, dev, 1);
         struct cel__val v = {.kind = CEL_V_QUANTITY};
         const char *txt = q->quantity ? q->quantity : "";
         if (!m)
@@ -1183,50 +1222,22 @@ static struct cel__val eval(struct cel__ctx *c, const struct cel__node *n)
     return cel__err(c, "internal error: unknown node");
 }
 
-enum cel_verdict cel_eval_device(const struct cel_program *p, const struct cel_device *dev,
-                                 const struct cel_limits *lim, struct dd_err *err)
+/* Evaluates p with c->device set; frees c's scratch arena. */
+static enum cel_verdict run(struct cel__ctx *c, const struct cel_program *p, uint64_t *cost,
+                            struct dd_err *err)
 {
-    return cel_eval_device_cost(p, dev, lim, NULL, err);
-}
-
-enum cel_verdict cel_eval_device_cost(const struct cel_program *p, const struct cel_device *dev,
-                                      const struct cel_limits *lim, uint64_t *cost,
-                                      struct dd_err *err)
-{
-    static const struct cel_limits def = CEL_LIMITS_DEFAULT;
-    struct cel__ctx c;
     struct cel__val v;
     enum cel_verdict verdict;
-    const char *why = NULL;
-    int r;
 
-    dd_err_clear(err);
+    /* includes() and the list values changed in 1.37: evaluation asks the release. */
+    c->kube_minor = p->env.kube_minor;
+    v = eval(c, p->root);
+
     if (cost)
-        *cost = 0;
-    if (!p || !dev) {
-        dd_failf(err, DD_EINVAL, "cel_eval_device: NULL program or device");
-        return CEL_ERROR;
-    }
-    if (!lim)
-        lim = &def;
-    memset(&c, 0, sizeof(c));
-    c.max_cost = lim->max_cost;
-    c.scratch.cap = CEL__MAX_SCRATCH;
-    c.kube_minor = p->env.kube_minor;
-    if ((r = build_device(&c, dev, &p->env, &why)) != 0) {
-        if (r == -2)
-            dd_failf(err, DD_ETYPE, "%s", why);
-        else
-            dd_failf(err, DD_ENOMEM, "out of memory while preparing the device");
-        cel__arena_free(&c.scratch);
-        return CEL_ERROR;
-    }
-    v = eval(&c, p->root);
-    if (cost)
-        *cost = c.cost;
-    if (c.aborted) {
-        v = cel__abort_val(&c);
-        dd_failf(err, c.abort_rc, "%s", v.v.err);
+        *cost = c->cost;
+    if (c->aborted) {
+        v = cel__abort_val(c);
+        dd_failf(err, c->abort_rc, "%s", v.v.err);
         verdict = CEL_ERROR;
     } else if (v.kind == CEL_V_ERROR) {
         dd_failf(err, DD_ETYPE, "%s", v.v.err);
@@ -1240,8 +1251,121 @@ enum cel_verdict cel_eval_device_cost(const struct cel_program *p, const struct 
     } else {
         verdict = v.v.b ? CEL_TRUE : CEL_FALSE;
     }
-    cel__arena_free(&c.scratch);
+    cel__arena_free(&c->scratch);
     return verdict;
+}
+
+static void ctx_start(struct cel__ctx *c, const struct cel_limits *lim)
+{
+    static const struct cel_limits def = CEL_LIMITS_DEFAULT;
+
+    memset(c, 0, sizeof(*c));
+    c->max_cost = (lim ? lim : &def)->max_cost;
+    c->scratch.cap = CEL__MAX_SCRATCH;
+}
+
+enum cel_verdict cel_eval_device(const struct cel_program *p, const struct cel_device *dev,
+                                 const struct cel_limits *lim, struct dd_err *err)
+{
+    return cel_eval_device_cost(p, dev, lim, NULL, err);
+}
+
+enum cel_verdict cel_eval_device_cost(const struct cel_program *p, const struct cel_device *dev,
+                                      const struct cel_limits *lim, uint64_t *cost,
+                                      struct dd_err *err)
+{
+    struct cel__ctx c;
+    const char *why = NULL;
+    int r;
+
+    dd_err_clear(err);
+    if (cost)
+        *cost = 0;
+    if (!p || !dev) {
+        dd_failf(err, DD_EINVAL, "cel_eval_device: NULL program or device");
+        return CEL_ERROR;
+    }
+    ctx_start(&c, lim);
+    if ((r = build_device(&c, dev, cel__env_list_values(&p->env), &why, NULL)) != 0) {
+        if (r == -2)
+            dd_failf(err, DD_ETYPE, "%s", why);
+        else
+            dd_failf(err, DD_ENOMEM, "out of memory while preparing the device");
+        cel__arena_free(&c.scratch);
+        return CEL_ERROR;
+    }
+    return run(&c, p, cost, err);
+}
+
+/* ---- Devices built once ---------------------------------------------------------- */
+
+struct cel_device_value {
+    struct cel__val device;  /* the `device` map, with list attributes as lists */
+    const char *why_lists;   /* why every selector fails with DRAListTypeAttributes, or NULL */
+    const char *why_plain;   /* the same without it (a list attribute is then unsupported) */
+};
+
+struct cel_device_set {
+    struct cel__arena a;     /* every value's maps and texts */
+};
+
+struct cel_device_set *cel_device_set_new(void)
+{
+    return calloc(1, sizeof(struct cel_device_set));
+}
+
+void cel_device_set_free(struct cel_device_set *s)
+{
+    if (s)
+        cel__arena_free(&s->a);
+    free(s);
+}
+
+const struct cel_device_value *cel_device_value(struct cel_device_set *s,
+                                                const struct cel_device *dev)
+{
+    struct cel_device_value *v;
+    struct cel__ctx c;
+    size_t first_list;
+
+    memset(&c, 0, sizeof(c));
+    c.max_cost = UINT64_MAX;
+    c.scratch = s->a;
+    if (!(v = cel__alloc(&c.scratch, sizeof(*v))) ||
+        build_device(&c, dev, 1, &v->why_lists, &first_list) == -1) {
+        s->a = c.scratch;
+        return NULL;
+    }
+    v->device = c.device;
+    /* Without the gate the first list attribute fails the device (build_device stopped at
+     * the first failure with it, so no failing attribute comes before that one). */
+    v->why_plain = v->why_lists;
+    if (first_list < dev->nattrs &&
+        !(v->why_plain = attr_error(&c, &dev->attrs[first_list], "unsupported attribute value")))
+        v = NULL;
+    s->a = c.scratch;
+    return v;
+}
+
+enum cel_verdict cel_eval_value(const struct cel_program *p, const struct cel_device_value *dv,
+                                const struct cel_limits *lim, struct dd_err *err)
+{
+    const char *why;
+    struct cel__ctx c;
+
+    dd_err_clear(err);
+    if (!p || !dv) {
+        dd_failf(err, DD_EINVAL, "cel_eval_value: NULL program or device");
+        return CEL_ERROR;
+    }
+    why = cel__env_list_values(&p->env) ? dv->why_lists : dv->why_plain;
+    if (why) {
+        dd_failf(err, DD_ETYPE, "%s", why);
+        return CEL_ERROR;
+    }
+    ctx_start(&c, lim);
+    c.device = dv->device;
+    return run(&c, p, NULL, err);
 }
 
 /* ---- Constant folding at compile time ------------------------------------------- */
@@ -1330,7 +1454,7 @@ int cel__ctx_init(struct cel__ctx *c, const struct cel_program *p, const struct 
     c->max_cost = def.max_cost * 4;
     c->scratch.cap = CEL__MAX_SCRATCH;
     c->kube_minor = p->env.kube_minor;
-    if (build_device(c, dev, &p->env, &why) != 0) {
+    if (build_device(c, dev, cel__env_list_values(&p->env), &why, NULL) != 0) {
         cel__arena_free(&c->scratch);
         return -1;
     }

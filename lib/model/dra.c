@@ -1,5 +1,6 @@
 #include "model/dra.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,6 +195,182 @@ static void release_selector(struct dra_selector *s)
     s->shared = NULL;
 }
 
+/* ---- selector texts and their results per device ------------------------------------ */
+
+/* Expressions whose results are remembered: at most this many bytes per device, whatever the
+ * input (claims with a selector each of their own are evaluated anew on every call). */
+#define MEMO_ROWS_MAX 64
+
+enum { MEMO_UNKNOWN, MEMO_FALSE, MEMO_TRUE, MEMO_ERROR };
+
+struct dra_memo {
+    const char **text;              /* id - 1 -> expression (borrowed from the trees) */
+    size_t n, cap;
+    uint32_t *hix;                  /* open addressing over text: id, 0 empty; at most half full */
+    size_t nhix;
+    /* From dra_model_finish: */
+    _Atomic(atomic_uchar *) *rows;  /* nrows: per id, NULL or a MEMO_* byte per device */
+    size_t nrows;
+    atomic_size_t nalloc;           /* rows allocated */
+    pthread_mutex_t lock;           /* taken to allocate a row */
+    int locked_ok;                  /* lock initialised */
+};
+
+static void memo_free(struct dra_memo *mm)
+{
+    size_t i;
+
+    if (!mm)
+        return;
+    for (i = 0; mm->rows && i < mm->nrows; i++)
+        free((void *)atomic_load(&mm->rows[i]));
+    free(mm->rows);
+    if (mm->locked_ok)
+        pthread_mutex_destroy(&mm->lock);
+    free(mm->text);
+    free(mm->hix);
+    free(mm);
+}
+
+/* The id of expression expr (1-based), a new one for a text not seen before; 0 on ENOMEM. */
+static uint32_t memo_intern(struct dra_model *m, const char *expr)
+{
+    struct dra_memo *mm = m->memo;
+    size_t h, i;
+
+    if (!mm && !(mm = m->memo = calloc(1, sizeof(*mm))))
+        return 0;
+    if (2 * (mm->n + 1) > mm->nhix) {
+        size_t cap = mm->nhix ? 2 * mm->nhix : 16; /* a request's model holds a few */
+        uint32_t *ix = calloc(cap, sizeof(*ix));
+        if (!ix)
+            return 0;
+        for (i = 0; i < mm->n; i++) {
+            for (h = text_hash(mm->text[i]) & (cap - 1); ix[h]; h = (h + 1) & (cap - 1))
+                ;
+            ix[h] = (uint32_t)(i + 1);
+        }
+        free(mm->hix);
+        mm->hix = ix;
+        mm->nhix = cap;
+    }
+    for (h = text_hash(expr) & (mm->nhix - 1); mm->hix[h]; h = (h + 1) & (mm->nhix - 1))
+        if (STRIEQ(mm->text[mm->hix[h] - 1], expr))
+            return mm->hix[h];
+    if (mm->n == mm->cap || mm->n >= UINT32_MAX - 1) {
+        size_t cap = mm->cap ? 2 * mm->cap : 8;
+        const char **t = mm->n < UINT32_MAX - 1 ? realloc(mm->text, cap * sizeof(*t)) : NULL;
+        if (!t)
+            return 0;
+        mm->text = t;
+        mm->cap = cap;
+    }
+    mm->text[mm->n++] = expr;
+    return mm->hix[h] = (uint32_t)mm->n;
+}
+
+/* Room for the results of the expressions known when the model is finished; ids added later
+ * (selectors of objects added after dra_model_finish) are evaluated each time. */
+static enum dd_rc memo_ready(struct dra_model *m)
+{
+    struct dra_memo *mm = m->memo;
+
+    if (!mm || mm->rows)
+        return DD_OK;
+    if (!(mm->rows = calloc(mm->n + 1, sizeof(*mm->rows))))
+        return DD_ENOMEM;
+    mm->nrows = mm->n;
+    if (pthread_mutex_init(&mm->lock, NULL)) {
+        free(mm->rows);
+        mm->rows = NULL;
+        return DD_ENOMEM;
+    }
+    mm->locked_ok = 1;
+    return DD_OK;
+}
+
+/* The results of expression id on m's devices, or NULL: not remembered. */
+static atomic_uchar *memo_row(const struct dra_model *m, uint32_t id)
+{
+    struct dra_memo *mm = m->memo;
+    atomic_uchar *row;
+
+    if (!mm || !mm->rows || !id || id > mm->nrows || !m->ndevices)
+        return NULL;
+    if ((row = atomic_load_explicit(&mm->rows[id - 1], memory_order_acquire)) ||
+        atomic_load(&mm->nalloc) >= MEMO_ROWS_MAX)
+        return row;
+    pthread_mutex_lock(&mm->lock);
+    if (!(row = atomic_load_explicit(&mm->rows[id - 1], memory_order_relaxed)) &&
+        atomic_load(&mm->nalloc) < MEMO_ROWS_MAX && (row = calloc(m->ndevices, 1))) {
+        atomic_fetch_add(&mm->nalloc, 1);
+        atomic_store_explicit(&mm->rows[id - 1], row, memory_order_release);
+    }
+    pthread_mutex_unlock(&mm->lock);
+    return row;
+}
+
+enum cel_verdict dra_selector_match_device(const struct dra_selector *s,
+                                           const struct cel_device *dev, struct dd_err *err)
+{
+    if (!s->prog) {
+        dd_failf(err, DD_EINVAL, "the selector does not compile");
+        return CEL_ERROR;
+    }
+    return cel_eval_device(s->prog, dev, NULL, err);
+}
+
+enum cel_verdict dra_selector_match(const struct dra_model *m, const struct dra_selector *s,
+                                    size_t dev, struct dd_err *err)
+{
+    static const enum cel_verdict of[] = { CEL_ERROR, CEL_FALSE, CEL_TRUE, CEL_ERROR };
+    const struct dra_device *d;
+    atomic_uchar *row = NULL;
+    enum cel_verdict v;
+    unsigned char b;
+
+    if (dev >= m->ndevices) {
+        dd_failf(err, DD_EINVAL, "no device %zu", dev);
+        return CEL_ERROR;
+    }
+    if (s->prog && (row = memo_row(m, s->id)) &&
+        (b = atomic_load_explicit(&row[dev], memory_order_relaxed)) != MEMO_UNKNOWN &&
+        (b != MEMO_ERROR || !err))
+        return of[b];
+    d = m->devices[dev];
+    if (!s->prog || !d->val)
+        return dra_selector_match_device(s, &d->dev, err);
+    dd_err_clear(err);
+    v = cel_eval_value(s->prog, d->val, NULL, err);
+    if (row)
+        atomic_store_explicit(&row[dev], v == CEL_TRUE ? MEMO_TRUE : v == CEL_FALSE ? MEMO_FALSE
+                                                                                  : MEMO_ERROR,
+                              memory_order_relaxed);
+    return v;
+}
+
+static int selectors_accept(const struct dra_model *m, const struct dra_selector *sel, size_t n,
+                            size_t dev)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        if (!sel[i].prog || dra_selector_match(m, &sel[i], dev, NULL) != CEL_TRUE)
+            return 0;
+    return 1;
+}
+
+int dra_class_admits(const struct dra_model *m, const struct dra_class *cls, size_t dev)
+{
+    return selectors_accept(m, cls->sel, cls->nsel, dev);
+}
+
+int dra_request_admits(const struct dra_model *m, const struct dra_class *cls,
+                       const struct dra_request *r, size_t dev)
+{
+    return dra_class_admits(m, cls, dev) && selectors_accept(m, r->sel, r->nsel, dev);
+}
+
 /* ---- selectors and requests ---------------------------------------------- */
 
 static enum dd_rc add_selectors(struct dra_model *m, const cJSON *arr, struct dra_selector **out,
@@ -215,7 +392,7 @@ static enum dd_rc add_selectors(struct dra_model *m, const cJSON *arr, struct dr
         }
         s->expr = expr->valuestring;
         s->line = node_line(m, expr, line);
-        if (compile_selector(m, s) != DD_OK)
+        if (compile_selector(m, s) != DD_OK || (s->prog && !(s->id = memo_intern(m, s->expr))))
             goto oom;
     }
     *out = v;
@@ -356,6 +533,60 @@ static void index_claims(struct dra_model *m)
         idx_insert(m->claim_idx, m->nclaim_idx,
                    name_hash(m->claims[i].o.ns, m->claims[i].o.name, m->claims[i].is_template), i);
     m->nclaims_indexed = m->nclaims;
+}
+
+/* Nodes by name, each name's nodes chained in order; plugin pods by node.  DD_ENOMEM or
+ * DD_OK. */
+static enum dd_rc index_nodes(struct dra_model *m)
+{
+    size_t i, h, *tail;
+
+    /* Nothing to index (a request's model): lookups look at none. */
+    if (!m->nodes.n && !m->plugin_pods.n)
+        return DD_OK;
+    if (!(m->node_idx = idx_new(m->nodes.n, &m->nnode_idx)) ||
+        !(m->node_next = malloc((m->nodes.n + 1) * sizeof(*m->node_next))) ||
+        !(m->node_rt = calloc(m->nodes.n + 1, sizeof(*m->node_rt))) ||
+        !(tail = calloc(m->nodes.n + 1, sizeof(*tail)))) {
+        m->nnode_idx = 0;
+        return DD_ENOMEM;
+    }
+    for (i = 0; i < m->nodes.n; i++) {
+        size_t mask = m->nnode_idx - 1, first;
+        m->node_next[i] = SIZE_MAX;
+        for (h = name_hash("", m->nodes.v[i].name, 2) & mask; m->node_idx[h]; h = (h + 1) & mask)
+            if (STRIEQ(m->nodes.v[m->node_idx[h] - 1].name, m->nodes.v[i].name))
+                break;
+        if (!m->node_idx[h]) {
+            m->node_idx[h] = i + 1;
+            tail[i] = i;
+        } else {
+            first = m->node_idx[h] - 1;
+            m->node_next[tail[first]] = i;
+            tail[first] = i;
+        }
+    }
+    m->nnodes_indexed = m->nodes.n;
+    free(tail);
+    if (!(m->plugin_idx = idx_new(m->plugin_pods.n, &m->nplugin_idx)) ||
+        !(m->plugin_next = calloc(m->plugin_pods.n + 1, sizeof(*m->plugin_next)))) {
+        m->nplugin_idx = 0;
+        return DD_ENOMEM;
+    }
+    /* Backwards, each pod put in front of its node's chain: the chains keep the pods' order. */
+    for (i = m->plugin_pods.n; i-- > 0;) {
+        const char *on = dd_json_str(m->plugin_pods.v[i].json, "spec", "nodeName", NULL);
+        size_t mask = m->nplugin_idx - 1;
+        if (!on)
+            continue;
+        for (h = name_hash("", on, 3) & mask; m->plugin_idx[h]; h = (h + 1) & mask)
+            if (STRIEQ(dd_json_str(m->plugin_pods.v[m->plugin_idx[h] - 1].json, "spec",
+                                   "nodeName", NULL), on))
+                break;
+        m->plugin_next[i] = m->plugin_idx[h];
+        m->plugin_idx[h] = i + 1;
+    }
+    return DD_OK;
 }
 
 static void index_classes(struct dra_model *m)
@@ -552,6 +783,7 @@ static enum dd_rc add_device(struct dra_model *m, struct dra_slice *s, const cJS
     memset(dev, 0, sizeof(*dev));
     dev->name = str_or(dd_json_str(d, "name", NULL), "");
     dev->json = d;
+    dev->tainted = cJSON_GetArraySize(dd_json_arr(d, "taints", NULL)) > 0;
     dev->dev.driver = s->driver;
     /* v1beta1 and v1alpha3 wrap attributes and capacity in `basic`. */
     dev->dev.allow_multiple_allocations =
@@ -1005,9 +1237,17 @@ int dra_pod_ready(const cJSON *pod)
 const cJSON *dra_plugin_pod(const struct dra_model *m, const struct dra_podspec *ds,
                             const char *node)
 {
-    size_t i;
+    size_t i = 0, mask = m->nplugin_idx - 1, h;
 
-    for (i = 0; i < m->plugin_pods.n; i++) {
+    /* The pods on node, in order (every pod, before dra_model_finish indexed them). */
+    if (m->nplugin_idx) {
+        for (h = name_hash("", node, 3) & mask; m->plugin_idx[h]; h = (h + 1) & mask)
+            if (STRIEQ(dd_json_str(m->plugin_pods.v[m->plugin_idx[h] - 1].json, "spec",
+                                   "nodeName", NULL), node))
+                break;
+        i = m->plugin_idx[h] ? m->plugin_idx[h] - 1 : SIZE_MAX;
+    }
+    for (; i < m->plugin_pods.n; i = m->nplugin_idx ? m->plugin_next[i] - 1 : i + 1) {
         const cJSON *pod = m->plugin_pods.v[i].json, *ref;
         const char *on = dd_json_str(pod, "spec", "nodeName", NULL);
         if (!on || !STRIEQ(on, node) || !STRIEQ(m->plugin_pods.v[i].ns, ds->o.ns))
@@ -1469,14 +1709,57 @@ const struct dra_event *dra_events_about(const struct dra_model *m, const char *
     return m->events + lo;
 }
 
+/*
+ * Numbers the published devices and builds their CEL values (a model that borrows its slices
+ * has its base's), and evaluates every class on each device while its value is fresh in the
+ * caches: every rule needs the classes' verdicts on every device, and a loop per class would
+ * read every value again per class.  Not when the classes' selectors are more than the
+ * results remembered.
+ */
+static enum dd_rc index_devices(struct dra_model *m)
+{
+    size_t i, j, k, n = 0, nsel = 0;
+
+    if (m->slices_borrowed || m->devices)
+        return DD_OK;
+    for (i = 0; i < m->nslices; i++)
+        n += m->slices[i].ndev;
+    for (i = 0; i < m->nclasses && !m->devices_unjudged; i++)
+        nsel += m->classes[i].nsel;
+    if (!(m->devices = calloc(n + 1, sizeof(*m->devices))) ||
+        !(m->device_slice = calloc(n + 1, sizeof(*m->device_slice))) ||
+        !(m->device_tainted = calloc(n + 1, 1)) ||
+        (n && !m->devices_unjudged && !(m->values = cel_device_set_new())))
+        return DD_ENOMEM;
+    m->ndevices = n; /* numbered in order below: only those before d are read */
+    for (i = 0, n = 0; i < m->nslices; i++)
+        for (j = 0; j < m->slices[i].ndev; j++, n++) {
+            struct dra_device *d = &m->slices[i].dev[j];
+            d->id = n;
+            d->slice = &m->slices[i];
+            if (!m->devices_unjudged && !(d->val = cel_device_value(m->values, &d->dev)))
+                return DD_ENOMEM;
+            m->device_slice[n] = (uint32_t)i;
+            m->device_tainted[n] = (unsigned char)d->tainted;
+            m->devices[n] = d;
+            for (k = 0; !m->devices_unjudged && nsel <= MEMO_ROWS_MAX && k < m->nclasses; k++)
+                dra_class_admits(m, &m->classes[k], n);
+        }
+    return DD_OK;
+}
+
 enum dd_rc dra_model_finish(struct dra_model *m)
 {
     struct dra_runtime *r;
     size_t i;
     enum dd_rc rc;
 
+    if ((rc = memo_ready(m)) != DD_OK || (rc = index_devices(m)) != DD_OK)
+        return rc;
     index_claims(m);
     index_classes(m);
+    if ((rc = index_nodes(m)) != DD_OK)
+        return rc;
     if (m->nevents > 1)
         qsort(m->events, m->nevents, sizeof(*m->events), cmp_events);
     for (i = 0; i < m->npods; i++)
@@ -1492,9 +1775,13 @@ enum dd_rc dra_model_finish(struct dra_model *m)
         r->cfg = *m->cri; /* shallow: borrowed, never released by the model */
         return DD_OK;
     }
-    for (i = 0; i < m->nodes.n; i++)
+    for (i = 0; i < m->nodes.n; i++) {
+        size_t before = m->nruntimes;
         if ((rc = node_runtime(m, &m->nodes.v[i])) != DD_OK)
             return rc;
+        if (m->nruntimes > before)
+            m->node_rt[i] = m->nruntimes;
+    }
     return DD_OK;
 }
 
@@ -1524,6 +1811,13 @@ void dra_model_release(struct dra_model *m)
         release_selectors(m->classes[i].sel, m->classes[i].nsel);
     for (i = 0; i < m->nclaims; i++)
         release_requests(m->claims[i].spec.req, m->claims[i].spec.nreq);
+    memo_free(m->memo);
+    if (!m->slices_borrowed) {
+        free(m->devices);
+        free(m->device_slice);
+        free(m->device_tainted);
+        cel_device_set_free(m->values);
+    }
     for (i = 0; !m->slices_borrowed && i < m->nslices; i++) {
         for (j = 0; j < m->slices[i].ndev; j++) {
             free((void *)m->slices[i].dev[j].dev.attrs);
@@ -1551,6 +1845,11 @@ void dra_model_release(struct dra_model *m)
     free(m->events);
     free(m->claim_idx);
     free(m->class_idx);
+    free(m->node_idx);
+    free(m->node_next);
+    free(m->node_rt);
+    free(m->plugin_idx);
+    free(m->plugin_next);
     free(m->classes);
     free(m->claims);
     if (!m->slices_borrowed)
@@ -1578,6 +1877,11 @@ void dra_model_borrow_slices(struct dra_model *m, const struct dra_model *base)
     m->nslices = base->nslices;
     m->capslices = base->nslices;
     m->slices_borrowed = 1;
+    m->devices = base->devices;
+    m->ndevices = base->ndevices;
+    m->device_slice = base->device_slice;
+    m->device_tainted = base->device_tainted;
+    m->values = base->values;
 }
 
 const struct dra_class *dra_find_class(const struct dra_model *m, const char *name)
@@ -1593,6 +1897,53 @@ const struct dra_class *dra_find_class(const struct dra_model *m, const char *na
     for (i = m->nclass_idx ? m->nclasses_indexed : 0; i < m->nclasses; i++)
         if (STRIEQ(m->classes[i].o.name, name))
             return &m->classes[i];
+    return NULL;
+}
+
+size_t dra_node_first(const struct dra_model *m, const char *name)
+{
+    size_t i;
+
+    if (m->nnode_idx) {
+        size_t mask = m->nnode_idx - 1, h = name_hash("", name, 2) & mask;
+        for (; m->node_idx[h]; h = (h + 1) & mask)
+            if (STRIEQ(m->nodes.v[m->node_idx[h] - 1].name, name))
+                return m->node_idx[h] - 1;
+    }
+    for (i = m->nnode_idx ? m->nnodes_indexed : 0; i < m->nodes.n; i++)
+        if (STRIEQ(m->nodes.v[i].name, name))
+            return i;
+    return SIZE_MAX;
+}
+
+size_t dra_node_next(const struct dra_model *m, size_t k)
+{
+    size_t i;
+
+    if (k < m->nnodes_indexed && m->node_next)
+        return m->node_next[k];
+    for (i = k + 1; i < m->nodes.n; i++)
+        if (STRIEQ(m->nodes.v[i].name, m->nodes.v[k].name))
+            return i;
+    return SIZE_MAX;
+}
+
+const struct dra_obj *dra_find_node(const struct dra_model *m, const char *name)
+{
+    size_t k = dra_node_first(m, name);
+
+    return k == SIZE_MAX ? NULL : &m->nodes.v[k];
+}
+
+const struct dra_runtime *dra_node_runtime(const struct dra_model *m, size_t k)
+{
+    size_t i;
+
+    if (m->node_rt && k < m->nnodes_indexed)
+        return m->node_rt[k] ? &m->runtimes[m->node_rt[k] - 1] : NULL;
+    for (i = 0; i < m->nruntimes; i++)
+        if (m->runtimes[i].obj == &m->nodes.v[k])
+            return &m->runtimes[i];
     return NULL;
 }
 

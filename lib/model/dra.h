@@ -48,6 +48,9 @@ struct dra_selector {
     struct dra_cel_entry *shared;
     struct dd_err err;        /* why it failed, when prog is NULL */
     int line;                 /* line of the expression in the file; 0 when unknown */
+    uint32_t id;              /* the expression's number in the model (selectors with the same
+                                 text share it, and their results: dra_selector_match); 0 when
+                                 prog is NULL */
 };
 
 struct dra_request {
@@ -88,10 +91,17 @@ struct dra_claim {               /* a ResourceClaim or a ResourceClaimTemplate *
     const cJSON *reserved_for;   /* status.reservedFor [{resource, name, uid}]; borrowed */
 };
 
+struct dra_slice;
+
 struct dra_device {
     const char *name;
     const cJSON *json;           /* the device object (taints, per-device node selection); borrowed */
     struct cel_device dev;       /* attrs and caps arrays owned by the model */
+    int tainted;                 /* it has taints of its own (json's "taints") */
+    /* Set by dra_model_finish: */
+    size_t id;                   /* position in m->devices (slice order) */
+    const struct dra_slice *slice; /* the slice publishing it */
+    const struct cel_device_value *val; /* dev as CEL sees it, built once; NULL after ENOMEM */
 };
 
 struct dra_slice {
@@ -284,8 +294,28 @@ struct dra_model {
     size_t *class_idx;             /* the same for classes by name */
     size_t nclass_idx;
     size_t nclasses_indexed;
+    size_t *node_idx;              /* and for Nodes by name */
+    size_t nnode_idx;
+    size_t nnodes_indexed;
+    size_t *node_next;             /* per indexed Node: the next one of the same name, or
+                                      SIZE_MAX (dra_node_next) */
+    size_t *node_rt;               /* per indexed Node: 1 + its entry of runtimes, or 0 */
+    size_t *plugin_idx;            /* plugin_pods by spec.nodeName: 1 + the first; 0 empty */
+    size_t nplugin_idx;
+    size_t *plugin_next;           /* per plugin pod: 1 + the next on its node, or 0 */
     struct dra_cel_cache *cel_cache; /* optional, borrowed: compiled selectors to share (set
                                       after dra_model_init; release clears it) */
+    const struct dra_device **devices; /* every published device, in slice order (dra_device.id);
+                                      built by dra_model_finish, owned unless slices_borrowed */
+    size_t ndevices;
+    uint32_t *device_slice;        /* per device: its slice's index in slices (as devices); the
+                                      loops over every device read these, not the devices */
+    unsigned char *device_tainted; /* per device: dra_device.tainted (as devices) */
+    struct cel_device_set *values; /* the devices' CEL values; owned unless slices_borrowed */
+    struct dra_memo *memo;         /* selector texts and their results per device; owned */
+    int devices_unjudged;          /* set before dra_model_finish when no selector will be
+                                      judged on the devices (the webhook's view when only claims
+                                      changed): their CEL values are not built then */
 };
 
 /* Initialises an empty model; pos may be NULL. */
@@ -378,10 +408,45 @@ int dra_pod_ready(const cJSON *pod);
 const cJSON *dra_plugin_pod(const struct dra_model *m, const struct dra_podspec *ds,
                             const char *node);
 
+/*
+ * Selectors on devices: the one way rules (and the allocator) evaluate them.  The result of
+ * an expression on a published device is remembered for the model's life: selectors with the
+ * same text share it, and the device's CEL value is built once (dra_model_finish, which also
+ * evaluates every class on each device as soon as its value is built, while it is in the
+ * caches).  Safe to call from several threads on one finished model.  dev numbers the
+ * device: an index into m->devices (dra_device.id).
+ *
+ * dra_selector_match: CEL_TRUE, CEL_FALSE, or CEL_ERROR (a runtime error, or s did not
+ * compile); err (may be NULL) then gets the error's text, which costs an evaluation.
+ */
+enum cel_verdict dra_selector_match(const struct dra_model *m, const struct dra_selector *s,
+                                    size_t dev, struct dd_err *err);
+
+/* 1 when the allocator would consider device dev for class cls (each selector true, in
+ * order), and for request r of that class (the class's selectors, then the request's). */
+int dra_class_admits(const struct dra_model *m, const struct dra_class *cls, size_t dev);
+int dra_request_admits(const struct dra_model *m, const struct dra_class *cls,
+                       const struct dra_request *r, size_t dev);
+
+/* s on a device no slice of m publishes (a driver profile's simulated device, a device seen
+ * under another driver name): evaluated anew each call.  As dra_selector_match. */
+enum cel_verdict dra_selector_match_device(const struct dra_selector *s,
+                                           const struct cel_device *dev, struct dd_err *err);
+
 /* Lookups (borrowed results, NULL when absent). */
 const struct dra_class *dra_find_class(const struct dra_model *m, const char *name);
 const struct dra_claim *dra_find_claim(const struct dra_model *m, const char *ns,
                                        const char *name, int is_template);
+/* The first Node of that name (m->nodes.v order). */
+const struct dra_obj *dra_find_node(const struct dra_model *m, const char *name);
+
+/* The Nodes named name, as indices into m->nodes.v in their order: the first (SIZE_MAX when
+ * none), then each next (SIZE_MAX after the last).  Constant time each once finished. */
+size_t dra_node_first(const struct dra_model *m, const char *name);
+size_t dra_node_next(const struct dra_model *m, size_t k);
+
+/* The runtime facts of m->nodes.v[k] (its annotation or runtime version), or NULL. */
+const struct dra_runtime *dra_node_runtime(const struct dra_model *m, size_t k);
 
 /* The value of env var name in c (NULL when unset or not a literal); *line is set when found. */
 const char *dra_container_env(const struct dra_container *c, const char *name, int *line);

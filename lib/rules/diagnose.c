@@ -146,8 +146,19 @@ static int assumed_object(const struct dra_model *m, const struct dd_finding *f)
  * the pod's node (or for every node).  The index files each finding under those keys,
  * so a pod visits only the findings filed under its own: the same ones on_path would
  * accept out of all of them, in the same order.
+ *
+ * A class or driver collects findings about many objects (a finding per claim of the
+ * class, per node of the driver), and a pod keeps only the first finding of each code it
+ * accepts.  What on_path makes of a finding it reaches through a class or a driver only,
+ * not through the pod's own objects, depends on its code, on whether it is about a
+ * DeviceClass (class keys) or has a node (driver keys) and on the pod; findings of one
+ * pod's own objects come through the object keys, a node's through the driver-and-node
+ * key.  So a pod visits, under a class or driver key, only the first finding of each code
+ * and kind (and each misspelled driver's first SelectorMatchesNoDriver, which collect_path
+ * reads): the same first candidates, in constant time per pod instead of time growing with
+ * the cluster.
  */
-enum ix_kind { IX_OBJECT, IX_CLASS, IX_DRIVER, IX_NODE };
+enum ix_kind { IX_OBJECT, IX_CLASS, IX_DRIVER, IX_NODE, IX_DRIVER_NODE };
 
 /* Positions of findings that may lie on one pod's path, ascending. */
 struct cands {
@@ -157,7 +168,8 @@ struct cands {
 
 struct ix_slot {
     char *key;       /* owned: kind letter, then the name(s) separated by '\x1f'; NULL empty */
-    size_t *v;       /* owned: finding positions, ascending */
+    size_t *v;       /* owned: finding positions, ascending (class and driver keys: only the
+                        first of each code and kind, see above) */
     size_t n, cap;
 };
 
@@ -185,7 +197,7 @@ static const char *ix_key(char *buf, size_t size, enum ix_kind kind, const char 
     const char *part[3] = { a, b, c };
     size_t len = 1, i, n;
 
-    buf[0] = "ocdn"[kind];
+    buf[0] = "ocdne"[kind];
     for (i = 0; i < 3; i++) {
         n = part[i] ? strlen(part[i]) : 0;
         if (len + n + 2 > size)
@@ -238,6 +250,33 @@ static int ix_file(struct diag_index *ix, enum ix_kind kind, const char *a, cons
     return push_pos(&sl->v, &sl->n, &sl->cap, pos);
 }
 
+/* Keeps of a class or driver key's findings the first of each code and kind: about a
+ * DeviceClass or not (class keys), with a node or without (driver keys); for
+ * SelectorMatchesNoDriver, the first of each driver it names too.  Quadratic in the kept
+ * ones, which the rule table bounds. */
+static void ix_firsts(struct ix_slot *sl, const struct dd_findings *fs)
+{
+    size_t i, j, k = 0;
+
+    for (i = 0; i < sl->n; i++) {
+        const struct dd_finding *f = &fs->v[sl->v[i]];
+        int seen = 0;
+        for (j = 0; j < k && !seen; j++) {
+            const struct dd_finding *g = &fs->v[sl->v[j]];
+            seen = STRIEQ(f->code, g->code) &&
+                   (sl->key[0] == 'c' ? STRIEQ(f->obj.kind, "DeviceClass") ==
+                                        STRIEQ(g->obj.kind, "DeviceClass")
+                                      : !f->scope_node == !g->scope_node) &&
+                   (!STRIEQ(f->code, "SelectorMatchesNoDriver") ||
+                    (!f->scope_driver && !g->scope_driver) ||
+                    (f->scope_driver && g->scope_driver && STRIEQ(f->scope_driver, g->scope_driver)));
+        }
+        if (!seen)
+            sl->v[k++] = sl->v[i];
+    }
+    sl->n = k;
+}
+
 void diag_index_free(struct diag_index *ix)
 {
     size_t i;
@@ -263,7 +302,7 @@ struct diag_index *diag_index_new(const struct dd_findings *fs)
         return NULL;
     /* Room for every key at most half full (many findings share theirs). */
     for (i = 0; i < fs->n; i++)
-        nkeys += 1 + !!fs->v[i].scope_class + !!fs->v[i].scope_driver + !!fs->v[i].scope_node;
+        nkeys += 1 + !!fs->v[i].scope_class + !!fs->v[i].scope_driver + 2 * !!fs->v[i].scope_node;
     while (cap < 2 * nkeys + 2)
         cap *= 2;
     if (!(ix->slots = calloc(cap, sizeof(*ix->slots))))
@@ -282,9 +321,15 @@ struct diag_index *diag_index_new(const struct dd_findings *fs)
             goto oom;
         if (cdi_off && f->scope_node && ix_file(ix, IX_NODE, f->scope_node, NULL, NULL, i))
             goto oom;
+        if (f->scope_driver && f->scope_node &&
+            ix_file(ix, IX_DRIVER_NODE, f->scope_driver, f->scope_node, NULL, i))
+            goto oom;
         if (cdi_off && !f->scope_node && push_pos(&ix->cdi_any, &ix->ncdi_any, &ncdi, i))
             goto oom;
     }
+    for (i = 0; i < ix->nslots; i++)
+        if (ix->slots[i].key && (ix->slots[i].key[0] == 'c' || ix->slots[i].key[0] == 'd'))
+            ix_firsts(&ix->slots[i], fs);
     ncdi = 0;
     for (i = 0; i < fs->n; i++)
         if (STRIEQ(fs->v[i].code, "CDIDisabled") &&
@@ -344,8 +389,11 @@ static int ix_gather(const struct diag_index *ix, const struct pod_view *v, int 
                 rc = ix_add(ix, &r, &n, &cap, IX_OBJECT, "ResourceClaimTemplate", p->o.ns,
                             p->claims[i].tmpl);
         }
-        for (i = 0; i < v->drivers.n && !rc; i++)
+        for (i = 0; i < v->drivers.n && !rc; i++) {
             rc = ix_add(ix, &r, &n, &cap, IX_DRIVER, v->drivers.v[i], NULL, NULL);
+            if (!rc && *p->node)
+                rc = ix_add(ix, &r, &n, &cap, IX_DRIVER_NODE, v->drivers.v[i], p->node, NULL);
+        }
         if (*p->node)
             rc = rc || ix_add(ix, &r, &n, &cap, IX_NODE, p->node, NULL, NULL);
         for (i = 0; i < ix->ncdi_any && !rc; i++)
@@ -519,10 +567,11 @@ static void started_without_cdi(struct pod_view *v)
 
     if (!v->running || !*v->p->node)
         return;
-    for (i = 0; i < m->nruntimes; i++)
-        if (m->runtimes[i].node && STRIEQ(m->runtimes[i].node, v->p->node) &&
-            m->runtimes[i].cfg.enable_cdi && m->runtimes[i].cfg.cdi_enabled_at[0])
-            on = m->runtimes[i].cfg.cdi_enabled_at;
+    for (i = dra_node_first(m, v->p->node); i != SIZE_MAX; i = dra_node_next(m, i)) {
+        const struct dra_runtime *r = dra_node_runtime(m, i);
+        if (r && r->cfg.enable_cdi && r->cfg.cdi_enabled_at[0])
+            on = r->cfg.cdi_enabled_at;
+    }
     if (!on)
         return;
     cJSON_ArrayForEach(cs, dd_json_arr(v->p->status, "containerStatuses", NULL)) {
@@ -541,12 +590,9 @@ static void started_without_cdi(struct pod_view *v)
 /* The node object named name, or NULL. */
 static const cJSON *node_json(const struct dra_model *m, const char *name)
 {
-    size_t i;
+    const struct dra_obj *n = name ? dra_find_node(m, name) : NULL;
 
-    for (i = 0; name && i < m->nodes.n; i++)
-        if (STRIEQ(m->nodes.v[i].name, name))
-            return m->nodes.v[i].json;
-    return NULL;
+    return n ? n->json : NULL;
 }
 
 /* 1 while the kubelet still holds every container of the pod in ContainerCreating (it keeps a

@@ -283,47 +283,108 @@ static int pod_wants(const struct dra_model *m, const struct dra_podspec *p, con
     return 0;
 }
 
-/* 1 when a node-local slice of one of DaemonSet ds's drivers is published for node (any node
- * when node is NULL): then something does publish there (a plugin the input does not show,
- * or stale slices, which StaleResourceSlices judges), and "no slices there" would be false. */
+/* Marks pub[k] for each node k a node-local slice of one of DaemonSet ds's drivers is
+ * published for, and returns whether there is one anywhere (on a node the input may not
+ * hold): then something does publish there (a plugin the input does not show, or stale
+ * slices, which StaleResourceSlices judges), and "no slices there" would be false. */
 static int published_on(const struct dra_model *m, const struct dra_podspec *ds,
-                        const char *node)
+                        unsigned char *pub)
 {
-    size_t i, j;
+    size_t i, j, k;
+    int any = 0;
 
+    memset(pub, 0, m->nodes.n);
     for (i = 0; i < m->nslices; i++) {
         const struct dra_slice *s = &m->slices[i];
-        if (!*s->node || (node && !STRIEQ(s->node, node)))
+        int mine = 0;
+        for (j = 0; *s->node && j < m->ndrivers && !mine; j++)
+            mine = m->drivers[j].ds == ds && STRIEQ(m->drivers[j].name, s->driver);
+        if (!mine)
             continue;
-        for (j = 0; j < m->ndrivers; j++)
-            if (m->drivers[j].ds == ds && STRIEQ(m->drivers[j].name, s->driver))
-                return 1;
+        any = 1;
+        for (k = dra_node_first(m, s->node); k != SIZE_MAX; k = dra_node_next(m, k))
+            pub[k] = 1;
     }
-    return 0;
+    return any;
+}
+
+/* What fit_pod_excluded reads of a pod spec, as text (NULL on ENOMEM): pods of one template
+ * (or alike) share it, and with it where they may go. */
+static char *constraints(const cJSON *spec)
+{
+    const cJSON *part[3] = { dd_json_path(spec, "nodeSelector", NULL),
+                             dd_json_path(spec, "affinity", "nodeAffinity", NULL),
+                             dd_json_path(spec, "tolerations", NULL) };
+    char *text[3] = { NULL, NULL, NULL }, *out = NULL;
+    size_t i, len = 1;
+
+    for (i = 0; i < 3; i++) {
+        if (part[i] && !(text[i] = cJSON_PrintUnformatted(part[i])))
+            goto out;
+        len += (text[i] ? strlen(text[i]) : 0) + 1;
+    }
+    if ((out = malloc(len)))
+        snprintf(out, len, "%s|%s|%s", text[0] ? text[0] : "", text[1] ? text[1] : "",
+                 text[2] ? text[2] : "");
+out:
+    for (i = 0; i < 3; i++)
+        free(text[i]);
+    return out;
+}
+
+/* Where a pod may go against where a DaemonSet's plugin may run. */
+struct pod_fit {
+    size_t pod_nodes;     /* nodes the pod may use (counted only while both is 0) */
+    size_t both;          /* of them, nodes the plugin may run on too */
+    size_t first;         /* the first node the pod may use and the plugin not, or SIZE_MAX */
+};
+
+static void pod_fit(const struct dra_model *m, const cJSON *spec, const unsigned char *ok,
+                    struct pod_fit *f)
+{
+    char why[WHY_MAX];
+    size_t k;
+
+    f->first = SIZE_MAX;
+    /* A node both may use settles it: most pods stop at the first. */
+    for (k = 0; k < m->nodes.n && !f->both; k++)
+        if (!fit_pod_excluded(spec, m->nodes.v[k].json, 0, why, sizeof(why))) {
+            f->pod_nodes++;
+            f->both += ok[k];
+            if (!ok[k] && f->first == SIZE_MAX)
+                f->first = k;
+        }
 }
 
 void rule__check_plugin_nodes(struct rule_ctx *ctx)
 {
     const struct dra_model *m = ctx->m;
     char msg[MSG_MAX], fix[MSG_MAX], dsn[300], why[WHY_MAX], names[300];
-    unsigned char *ok;
+    unsigned char *ok, *pub;
     size_t i, j, k, allowed, len;
 
     if (!m->nodes.n)
         return;
-    if (!(ok = malloc(m->nodes.n))) {
+    ok = malloc(m->nodes.n);
+    pub = malloc(m->nodes.n);
+    if (!ok || !pub) {
+        free(ok);
+        free(pub);
         ctx->out->oom = 1;
         return;
     }
     for (i = 0; i < m->ndrivers; i++) {
         const struct dra_driver *d = &m->drivers[i];
+        struct rule_memo *fits;
+        int anywhere;
         if (!first_of_ds(m, i))
             continue;
         allowed = ds_nodes(m, d->ds, ok);
+        anywhere = published_on(m, d->ds, pub);
         objname(&d->ds->o, dsn, sizeof(dsn));
         ds_drivers(m, d->ds, names, sizeof(names));
         if (!allowed) {
-            if (published_on(m, d->ds, NULL))
+            if (anywhere)
                 continue;
             len = 0;
             cat(msg, sizeof(msg), &len, "DaemonSet %s (driver %s) can run its kubelet plugin on "
@@ -344,34 +405,45 @@ void rule__check_plugin_nodes(struct rule_ctx *ctx)
             continue;
         }
         /* Pods that need the driver and may go only where its plugin cannot. */
+        if (!(fits = rule__memo_new())) {
+            ctx->out->oom = 1;
+            break;
+        }
         for (j = 0; *d->name && j < m->npods; j++) {
             const struct dra_podspec *p = &m->pods[j];
-            size_t pod_nodes = 0, both = 0, first = (size_t)-1;
+            struct pod_fit *f;
+            char *key;
+            int fresh;
             if (*p->node || p->replicas < 0 || !pod_wants(m, p, d->name))
                 continue;
-            for (k = 0; k < m->nodes.n; k++)
-                if (!fit_pod_excluded(p->spec, m->nodes.v[k].json, 0, why, sizeof(why))) {
-                    pod_nodes++;
-                    both += ok[k];
-                    if (!ok[k] && first == (size_t)-1)
-                        first = k;
-                }
-            if (!pod_nodes || both || published_on(m, d->ds, m->nodes.v[first].name))
+            key = constraints(p->spec);
+            f = key ? rule__memo_get(fits, NULL, NULL, key, sizeof(*f), &fresh) : NULL;
+            free(key);
+            if (!f) {
+                ctx->out->oom = 1;
+                break;
+            }
+            if (fresh)
+                pod_fit(m, p->spec, ok, f);
+            if (!f->pod_nodes || f->both || pub[f->first])
                 continue;
-            fit_pod_excluded(d->ds->spec, m->nodes.v[first].json, 1, why, sizeof(why));
+            k = f->first;
+            fit_pod_excluded(d->ds->spec, m->nodes.v[k].json, 1, why, sizeof(why));
             snprintf(msg, sizeof(msg),
                      "DaemonSet %s (driver %s) cannot run its kubelet plugin on the %zu node(s) "
                      "%s %s may use (node %s: %s), so no device of the driver is ever published "
                      "there and the pod stays Pending (\"cannot allocate all claims\").",
-                     dsn, names, pod_nodes, p->o.kind, p->o.name, m->nodes.v[first].name, why);
+                     dsn, names, f->pod_nodes, p->o.kind, p->o.name, m->nodes.v[k].name, why);
             snprintf(fix, sizeof(fix), "Let DaemonSet %s run on node %s (its nodeSelector, "
                      "affinity, tolerations), or send the pod where the plugin runs.", dsn,
-                     m->nodes.v[first].name);
+                     m->nodes.v[k].name);
             scope(ctx, emit(ctx, ctx->rule->severity, &d->ds->o, 0, msg, fix), NULL, d->name,
-                  m->nodes.v[first].name);
+                  m->nodes.v[k].name);
         }
+        rule__memo_free(fits);
     }
     free(ok);
+    free(pub);
 }
 
 /* 1 when a Ready pod of DaemonSet ds runs on node. */
@@ -386,13 +458,19 @@ void rule__check_stale_slices(struct rule_ctx *ctx)
 {
     const struct dra_model *m = ctx->m;
     char msg[MSG_MAX], fix[MSG_MAX], dsn[300];
-    size_t i, j, unnamed = 0;
+    size_t i, j, h, unnamed = 0, cap = 16, *first;
 
     /* Only a live cluster shows where plugins run. */
     if (!m->live)
         return;
     for (i = 0; i < m->ndrivers; i++)
         unnamed += !*m->drivers[i].name;
+    while (cap < 2 * m->nslices + 2)
+        cap *= 2;
+    if (!(first = calloc(cap, sizeof(*first)))) { /* (driver, node) seen: 1 + its first slice */
+        ctx->out->oom = 1;
+        return;
+    }
     for (i = 0; i < m->nslices; i++) {
         const struct dra_slice *s = &m->slices[i];
         const struct dra_driver *d = NULL;
@@ -400,8 +478,11 @@ void rule__check_stale_slices(struct rule_ctx *ctx)
         if (!*s->node)
             continue;
         /* One finding per driver and node. */
-        for (j = 0; j < i && !seen; j++)
-            seen = STRIEQ(m->slices[j].driver, s->driver) && STRIEQ(m->slices[j].node, s->node);
+        for (h = dra_key_hash(s->driver, s->node) & (cap - 1); first[h] && !seen; h = (h + 1) & (cap - 1))
+            seen = STRIEQ(m->slices[first[h] - 1].driver, s->driver) &&
+                   STRIEQ(m->slices[first[h] - 1].node, s->node);
+        if (!seen)
+            first[h] = i + 1;
         for (j = 0; j < m->ndrivers && !d; j++)
             if (STRIEQ(m->drivers[j].name, s->driver))
                 d = &m->drivers[j];
@@ -434,6 +515,7 @@ void rule__check_stale_slices(struct rule_ctx *ctx)
         }
         scope(ctx, emit(ctx, ctx->rule->severity, &s->o, 0, msg, fix), NULL, s->driver, s->node);
     }
+    free(first);
 }
 
 /* The value of gate in a FEATURE_GATES list ("A=true,B=false"): 1, 0, or -1 unset. */
@@ -681,24 +763,26 @@ void rule__check_claim_status_rbac(struct rule_ctx *ctx)
 
 /* ---- DriverNotPublishingOnNode ----------------------------------------------------------- */
 
-/* Node-local slices of driver: how many on node (and their devices), and on other nodes. */
-static void node_slices(const struct dra_model *m, const char *driver, const char *node,
-                        size_t *here, size_t *devices, size_t *elsewhere)
+/* Node-local slices of driver per Node of m->nodes (here[k], and their devices[k]), counted
+ * in one pass over the slices; returns how many node-local slices it has in all. */
+static size_t node_slices(const struct dra_model *m, const char *driver, size_t *here,
+                          size_t *devices)
 {
-    size_t i;
+    size_t i, k, all = 0;
 
-    *here = *devices = *elsewhere = 0;
+    memset(here, 0, m->nodes.n * sizeof(*here));
+    memset(devices, 0, m->nodes.n * sizeof(*devices));
     for (i = 0; i < m->nslices; i++) {
         const struct dra_slice *s = &m->slices[i];
         if (!*s->node || !STRIEQ(s->driver, driver))
             continue;
-        if (STRIEQ(s->node, node)) {
-            (*here)++;
-            *devices += s->ndev;
-        } else {
-            (*elsewhere)++;
+        all++;
+        if ((k = dra_node_first(m, s->node)) != SIZE_MAX) {
+            here[k]++;
+            devices[k] += s->ndev;
         }
     }
+    return all;
 }
 
 /* Live only: a driver's plugin is Ready on a node, and publishes no slice there (it does on
@@ -707,21 +791,31 @@ void rule__check_publishing_on_node(struct rule_ctx *ctx)
 {
     const struct dra_model *m = ctx->m;
     char msg[MSG_MAX], fix[MSG_MAX], dsn[300];
-    size_t i, k, here, devices, elsewhere;
+    size_t i, k, here, devices, elsewhere, all, *nhere, *ndev;
 
-    if (!m->live)
+    if (!m->live || !m->nodes.n)
         return;
+    nhere = malloc(m->nodes.n * sizeof(*nhere));
+    ndev = malloc(m->nodes.n * sizeof(*ndev));
+    if (!nhere || !ndev) {
+        ctx->out->oom = 1;
+        goto out;
+    }
     for (i = 0; i < m->ndrivers; i++) {
         const struct dra_driver *d = &m->drivers[i];
         /* The second name of a multi-driver DaemonSet may rightly publish nothing. */
         if (!*d->name || (d->profile && !STRIEQ(d->name, d->profile->plugins[0].driver)))
             continue;
+        all = node_slices(m, d->name, nhere, ndev);
         for (k = 0; k < m->nodes.n; k++) {
             const char *node = m->nodes.v[k].name;
             const cJSON *pod = dra_plugin_pod(m, d->ds, node);
             if (!pod || !dra_pod_ready(pod))
                 continue;
-            node_slices(m, d->name, node, &here, &devices, &elsewhere);
+            /* Nodes of one name (a repeated object) count as the first of them. */
+            here = nhere[dra_node_first(m, node)];
+            devices = ndev[dra_node_first(m, node)];
+            elsewhere = all - here;
             if ((here && devices) || (!here && !elsewhere))
                 continue; /* publishing, or nowhere at all: DriverNotPublishing's */
             objname(&d->ds->o, dsn, sizeof(dsn));
@@ -745,4 +839,7 @@ void rule__check_publishing_on_node(struct rule_ctx *ctx)
                   node);
         }
     }
+out:
+    free(nhere);
+    free(ndev);
 }

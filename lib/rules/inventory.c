@@ -26,32 +26,13 @@
 /* The most devices allocationMode All may get (resource.AllocationResultsMaxSize). */
 #define ALL_MAX 32
 
-static int selectors_accept(const struct dra_selector *sel, size_t n, const struct cel_device *dev)
-{
-    size_t i;
-
-    for (i = 0; i < n; i++)
-        if (!sel[i].prog || cel_eval_device(sel[i].prog, dev, NULL, NULL) != CEL_TRUE)
-            return 0;
-    return 1;
-}
-
-int rule__class_admits(const struct dra_class *cls, const struct cel_device *dev)
-{
-    return selectors_accept(cls->sel, cls->nsel, dev);
-}
-
-int rule__request_admits(const struct dra_class *cls, const struct dra_request *r,
-                         const struct cel_device *dev)
-{
-    return rule__class_admits(cls, dev) && selectors_accept(r->sel, r->nsel, dev);
-}
-
 /* ---- InsufficientDevices ------------------------------------------------- */
 
 /* A device, or a driver profile's identical simulated devices counted `mult` times. */
 struct inv_entry {
     struct cel_device dev;
+    size_t id;                     /* the published device (m->devices), or SIZE_MAX for a
+                                      profile's */
     int64_t mult;
     const struct dra_driver *from; /* the DaemonSet that defines the count, or NULL for slices */
 };
@@ -75,7 +56,7 @@ static int driver_has_slices(const struct dra_model *m, const char *driver)
 static int build_inventory(const struct rule_ctx *ctx, struct inventory *inv)
 {
     const struct dra_model *m = ctx->m;
-    size_t i, j, cap = m->ndrivers;
+    size_t i, cap = m->ndrivers;
     long nodes = dra_node_count(m, ctx->opt->nodes);
 
     memset(inv, 0, sizeof(*inv));
@@ -83,11 +64,11 @@ static int build_inventory(const struct rule_ctx *ctx, struct inventory *inv)
         cap += m->slices[i].ndev;
     if (!(inv->v = calloc(cap + 1, sizeof(*inv->v))))
         return -1;
-    for (i = 0; i < m->nslices; i++)
-        for (j = 0; j < m->slices[i].ndev; j++) {
-            inv->v[inv->n].dev = m->slices[i].dev[j].dev;
-            inv->v[inv->n++].mult = 1;
-        }
+    for (i = 0; i < m->ndevices; i++) {
+        inv->v[inv->n].dev = m->devices[i]->dev;
+        inv->v[inv->n].id = i;
+        inv->v[inv->n++].mult = 1;
+    }
     for (i = 0; i < m->ndrivers; i++) {
         const struct dra_driver *d = &m->drivers[i];
         struct inv_entry *e;
@@ -98,6 +79,7 @@ static int build_inventory(const struct rule_ctx *ctx, struct inventory *inv)
             continue;
         }
         e = &inv->v[inv->n++];
+        e->id = SIZE_MAX;
         e->dev.driver = d->name;
         e->dev.attrs = d->profile->device_attrs;
         e->dev.nattrs = d->profile->ndevice_attrs;
@@ -149,9 +131,15 @@ static int64_t class_supply(const struct rule_ctx *ctx, const struct dra_class *
             continue;
         for (j = 0; j < nsel && ok; j++) {
             struct cel_device d = inv->v[i].dev;
-            if (v[j].unknown && v[j].suggestion && STRIEQ(d.driver, v[j].suggestion))
+            enum cel_verdict r;
+            if (v[j].unknown && v[j].suggestion && STRIEQ(d.driver, v[j].suggestion)) {
                 d.driver = v[j].bad;
-            enum cel_verdict r = cel_eval_device(cls->sel[j].prog, &d, NULL, NULL);
+                r = dra_selector_match_device(&cls->sel[j], &d, NULL);
+            } else if (inv->v[i].id != SIZE_MAX) {
+                r = dra_selector_match(ctx->m, &cls->sel[j], inv->v[i].id, NULL);
+            } else {
+                r = dra_selector_match_device(&cls->sel[j], &d, NULL);
+            }
             /* A runtime error aborts the allocation (SelectorRuntimeError,
              * SelectorUnknownAttribute): what the class would offer once it is fixed
              * cannot be known. */
@@ -340,18 +328,25 @@ static void pools_free(struct pools *ps)
  * 0, or -1 on ENOMEM. */
 static int gather(const struct dra_model *m, struct pools *ps)
 {
-    size_t i, j;
+    size_t i, h, cap = 16, *ix;
 
     ps->n = 0;
-    if (!(ps->v = calloc(m->nslices + 1, sizeof(*ps->v))))
+    while (cap < 2 * m->nslices + 2)
+        cap *= 2;
+    ps->v = calloc(m->nslices + 1, sizeof(*ps->v));
+    ix = calloc(cap, sizeof(*ix)); /* pools by (driver, name): 1 + index */
+    if (!ps->v || !ix) {
+        free(ix);
         return -1;
+    }
     for (i = 0; i < m->nslices; i++) {
         const struct dra_slice *s = &m->slices[i];
         struct pool *p = NULL;
-        for (j = 0; j < ps->n && !p; j++)
-            if (STRIEQ(ps->v[j].driver, s->driver) && STRIEQ(ps->v[j].name, s->pool))
-                p = &ps->v[j];
+        for (h = dra_key_hash(s->driver, s->pool) & (cap - 1); ix[h] && !p; h = (h + 1) & (cap - 1))
+            if (STRIEQ(ps->v[ix[h] - 1].driver, s->driver) && STRIEQ(ps->v[ix[h] - 1].name, s->pool))
+                p = &ps->v[ix[h] - 1];
         if (!p) {
+            ix[h] = ps->n + 1;
             p = &ps->v[ps->n++];
             p->driver = s->driver;
             p->name = s->pool;
@@ -364,14 +359,17 @@ static int gather(const struct dra_model *m, struct pools *ps)
             p->n = 0;
         }
         if (p->n == p->cap) {
-            size_t cap = p->cap ? p->cap * 2 : 4, *nv = realloc(p->slice, cap * sizeof(*nv));
-            if (!nv)
+            size_t ncap = p->cap ? p->cap * 2 : 4, *nv = realloc(p->slice, ncap * sizeof(*nv));
+            if (!nv) {
+                free(ix);
                 return -1;
+            }
             p->slice = nv;
-            p->cap = cap;
+            p->cap = ncap;
         }
         p->slice[p->n++] = i;
     }
+    free(ix);
     return 0;
 }
 
@@ -422,6 +420,34 @@ void rule__check_pool_complete(struct rule_ctx *ctx)
     pools_free(&ps);
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* 1 when a device name occurs twice in pool p, 0 when not, -1 on ENOMEM. */
+static int has_duplicate(const struct dra_model *m, const struct pool *p)
+{
+    const char **names;
+    size_t j, a, n = 0;
+    int dup = 0;
+
+    for (j = 0; j < p->n; j++)
+        n += m->slices[p->slice[j]].ndev;
+    if (n < 2)
+        return 0;
+    if (!(names = malloc(n * sizeof(*names))))
+        return -1;
+    for (j = 0, n = 0; j < p->n; j++)
+        for (a = 0; a < m->slices[p->slice[j]].ndev; a++)
+            names[n++] = m->slices[p->slice[j]].dev[a].name;
+    qsort(names, n, sizeof(*names), cmp_str);
+    for (j = 1; j < n && !dup; j++)
+        dup = STRIEQ(names[j - 1], names[j]);
+    free(names);
+    return dup;
+}
+
 void rule__check_pool_valid(struct rule_ctx *ctx)
 {
     const struct dra_model *m = ctx->m;
@@ -438,8 +464,13 @@ void rule__check_pool_valid(struct rule_ctx *ctx)
         const struct pool *p = &ps.v[i];
         const struct dra_slice *s1 = NULL, *s2 = NULL;
         const char *dup = NULL;
-        /* Pools are small (a node's devices): pairs are cheap. */
-        for (j = 0; j < p->n && !dup; j++)
+        int twice = has_duplicate(m, p);
+        if (twice < 0) {
+            ctx->out->oom = 1;
+            break;
+        }
+        /* Which pair comes first, in the order the scheduler meets them. */
+        for (j = 0; twice && j < p->n && !dup; j++)
             for (k = j; k < p->n && !dup; k++) {
                 const struct dra_slice *x = &m->slices[p->slice[j]], *y = &m->slices[p->slice[k]];
                 for (a = 0; a < x->ndev && !dup; a++)
@@ -482,17 +513,6 @@ void rule__check_pool_valid(struct rule_ctx *ctx)
     pools_free(&ps);
 }
 
-/* The Node called name, or NULL. */
-static const struct dra_obj *node_named(const struct dra_model *m, const char *name)
-{
-    size_t i;
-
-    for (i = 0; i < m->nodes.n; i++)
-        if (STRIEQ(m->nodes.v[i].name, name))
-            return &m->nodes.v[i];
-    return NULL;
-}
-
 static void node_names(const struct dra_model *m, char *buf, size_t size)
 {
     size_t i, len = 0;
@@ -519,7 +539,7 @@ void rule__check_slice_nodes(struct rule_ctx *ctx)
         const struct dra_slice *s = &m->slices[i];
         size_t match = 0;
         if (*s->node) {
-            if (node_named(m, s->node))
+            if (dra_find_node(m, s->node))
                 continue;
             snprintf(msg, sizeof(msg),
                      "ResourceSlice %s (driver %s) is published for node %s, but no Node has that "
@@ -615,40 +635,137 @@ static const cJSON *untolerated(const struct dra_model *m, const struct dra_slic
     return t;
 }
 
-/* taints: the gates device taints are judged under, NULL when they do not filter. */
-static void offer_of(const struct dra_model *m, const struct dra_class *cls,
-                     const struct dra_request *r, const struct kv_gates *taints,
-                     struct offer *o)
+/* The offers of one check's requests, worked out once per request key (rule__memo_get): the
+ * class, the selectors' texts and, where taints matter, the tolerations. */
+struct offers {
+    const struct dra_model *m;
+    struct rule_memo *memo;
+    size_t *node_of;   /* per slice with a nodeName: the first slice with the same one */
+    const struct kv_gates *taints; /* the gates taints are judged under; NULL: they do not filter */
+    int tainted;       /* a device or a DeviceTaintRule has a taint: tolerations decide */
+    int rules;         /* a DeviceTaintRule exists: any device may be tainted */
+    struct rule_names publishers; /* drivers of the slices */
+    int more;          /* more publishers than publishers holds */
+};
+
+static void offers_free(struct offers *of)
 {
-    size_t i, j, k, *per = calloc(m->nslices + 1, sizeof(*per));
+    rule__memo_free(of->memo);
+    free(of->node_of);
+}
+
+/* 0, or -1 on ENOMEM (ctx->out->oom is set). */
+static int offers_init(struct offers *of, struct rule_ctx *ctx, const struct kv_gates *taints)
+{
+    const struct dra_model *m = ctx->m;
+    size_t cap = 16, *ix, i, h;
+
+    memset(of, 0, sizeof(*of));
+    of->m = m;
+    of->taints = taints;
+    while (cap < 2 * m->nslices + 2)
+        cap *= 2;
+    of->memo = rule__memo_new();
+    of->node_of = calloc(m->nslices + 1, sizeof(*of->node_of));
+    ix = calloc(cap, sizeof(*ix));
+    if (!of->memo || !of->node_of || !ix) {
+        free(ix);
+        offers_free(of);
+        ctx->out->oom = 1;
+        return -1;
+    }
+    for (i = 0; i < m->nslices; i++) {
+        const char *node = m->slices[i].node;
+        if (!*node)
+            continue;
+        for (h = dra_key_hash("", node) & (cap - 1); ix[h] && !STRIEQ(m->slices[ix[h] - 1].node, node);
+             h = (h + 1) & (cap - 1))
+            ;
+        if (!ix[h])
+            ix[h] = i + 1;
+        of->node_of[i] = ix[h] - 1;
+    }
+    free(ix);
+    for (i = 0; i < m->nslices; i++) {
+        names_add(&of->publishers, m->slices[i].driver);
+        of->more |= of->publishers.n == MAX_NAMES && !names_has(&of->publishers, m->slices[i].driver);
+    }
+    for (i = 0; taints && !of->rules && i < m->resource_other.n; i++)
+        of->rules = STRIEQ(m->resource_other.v[i].kind, "DeviceTaintRule");
+    for (i = 0, of->tainted = of->rules; taints && !of->tainted && i < m->ndevices; i++)
+        of->tainted = m->device_tainted[i];
+    return 0;
+}
+
+static void offer_of(const struct offers *of, const struct dra_class *cls,
+                     const struct dra_request *r, struct offer *o)
+{
+    const struct dra_model *m = of->m;
+    size_t i, k, *per = calloc(m->nslices + 1, sizeof(*per));
 
     memset(o, 0, sizeof(*o));
-    for (i = 0; i < m->nslices; i++) {
-        const struct dra_slice *s = &m->slices[i];
-        for (j = 0; j < s->ndev; j++) {
-            const cJSON *t;
-            if (!rule__request_admits(cls, r, &s->dev[j].dev))
-                continue;
-            o->matching++;
-            t = taints ? untolerated(m, s, &s->dev[j], r->tolerations, taints) : NULL;
-            if (!t)
-                o->tolerated++;
-            else if (!o->taint) {
-                o->taint = t;
-                o->tainted = s->dev[j].name;
-            }
-            /* Per node: slices with the same nodeName count together. */
-            if (per && *s->node) {
-                for (k = 0; k < i && !STRIEQ(m->slices[k].node, s->node); k++)
-                    ;
-                if (++per[k] > o->max_per_node) {
-                    o->max_per_node = per[k];
-                    o->node_max = s->node;
-                }
+    for (i = 0; i < m->ndevices; i++) {
+        const struct dra_slice *s = &m->slices[m->device_slice[i]];
+        const cJSON *t;
+        if (!dra_request_admits(m, cls, r, i))
+            continue;
+        o->matching++;
+        t = of->tainted && (m->device_tainted[i] || of->rules)
+                ? untolerated(m, s, m->devices[i], r->tolerations, of->taints) : NULL;
+        if (!t)
+            o->tolerated++;
+        else if (!o->taint) {
+            o->taint = t;
+            o->tainted = m->devices[i]->name;
+        }
+        /* Per node: slices with the same nodeName count together. */
+        if (per && *s->node) {
+            k = of->node_of[m->device_slice[i]];
+            if (++per[k] > o->max_per_node) {
+                o->max_per_node = per[k];
+                o->node_max = s->node;
             }
         }
     }
     free(per);
+}
+
+/* 1 when a slice of one of drivers is published (of any driver, when drivers is empty). */
+static int published(const struct offers *of, const struct rule_names *drivers)
+{
+    const struct dra_model *m = of->m;
+    size_t i;
+
+    if (!drivers->n)
+        return m->nslices > 0;
+    for (i = 0; i < drivers->n; i++)
+        if (names_has(&of->publishers, drivers->v[i]))
+            return 1;
+    for (i = 0; of->more && i < m->nslices; i++)
+        if (names_has(drivers, m->slices[i].driver))
+            return 1;
+    return 0;
+}
+
+/* What the published devices offer request r of class cls; NULL on ENOMEM. */
+static const struct offer *offer_get(struct offers *of, const struct dra_class *cls,
+                                     const struct dra_request *r)
+{
+    char buf[1024], *tol = NULL;
+    struct offer *o;
+    int fresh;
+
+    /* The tolerations' text is the key's last part (where taints decide): printed into buf,
+     * as most are short, else allocated. */
+    if (of->tainted && r->tolerations &&
+        !(tol = cJSON_PrintPreallocated((cJSON *)r->tolerations, buf, sizeof(buf), 0) ? buf
+                : cJSON_PrintUnformatted(r->tolerations)))
+        return NULL;
+    if ((o = rule__memo_get(of->memo, cls, r, tol, sizeof(*o), &fresh)) && fresh)
+        offer_of(of, cls, r, o);
+    if (tol != buf)
+        free(tol);
+    return o;
 }
 
 /* Device taints filter allocation when DRADeviceTaints is on (by default from 1.36): the gates
@@ -658,29 +775,33 @@ static const struct kv_gates *taints_on(const struct rule_ctx *ctx)
     return rule__gate(ctx, KV_GATE_DEVICE_TAINTS) ? ctx->gates : NULL;
 }
 
-static void taint_one(struct rule_ctx *ctx, const struct dra_claim *c, const struct dra_request *r)
+static void taint_one(struct rule_ctx *ctx, struct offers *of, const struct dra_claim *c,
+                      const struct dra_request *r)
 {
     const struct dra_class *cls = r->class_name ? dra_find_class(ctx->m, r->class_name) : NULL;
     char msg[MSG_MAX], fix[MSG_MAX], on[300];
-    struct offer o;
+    const struct offer *o;
 
     if (!cls)
         return;
-    offer_of(ctx->m, cls, r, ctx->gates, &o);
-    if (!o.matching || o.tolerated)
+    if (!(o = offer_get(of, cls, r))) {
+        ctx->out->oom = 1;
+        return;
+    }
+    if (!o->matching || o->tolerated)
         return;
     snprintf(msg, sizeof(msg),
              "%s %s: every one of the %zu device(s) request \"%s\" could get has a taint it does "
              "not tolerate (device %s: %s=%s:%s), and the scheduler skips tainted devices without "
              "saying so (\"cannot allocate all claims\").",
-             c->o.kind, objname(&c->o, on, sizeof(on)), o.matching, r->name, o.tainted,
-             dd_json_str(o.taint, "key", NULL) ? dd_json_str(o.taint, "key", NULL) : "",
-             dd_json_str(o.taint, "value", NULL) ? dd_json_str(o.taint, "value", NULL) : "",
-             dd_json_str(o.taint, "effect", NULL) ? dd_json_str(o.taint, "effect", NULL) : "");
+             c->o.kind, objname(&c->o, on, sizeof(on)), o->matching, r->name, o->tainted,
+             dd_json_str(o->taint, "key", NULL) ? dd_json_str(o->taint, "key", NULL) : "",
+             dd_json_str(o->taint, "value", NULL) ? dd_json_str(o->taint, "value", NULL) : "",
+             dd_json_str(o->taint, "effect", NULL) ? dd_json_str(o->taint, "effect", NULL) : "");
     snprintf(fix, sizeof(fix), "Add a toleration for it to request \"%s\" (tolerations: [{key: "
              "%s, operator: Exists}]) if the device may be used so, or remove the taint (the "
              "driver's, or a DeviceTaintRule's).", r->name,
-             dd_json_str(o.taint, "key", NULL) ? dd_json_str(o.taint, "key", NULL) : "...");
+             dd_json_str(o->taint, "key", NULL) ? dd_json_str(o->taint, "key", NULL) : "...");
     scope(ctx, emit(ctx, ctx->rule->severity, &c->o, r->line, msg, fix), cls->o.name, NULL, NULL);
 }
 
@@ -707,24 +828,29 @@ static void evicted(struct rule_ctx *ctx, const struct dra_podspec *p)
     }
 }
 
-/* fn for every request (and firstAvailable alternative) of every claim not allocated yet. */
-static void each_open_request(struct rule_ctx *ctx,
-                              void (*fn)(struct rule_ctx *ctx, const struct dra_claim *c,
-                                         const struct dra_request *r))
+/* fn for every request (and firstAvailable alternative) of every claim not allocated yet,
+ * with the offers of a context of its own (taints filtering when taints is set). */
+static void each_open_request(struct rule_ctx *ctx, const struct kv_gates *taints,
+                              void (*fn)(struct rule_ctx *ctx, struct offers *of,
+                                         const struct dra_claim *c, const struct dra_request *r))
 {
     const struct dra_model *m = ctx->m;
+    struct offers of;
     size_t i, j, k;
 
+    if (offers_init(&of, ctx, taints))
+        return;
     for (i = 0; i < m->nclaims; i++) {
         const struct dra_claim *c = &m->claims[i];
         if (c->allocated)
             continue;
         for (j = 0; j < c->spec.nreq; j++) {
-            fn(ctx, c, &c->spec.req[j]);
+            fn(ctx, &of, c, &c->spec.req[j]);
             for (k = 0; k < c->spec.req[j].nsub; k++)
-                fn(ctx, c, &c->spec.req[j].sub[k]);
+                fn(ctx, &of, c, &c->spec.req[j].sub[k]);
         }
     }
+    offers_free(&of);
 }
 
 void rule__check_device_taints(struct rule_ctx *ctx)
@@ -734,21 +860,20 @@ void rule__check_device_taints(struct rule_ctx *ctx)
 
     if (!taints_on(ctx))
         return;
-    each_open_request(ctx, taint_one);
+    each_open_request(ctx, taints_on(ctx), taint_one);
     for (i = 0; m->live && i < m->npods; i++)
         evicted(ctx, &m->pods[i]);
 }
 
 /* Why alternative r cannot be satisfied from the published devices, into why; 0 when it can
  * (or nobody can tell: no devices of its drivers are published). */
-static int alternative_fails(const struct rule_ctx *ctx, const struct dra_request *r, char *why,
-                             size_t size)
+static int alternative_fails(struct rule_ctx *ctx, struct offers *of, const struct dra_request *r,
+                             char *why, size_t size)
 {
     const struct dra_model *m = ctx->m;
     const struct dra_class *cls = r->class_name ? dra_find_class(m, r->class_name) : NULL;
     struct rule_names drivers = { { 0 }, 0 };
-    struct offer o;
-    size_t i, seen = 0;
+    const struct offer *o;
 
     if (!r->class_name)
         return 0;
@@ -758,19 +883,20 @@ static int alternative_fails(const struct rule_ctx *ctx, const struct dra_reques
     }
     /* Judged only against a driver whose devices are published. */
     rule__request_drivers(m, r, &drivers);
-    for (i = 0; i < m->nslices; i++)
-        seen += !drivers.n || names_has(&drivers, m->slices[i].driver);
-    if (!seen)
+    if (!published(of, &drivers))
         return 0;
-    offer_of(m, cls, r, taints_on(ctx), &o);
-    if (!o.matching)
+    if (!(o = offer_get(of, cls, r))) {
+        ctx->out->oom = 1;
+        return 0;
+    }
+    if (!o->matching)
         snprintf(why, size, "no published device matches class %s and its selectors", cls->o.name);
-    else if (!o.tolerated)
+    else if (!o->tolerated)
         snprintf(why, size, "all %zu matching device(s) have a taint it does not tolerate",
-                 o.matching);
-    else if (!r->all && (int64_t)o.tolerated < r->count)
+                 o->matching);
+    else if (!r->all && (int64_t)o->tolerated < r->count)
         snprintf(why, size, "it needs %lld device(s), %zu match", (long long)r->count,
-                 o.tolerated);
+                 o->tolerated);
     else
         return 0;
     return 1;
@@ -780,10 +906,11 @@ void rule__check_first_available(struct rule_ctx *ctx)
 {
     const struct dra_model *m = ctx->m;
     char msg[MSG_MAX], fix[MSG_MAX], on[300], why[400];
+    struct offers of;
     size_t i, j, k, len;
 
     /* Without DRAPrioritizedList the API server drops firstAvailable. */
-    if (!rule__gate(ctx, KV_GATE_PRIORITIZED_LIST))
+    if (!rule__gate(ctx, KV_GATE_PRIORITIZED_LIST) || offers_init(&of, ctx, taints_on(ctx)))
         return;
     for (i = 0; i < m->nclaims; i++) {
         const struct dra_claim *c = &m->claims[i];
@@ -793,7 +920,7 @@ void rule__check_first_available(struct rule_ctx *ctx)
             if (!r->nsub || c->allocated)
                 continue;
             for (k = 0; k < r->nsub; k++)
-                failed += alternative_fails(ctx, &r->sub[k], why, sizeof(why));
+                failed += alternative_fails(ctx, &of, &r->sub[k], why, sizeof(why));
             if (failed != r->nsub)
                 continue;
             len = 0;
@@ -802,7 +929,7 @@ void rule__check_first_available(struct rule_ctx *ctx)
                 "(\"cannot allocate all claims\"):", c->o.kind, objname(&c->o, on, sizeof(on)),
                 r->name, r->nsub);
             for (k = 0; k < r->nsub; k++) {
-                alternative_fails(ctx, &r->sub[k], why, sizeof(why));
+                alternative_fails(ctx, &of, &r->sub[k], why, sizeof(why));
                 cat(msg, sizeof(msg), &len, " %s: %s;", r->sub[k].name, why);
             }
             msg[len - 1] = '.';
@@ -811,33 +938,37 @@ void rule__check_first_available(struct rule_ctx *ctx)
             emit(ctx, m->live ? ctx->rule->severity : DD_SEV_WARNING, &c->o, r->line, msg, fix);
         }
     }
+    offers_free(&of);
 }
 
-static void all_one(struct rule_ctx *ctx, const struct dra_claim *c, const struct dra_request *r)
+static void all_one(struct rule_ctx *ctx, struct offers *of, const struct dra_claim *c,
+                    const struct dra_request *r)
 {
     const struct dra_class *cls = r->class_name ? dra_find_class(ctx->m, r->class_name) : NULL;
     char msg[MSG_MAX], fix[MSG_MAX], on[300];
     struct rule_names drivers = { { 0 }, 0 };
-    struct offer o;
-    size_t i, seen = 0;
+    const struct offer *o;
+    int seen;
 
     if (!r->all || !cls)
         return;
     rule__request_drivers(ctx->m, r, &drivers);
-    for (i = 0; i < ctx->m->nslices; i++)
-        seen += drivers.n && names_has(&drivers, ctx->m->slices[i].driver);
-    offer_of(ctx->m, cls, r, NULL, &o);
-    if (o.max_per_node > ALL_MAX) {
+    seen = drivers.n && published(of, &drivers);
+    if (!(o = offer_get(of, cls, r))) {
+        ctx->out->oom = 1;
+        return;
+    }
+    if (o->max_per_node > ALL_MAX) {
         snprintf(msg, sizeof(msg),
                  "%s %s: request \"%s\" asks for all devices of class %s, but node %s has %zu "
                  "matching devices and one request can be allocated at most %d: the scheduler "
                  "gives up on that node without a word (\"cannot allocate all claims\").",
-                 c->o.kind, objname(&c->o, on, sizeof(on)), r->name, cls->o.name, o.node_max,
-                 o.max_per_node, ALL_MAX);
+                 c->o.kind, objname(&c->o, on, sizeof(on)), r->name, cls->o.name, o->node_max,
+                 o->max_per_node, ALL_MAX);
         snprintf(fix, sizeof(fix), "Narrow request \"%s\" with selectors to at most %d devices "
                  "per node, or ask for an exact count.", r->name, ALL_MAX);
         emit(ctx, ctx->rule->severity, &c->o, r->line, msg, fix);
-    } else if (seen && !o.matching) {
+    } else if (seen && !o->matching) {
         snprintf(msg, sizeof(msg),
                  "%s %s: request \"%s\" asks for all devices of class %s, and no published device "
                  "matches: allocation fails (\"cannot allocate all claims\"; the scheduler logs "
@@ -851,5 +982,5 @@ static void all_one(struct rule_ctx *ctx, const struct dra_claim *c, const struc
 
 void rule__check_all_mode(struct rule_ctx *ctx)
 {
-    each_open_request(ctx, all_one);
+    each_open_request(ctx, NULL, all_one);
 }

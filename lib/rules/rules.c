@@ -9,8 +9,10 @@
  */
 #include "rules_int.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "formats/json.h"
 #include "model/drivers.h"
@@ -119,7 +121,8 @@ static const struct dd_rule rule_table[] = {
       "A pod with claims sets spec.nodeName, so the scheduler never allocates them",
       rule__check_bypass },
     { "ClaimAllocatedOnOtherNode", DD_SEV_ERROR, DD_STEP_ALLOCATED,
-      "A shared claim is allocated where the pod cannot go, or all replicas share one claim",
+      "A shared claim is allocated where the pod cannot go, or a workload's replicas share one "
+      "claim but cannot share its node",
       rule__check_claim_node },
     { "ReservedForLimitReached", DD_SEV_ERROR, DD_STEP_ALLOCATED,
       "More pods share one ResourceClaim than its status.reservedFor can hold (256)",
@@ -253,6 +256,119 @@ void rule__join_names(char *buf, size_t size, const struct rule_names *s)
         cats(buf, size, &len, "none");
 }
 
+/* ---- results per request key ---------------------------------------------------------- */
+
+struct memo_entry {
+    const struct dra_class *cls;
+    const struct dra_request *r;   /* the first request of the key: its selectors' ids */
+    char *extra;                   /* owned, or NULL */
+    size_t hash;
+    void *value;                   /* owned */
+};
+
+struct rule_memo {
+    struct memo_entry *v;
+    size_t n, cap;
+    size_t *ix;                    /* open addressing: 1 + index; at most half full */
+    size_t nix;
+};
+
+struct rule_memo *rule__memo_new(void)
+{
+    return calloc(1, sizeof(struct rule_memo));
+}
+
+void rule__memo_free(struct rule_memo *mm)
+{
+    size_t i;
+
+    for (i = 0; mm && i < mm->n; i++) {
+        free(mm->v[i].extra);
+        free(mm->v[i].value);
+    }
+    if (mm) {
+        free(mm->v);
+        free(mm->ix);
+    }
+    free(mm);
+}
+
+static size_t memo_hash(const struct dra_class *cls, const struct dra_request *r,
+                        const char *extra)
+{
+    size_t h = (size_t)(uintptr_t)cls * 1099511628211ULL, i;
+
+    for (i = 0; r && i < r->nsel; i++)
+        h = (h ^ r->sel[i].id) * 1099511628211ULL;
+    h = (h ^ (r ? r->nsel : 0)) * 1099511628211ULL;
+    for (; extra && *extra; extra++)
+        h = (h ^ (unsigned char)*extra) * 1099511628211ULL;
+    return h;
+}
+
+static int memo_same(const struct memo_entry *e, const struct dra_class *cls,
+                     const struct dra_request *r, const char *extra)
+{
+    size_t na = e->r ? e->r->nsel : 0, nb = r ? r->nsel : 0, i;
+
+    if (e->cls != cls || na != nb || !e->extra != !extra || (extra && strcmp(e->extra, extra)))
+        return 0;
+    for (i = 0; i < na; i++)
+        if (e->r->sel[i].id != r->sel[i].id)
+            return 0;
+    return 1;
+}
+
+void *rule__memo_get(struct rule_memo *mm, const struct dra_class *cls,
+                     const struct dra_request *r, const char *extra, size_t value_size,
+                     int *fresh)
+{
+    size_t h = memo_hash(cls, r, extra), i, k;
+    struct memo_entry *e;
+
+    *fresh = 0;
+    for (k = mm->nix ? h & (mm->nix - 1) : 0; mm->nix && mm->ix[k]; k = (k + 1) & (mm->nix - 1))
+        if (mm->v[mm->ix[k] - 1].hash == h && memo_same(&mm->v[mm->ix[k] - 1], cls, r, extra))
+            return mm->v[mm->ix[k] - 1].value;
+    if (mm->n == mm->cap) {
+        size_t cap = mm->cap ? 2 * mm->cap : 16;
+        struct memo_entry *nv = realloc(mm->v, cap * sizeof(*nv));
+        if (!nv)
+            return NULL;
+        mm->v = nv;
+        mm->cap = cap;
+    }
+    if (2 * (mm->n + 1) > mm->nix) {
+        size_t cap = mm->nix ? 2 * mm->nix : 32, *ix = calloc(cap, sizeof(*ix));
+        if (!ix)
+            return NULL;
+        for (i = 0; i < mm->n; i++) {
+            for (k = mm->v[i].hash & (cap - 1); ix[k]; k = (k + 1) & (cap - 1))
+                ;
+            ix[k] = i + 1;
+        }
+        free(mm->ix);
+        mm->ix = ix;
+        mm->nix = cap;
+    }
+    e = &mm->v[mm->n];
+    e->cls = cls;
+    e->r = r;
+    e->hash = h;
+    e->extra = extra ? strdup(extra) : NULL;
+    e->value = calloc(1, value_size ? value_size : 1);
+    if ((extra && !e->extra) || !e->value) {
+        free(e->extra);
+        free(e->value);
+        return NULL;
+    }
+    for (k = h & (mm->nix - 1); mm->ix[k]; k = (k + 1) & (mm->nix - 1))
+        ;
+    mm->ix[k] = ++mm->n;
+    *fresh = 1;
+    return e->value;
+}
+
 void rule__ctx_gates(struct rule_ctx *ctx, struct kv_gates *defaults)
 {
     if (!(ctx->gates = ctx->opt->gates)) {
@@ -288,9 +404,20 @@ int dd_rules_run(const struct dra_model *m, const struct rule_options *opt,
     rule__known_drivers(&ctx, &known);
     ctx.known = &known;
     for (i = 0; i < NRULES; i++) {
+        struct timespec t0, t1;
         ctx.rule = &rule_table[i];
-        if (rule_table[i].check && selected(ctx.opt, rule_table[i].code))
-            rule_table[i].check(&ctx);
+        if (!rule_table[i].check || !selected(ctx.opt, rule_table[i].code))
+            continue;
+        if (ctx.opt->before)
+            ctx.opt->before(ctx.opt->before_arg);
+        if (ctx.opt->seconds)
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+        rule_table[i].check(&ctx);
+        if (ctx.opt->seconds) {
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+            ctx.opt->seconds[i] += (double)(t1.tv_sec - t0.tv_sec) +
+                                   (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        }
     }
     return out->oom ? -1 : 0;
 }

@@ -41,9 +41,14 @@ struct rule_options {
                           (--kube-version); 0: KV_DEFAULT_MINOR (lib/model/kubever.h) */
     const struct kv_gates *gates; /* the feature gates it runs with (--feature-gates, the live
                                      API server's); NULL: that release's defaults.  Borrowed */
+    double *seconds;   /* optional: seconds[i] += the thread CPU time rule i of dd_rules()
+                          took (how cost grows, rule by rule: tests/unit/test_scaling.c) */
+    void (*before)(void *arg); /* optional: called before each rule runs, untimed (that test
+                                  evicts the caches, so that every rule starts cold) */
+    void *before_arg;
 };
 
-#define RULE_OPTIONS_INIT { NULL, 0, 0, 1, 0, NULL, 0, 0, NULL }
+#define RULE_OPTIONS_INIT { NULL, 0, 0, 1, 0, NULL, 0, 0, NULL, NULL, NULL, NULL }
 
 struct rule_ctx {
     const struct dra_model *m;     /* the snapshot; borrowed */

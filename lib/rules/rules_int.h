@@ -159,14 +159,24 @@ struct driver_verdict {
 void rule__judge_selector(const struct rule_ctx *ctx, const struct dra_selector *sel,
                           const struct rule_names *known, struct driver_verdict *v);
 
-/* inventory.c: 1 when the allocator would consider dev for the class (every selector of it
- * true), or for request r of that class (the request's selectors too); the driver names the
- * selectors of r's class (and r) pin, into out. */
-int rule__class_admits(const struct dra_class *cls, const struct cel_device *dev);
-int rule__request_admits(const struct dra_class *cls, const struct dra_request *r,
-                         const struct cel_device *dev);
+/* inventory.c: the driver names the selectors of r's class (and r) pin, into out. */
 void rule__request_drivers(const struct dra_model *m, const struct dra_request *r,
                            struct rule_names *out);
+
+/*
+ * rules.c: results per request that depend only on its class and the texts of its selectors
+ * (and, when given, an extra key such as its tolerations): thousands of claims share a few
+ * such keys, so a check works each key out once and not once per claim.  A value is
+ * value_size zeroed bytes the first time its key is asked for (*fresh = 1; a key is asked
+ * for with one size).  The pointer
+ * stays valid until rule__memo_free.  r may be NULL (the class alone); NULL on ENOMEM.
+ */
+struct rule_memo;
+struct rule_memo *rule__memo_new(void);
+void *rule__memo_get(struct rule_memo *mm, const struct dra_class *cls,
+                     const struct dra_request *r, const char *extra, size_t value_size,
+                     int *fresh);
+void rule__memo_free(struct rule_memo *mm);
 
 /* ---- the checks, in the table of rules.c, by family ---- */
 

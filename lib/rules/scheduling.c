@@ -8,7 +8,8 @@
  *                                     plugins' pods were tolerated automatically, claims are not)
  *   PodBypassesScheduler              spec.nodeName set by hand: nobody allocates the claims
  *   ClaimAllocatedOnOtherNode         a shared claim is allocated where this pod cannot go, or a
- *                                     workload's replicas all share one named claim
+ *                                     workload's replicas share one named claim but may not
+ *                                     share its node (required anti-affinity, a hostPort)
  *   ReservedForLimitReached           more pods share a claim than status.reservedFor holds
  *
  * The filters are kube-scheduler's (lib/model/nodefit); the nodes a device is on are the
@@ -24,29 +25,91 @@
 
 #define WHY_MAX 300
 
-/* 1 when slice s offers its devices on node. */
-static int slice_on(const struct dra_slice *s, const struct dra_obj *node)
+/* ---- where devices are -------------------------------------------------------------- */
+
+/* Marks on[0..nodes) the nodes where slice s offers its devices. */
+static void slice_nodes(const struct dra_model *m, const struct dra_slice *s, unsigned char *on)
 {
-    if (*s->node)
-        return STRIEQ(s->node, node->name);
-    if (s->all_nodes)
-        return 1;
-    return s->node_selector && fit_node_selector_matches(s->node_selector, node->json);
+    size_t k;
+
+    if (*s->node) {
+        for (k = dra_node_first(m, s->node); k != SIZE_MAX; k = dra_node_next(m, k))
+            on[k] = 1;
+        return;
+    }
+    for (k = 0; k < m->nodes.n; k++)
+        on[k] |= (unsigned char)(s->all_nodes || (s->node_selector &&
+                                 fit_node_selector_matches(s->node_selector, m->nodes.v[k].json)));
 }
 
-/* Marks on[0..nodes) the nodes where class cls has at least one device. */
-static void class_nodes(const struct dra_model *m, const struct dra_class *cls, unsigned char *on)
-{
-    size_t i, j, k;
+/* Per class, worked out the first time a check asks: the nodes where it has a device
+ * (ascending), and whether every device it admits is node-local. */
+struct class_where {
+    int done;
+    size_t *nodes, n;
+    int nonlocal;        /* it admits a device of a slice without nodeName */
+    size_t admitted;     /* devices it admits */
+};
 
-    for (i = 0; i < m->nslices; i++) {
-        const struct dra_slice *s = &m->slices[i];
-        int any = 0;
-        for (j = 0; j < s->ndev && !any; j++)
-            any = rule__class_admits(cls, &s->dev[j].dev);
-        for (k = 0; any && k < m->nodes.n; k++)
-            on[k] |= (unsigned char)slice_on(s, &m->nodes.v[k]);
+struct where {
+    const struct dra_model *m;
+    struct class_where *c; /* per m->classes */
+    unsigned char *on;     /* scratch, nodes.n */
+};
+
+static int where_init(const struct dra_model *m, struct where *w)
+{
+    memset(w, 0, sizeof(*w));
+    w->m = m;
+    w->c = calloc(m->nclasses + 1, sizeof(*w->c));
+    w->on = calloc(m->nodes.n + 1, 1);
+    if (!w->c || !w->on) {
+        free(w->c);
+        free(w->on);
+        return -1;
     }
+    return 0;
+}
+
+static void where_free(struct where *w)
+{
+    size_t i;
+
+    for (i = 0; w->c && i < w->m->nclasses; i++)
+        free(w->c[i].nodes);
+    free(w->c);
+    free(w->on);
+}
+
+/* NULL on ENOMEM. */
+static const struct class_where *class_where(struct where *w, const struct dra_class *cls)
+{
+    const struct dra_model *m = w->m;
+    struct class_where *cw = &w->c[cls - m->classes];
+    const struct dra_slice *marked = NULL;
+    size_t i, k;
+
+    if (cw->done)
+        return cw;
+    memset(w->on, 0, m->nodes.n);
+    for (i = 0; i < m->ndevices; i++) {
+        const struct dra_slice *s = &m->slices[m->device_slice[i]];
+        if (!dra_class_admits(m, cls, i))
+            continue;
+        cw->admitted++;
+        cw->nonlocal |= !*s->node;
+        if (s != marked) /* a slice's devices are consecutive */
+            slice_nodes(m, marked = s, w->on);
+    }
+    for (k = 0; k < m->nodes.n; k++)
+        cw->n += w->on[k];
+    if (!(cw->nodes = malloc((cw->n + 1) * sizeof(*cw->nodes))))
+        return NULL;
+    for (k = 0, cw->n = 0; k < m->nodes.n; k++)
+        if (w->on[k])
+            cw->nodes[cw->n++] = k;
+    cw->done = 1;
+    return cw;
 }
 
 /* The claim spec behind a pod claim entry (the claim, or the template its claim comes from). */
@@ -70,22 +133,29 @@ void rule__check_pod_constraints(struct rule_ctx *ctx)
 {
     const struct dra_model *m = ctx->m;
     char msg[MSG_MAX], fix[MSG_MAX], on[300], why[WHY_MAX];
+    struct where w;
+    size_t *seen_cls, *seen_node, *cls, ncls, i, j, k, r, len;
     unsigned char *devnodes;
-    size_t i, j, k, r, len;
 
-    if (!m->nodes.n || !m->nslices || !(devnodes = malloc(m->nodes.n))) {
-        if (m->nodes.n && m->nslices)
-            ctx->out->oom = 1;
+    if (!m->nodes.n || !m->nslices)
         return;
+    memset(&w, 0, sizeof(w));
+    seen_cls = calloc(m->nclasses + 1, sizeof(*seen_cls));
+    cls = calloc(m->nclasses + 1, sizeof(*cls));
+    seen_node = calloc(m->nodes.n, sizeof(*seen_node));
+    if (!seen_cls || !cls || !seen_node || where_init(m, &w)) {
+        ctx->out->oom = 1;
+        goto out;
     }
+    devnodes = w.on;
     for (i = 0; i < m->npods; i++) {
         const struct dra_podspec *p = &m->pods[i];
-        size_t ndev = 0, nfit = 0;
-        int taint = 0;
+        int taint = 0, ndev = 0, nfit = 0;
         /* A pod on a node is past the scheduler; a DaemonSet is a driver's, or everywhere. */
         if (*p->node || p->replicas < 0 || !p->nclaims)
             continue;
-        memset(devnodes, 0, m->nodes.n);
+        /* The classes of its claims not allocated yet, each once. */
+        ncls = 0;
         for (j = 0; j < p->nclaims; j++) {
             const struct dra_claim *c = dra_pod_claim_resolve(m, p, &p->claims[j]);
             const struct dra_claim_spec *spec = spec_of(m, p, &p->claims[j]);
@@ -93,20 +163,39 @@ void rule__check_pod_constraints(struct rule_ctx *ctx)
             if (c && c->allocated)
                 continue;
             for (r = 0; spec && r < spec->nreq; r++) {
-                const struct dra_class *cls = spec->req[r].class_name
-                                                  ? dra_find_class(m, spec->req[r].class_name)
-                                                  : NULL;
-                if (cls)
-                    class_nodes(m, cls, devnodes);
+                const struct dra_class *cl = spec->req[r].class_name
+                                                 ? dra_find_class(m, spec->req[r].class_name)
+                                                 : NULL;
+                if (cl && seen_cls[cl - m->classes] != i + 1) {
+                    seen_cls[cl - m->classes] = i + 1;
+                    cls[ncls++] = (size_t)(cl - m->classes);
+                }
             }
         }
-        for (k = 0; k < m->nodes.n; k++)
-            if (devnodes[k]) {
-                ndev++;
-                nfit += !fit_pod_excluded(p->spec, m->nodes.v[k].json, 0, why, sizeof(why));
+        /* Any node with its devices that it may use will do: most pods stop at the first. */
+        for (j = 0; j < ncls && !nfit; j++) {
+            const struct class_where *cw = class_where(&w, &m->classes[cls[j]]);
+            if (!cw) {
+                ctx->out->oom = 1;
+                goto out;
             }
+            for (k = 0; k < cw->n && !nfit; k++) {
+                if (seen_node[cw->nodes[k]] == i + 1)
+                    continue;
+                seen_node[cw->nodes[k]] = i + 1;
+                ndev = 1;
+                nfit = !fit_pod_excluded(p->spec, m->nodes.v[cw->nodes[k]].json, 0, why,
+                                         sizeof(why));
+            }
+        }
         if (!ndev || nfit)
             continue;
+        memset(devnodes, 0, m->nodes.n);
+        for (j = 0; j < ncls; j++) {
+            const struct class_where *cw = class_where(&w, &m->classes[cls[j]]);
+            for (k = 0; k < cw->n; k++)
+                devnodes[cw->nodes[k]] = 1;
+        }
         len = 0;
         cat(msg, sizeof(msg), &len,
             "%s %s can get its devices only on node(s) the pod itself rules out, so it stays "
@@ -129,83 +218,259 @@ void rule__check_pod_constraints(struct rule_ctx *ctx)
                  STRIEQ(p->o.kind, "Pod") ? "pod spec" : p->o.kind);
         emit(ctx, ctx->rule->severity, &p->o, 0, msg, fix);
     }
-    free(devnodes);
+out:
+    where_free(&w);
+    free(seen_cls);
+    free(cls);
+    free(seen_node);
 }
 
-/* Pods that use claim c (a named claim), other than p. */
-static size_t sharers(const struct dra_model *m, const struct dra_claim *c,
-                      const struct dra_podspec *p)
+/* ---- who uses a claim ------------------------------------------------------------------ */
+
+/* The pod claim entries that resolve to each claim, in pod order (dra_pod_claim_resolve once
+ * per entry). */
+struct users {
+    size_t *start;           /* per claim: its entries are at[start[c] .. start[c + 1]) */
+    struct use { const struct dra_podspec *p; size_t k; } *at;
+};
+
+static void users_free(struct users *u)
 {
-    size_t i, j, n = 0;
+    free(u->start);
+    free(u->at);
+}
+
+static int users_init(const struct dra_model *m, struct users *u)
+{
+    size_t i, j, e, n = 0, *claim_of, *fill;
 
     for (i = 0; i < m->npods; i++)
-        for (j = 0; &m->pods[i] != p && j < m->pods[i].nclaims; j++)
-            n += dra_pod_claim_resolve(m, &m->pods[i], &m->pods[i].claims[j]) == c;
-    return n;
+        n += m->pods[i].nclaims;
+    u->start = calloc(m->nclaims + 2, sizeof(*u->start));
+    u->at = calloc(n + 1, sizeof(*u->at));
+    claim_of = calloc(n + 1, sizeof(*claim_of)); /* per entry: 1 + its claim, 0 for none */
+    fill = calloc(m->nclaims + 1, sizeof(*fill));
+    if (!u->start || !u->at || !claim_of || !fill) {
+        free(claim_of);
+        free(fill);
+        users_free(u);
+        return -1;
+    }
+    for (i = 0, e = 0; i < m->npods; i++)
+        for (j = 0; j < m->pods[i].nclaims; j++, e++) {
+            const struct dra_claim *c = dra_pod_claim_resolve(m, &m->pods[i], &m->pods[i].claims[j]);
+            if (c) {
+                claim_of[e] = (size_t)(c - m->claims) + 1;
+                u->start[claim_of[e]]++;
+            }
+        }
+    for (i = 0; i < m->nclaims; i++)
+        u->start[i + 1] += u->start[i];
+    for (i = 0, e = 0; i < m->npods; i++)
+        for (j = 0; j < m->pods[i].nclaims; j++, e++)
+            if (claim_of[e]) {
+                struct use *at = &u->at[u->start[claim_of[e] - 1] + fill[claim_of[e] - 1]++];
+                at->p = &m->pods[i];
+                at->k = j;
+            }
+    free(claim_of);
+    free(fill);
+    return 0;
 }
 
-/* 1 when every published device the spec's classes accept is node-local (and there is one). */
-static int node_local(const struct dra_model *m, const struct dra_claim_spec *spec)
-{
-    size_t r, i, j, seen = 0;
+/* ---- ClaimAllocatedOnOtherNode ------------------------------------------------------ */
 
-    for (r = 0; r < spec->nreq; r++) {
-        const struct dra_class *cls = spec->req[r].class_name
-                                          ? dra_find_class(m, spec->req[r].class_name) : NULL;
-        for (i = 0; cls && i < m->nslices; i++)
-            for (j = 0; j < m->slices[i].ndev; j++)
-                if (rule__class_admits(cls, &m->slices[i].dev[j].dev)) {
-                    if (!*m->slices[i].node)
-                        return 0;
-                    seen++;
-                }
+/* 1 when labels (an object of strings) satisfy a LabelSelector {matchLabels, matchExpressions}
+ * (In, NotIn, Exists, DoesNotExist); an empty selector matches everything, as in the API. */
+static int labels_match(const cJSON *sel, const cJSON *labels)
+{
+    const cJSON *it, *v;
+
+    cJSON_ArrayForEach(it, dd_json_path(sel, "matchLabels", NULL)) {
+        const char *have = it->string ? dd_json_str(labels, it->string, NULL) : NULL;
+        if (!cJSON_IsString(it) || !have || !STRIEQ(have, it->valuestring))
+            return 0;
     }
-    return seen > 0;
+    cJSON_ArrayForEach(it, dd_json_arr(sel, "matchExpressions", NULL)) {
+        const char *key = dd_json_str(it, "key", NULL), *op = dd_json_str(it, "operator", NULL);
+        const char *have = key ? dd_json_str(labels, key, NULL) : NULL;
+        int in = 0;
+        if (!key || !op)
+            return 0;
+        cJSON_ArrayForEach(v, dd_json_arr(it, "values", NULL))
+            in |= have && cJSON_IsString(v) && STRIEQ(v->valuestring, have);
+        if (STRIEQ(op, "In") ? !in : STRIEQ(op, "NotIn") ? in
+            : STRIEQ(op, "Exists") ? !have : STRIEQ(op, "DoesNotExist") ? have != NULL : 1)
+            return 0;
+    }
+    return 1;
+}
+
+/*
+ * Why two replicas of workload p can never run on one node, into why; 0 when nothing in its
+ * pod template says so.  kube-scheduler's filters: a required pod anti-affinity term on
+ * kubernetes.io/hostname that the template's own labels match, in its own namespace
+ * (InterPodAffinity), or a container port with a hostPort (NodePorts).
+ */
+static int replicas_apart(const struct dra_podspec *p, char *why, size_t size)
+{
+    const cJSON *tmpl = dd_json_path(p->o.json, "spec", "template", NULL), *t, *c, *port;
+
+    if (STRIEQ(p->o.kind, "CronJob"))
+        tmpl = dd_json_path(p->o.json, "spec", "jobTemplate", "spec", "template", NULL);
+    cJSON_ArrayForEach(t, dd_json_arr(p->spec, "affinity", "podAntiAffinity",
+                                      "requiredDuringSchedulingIgnoredDuringExecution", NULL)) {
+        const char *key = dd_json_str(t, "topologyKey", NULL);
+        const cJSON *nss = dd_json_arr(t, "namespaces", NULL), *n;
+        int own = !nss || !cJSON_GetArraySize(nss);
+        cJSON_ArrayForEach(n, nss)
+            own |= cJSON_IsString(n) && STRIEQ(n->valuestring, p->o.ns);
+        if (key && STRIEQ(key, "kubernetes.io/hostname") && own &&
+            !dd_json_path(t, "namespaceSelector", NULL) &&
+            dd_json_path(t, "labelSelector", NULL) &&
+            labels_match(dd_json_path(t, "labelSelector", NULL),
+                         dd_json_path(tmpl, "metadata", "labels", NULL))) {
+            snprintf(why, size, "its required pod anti-affinity on kubernetes.io/hostname keeps "
+                     "a second replica off that node (\"node(s) didn't match pod anti-affinity "
+                     "rules\")");
+            return 1;
+        }
+    }
+    cJSON_ArrayForEach(c, dd_json_arr(p->spec, "containers", NULL))
+        cJSON_ArrayForEach(port, dd_json_arr(c, "ports", NULL)) {
+            int64_t hp;
+            if (dd_json_int(port, &hp, "hostPort", NULL) && hp > 0) {
+                snprintf(why, size, "container %s takes hostPort %lld, which a second replica "
+                         "cannot take on that node (\"node(s) didn't have free ports for the "
+                         "requested pod ports\")",
+                         dd_json_str(c, "name", NULL) ? dd_json_str(c, "name", NULL) : "?",
+                         (long long)hp);
+                return 1;
+            }
+        }
+    return 0;
+}
+
+/*
+ * The nodes an allocated claim's nodeSelector matches, ascending, into *out (n of them).  The
+ * allocator writes it as matchFields on metadata.name: those names are looked up instead of
+ * matching every node.  0, or -1 on ENOMEM.
+ */
+static int alloc_nodes(const struct dra_model *m, const cJSON *sel, size_t **out, size_t *n)
+{
+    const cJSON *terms = dd_json_arr(sel, "nodeSelectorTerms", NULL), *t, *f, *v;
+    unsigned char *on;
+    size_t k;
+    int named = terms != NULL;
+
+    cJSON_ArrayForEach(t, terms) {
+        const cJSON *names = NULL;
+        if (cJSON_GetArraySize(dd_json_arr(t, "matchExpressions", NULL)))
+            named = 0;
+        cJSON_ArrayForEach(f, dd_json_arr(t, "matchFields", NULL)) {
+            const char *key = dd_json_str(f, "key", NULL), *op = dd_json_str(f, "operator", NULL);
+            if (key && op && STRIEQ(key, "metadata.name") && STRIEQ(op, "In"))
+                names = dd_json_arr(f, "values", NULL);
+        }
+        named &= names != NULL;
+    }
+    *n = 0;
+    if (!(*out = malloc((m->nodes.n + 1) * sizeof(**out))) || !(on = calloc(m->nodes.n + 1, 1))) {
+        free(*out);
+        return -1;
+    }
+    if (named) {
+        /* Every term needs its node named in an In list: only those can match. */
+        cJSON_ArrayForEach(t, terms)
+            cJSON_ArrayForEach(f, dd_json_arr(t, "matchFields", NULL))
+                cJSON_ArrayForEach(v, dd_json_arr(f, "values", NULL))
+                    for (k = cJSON_IsString(v) ? dra_node_first(m, v->valuestring) : SIZE_MAX;
+                         k != SIZE_MAX; k = dra_node_next(m, k))
+                        on[k] = 1;
+    }
+    for (k = 0; k < m->nodes.n; k++)
+        if ((!named || on[k]) && fit_node_selector_matches(sel, m->nodes.v[k].json))
+            (*out)[(*n)++] = k;
+    free(on);
+    return 0;
 }
 
 void rule__check_claim_node(struct rule_ctx *ctx)
 {
     const struct dra_model *m = ctx->m;
     char msg[MSG_MAX], fix[MSG_MAX], on[300], why[WHY_MAX];
+    struct users u = { NULL, NULL };
+    struct where w;
     size_t i, j, k;
 
+    if (where_init(m, &w)) {
+        ctx->out->oom = 1;
+        return;
+    }
     for (i = 0; i < m->npods; i++) {
         const struct dra_podspec *p = &m->pods[i];
         for (j = 0; j < p->nclaims; j++) {
             const struct dra_pod_claim *pc = &p->claims[j];
             const struct dra_claim *c;
-            size_t nodes = 0, fits = 0, first = (size_t)-1;
+            size_t nodes = 0, fits = 0, first = (size_t)-1, *at = NULL, nat, others = 0;
             /* Every replica of a workload names the same claim: one allocation for all, which
              * pins them to one node when its devices are node-local (published with nodeName;
-             * a fabric's devices may serve many nodes, and IMEX channels are shared so). */
+             * a fabric's devices may serve many nodes, and IMEX channels are shared so).  That
+             * is how a device is shared (Kubernetes' own examples share one so), and a fault
+             * only where the replicas cannot share that node. */
             if (pc->claim && p->replicas > 1 && (c = dra_find_claim(m, p->o.ns, pc->claim, 0)) &&
-                node_local(m, &c->spec)) {
-                snprintf(msg, sizeof(msg),
-                         "%s %s: all %lld replicas use ResourceClaim %s (pod claim \"%s\"), which "
-                         "is allocated once: every replica shares its device(s) and runs where "
-                         "they are; a replica that cannot go there stays Pending (\"resourceclaim "
-                         "not available on the node\").",
-                         p->o.kind, objname(&p->o, on, sizeof(on)), (long long)p->replicas,
-                         pc->claim, pc->name);
-                snprintf(fix, sizeof(fix), "Give each replica a claim of its own: "
-                         "resourceClaimTemplateName instead of resourceClaimName (or run one "
-                         "replica, if sharing the device is the point).");
-                emit(ctx, DD_SEV_WARNING, &p->o, pc->line, msg, fix);
-                continue;
+                replicas_apart(p, why, sizeof(why))) {
+                size_t r, admitted = 0;
+                int nonlocal = 0;
+                for (r = 0; r < c->spec.nreq; r++) {
+                    const struct dra_class *cls = c->spec.req[r].class_name ?
+                        dra_find_class(m, c->spec.req[r].class_name) : NULL;
+                    const struct class_where *cw = cls ? class_where(&w, cls) : NULL;
+                    if (cls && !cw) {
+                        ctx->out->oom = 1;
+                        goto out;
+                    }
+                    admitted += cw ? cw->admitted : 0;
+                    nonlocal |= cw && cw->nonlocal;
+                }
+                if (admitted && !nonlocal) {
+                    snprintf(msg, sizeof(msg),
+                             "%s %s: all %lld replicas use ResourceClaim %s (pod claim \"%s\"), "
+                             "which is allocated once, on the node of its device(s), where every "
+                             "replica must run; but %s: all replicas but one stay Pending "
+                             "(\"resourceclaim not available on the node\" everywhere else).",
+                             p->o.kind, objname(&p->o, on, sizeof(on)), (long long)p->replicas,
+                             pc->claim, pc->name, why);
+                    snprintf(fix, sizeof(fix), "Give each replica a claim of its own: "
+                             "resourceClaimTemplateName instead of resourceClaimName (or let "
+                             "the replicas share a node, if sharing the device is the point).");
+                    emit(ctx, DD_SEV_WARNING, &p->o, pc->line, msg, fix);
+                    continue;
+                }
             }
             /* A Pending pod whose shared claim another pod already had allocated. */
             if (*p->node || !pc->claim || !m->nodes.n ||
                 !(c = dra_pod_claim_resolve(m, p, pc)) || !c->allocated || !c->alloc_nodes)
                 continue;
-            for (k = 0; k < m->nodes.n; k++)
-                if (fit_node_selector_matches(c->alloc_nodes, m->nodes.v[k].json)) {
-                    nodes++;
-                    if (first == (size_t)-1)
-                        first = k;
-                    fits += !fit_pod_excluded(p->spec, m->nodes.v[k].json, 0, why, sizeof(why));
-                }
+            if (alloc_nodes(m, c->alloc_nodes, &at, &nat)) {
+                ctx->out->oom = 1;
+                goto out;
+            }
+            for (k = 0; k < nat && !fits; k++) {
+                nodes++;
+                if (first == (size_t)-1)
+                    first = at[k];
+                fits += !fit_pod_excluded(p->spec, m->nodes.v[at[k]].json, 0, why, sizeof(why));
+            }
+            free(at);
             if (fits)
                 continue;
+            if (!u.start && users_init(m, &u)) {
+                ctx->out->oom = 1;
+                goto out;
+            }
+            for (k = u.start[c - m->claims]; k < u.start[c - m->claims + 1]; k++)
+                others += u.at[k].p != p;
             if (!nodes)
                 snprintf(msg, sizeof(msg),
                          "Pod %s: its shared ResourceClaim %s is allocated on a node that no "
@@ -219,7 +484,7 @@ void rule__check_claim_node(struct rule_ctx *ctx)
                          "(\"resourceclaim not available on the node\"); the claim is freed only "
                          "when no pod uses it.",
                          objname(&p->o, on, sizeof(on)), c->o.name, m->nodes.v[first].name,
-                         sharers(m, c, p), why);
+                         others, why);
             }
             snprintf(fix, sizeof(fix), "Let the pod go to the claim's node, or give it a claim of "
                      "its own (a ResourceClaimTemplate).");
@@ -227,6 +492,9 @@ void rule__check_claim_node(struct rule_ctx *ctx)
                   nodes ? m->nodes.v[first].name : NULL);
         }
     }
+out:
+    where_free(&w);
+    users_free(&u);
 }
 
 /* API validation caps status.reservedFor at 256 (ResourceClaimReservedForMaxSize); the
@@ -249,8 +517,13 @@ void rule__check_reserved_for(struct rule_ctx *ctx)
 {
     const struct dra_model *m = ctx->m;
     char msg[MSG_MAX], fix[MSG_MAX], on[300];
-    size_t i, j, k;
+    struct users u;
+    size_t i, j;
 
+    if (users_init(m, &u)) {
+        ctx->out->oom = 1;
+        return;
+    }
     snprintf(fix, sizeof(fix), "Give the pods claims of their own (a ResourceClaimTemplate), or "
              "split them over several shared claims of at most %d users each.",
              RESERVED_FOR_MAX);
@@ -263,42 +536,40 @@ void rule__check_reserved_for(struct rule_ctx *ctx)
             continue;
         /* Live: the claim is full and a Pending pod waits for a place in it. */
         if (cJSON_GetArraySize(c->reserved_for) >= RESERVED_FOR_MAX)
-            for (j = 0; j < m->npods; j++) {
-                const struct dra_podspec *p = &m->pods[j];
-                for (k = 0; k < p->nclaims; k++)
-                    if (!*p->node && STRIEQ(p->o.kind, "Pod") &&
-                        dra_pod_claim_resolve(m, p, &p->claims[k]) == c &&
-                        !reserved_for_pod(c, p)) {
-                        snprintf(msg, sizeof(msg),
-                                 "Pod %s: its shared ResourceClaim %s is already reserved for "
-                                 "%d pods, the most status.reservedFor may hold; the scheduler "
-                                 "fails to reserve it for one more in PreBind and retries "
-                                 "forever.", objname(&p->o, on, sizeof(on)), c->o.name,
-                                 cJSON_GetArraySize(c->reserved_for));
-                        emit(ctx, ctx->rule->severity, &p->o, p->claims[k].line, msg, fix);
-                        reported = 1;
-                    }
+            for (j = u.start[i]; j < u.start[i + 1]; j++) {
+                const struct dra_podspec *p = u.at[j].p;
+                size_t k = u.at[j].k;
+                if (!*p->node && STRIEQ(p->o.kind, "Pod") && !reserved_for_pod(c, p)) {
+                    snprintf(msg, sizeof(msg),
+                             "Pod %s: its shared ResourceClaim %s is already reserved for "
+                             "%d pods, the most status.reservedFor may hold; the scheduler "
+                             "fails to reserve it for one more in PreBind and retries "
+                             "forever.", objname(&p->o, on, sizeof(on)), c->o.name,
+                             cJSON_GetArraySize(c->reserved_for));
+                    emit(ctx, ctx->rule->severity, &p->o, p->claims[k].line, msg, fix);
+                    reported = 1;
+                }
             }
         /* Manifests: the workloads naming the claim stand for more pods than it can hold. */
-        for (j = 0; !reported && j < m->npods; j++) {
-            const struct dra_podspec *p = &m->pods[j];
-            for (k = 0; !reported && k < p->nclaims; k++) {
-                if (!p->claims[k].claim || dra_pod_claim_resolve(m, p, &p->claims[k]) != c)
-                    continue;
-                users += p->replicas < 0 ? (int64_t)m->nodes.n : p->replicas;
-                if (users <= RESERVED_FOR_MAX)
-                    continue;
-                snprintf(msg, sizeof(msg),
-                         "%s %s: with it, %lld pods share ResourceClaim %s, but one claim can be "
-                         "reserved for at most %d: the pods beyond that stay Pending (the "
-                         "scheduler's PreBind fails to add them to status.reservedFor).",
-                         p->o.kind, objname(&p->o, on, sizeof(on)), (long long)users, c->o.name,
-                         RESERVED_FOR_MAX);
-                emit(ctx, ctx->rule->severity, &p->o, p->claims[k].line, msg, fix);
-                reported = 1; /* once per claim: on the workload that tips it over */
-            }
+        for (j = u.start[i]; !reported && j < u.start[i + 1]; j++) {
+            const struct dra_podspec *p = u.at[j].p;
+            size_t k = u.at[j].k;
+            if (!p->claims[k].claim)
+                continue;
+            users += p->replicas < 0 ? (int64_t)m->nodes.n : p->replicas;
+            if (users <= RESERVED_FOR_MAX)
+                continue;
+            snprintf(msg, sizeof(msg),
+                     "%s %s: with it, %lld pods share ResourceClaim %s, but one claim can be "
+                     "reserved for at most %d: the pods beyond that stay Pending (the "
+                     "scheduler's PreBind fails to add them to status.reservedFor).",
+                     p->o.kind, objname(&p->o, on, sizeof(on)), (long long)users, c->o.name,
+                     RESERVED_FOR_MAX);
+            emit(ctx, ctx->rule->severity, &p->o, p->claims[k].line, msg, fix);
+            reported = 1; /* once per claim: on the workload that tips it over */
         }
     }
+    users_free(&u);
 }
 
 void rule__check_bypass(struct rule_ctx *ctx)

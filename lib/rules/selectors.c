@@ -323,48 +323,27 @@ static void sel_errors_add(struct sel_errors *e, const char *msg, const struct d
     e->v[e->n++].dev = d;
 }
 
-/*
- * Runs sel[0..nsel) on every published device for which pass[] (NULL: every device) is set,
- * in order, as the allocator does, and records each selector's errors in errs[0..nsel).  With
- * out_pass, sets out_pass[d] to whether every selector was true on device d.  Devices are
- * numbered in slice order.
- */
-static void eval_selectors(const struct dra_model *m, const struct dra_selector *sel, size_t nsel,
-                           const unsigned char *pass, unsigned char *out_pass,
-                           struct sel_errors *errs)
+/* Runs sel[0..nsel) on device d in order, as the allocator does, while they hold, recording
+ * each one's errors in errs[0..nsel); 1 when every one was true. */
+static int eval_device(const struct dra_model *m, const struct dra_selector *sel, size_t nsel,
+                       size_t d, struct sel_errors *errs)
 {
-    size_t i, j, k, d = 0;
+    size_t k;
+    int ok = 1;
 
-    for (i = 0; i < m->nslices; i++)
-        for (j = 0; j < m->slices[i].ndev; j++, d++) {
-            const struct dra_device *dv = &m->slices[i].dev[j];
-            int ok = !pass || pass[d];
-            for (k = 0; k < nsel && ok; k++) {
-                struct dd_err err;
-                enum cel_verdict v;
-                if (!sel[k].prog) {
-                    ok = 0; /* SelectorSyntaxError's to report */
-                    break;
-                }
-                dd_err_clear(&err);
-                errs[k].evaluated++;
-                v = cel_eval_device(sel[k].prog, &dv->dev, NULL, &err);
-                if (v == CEL_ERROR)
-                    sel_errors_add(&errs[k], err.msg, &m->slices[i], dv);
-                ok = v == CEL_TRUE;
-            }
-            if (out_pass)
-                out_pass[d] = (unsigned char)ok;
+    for (k = 0; k < nsel && ok; k++) {
+        struct dd_err err;
+        enum cel_verdict v;
+        if (!sel[k].prog)
+            return 0; /* SelectorSyntaxError's to report */
+        errs[k].evaluated++;
+        if ((v = dra_selector_match(m, &sel[k], d, NULL)) == CEL_ERROR) {
+            dra_selector_match(m, &sel[k], d, &err);
+            sel_errors_add(&errs[k], err.msg, m->devices[d]->slice, m->devices[d]);
         }
-}
-
-static size_t published_devices(const struct dra_model *m)
-{
-    size_t i, n = 0;
-
-    for (i = 0; i < m->nslices; i++)
-        n += m->slices[i].ndev;
-    return n;
+        ok = v == CEL_TRUE;
+    }
+    return ok;
 }
 
 /* The reference of prog that names key (the one a "no such key: key" error is about). */
@@ -526,14 +505,26 @@ static void runtime_report(struct rule_ctx *ctx, const struct sel_site *s,
     }
 }
 
-/* A claim's requests (and firstAvailable alternatives) on the devices their class admits. */
-static void attrs_claim(struct rule_ctx *ctx, const struct dra_claim *c,
-                        unsigned char *const *class_pass, struct sel_errors *errs, size_t maxsel,
-                        sel_report report)
+/* The request keys whose errors are still to be worked out. */
+struct pending {
+    struct key { const struct dra_request *r; size_t cls, nsel; struct sel_errors *errs; } *v;
+    size_t n, cap;
+};
+
+/*
+ * A claim's requests (and firstAvailable alternatives) on the devices their class admits,
+ * once per request key (claims share their few selector texts): with todo, the keys not seen
+ * yet go there to be evaluated; without, each request's errors are reported.  0, or -1 on
+ * ENOMEM.
+ */
+static int attrs_claim(struct rule_ctx *ctx, const struct dra_claim *c, struct rule_memo *memo,
+                       size_t maxsel, sel_report report, struct pending *todo)
 {
     const struct dra_model *m = ctx->m;
+    struct sel_errors *errs;
     struct sel_site s;
-    size_t i, j;
+    size_t i, nsel;
+    int fresh;
 
     memset(&s, 0, sizeof(s));
     s.owner = &c->o;
@@ -544,18 +535,32 @@ static void attrs_claim(struct rule_ctx *ctx, const struct dra_claim *c,
             const struct dra_request *r = s.sub ? &top->sub[s.sub - 1] : top;
             if (!r->nsel || !r->class_name || !(s.cls = dra_find_class(m, r->class_name)))
                 continue;
-            j = (size_t)(s.cls - m->classes);
-            memset(errs, 0, maxsel * sizeof(*errs));
-            eval_selectors(m, r->sel, r->nsel < maxsel ? r->nsel : maxsel, class_pass[j], NULL,
-                           errs);
+            nsel = r->nsel < maxsel ? r->nsel : maxsel;
+            if (!(errs = rule__memo_get(memo, s.cls, r, NULL, nsel * sizeof(*errs), &fresh)))
+                return -1;
+            if (todo) {
+                if (!fresh)
+                    continue;
+                if (todo->n == todo->cap) {
+                    size_t cap = todo->cap ? 2 * todo->cap : 16;
+                    struct key *v = realloc(todo->v, cap * sizeof(*v));
+                    if (!v)
+                        return -1;
+                    todo->v = v;
+                    todo->cap = cap;
+                }
+                todo->v[todo->n++] = (struct key){ r, (size_t)(s.cls - m->classes), nsel, errs };
+                continue;
+            }
             s.request = r->name;
-            for (i = 0; i < r->nsel && i < maxsel; i++) {
+            for (i = 0; i < nsel; i++) {
                 s.idx = i;
                 s.sel = &r->sel[i];
                 report(ctx, &s, &errs[i]);
             }
         }
     }
+    return 0;
 }
 
 /* Every selector on the published devices in the allocator's order; report() judges the
@@ -563,45 +568,74 @@ static void attrs_claim(struct rule_ctx *ctx, const struct dra_claim *c,
 static void walk_selectors(struct rule_ctx *ctx, sel_report report)
 {
     const struct dra_model *m = ctx->m;
-    size_t ndev = published_devices(m), i, j, maxsel = 64;
+    size_t ndev = m->ndevices, i, j, d, nall = 0, maxsel = 64, *at = NULL;
     unsigned char **class_pass;
-    struct sel_errors *errs;
+    struct sel_errors *errs = NULL;
+    struct pending todo = { NULL, 0, 0 };
+    struct rule_memo *memo;
     struct sel_site s;
 
     /* Without published devices there is nothing to evaluate on. */
     if (!ndev)
         return;
     class_pass = calloc(m->nclasses + 1, sizeof(*class_pass));
-    errs = calloc(maxsel, sizeof(*errs));
-    if (!class_pass || !errs) {
+    at = calloc(m->nclasses + 1, sizeof(*at)); /* each class's errors start at errs[at[i]] */
+    for (i = 0; at && i < m->nclasses; i++) {
+        at[i] = nall;
+        nall += m->classes[i].nsel < maxsel ? m->classes[i].nsel : maxsel;
+    }
+    errs = calloc(nall + 1, sizeof(*errs));
+    memo = rule__memo_new();
+    if (!class_pass || !at || !errs || !memo) {
         ctx->out->oom = 1;
         goto out;
     }
-    memset(&s, 0, sizeof(s));
-    for (i = 0; i < m->nclasses; i++) {
-        const struct dra_class *cls = &m->classes[i];
-        size_t nsel = cls->nsel < maxsel ? cls->nsel : maxsel;
+    for (i = 0; i < m->nclasses; i++)
         if (!(class_pass[i] = malloc(ndev))) {
             ctx->out->oom = 1;
             goto out;
         }
-        memset(errs, 0, maxsel * sizeof(*errs));
-        eval_selectors(m, cls->sel, nsel, NULL, class_pass[i], errs);
+    /* Device by device, every class: a device's value is read once for all of them. */
+    for (d = 0; d < ndev; d++)
+        for (i = 0; i < m->nclasses; i++)
+            class_pass[i][d] = (unsigned char)eval_device(m, m->classes[i].sel,
+                                                          m->classes[i].nsel < maxsel
+                                                              ? m->classes[i].nsel : maxsel,
+                                                          d, &errs[at[i]]);
+    memset(&s, 0, sizeof(s));
+    for (i = 0; i < m->nclasses; i++) {
+        const struct dra_class *cls = &m->classes[i];
         s.owner = &cls->o;
         s.cls = cls;
-        for (j = 0; j < nsel; j++) {
+        for (j = 0; j < cls->nsel && j < maxsel; j++) {
             s.idx = j;
             s.sel = &cls->sel[j];
-            report(ctx, &s, &errs[j]);
+            report(ctx, &s, &errs[at[i] + j]);
         }
     }
+    /* The requests' keys, then each evaluated device by device as the classes were. */
     for (i = 0; i < m->nclaims; i++)
-        attrs_claim(ctx, &m->claims[i], class_pass, errs, maxsel, report);
+        if (attrs_claim(ctx, &m->claims[i], memo, maxsel, report, &todo)) {
+            ctx->out->oom = 1;
+            goto out;
+        }
+    for (d = 0; d < ndev; d++)
+        for (i = 0; i < todo.n; i++)
+            if (class_pass[todo.v[i].cls][d])
+                eval_device(m, todo.v[i].r->sel, todo.v[i].nsel, d, todo.v[i].errs);
+    for (i = 0; i < m->nclaims; i++)
+        if (attrs_claim(ctx, &m->claims[i], memo, maxsel, report, NULL)) {
+            ctx->out->oom = 1;
+            goto out;
+        }
 out:
+    free(todo.v);
+    rule__memo_free(memo);
     for (i = 0; class_pass && i < m->nclasses; i++)
         free(class_pass[i]);
     free(class_pass);
     free(errs);
+    free(at);
 }
 
 void rule__check_attrs(struct rule_ctx *ctx)

@@ -162,6 +162,16 @@ static void test_case_file(void **state)
             got = "compile_error";
         } else {
             enum cel_verdict v = cel_eval_device(p, &d.dev, NULL, &err);
+            /* A device built once (as a model builds its devices) answers alike, whatever the
+             * program's gates, with the same text. */
+            struct cel_device_set *set = cel_device_set_new();
+            const struct cel_device_value *val = set ? cel_device_value(set, &d.dev) : NULL;
+            struct dd_err err2;
+            assert_non_null(val);
+            assert_int_equal(cel_eval_value(p, val, NULL, &err2), v);
+            if (v == CEL_ERROR)
+                assert_string_equal(err2.msg, err.msg);
+            cel_device_set_free(set);
             got = v == CEL_TRUE ? "true" : v == CEL_FALSE ? "false" : "runtime_error";
             if (v != CEL_ERROR)
                 err.msg[0] = '\0';

@@ -125,6 +125,11 @@ static void webhook_usage(void **state)
     RUN(&R, NULL, "webhook", "--tls-cert-file", "c", "--tls-key-file", "k", "--port", "70000");
     assert_int_equal(R.status, 2);
     assert_contains(R.err, "for --port");
+    RUN(&R, NULL, "webhook", "--tls-cert-file", "c", "--tls-key-file", "k", "--max-waiting", "3");
+    assert_int_equal(R.status, 2);
+    assert_contains(R.err, "invalid value \"3\" for --max-waiting");
+    RUN(&R, NULL, "webhook", "--help");
+    assert_contains(R.out, "--max-waiting N");
     /* Runtime failures exit 1 and name the file. */
     RUN(&R, NULL, "webhook", "--tls-cert-file", "/nonexistent/tls.crt", "--tls-key-file", "k",
         "--objects", SEED "fixed", "--port", "0", "--bind", "127.0.0.1");

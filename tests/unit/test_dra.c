@@ -442,6 +442,93 @@ static void shared_selectors(void **state)
     cJSON_Delete(objs);
 }
 
+/* Selectors on devices through the model: numbered devices, one result per (text, device)
+ * whoever asks, the same verdicts and texts as evaluating the device anew. */
+static void selectors_on_devices(void **state)
+{
+    struct snap s;
+    struct dd_err err;
+    const struct dra_class *gpu, *big;
+    size_t d;
+    (void)state;
+
+    snap_load(&s, "[{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\",\"metadata\":"
+                  "{\"name\":\"gpu\"},\"spec\":{\"selectors\":[{\"cel\":{\"expression\":"
+                  "\"device.driver == 'gpu.example.com'\"}}]}},"
+                  "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\",\"metadata\":"
+                  "{\"name\":\"big\"},\"spec\":{\"selectors\":[{\"cel\":{\"expression\":"
+                  "\"device.driver == 'gpu.example.com'\"}},{\"cel\":{\"expression\":"
+                  "\"device.attributes['gpu.example.com'].mem > 40\"}}]}},"
+                  SLICE("v1", "[{\"name\":\"a\",\"attributes\":{\"mem\":{\"int\":80}}},"
+                              "{\"name\":\"b\",\"attributes\":{\"mem\":{\"int\":16}}},"
+                              "{\"name\":\"c\",\"attributes\":{}}]") "]");
+    gpu = dra_find_class(&s.m, "gpu");
+    big = dra_find_class(&s.m, "big");
+    assert_non_null(gpu);
+    assert_non_null(big);
+    /* One expression, one number: the two classes' first selectors share theirs. */
+    assert_int_not_equal(gpu->sel[0].id, 0);
+    assert_int_equal(gpu->sel[0].id, big->sel[0].id);
+    assert_int_not_equal(big->sel[0].id, big->sel[1].id);
+    assert_int_equal(s.m.ndevices, 3);
+    for (d = 0; d < s.m.ndevices; d++) {
+        assert_int_equal(s.m.devices[d]->id, d);
+        assert_ptr_equal(s.m.devices[d]->slice, &s.m.slices[0]);
+        assert_non_null(s.m.devices[d]->val);
+        /* Asked twice (the second answer is remembered), and against evaluating anew. */
+        assert_int_equal(dra_selector_match(&s.m, &big->sel[1], d, NULL),
+                         cel_eval_device(big->sel[1].prog, &s.m.devices[d]->dev, NULL, &err));
+        assert_int_equal(dra_selector_match(&s.m, &big->sel[1], d, NULL),
+                         cel_eval_device(big->sel[1].prog, &s.m.devices[d]->dev, NULL, &err));
+    }
+    assert_true(dra_class_admits(&s.m, gpu, 2));
+    assert_true(dra_class_admits(&s.m, big, 0));
+    assert_false(dra_class_admits(&s.m, big, 1));
+    /* A remembered error still tells its text when asked for it. */
+    assert_int_equal(dra_selector_match(&s.m, &big->sel[1], 2, NULL), CEL_ERROR);
+    dd_err_clear(&err);
+    assert_int_equal(dra_selector_match(&s.m, &big->sel[1], 2, &err), CEL_ERROR);
+    assert_string_equal(err.msg, "no such key: mem");
+    assert_false(dra_class_admits(&s.m, big, 2));
+    /* No such device. */
+    assert_int_equal(dra_selector_match(&s.m, &gpu->sel[0], 3, NULL), CEL_ERROR);
+    snap_free(&s);
+}
+
+/* Nodes of one name (two files may both define one) and plugin pods by node. */
+static void node_lookups(void **state)
+{
+    struct snap s;
+    size_t k;
+    (void)state;
+
+    snap_load(&s, "[{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"a\"}},"
+                  "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"b\"}},"
+                  "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"a\"}},"
+                  "{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"metadata\":{\"name\":"
+                  "\"ds\",\"namespace\":\"d\"},\"spec\":{\"template\":{\"spec\":{\"containers\":"
+                  "[{\"name\":\"c\",\"image\":\"i\"}]}}}},"
+                  "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p1\","
+                  "\"namespace\":\"d\",\"ownerReferences\":[{\"kind\":\"DaemonSet\",\"name\":"
+                  "\"other\"}]},\"spec\":{\"nodeName\":\"b\",\"volumes\":[{\"name\":\"r\","
+                  "\"hostPath\":{\"path\":\"/var/lib/kubelet/plugins_registry\"}}]}},"
+                  "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p2\","
+                  "\"namespace\":\"d\",\"ownerReferences\":[{\"kind\":\"DaemonSet\",\"name\":"
+                  "\"ds\"}]},\"spec\":{\"nodeName\":\"b\",\"volumes\":[{\"name\":\"r\","
+                  "\"hostPath\":{\"path\":\"/var/lib/kubelet/plugins_registry\"}}]}}]");
+    k = dra_node_first(&s.m, "a");
+    assert_int_equal(k, 0);
+    assert_int_equal(k = dra_node_next(&s.m, k), 2);
+    assert_int_equal(dra_node_next(&s.m, k), SIZE_MAX);
+    assert_int_equal(dra_node_first(&s.m, "b"), 1);
+    assert_int_equal(dra_node_first(&s.m, "c"), SIZE_MAX);
+    assert_ptr_equal(dra_find_node(&s.m, "a"), &s.m.nodes.v[0]);
+    /* The second pod on node b is the DaemonSet's; node a has none. */
+    assert_ptr_equal(dra_plugin_pod(&s.m, &s.m.pods[0], "b"), s.m.plugin_pods.v[1].json);
+    assert_null(dra_plugin_pod(&s.m, &s.m.pods[0], "a"));
+    snap_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -454,6 +541,8 @@ int main(void)
         cmocka_unit_test(env_and_flags),
         cmocka_unit_test(lookups_after_finish),
         cmocka_unit_test(shared_selectors),
+        cmocka_unit_test(selectors_on_devices),
+        cmocka_unit_test(node_lookups),
     };
     return cmocka_run_group_tests_name("dra", tests, NULL, NULL);
 }
