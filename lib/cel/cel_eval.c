@@ -894,11 +894,38 @@ static struct cel__val eval_map(struct cel__ctx *c, const struct cel__node *n)
     return v;
 }
 
+/*
+ * `x.or(y)` and `x.orValue(y)`: cel-go plans them as special forms (decorateOptionalOr), not
+ * as calls: y is evaluated only when x is an empty optional, so an error in y is no error when
+ * x has a value.  A receiver that is no optional (a dyn value, e.g. an attribute) is returned
+ * as it is by cel-go v0.26 (Kubernetes 1.34-1.36) and is "no such overload" from v0.29
+ * (Kubernetes 1.37).
+ */
+static struct cel__val eval_opt_or(struct cel__ctx *c, const struct cel__node *n, int or_value)
+{
+    struct cel__val x = eval(c, n->kid[0]);
+
+    if (x.kind == CEL_V_ERROR)
+        return x;
+    if (x.kind != CEL_V_OPTIONAL) {
+        if (c->kube_minor && c->kube_minor < 37)
+            return x;
+        return cel__err(c, "no such overload");
+    }
+    if (x.v.opt)
+        return or_value ? *x.v.opt : x;
+    return eval(c, n->kid[1]);
+}
+
 static struct cel__val eval_call(struct cel__ctx *c, const struct cel__node *n)
 {
     const struct cel__sig *sigs = cel__sigs();
     struct cel__val argv[8];
 
+    if (n->recv && n->nkid == 2 && n->ncand == 1 &&
+        (cel__ovl[n->cand[0]].impl == cel__fn_opt_or ||
+         cel__ovl[n->cand[0]].impl == cel__fn_opt_or_value))
+        return eval_opt_or(c, n, cel__ovl[n->cand[0]].impl == cel__fn_opt_or_value);
     if (n->nkid > sizeof(argv) / sizeof(argv[0]) || !sigs)
         return cel__err(c, "no such overload: %s", n->name);
     for (size_t i = 0; i < n->nkid; i++) {
@@ -1213,6 +1240,7 @@ enum cel_verdict cel_eval_device_cost(const struct cel_program *p, const struct 
     memset(&c, 0, sizeof(c));
     c.max_cost = lim->max_cost;
     c.scratch.cap = CEL__MAX_SCRATCH;
+    c.kube_minor = p->env.kube_minor;
     if ((r = build_device(&c, dev, p->env.features, &why)) != 0) {
         if (r == -2)
             dd_failf(err, DD_ETYPE, "%s", why);
@@ -1313,6 +1341,7 @@ enum dd_rc cel__fold(struct cel_program *p, struct dd_err *err)
     memset(&c, 0, sizeof(c));
     c.max_cost = UINT64_MAX;
     c.scratch.cap = CEL__MAX_SCRATCH;
+    c.kube_minor = p->env.kube_minor;
     r = fold(p, &c, p->root, err);
     cel__arena_free(&c.scratch);
     return r < 0 ? err->rc : DD_OK;
@@ -1329,6 +1358,7 @@ int cel__ctx_init(struct cel__ctx *c, const struct cel_program *p, const struct 
     /* Explaining re-evaluates sub-expressions: each gets the whole budget again. */
     c->max_cost = def.max_cost * 4;
     c->scratch.cap = CEL__MAX_SCRATCH;
+    c->kube_minor = p->env.kube_minor;
     if (build_device(c, dev, p->env.features, &why) != 0) {
         cel__arena_free(&c->scratch);
         return -1;

@@ -430,6 +430,7 @@ struct cel__ctx {
     enum dd_rc abort_rc;
     struct cel__scope *scope;   /* comprehension variables, innermost first */
     struct cel__val device;
+    int kube_minor;             /* the release whose cel-go evaluates (0: the default) */
 };
 
 struct cel__scope {

@@ -273,6 +273,33 @@ static void test_unqualified_domain(void **state)
         CEL_TRUE);
 }
 
+/* `x.orValue(y)` on a receiver that is no optional: cel-go v0.26 (Kubernetes 1.34-1.36)
+ * returns x, v0.29 (1.37) fails; y is never evaluated then. */
+static void test_or_value_not_optional(void **state)
+{
+    static const struct cel_attr attrs[] = {{ .domain = NULL, .name = "healthy", .kind = CEL_ATTR_STRING, .i = 0, .b = 0, .s = "yes" }};
+    struct cel_device dev = {"dra.example.com", attrs, 1, NULL, 0, 0};
+    static const char src[] = "device.attributes['dra.example.com'].healthy.orValue(1 / 0) == 0";
+
+    (void)state;
+    for (int minor = CEL_KUBE_MINOR_MIN; minor <= CEL_KUBE_MINOR_DEFAULT; minor++) {
+        struct cel_env env = CEL_ENV_DEFAULT;
+        struct dd_err err;
+        struct cel_program *p;
+
+        env.kube_minor = minor;
+        p = cel_compile_env(src, strlen(src), NULL, &env, &err);
+        assert_non_null(p);
+        if (minor < 37) {
+            assert_int_equal(cel_eval_device(p, &dev, NULL, &err), CEL_FALSE);
+        } else {
+            assert_int_equal(cel_eval_device(p, &dev, NULL, &err), CEL_ERROR);
+            assert_string_equal(err.msg, "no such overload");
+        }
+        cel_program_free(p);
+    }
+}
+
 static void test_bad_capacity(void **state)
 {
     static const struct cel_capacity caps[] = {{"d", "mem", "lots"}};
@@ -449,6 +476,7 @@ int main(void)
         cmocka_unit_test(test_cost_limit),
         cmocka_unit_test(test_empty_device),
         cmocka_unit_test(test_unqualified_domain),
+        cmocka_unit_test(test_or_value_not_optional),
         cmocka_unit_test(test_bad_capacity),
         cmocka_unit_test(test_quantity_parse),
         cmocka_unit_test(test_semver_order),
