@@ -60,6 +60,12 @@ $(B)/nodesim: e2e/sim/nodesim.c $(B)/libdd.a
 	@echo "  LINK    $@"
 	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -o $@ $< $(B)/libdd.a $(LDLIBS)
 
+# The allocation differential harness as a plain program: the deterministic slice of the
+# fuzzer (scripts/alloc-differential.sh) and the allocation benchmark's C side.
+$(B)/alloc-diff: tests/fuzz/fuzz_alloc_diff.c $(B)/libdd.a
+	@echo "  LINK    $@"
+	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -DALLOC_DIFF_MAIN -o $@ $< $(B)/libdd.a $(LDLIBS)
+
 # The admission decision alone, for bench/webhook-bench.sh.
 $(B)/review-bench: bench/review-bench.c $(B)/libdd.a
 	@echo "  LINK    $@"

@@ -760,6 +760,11 @@ int cel__quantity_parse(const char *s, size_t n, __int128 *out)
     return 0;
 }
 
+int cel_quantity_parse(const char *s, size_t n, __int128 *nano)
+{
+    return s ? cel__quantity_parse(s, n, nano) : -1;
+}
+
 FN(fn_quantity)
 {
     struct cel__val v = {.kind = CEL_V_QUANTITY};

@@ -27,7 +27,7 @@
 // pod-level (PreFilter) message, "nodes": [{"node": name, "podFilter": "" or why the
 // pod's own filters exclude the node, "status": "fit" | "unschedulable" | "error",
 // "reason": ..., "allocations": [{"claim": ns/name, "devices": [{"request", "driver",
-// "pool", "device", "adminAccess", "shared", "consumedCapacity"}]}]}]}.
+// "pool", "device", "adminAccess", "shared"}]}]}]}.
 package main
 
 import (
@@ -125,13 +125,12 @@ type snapshot struct {
 }
 
 type device struct {
-	Request          string            `json:"request"`
-	Driver           string            `json:"driver"`
-	Pool             string            `json:"pool"`
-	Device           string            `json:"device"`
-	AdminAccess      bool              `json:"adminAccess,omitempty"`
-	Shared           bool              `json:"shared,omitempty"`
-	ConsumedCapacity map[string]string `json:"consumedCapacity,omitempty"`
+	Request     string `json:"request"`
+	Driver      string `json:"driver"`
+	Pool        string `json:"pool"`
+	Device      string `json:"device"`
+	AdminAccess bool   `json:"adminAccess,omitempty"`
+	Shared      bool   `json:"shared,omitempty"`
 }
 
 type allocation struct {
@@ -379,15 +378,9 @@ func results(claims []*resourceapi.ResourceClaim, res []resourceapi.AllocationRe
 		out[i].Claim = claims[i].Namespace + "/" + claims[i].Name
 		out[i].Devices = []device{}
 		for _, d := range r.Devices.Results {
-			dv := device{Request: d.Request, Driver: d.Driver, Pool: d.Pool, Device: d.Device,
-				AdminAccess: ptr.Deref(d.AdminAccess, false), Shared: d.ShareID != nil}
-			if len(d.ConsumedCapacity) > 0 {
-				dv.ConsumedCapacity = map[string]string{}
-				for k, q := range d.ConsumedCapacity {
-					dv.ConsumedCapacity[string(k)] = q.String()
-				}
-			}
-			out[i].Devices = append(out[i].Devices, dv)
+			out[i].Devices = append(out[i].Devices, device{Request: d.Request, Driver: d.Driver,
+				Pool: d.Pool, Device: d.Device, AdminAccess: ptr.Deref(d.AdminAccess, false),
+				Shared: d.ShareID != nil})
 		}
 	}
 	return out
