@@ -108,9 +108,12 @@ test-asan:
 	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	  test-unit
 
-# Every CEL case the unit tests state, through Kubernetes' own CEL code (e2e/peers/celoracle).
+# Every CEL case the unit tests state, through Kubernetes' own CEL code (e2e/peers/celoracle);
+# every allocation case and a fixed set of generated ones through Kubernetes' own allocator
+# (e2e/peers/allocoracle).
 test-differential:
 	python3 scripts/cel-differential.py
+	scripts/alloc-differential.sh $(B)
 
 test-fuzz:
 	scripts/fuzz.sh smoke

@@ -30,6 +30,12 @@ if [ -z "${CEL_ORACLE:-}" ] && CEL_ORACLE=$(e2e/peers/build-celoracle.sh); then
 else
     echo "fuzz: no CEL oracle (Go or the module proxy missing): fuzz_cel_diff runs without it"
 fi
+# fuzz_alloc_diff compares with Kubernetes' own allocator the same way.
+if [ -z "${ALLOC_ORACLE:-}" ] && ALLOC_ORACLE=$(e2e/peers/build-allocoracle.sh); then
+    export ALLOC_ORACLE
+else
+    echo "fuzz: no allocation oracle (Go or the module proxy missing): fuzz_alloc_diff runs without it"
+fi
 pass=0; fail=0
 for h in tests/fuzz/fuzz_*.c; do
     [ -f "$h" ] || continue

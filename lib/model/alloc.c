@@ -301,6 +301,8 @@ struct a_slice {
     struct a_counter_set *sets;
     size_t nsets;
     int compat_groups;            /* a device declares compatibility groups */
+    int dup_names;                /* a device name twice in the slice itself */
+    int consumes;                 /* a device consumes counters */
     int skip_node_ops;            /* len(skipNodeOperations) > 0 */
     struct a_dev *devs;
     size_t ndev;
@@ -717,7 +719,12 @@ struct alloc_inventory *alloc_inventory_new(const struct dra_model *m,
                 goto oom;
             s->ndev++;
             add_id(inv, &s->devs[j]);
+            s->consumes |= s->devs[j].ncons > 0;
         }
+        /* One ID per name in the slice: a name twice maps to the same ID. */
+        for (j = 1; j < s->ndev && !s->dup_names; j++)
+            for (size_t k = 0; k < j && !s->dup_names; k++)
+                s->dup_names = s->devs[k].id == s->devs[j].id;
         if (add_pool_slice(inv, s))
             goto oom;
         if (*s->node_name) {
@@ -829,6 +836,7 @@ enum { C_UNKNOWN, C_MATCH, C_DISTINCT };
 struct a_constraint {
     int kind;
     const char *attr;             /* the fully qualified attribute */
+    const cJSON **memo;           /* per device ID: its attribute (&absent: none), once looked up */
     const cJSON *reqs;            /* requests: [names]; empty: all */
     char *text;                   /* "matchAttribute: <attr>"; owned */
 };
@@ -894,6 +902,7 @@ struct a_pod {
     struct a_avail *avail;        /* per pool ID */
     struct a_baseline *base;      /* per pool ID */
     struct gp *gp;                /* per pool ID: GatherPools' collection */
+    int **cidx;                   /* per device ID: counter_index */
     unsigned epoch;
     uint64_t *inuse;              /* per device ID: the claims (bits) allocating it */
     struct a_capent *capent;      /* per device ID: allocatingCapacity */
@@ -1083,14 +1092,20 @@ static void pod_free(struct a_pod *p)
         for (j = 0; j < c->nreqs; j++)
             free(c->reqs[j].rd);
         free(c->reqs);
-        for (j = 0; j < c->ncons; j++)
+        for (j = 0; j < c->ncons; j++) {
             free(c->cons[j].text);
+            free(c->cons[j].memo);
+        }
         free(c->cons);
         free(c->key);
     }
     free(p->claims);
     free(p->todo);
     free(p->gp);
+    if (p->cidx)
+        for (i = 0; i < p->inv->nids; i++)
+            free(p->cidx[i]);
+    free(p->cidx);
     free(p->inuse);
     free(p->capent);
     while (p->stored) {
@@ -1313,11 +1328,6 @@ static int pvec_push(struct arena *a, struct pvec *p, void *x)
     return 0;
 }
 
-struct a_used {                   /* a counter the devices being allocated consume */
-    const char *set, *name;
-    qty v;
-};
-
 struct a_running {                /* compatibility groups of the devices being allocated */
     const char *set;
     struct a_groups g;
@@ -1337,8 +1347,7 @@ struct a_pool {
     const struct a_counter_set **sets; /* CounterSets, unique by name */
     size_t nsets;
     int binding;                  /* a targeting device has binding conditions */
-    struct a_used *used;          /* consumedCounters */
-    size_t nused, capused;
+    qty *used;                    /* consumedCounters, by the pod's available counters' index */
     struct a_running *run;        /* consumedCompatibilityGroups */
     size_t nrun, caprun;
 };
@@ -1376,10 +1385,16 @@ static int pool_cmp(const void *a, const void *b)
     return c ? c : strcmp(x->name, y->name);
 }
 
+struct aval {                     /* a scalar DeviceAttribute */
+    int kind;
+    const char *s;
+    int64_t i;
+};
+
 struct a_cstate {                 /* a constraint during the search */
-    const struct a_constraint *k;
+    struct a_constraint *k;
     size_t n;                     /* devices in the set */
-    const cJSON *first;           /* matchAttribute: the first device's attribute */
+    struct aval first;            /* matchAttribute: the first device's value */
     struct vset **stack;          /* DRAListTypeAttributes: the intersections, one per device */
     const cJSON **seen;           /* distinctAttribute: the attributes so far */
     size_t cap;
@@ -1490,7 +1505,7 @@ static char *check_consumption(struct a_node *n, const struct a_pool *p, struct 
     size_t i, j, k, c;
 
     for (i = 0; i < nv; i++)
-        for (j = 0; j < v[i]->ndev; j++) {
+        for (j = 0; v[i]->consumes && j < v[i]->ndev; j++) {
             const struct a_dev *d = &v[i]->devs[j];
             for (k = 0; k < d->ncons; k++) {
                 const struct a_counter_set *cs = pool_set(p, d->cons[k].set);
@@ -1520,7 +1535,8 @@ static int build_pool(struct a_node *n, struct a_pool *p, struct pvec *v, struct
     size_t ncap = 0, nn = 0, i, j;
     char *why;
 
-    qsort(sl, v->n, sizeof(*sl), slice_cmp);
+    if (v->n > 1)
+        qsort(sl, v->n, sizeof(*sl), slice_cmp);
     p->seen = sl;
     p->nseen = v->n;
     for (i = 0; i < v->n; i++)
@@ -1538,7 +1554,20 @@ static int build_pool(struct a_node *n, struct a_pool *p, struct pvec *v, struct
         }
     p->tgt = (struct a_slice **)tgt.v;
     p->ntgt = tgt.n;
-    for (i = 0; i < tgt.n; i++)
+    /* validateDeviceNames: one slice knows it of itself; several are checked together. */
+    if (tgt.n == 1 && p->tgt[0]->dup_names) {
+        for (i = 1; i < p->tgt[0]->ndev; i++)
+            for (j = 0; j < i; j++)
+                if (p->tgt[0]->devs[i].id == p->tgt[0]->devs[j].id) {
+                    p->invalid = 1;
+                    p->why = arena_printf(&n->ar, "duplicate device name %s",
+                                          p->tgt[0]->devs[i].name);
+                    p->tgt = NULL;
+                    p->ntgt = 0;
+                    return 0;
+                }
+    }
+    for (i = 0; tgt.n > 1 && i < tgt.n; i++)
         for (j = 0; j < p->tgt[i]->ndev; j++) {
             int r = name_seen(&n->ar, &names, &ncap, &nn, p->tgt[i]->devs[j].name);
             if (r < 0)
@@ -2080,39 +2109,46 @@ static struct a_avail *available(struct a_node *n, const struct a_pool *p)
     return a;
 }
 
-static qty *used_slot(struct a_node *n, struct a_pool *p, const char *set, const char *name)
+/*
+ * Where each counter the device consumes sits among the pool's available ones (-1: not
+ * among them: consumed but never checked, as upstream does), once per pod.  NULL on ENOMEM.
+ */
+static const int *counter_index(struct a_node *n, const struct a_avail *a, const struct a_dev *d)
 {
-    size_t i;
+    int **slot = &n->pod->cidx[d->id], *v;
+    size_t k, c, x, m = 0;
 
-    for (i = 0; i < p->nused; i++)
-        if (!strcmp(p->used[i].set, set) && !strcmp(p->used[i].name, name))
-            return &p->used[i].v;
-    if (p->nused == p->capused) {
-        size_t nc = p->capused ? p->capused * 2 : 8;
-        struct a_used *nu = arena_alloc(&n->ar, nc * sizeof(*nu));
-        if (!nu)
-            return NULL;
-        if (p->nused)
-            memcpy(nu, p->used, p->nused * sizeof(*nu));
-        p->used = nu;
-        p->capused = nc;
-    }
-    p->used[p->nused].set = set;
-    p->used[p->nused].name = name;
-    p->used[p->nused].v = 0;
-    return &p->used[p->nused++].v;
+    if (*slot)
+        return *slot;
+    for (k = 0; k < d->ncons; k++)
+        m += d->cons[k].n;
+    if (!(v = malloc((m + 1) * sizeof(*v))))
+        return NULL;
+    m = 0;
+    for (k = 0; k < d->ncons; k++)
+        for (c = 0; c < d->cons[k].n; c++) {
+            v[m] = -1;
+            for (x = 0; x < a->n; x++)
+                if (!strcmp(a->set[x], d->cons[k].set) && !strcmp(a->name[x], d->cons[k].names[c])) {
+                    v[m] = (int)x;
+                    break;
+                }
+            m++;
+        }
+    return *slot = v;
 }
 
 static void counters_add(struct a_node *n, struct a_pool *p, const struct a_dev *d, int sign)
 {
-    size_t k, c;
+    const struct a_avail *a = &n->pod->avail[p->pid];
+    const int *ix = n->pod->cidx[d->id];
+    size_t k, c, m = 0;
 
     for (k = 0; k < d->ncons; k++)
-        for (c = 0; c < d->cons[k].n; c++) {
-            qty *u = used_slot(n, p, d->cons[k].set, d->cons[k].names[c]);
-            if (u)
-                *u += sign * d->cons[k].vals[c];
-        }
+        for (c = 0; c < d->cons[k].n; c++, m++)
+            if (ix[m] >= 0)
+                p->used[ix[m]] += sign * d->cons[k].vals[c];
+    (void)a;
 }
 
 /* checkAvailableCounters: reserves d's counters when every counter of the pool stays at
@@ -2120,25 +2156,19 @@ static void counters_add(struct a_node *n, struct a_pool *p, const struct a_dev 
 static int counters_take(struct a_node *n, struct a_pool *p, const struct a_dev *d)
 {
     struct a_avail *a = available(n, p);
-    size_t x, i;
+    size_t x;
 
-    if (!a) {
+    if (!a || !counter_index(n, a, d) ||
+        (!p->used && !(p->used = arena_alloc(&n->ar, (a->n + 1) * sizeof(*p->used))))) {
         fail(n, "out of memory");
         return -1;
     }
     counters_add(n, p, d, 1);
-    for (x = 0; x < a->n; x++) {
-        qty used = 0;
-        for (i = 0; i < p->nused; i++)
-            if (!strcmp(p->used[i].set, a->set[x]) && !strcmp(p->used[i].name, a->name[x])) {
-                used = p->used[i].v;
-                break;
-            }
-        if (a->val[x] < used) {
+    for (x = 0; x < a->n; x++)
+        if (a->val[x] < p->used[x]) {
             counters_add(n, p, d, -1);
             return 0;
         }
-    }
     return 1;
 }
 
@@ -2331,12 +2361,6 @@ static void groups_undo(struct a_pool *p, struct groups_undo *u)
 
 enum { AK_NONE, AK_STRING, AK_INT, AK_BOOL, AK_VERSION };
 
-struct aval {
-    int kind;
-    const char *s;
-    int64_t i;
-};
-
 static int64_t json_int(const cJSON *v)
 {
     return v->valuestring ? strtoll(v->valuestring, NULL, 10) : (int64_t)v->valuedouble;
@@ -2505,18 +2529,32 @@ static int cstate_push(struct a_node *n, struct a_cstate *c, const cJSON *a, str
     return 0;
 }
 
+static const cJSON absent;
+
+/* The device's attribute the constraint compares, looked up once per pod. */
+static const cJSON *constraint_attr(struct a_node *n, struct a_constraint *k, const struct a_dev *d)
+{
+    const cJSON *a;
+
+    if (!k->memo && !(k->memo = calloc(n->inv->nids + 1, sizeof(*k->memo))))
+        return attribute(d, k->attr);
+    if (!k->memo[d->id])
+        k->memo[d->id] = (a = attribute(d, k->attr)) ? a : &absent;
+    return k->memo[d->id] == &absent ? NULL : k->memo[d->id];
+}
+
 /* add: 1 the device joins the set, 0 it violates the constraint, -1 ENOMEM. */
 static int constraint_add(struct a_node *n, struct a_cstate *c, const struct a_rd *rd,
                           const struct a_dev *d)
 {
-    const struct a_constraint *k = c->k;
+    struct a_constraint *k = c->k;
     int lists = n->inv->f.lists;
     const cJSON *a;
     size_t i;
 
     if (!constraint_applies(k, rd))
         return 1;
-    if (!(a = attribute(d, k->attr)))
+    if (!(a = constraint_attr(n, k, d)))
         return 0;
     if (k->kind == C_MATCH) {
         struct vset s, meet;
@@ -2532,9 +2570,11 @@ static int constraint_add(struct a_node *n, struct a_cstate *c, const struct a_r
             return cstate_push(n, c, a, &s) ? -1 : 1;
         }
         if (c->n) {
-            struct aval x = scalar(a), first = scalar(c->seen[0]);
-            if (x.kind == AK_NONE || !aval_eq(&x, &first))
+            struct aval x = scalar(a);
+            if (x.kind == AK_NONE || !aval_eq(&x, &c->first))
                 return 0;
+        } else {
+            c->first = scalar(a);
         }
         return cstate_push(n, c, a, NULL) ? -1 : 1;
     }
@@ -3041,7 +3081,7 @@ static void clean(struct a_node *n)
 
     for (i = 0; i < n->npools; i++) {
         struct a_pool *p = &n->pools[i];
-        p->nused = 0;
+        p->used = NULL;
         p->nrun = 0;
         for (j = 0; j < p->ntgt; j++)
             for (k = 0; k < p->tgt[j]->ndev; k++) {
@@ -3512,7 +3552,8 @@ enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec
         !(pod.avail = calloc(inv->npools + 1, sizeof(*pod.avail))) ||
         !(pod.base = calloc(inv->npools + 1, sizeof(*pod.base))) ||
         !(pod.inuse = calloc(inv->nids + 1, sizeof(*pod.inuse))) ||
-        !(pod.capent = calloc(inv->nids + 1, sizeof(*pod.capent))))
+        !(pod.capent = calloc(inv->nids + 1, sizeof(*pod.capent))) ||
+        !(pod.cidx = calloc(inv->nids + 1, sizeof(*pod.cidx))))
         goto oom;
     for (i = 0; i < m->nodes.n; i++)
         out->nodes[i].node = &m->nodes.v[i];

@@ -290,7 +290,15 @@ static const char *s_or(const cJSON *o, const char *key)
     return s ? s : "";
 }
 
-int asnap_compare(const cJSON *a, const cJSON *b, int picks, char *why, size_t size)
+/* The status of a node for the comparison. */
+static const char *status_of(const cJSON *node, int flags)
+{
+    const char *st = s_or(node, "status");
+
+    return flags & ASNAP_UNORDERED && !strcmp(st, "error") ? "unschedulable" : st;
+}
+
+int asnap_compare(const cJSON *a, const cJSON *b, int flags, char *why, size_t size)
 {
     const cJSON *na = cJSON_GetObjectItemCaseSensitive(a, "nodes");
     const cJSON *nb = cJSON_GetObjectItemCaseSensitive(b, "nodes"), *x, *y;
@@ -313,7 +321,7 @@ int asnap_compare(const cJSON *a, const cJSON *b, int picks, char *why, size_t s
             snprintf(why, size, "node %s against node %s", s_or(x, "node"), s_or(y, "node"));
             return 1;
         }
-        if (strcmp(s_or(x, "status"), s_or(y, "status"))) {
+        if (strcmp(status_of(x, flags), status_of(y, flags))) {
             snprintf(why, size, "node %s: %s (%s) against %s (%s)", s_or(x, "node"),
                      s_or(x, "status"), s_or(x, "reason"), s_or(y, "status"), s_or(y, "reason"));
             return 1;
@@ -323,7 +331,7 @@ int asnap_compare(const cJSON *a, const cJSON *b, int picks, char *why, size_t s
                      s_or(x, "podFilter"), s_or(y, "podFilter"));
             return 1;
         }
-        if (picks) {
+        if (flags & ASNAP_PICKS) {
             const cJSON *pa = cJSON_GetObjectItemCaseSensitive(x, "allocations");
             const cJSON *pb = cJSON_GetObjectItemCaseSensitive(y, "allocations");
             char *ta = pa ? cJSON_PrintUnformatted(pa) : NULL;

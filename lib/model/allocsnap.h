@@ -52,9 +52,13 @@ cJSON *asnap_answer(const struct alloc_result *r, const char *name);
 
 /*
  * Compares two answers: the pod's status, each node's status, whether the pod's filters
- * exclude it and, when picks is set, the devices each fitting node would get.  0 when they
- * agree, else 1 with the first difference in why.
+ * exclude it and, with ASNAP_PICKS, the devices each fitting node would get; with
+ * ASNAP_UNORDERED a node's error and unschedulable count as one (the stable allocator walks
+ * pools in Go's map order, and whether an allocationMode All request first meets a device in
+ * use or one its constraint rejects decides between them).  0 when they agree, else 1 with
+ * the first difference in why.
  */
-int asnap_compare(const cJSON *a, const cJSON *b, int picks, char *why, size_t size);
+enum { ASNAP_PICKS = 1, ASNAP_UNORDERED = 2 };
+int asnap_compare(const cJSON *a, const cJSON *b, int flags, char *why, size_t size);
 
 #endif

@@ -524,6 +524,8 @@ static cJSON *gen_node(struct gen *g, int i)
     return n;
 }
 
+/* The release's gates (most snapshots), the stable allocator's (every beta gate it does not
+ * support off), or alpha gates on (the experimental one); a few others flipped now and then. */
 static void gen_gates(struct gen *g, cJSON *snap, int *consumable, int *lists)
 {
     static const char *const flips[] = {
@@ -532,25 +534,33 @@ static void gen_gates(struct gen *g, cJSON *snap, int *consumable, int *lists)
         "DRADeviceCompatibilityGroups", "DRAOptionalNodeOperations", "DRAFractionalCapacityRange",
         "DRAPrioritizedList",
     };
-    static const int dflt[] = {1, 1, 1, 1, 1, 0, 0, 0, 1, 1};
+    int on[] = {1, 1, 1, 1, 1, 0, 0, 0, 1, 1};
+    const int dflt[] = {1, 1, 1, 1, 1, 0, 0, 0, 1, 1};
     cJSON *gates = obj(snap, "gates");
     size_t i;
 
-    *consumable = 1;
-    *lists = 0;
-    if (!chance(g, 1, 3))
-        return;
-    for (i = 0; i < sizeof(flips) / sizeof(flips[0]); i++) {
-        int on = dflt[i];
-        if (chance(g, 1, i == 9 ? 20 : 5)) {
-            on = !on;
-            cJSON_AddBoolToObject(gates, flips[i], on);
-        }
-        if (i == 0)
-            *consumable = on;
-        if (i == 5)
-            *lists = on;
+    switch (pick(g, 10)) {
+    case 0: /* stable */
+        on[0] = on[4] = on[8] = 0;
+        break;
+    case 1: case 2: /* experimental */
+        on[5] = chance(g, 1, 2);
+        on[6] = chance(g, 1, 2);
+        on[7] = chance(g, 1, 2);
+        if (!on[5] && !on[6] && !on[7])
+            on[5 + pick(g, 3)] = 1;
+        break;
+    default:
+        break;
     }
+    for (i = 0; i < sizeof(flips) / sizeof(flips[0]); i++) {
+        if (chance(g, 1, i == 9 ? 40 : 12))
+            on[i] = !on[i];
+        if (on[i] != dflt[i])
+            cJSON_AddBoolToObject(gates, flips[i], on[i]);
+    }
+    *consumable = on[0];
+    *lists = on[5];
 }
 
 static cJSON *generate(const uint8_t *data, size_t size)
@@ -821,20 +831,20 @@ static cJSON *theirs(const cJSON *snap)
     return cJSON_Parse(line);
 }
 
-/* Devices are compared unless the stable variant is used (it walks pools in Go's map order). */
-static int compare_picks(const cJSON *snap)
+/* What may differ: the stable variant walks pools in Go's map order (asnap_compare). */
+static int compare_flags(const cJSON *snap)
 {
     struct dra_model m;
     struct alloc_options opt;
     cJSON *copy = cJSON_Duplicate(snap, 1);
-    int picks;
+    int stable;
 
     dra_model_init(&m, NULL, NULL);
     (void)asnap_load(copy, &m, &opt, NULL);
-    picks = strcmp(alloc_gates_variant(&opt.gates), "stable") != 0;
+    stable = !strcmp(alloc_gates_variant(&opt.gates), "stable");
     dra_model_release(&m);
     cJSON_Delete(copy);
-    return picks;
+    return stable ? ASNAP_UNORDERED : ASNAP_PICKS;
 }
 
 
@@ -853,7 +863,7 @@ static int differ(const cJSON *snap, const cJSON *expect)
     if (!a) {
         fprintf(stderr, "fuzz_alloc_diff: lib/model/alloc gave no answer\n");
         bad = 1;
-    } else if (other && asnap_compare(a, other, !expect && compare_picks(snap), why, sizeof(why))) {
+    } else if (other && asnap_compare(a, other, expect ? 0 : compare_flags(snap), why, sizeof(why))) {
         char *s = cJSON_PrintUnformatted(snap), *x = cJSON_PrintUnformatted(a);
         char *y = cJSON_PrintUnformatted(other);
         fprintf(stderr, "MISMATCH %s\n  snapshot: %s\n  lib/model/alloc: %s\n  %s: %s\n", why, s, x,

@@ -39,6 +39,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"syscall"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -445,13 +446,23 @@ func run(ctx context.Context, s *snapshot) answer {
 	return a
 }
 
+// cpuTime is the process's CPU time (user and system, the garbage collector's included):
+// the benchmark's machine is shared, and the C side measures its CPU time too.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // bench runs the plugin's PreFilter and Filter on every node, n times.
 func bench(ctx context.Context, s *snapshot, n int) {
 	g := gates(s)
 	cache := cel.NewCache(10, cel.Features{EnableConsumableCapacity: g["DRAConsumableCapacity"],
 		EnableListTypeAttributes: g["DRAListTypeAttributes"]})
 	fits := 0
-	start := time.Now()
+	start := cpuTime()
 	for i := 0; i < n; i++ {
 		p := preFilter(ctx, s, cache)
 		fits = 0
@@ -461,7 +472,7 @@ func bench(ctx context.Context, s *snapshot, n int) {
 			}
 		}
 	}
-	el := time.Since(start)
+	el := cpuTime() - start
 	fmt.Printf("{\"name\": %q, \"nodes\": %d, \"fit\": %d, \"ns_per_pod\": %.0f}\n", s.Name, len(s.Nodes), fits,
 		float64(el.Nanoseconds())/float64(n))
 }
