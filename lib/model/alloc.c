@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cel/cel.h"
 #include "formats/json.h"
@@ -2068,10 +2069,29 @@ static int allocated_id(const struct alloc_inventory *inv, size_t id)
     return h->dedicated || h->shared || h->has_capacity;
 }
 
+/* The devices of the pool (those that reach the node, then the others) allocated claims
+ * hold: they consume counters and carry compatibility groups already. */
+static int held_devices(struct a_node *n, const struct a_pool *p, struct pvec *out)
+{
+    size_t i, j;
+
+    for (int pass = 0; pass < 2; pass++) {
+        struct a_slice **v = pass ? p->other : p->tgt;
+        size_t nv = pass ? p->nother : p->ntgt;
+        for (i = 0; i < nv; i++)
+            for (j = 0; j < v[i]->ndev; j++)
+                if (allocated_id(n->inv, v[i]->devs[j].id) &&
+                    pvec_push(&n->ar, out, &v[i]->devs[j]))
+                    return -1;
+    }
+    return 0;
+}
+
 /* availableCounters of the pool, computed the first time this pod needs them. */
 static struct a_avail *available(struct a_node *n, const struct a_pool *p)
 {
     struct a_avail *a = &n->pod->avail[p->pid];
+    struct pvec held = {0};
     size_t i, j, k, c, x, total = 0;
 
     if (a->done)
@@ -2089,21 +2109,16 @@ static struct a_avail *available(struct a_node *n, const struct a_pool *p)
             a->name[a->n] = p->sets[i]->names[j];
             a->val[a->n++] = p->sets[i]->vals[j];
         }
-    for (int pass = 0; pass < 2; pass++) {
-        struct a_slice **v = pass ? p->other : p->tgt;
-        size_t nv = pass ? p->nother : p->ntgt;
-        for (i = 0; i < nv; i++)
-            for (j = 0; j < v[i]->ndev; j++) {
-                const struct a_dev *d = &v[i]->devs[j];
-                if (!allocated_id(n->inv, d->id))
-                    continue;
-                for (k = 0; k < d->ncons; k++)
-                    for (c = 0; c < d->cons[k].n; c++)
-                        for (x = 0; x < a->n; x++)
-                            if (!strcmp(a->set[x], d->cons[k].set) &&
-                                !strcmp(a->name[x], d->cons[k].names[c]))
-                                a->val[x] -= d->cons[k].vals[c];
-            }
+    if (held_devices(n, p, &held))
+        return NULL;
+    for (i = 0; i < held.n; i++) {
+        const struct a_dev *d = held.v[i];
+        for (k = 0; k < d->ncons; k++)
+            for (c = 0; c < d->cons[k].n; c++)
+                for (x = 0; x < a->n; x++)
+                    if (!strcmp(a->set[x], d->cons[k].set) &&
+                        !strcmp(a->name[x], d->cons[k].names[c]))
+                        a->val[x] -= d->cons[k].vals[c];
     }
     a->done = 1;
     return a;
@@ -2246,38 +2261,34 @@ static int groups_add(struct a_groups *g, const struct a_consume *c, struct aren
 static struct a_baseline *baseline(struct a_node *n, const struct a_pool *p)
 {
     struct a_baseline *b = &n->pod->base[p->pid];
-    size_t i, j, k, x;
+    struct pvec held = {0};
+    size_t i, k, x;
 
     if (b->done)
         return b;
-    for (int pass = 0; pass < 2; pass++) {
-        struct a_slice **v = pass ? p->other : p->tgt;
-        size_t nv = pass ? p->nother : p->ntgt;
-        for (i = 0; i < nv; i++)
-            for (j = 0; j < v[i]->ndev; j++) {
-                const struct a_dev *d = &v[i]->devs[j];
-                if (!allocated_id(n->inv, d->id))
-                    continue;
-                for (k = 0; k < d->ncons; k++) {
-                    for (x = 0; x < b->n && strcmp(b->set[x], d->cons[k].set); x++)
-                        ;
-                    if (x == b->n) {
-                        const char **ns = realloc(b->set, (b->n + 1) * sizeof(*ns));
-                        struct a_groups *ng;
-                        if (!ns)
-                            return NULL;
-                        b->set = ns;
-                        if (!(ng = realloc(b->gr, (b->n + 1) * sizeof(*ng))))
-                            return NULL;
-                        b->gr = ng;
-                        b->set[x] = d->cons[k].set;
-                        memset(&b->gr[x], 0, sizeof(b->gr[x]));
-                        b->n++;
-                    }
-                    if (groups_add(&b->gr[x], &d->cons[k], NULL, 1))
-                        return NULL;
-                }
+    if (held_devices(n, p, &held))
+        return NULL;
+    for (i = 0; i < held.n; i++) {
+        const struct a_dev *d = held.v[i];
+        for (k = 0; k < d->ncons; k++) {
+            for (x = 0; x < b->n && strcmp(b->set[x], d->cons[k].set); x++)
+                ;
+            if (x == b->n) {
+                const char **ns = realloc(b->set, (b->n + 1) * sizeof(*ns));
+                struct a_groups *ng;
+                if (!ns)
+                    return NULL;
+                b->set = ns;
+                if (!(ng = realloc(b->gr, (b->n + 1) * sizeof(*ng))))
+                    return NULL;
+                b->gr = ng;
+                b->set[x] = d->cons[k].set;
+                memset(&b->gr[x], 0, sizeof(b->gr[x]));
+                b->n++;
             }
+            if (groups_add(&b->gr[x], &d->cons[k], NULL, 1))
+                return NULL;
+        }
     }
     b->done = 1;
     return b;
@@ -3144,6 +3155,96 @@ static int node_setup(struct a_node *n)
     return 0;
 }
 
+/* allocationResultRequiresDRAOptionalNodeOperations. */
+static int skips_node_operations(const cJSON *claim)
+{
+    const cJSON *it;
+
+    cJSON_ArrayForEach(it, dd_json_arr(claim, "status", "allocation", "devices", "results", NULL))
+        if (jlen(jset(it, "skipNodeOperations")))
+            return 1;
+    return 0;
+}
+
+static const cJSON *condition(const cJSON *conds, const char *type)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach(c, conds)
+        if (jstr(c, "type") && !strcmp(jstr(c, "type"), type))
+            return c;
+    return NULL;
+}
+
+/* The binding timeout the scheduler uses by default (DynamicResourcesArgs.BindingTimeout). */
+#define BINDING_TIMEOUT 600
+
+/* isClaimReadyForBinding failing, or not ready past the binding timeout. */
+static int binding_failed(const cJSON *claim)
+{
+    const cJSON *results = dd_json_arr(claim, "status", "allocation", "devices", "results", NULL);
+    const cJSON *r, *c, *st;
+    const char *ts;
+    int ready = 1;
+
+    cJSON_ArrayForEach(r, results) {
+        if (!jlen(jset(r, "bindingConditions")))
+            continue;
+        st = NULL;
+        cJSON_ArrayForEach(c, dd_json_arr(claim, "status", "devices", NULL))
+            if (jstr(c, "device") && jstr(r, "device") && !strcmp(jstr(c, "device"), jstr(r, "device")) &&
+                jstr(c, "driver") && jstr(r, "driver") && !strcmp(jstr(c, "driver"), jstr(r, "driver")) &&
+                jstr(c, "pool") && jstr(r, "pool") && !strcmp(jstr(c, "pool"), jstr(r, "pool"))) {
+                st = c;
+                break;
+            }
+        if (!st) {
+            ready = 0;
+            break;
+        }
+        cJSON_ArrayForEach(c, jset(r, "bindingFailureConditions")) {
+            const cJSON *f = cJSON_IsString(c) ? condition(jset(st, "conditions"), c->valuestring) : NULL;
+            if (f && jstr(f, "status") && !strcmp(jstr(f, "status"), "True"))
+                return 1;
+        }
+        cJSON_ArrayForEach(c, jset(r, "bindingConditions")) {
+            const cJSON *f = cJSON_IsString(c) ? condition(jset(st, "conditions"), c->valuestring) : NULL;
+            if (!f || !jstr(f, "status") || strcmp(jstr(f, "status"), "True"))
+                ready = 0;
+        }
+        if (!ready)
+            break;
+    }
+    if (ready || !(ts = dd_json_str(claim, "status", "allocation", "allocationTimestamp", NULL)))
+        return 0;
+    cJSON_ArrayForEach(r, results) {
+        struct tm tm;
+        const char *end;
+        memset(&tm, 0, sizeof(tm));
+        if (!jset(r, "bindingConditions"))
+            continue;
+        end = strptime(ts, "%Y-%m-%dT%H:%M:%S", &tm);
+        if (end && timegm(&tm) + BINDING_TIMEOUT < time(NULL))
+            return 1;
+    }
+    return 0;
+}
+
+/* Why an allocated claim of the pod cannot be used on the node (the plugin's Filter), or NULL. */
+static const char *unavailable(const struct a_node *n, const struct a_claim *c)
+{
+    const struct feat *f = &n->inv->f;
+
+    if (c->alloc_selector && !fit_node_selector_matches(c->alloc_selector, n->node))
+        return "its allocation's nodeSelector excludes the node";
+    if (skips_node_operations(c->mc->o.json) && !declares(n->node, "DRAOptionalNodeOperations"))
+        return "its devices skip node operations, and the node does not declare "
+               "DRAOptionalNodeOperations";
+    if (f->binding && binding_failed(c->mc->o.json))
+        return "binding its devices failed or timed out (their binding conditions)";
+    return NULL;
+}
+
 /* ---- the explanation ------------------------------------------------------------------ */
 
 static int class_accepts(struct a_node *n, const struct a_rd *rd, const struct a_dev *d)
@@ -3285,6 +3386,11 @@ static int funnel(struct a_node *n, struct a_rd *rd, struct alloc_funnel *fu)
                     continue;
                 }
                 fu->free++;
+                if (n->inv->var == V_EXPERIMENTAL && d->slice->skip_node_ops &&
+                    (!f->nodeops || !declares(n->node, "DRAOptionalNodeOperations"))) {
+                    fu->node_ops++;
+                    continue;
+                }
                 if (f->taints && taint_blocks(d, rd)) {
                     const cJSON *t;
                     cJSON_ArrayForEach(t, d->taints) {
@@ -3377,9 +3483,8 @@ static int explain_node(struct a_node *n, struct alloc_node *out)
         return 0;
     }
     for (i = 0; i < pod->nclaims; i++)
-        if (pod->claims[i].allocated && pod->claims[i].alloc_selector &&
-            !fit_node_selector_matches(pod->claims[i].alloc_selector, n->node)) {
-            w->kind = ALLOC_WHY_ELSEWHERE;
+        if (pod->claims[i].allocated && (w->detail = unavailable(n, &pod->claims[i]))) {
+            w->kind = ALLOC_WHY_UNAVAILABLE;
             w->claim = i;
             return 0;
         }
@@ -3484,13 +3589,12 @@ static int collect(struct a_node *n, struct alloc_node *out)
 static int judge_node(struct a_node *n, struct alloc_node *out, int explain)
 {
     struct a_pod *pod = n->pod;
-    int unavailable = 0, r = 1;
+    int unusable = 0, r = 1;
     size_t i;
 
     for (i = 0; i < pod->nclaims; i++)
-        if (pod->claims[i].allocated && pod->claims[i].alloc_selector &&
-            !fit_node_selector_matches(pod->claims[i].alloc_selector, n->node))
-            unavailable = 1;
+        if (pod->claims[i].allocated && unavailable(n, &pod->claims[i]))
+            unusable = 1;
     if (pod->ntodo) {
         if (gather(n) || node_setup(n))
             fail(n, "out of memory");
@@ -3502,7 +3606,7 @@ static int judge_node(struct a_node *n, struct alloc_node *out, int explain)
     } else if (!r) {
         out->verdict = ALLOC_UNSCHEDULABLE;
         out->reason = xstrdup("cannot allocate all claims");
-    } else if (unavailable) {
+    } else if (unusable) {
         out->verdict = ALLOC_UNSCHEDULABLE;
         out->reason = xstrdup("resourceclaim not available on the node");
     } else {
@@ -3686,9 +3790,12 @@ static void put_funnel(struct text *t, const struct alloc_funnel *f)
         if (!f->nheld)
             put(t, "other claims");
     }
-    if (f->tolerated < f->free)
-        put(t, ", %zu with a taint the request does not tolerate (%s)", f->free - f->tolerated,
-            f->taint ? f->taint : "?");
+    if (f->node_ops)
+        put(t, ", %zu in slices that skip node operations, which the node does not declare "
+            "optional (DRAOptionalNodeOperations)", f->node_ops);
+    if (f->tolerated + f->node_ops < f->free)
+        put(t, ", %zu with a taint the request does not tolerate (%s)",
+            f->free - f->node_ops - f->tolerated, f->taint ? f->taint : "?");
     if (f->counters_ok < f->tolerated)
         put(t, ", %zu that cannot get their shared counters (%s)", f->tolerated - f->counters_ok,
             f->counter ? f->counter : "counters");
@@ -3743,9 +3850,9 @@ size_t alloc_why_text(const struct alloc_result *r, const struct alloc_node *n, 
             put(&t, "each of the pod's claims fits alone, but not all of them together (they "
                 "compete for the same devices, counters or capacity)");
         break;
-    case ALLOC_WHY_ELSEWHERE:
-        put(&t, "claim %s is already allocated to devices the node cannot reach (its "
-            "allocation's nodeSelector excludes the node)", claim);
+    case ALLOC_WHY_UNAVAILABLE:
+        put(&t, "claim %s is already allocated and cannot be used on the node: %s", claim,
+            w->detail);
         break;
     default:
         if (n->pod_filter && n->verdict == ALLOC_FIT)

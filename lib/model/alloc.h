@@ -120,6 +120,8 @@ struct alloc_funnel {
     size_t class_ok;         /* ... that the class's selectors accept */
     size_t selected;         /* ... and the request's selectors (and per-device node selection) */
     size_t free;             /* ... not held by another claim */
+    size_t node_ops;         /* ... of those, in slices that skip node operations the node does
+                                not declare optional (DRAOptionalNodeOperations) */
     size_t tolerated;        /* ... without a taint the request does not tolerate */
     size_t counters_ok;      /* ... whose counters are left */
     size_t capacity_ok;      /* ... whose capacity the request fits in */
@@ -135,7 +137,7 @@ struct alloc_funnel {
 enum alloc_why_kind {
     ALLOC_WHY_NONE,
     ALLOC_WHY_ERROR,         /* the allocator itself failed here (reason): a CEL error, ... */
-    ALLOC_WHY_ELSEWHERE,     /* an allocated claim's devices are not reachable from the node */
+    ALLOC_WHY_UNAVAILABLE,   /* an allocated claim cannot be used on the node (detail) */
     ALLOC_WHY_DEVICES,       /* a request: fewer usable devices than it asks for */
     ALLOC_WHY_CONSTRAINT,    /* a claim's constraint: enough devices, no set that agrees */
     ALLOC_WHY_TOGETHER       /* each claim fits alone, not all of them together */
@@ -147,6 +149,7 @@ struct alloc_why {
     struct alloc_funnel *alts;    /* DEVICES: the request (or each alternative); owned */
     size_t nalts;
     char *constraint;             /* CONSTRAINT: "matchAttribute: <name>"; owned */
+    const char *detail;           /* UNAVAILABLE: why; static */
 };
 
 struct alloc_node {

@@ -19,19 +19,17 @@
  * "expect" answer: each node's status, stated), prints "N agreed, N differed" and exits 1 on
  * a difference; -w writes each differing snapshot to DIR.
  */
-#include <errno.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cel/cel.h"
 #include "model/alloc.h"
 #include "model/allocsnap.h"
 #include "model/dra.h"
+#include "peer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -304,6 +302,10 @@ static void gen_slices(struct gen *g, struct world *w, int consumable)
         } else {
             cJSON_AddTrueToObject(spec, "perDeviceNodeSelection");
         }
+        if (chance(g, 1, 8)) {
+            cJSON *ops = cJSON_AddArrayToObject(spec, "skipNodeOperations");
+            cJSON_AddItemToArray(ops, cJSON_CreateString("*"));
+        }
         devs = cJSON_AddArrayToObject(spec, "devices");
         for (j = 0; j < ndev; j++)
             add_device(g, devs, i, j, counters, w, consumable, mode >= 2, 0);
@@ -497,6 +499,45 @@ static cJSON *gen_allocated(struct gen *g, const char *name, const struct world 
     return c;
 }
 
+/* A pod's allocated claim: devices that skip node operations, binding conditions that
+ * failed, were met, or are still pending (long after the allocation, or not). */
+static void allocated_extras(struct gen *g, cJSON *c)
+{
+    cJSON *st = cJSON_GetObjectItem(c, "status"), *a = cJSON_GetObjectItem(st, "allocation");
+    cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "devices"), "results"), 0);
+
+    if (!first)
+        return;
+    if (chance(g, 1, 4)) {
+        cJSON *ops = cJSON_AddArrayToObject(first, "skipNodeOperations");
+        cJSON_AddItemToArray(ops, cJSON_CreateString("*"));
+    }
+    if (chance(g, 1, 3)) {
+        cJSON *bc = cJSON_AddArrayToObject(first, "bindingConditions"), *devs, *d, *conds, *k;
+        cJSON_AddItemToArray(bc, cJSON_CreateString("attached"));
+        bc = cJSON_AddArrayToObject(first, "bindingFailureConditions");
+        cJSON_AddItemToArray(bc, cJSON_CreateString("failed"));
+        cJSON_AddStringToObject(a, "allocationTimestamp", pick(g, 2) ? "2025-01-01T00:00:00Z"
+                                                                     : "2999-01-01T00:00:00Z");
+        if (chance(g, 2, 3)) {
+            devs = cJSON_AddArrayToObject(st, "devices");
+            d = cJSON_CreateObject();
+            cJSON_AddItemToArray(devs, d);
+            cJSON_AddStringToObject(d, "driver", cJSON_GetStringValue(cJSON_GetObjectItem(first, "driver")));
+            cJSON_AddStringToObject(d, "pool", cJSON_GetStringValue(cJSON_GetObjectItem(first, "pool")));
+            cJSON_AddStringToObject(d, "device", cJSON_GetStringValue(cJSON_GetObjectItem(first, "device")));
+            conds = cJSON_AddArrayToObject(d, "conditions");
+            k = cJSON_CreateObject();
+            cJSON_AddItemToArray(conds, k);
+            cJSON_AddStringToObject(k, "type", pick(g, 2) ? "attached" : "failed");
+            cJSON_AddStringToObject(k, "status", pick(g, 3) ? "True" : "False");
+            cJSON_AddStringToObject(k, "reason", "Test");
+            cJSON_AddStringToObject(k, "message", "");
+            cJSON_AddStringToObject(k, "lastTransitionTime", "2025-01-01T00:00:00Z");
+        }
+    }
+}
+
 static cJSON *gen_node(struct gen *g, int i)
 {
     cJSON *n = cJSON_CreateObject(), *m, *l;
@@ -638,6 +679,7 @@ static cJSON *generate(const uint8_t *data, size_t size)
                 cJSON_AddStringToObject(e, "operator", "In");
                 snprintf(node, sizeof(node), "node-%d", (int)pick(&g, (unsigned)w.nnodes));
                 cJSON_AddItemToArray(v, cJSON_CreateString(node));
+                allocated_extras(&g, c);
             }
         }
         cJSON_AddItemToArray(claims, c);
@@ -754,7 +796,7 @@ static cJSON *ours(const cJSON *snap)
                     abort();
 #ifdef ALLOC_DIFF_MAIN
                 if (verbose) {
-                    static const char *const kinds[] = {"none", "error", "elsewhere", "devices",
+                    static const char *const kinds[] = {"none", "error", "unavailable", "devices",
                                                         "constraint", "together"};
                     char k[64];
                     snprintf(k, sizeof(k), "why: %s%s", kinds[r.nodes[i].why.kind],
@@ -775,60 +817,20 @@ static cJSON *ours(const cJSON *snap)
     return answer;
 }
 
-static FILE *to_oracle, *from_oracle;
-static int oracle_tried;
-
-static void oracle_start(void)
-{
-    const char *path = getenv("ALLOC_ORACLE");
-    int in[2], out[2];
-    pid_t pid;
-
-    oracle_tried = 1;
-    if (!path || !*path || pipe(in) || pipe(out))
-        return;
-    signal(SIGPIPE, SIG_IGN);
-    if ((pid = fork()) == 0) {
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        close(in[1]);
-        close(out[0]);
-        execl(path, path, (char *)NULL);
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    to_oracle = fdopen(in[1], "w");
-    from_oracle = fdopen(out[0], "r");
-}
+static struct peer oracle = {"ALLOC_ORACLE", 0, NULL, NULL, NULL, 0};
 
 /* Kubernetes' answer, or NULL without an oracle. */
 static cJSON *theirs(const cJSON *snap)
 {
-    static char *line;
-    static size_t cap;
     char *text;
 
-    if (!oracle_tried)
-        oracle_start();
-    if (!to_oracle)
+    if (!peer_ready(&oracle))
         return NULL;
     text = cJSON_PrintUnformatted(snap);
-    fputs(text, to_oracle);
-    fputc('\n', to_oracle);
+    fputs(text, oracle.to);
+    fputc('\n', oracle.to);
     free(text);
-    while (fflush(to_oracle) == EOF && errno == EINTR)
-        clearerr(to_oracle);
-    errno = 0;
-    while (getline(&line, &cap, from_oracle) < 0 && errno == EINTR) {
-        clearerr(from_oracle);
-        errno = 0;
-    }
-    if (!line || ferror(from_oracle) || feof(from_oracle)) {
-        fprintf(stderr, "fuzz_alloc_diff: the oracle stopped answering\n");
-        abort();
-    }
-    return cJSON_Parse(line);
+    return cJSON_Parse(peer_answer(&oracle));
 }
 
 /* What may differ: the stable variant walks pools in Go's map order (asnap_compare). */
@@ -985,7 +987,7 @@ int main(int argc, char **argv)
     for (i = 0; verbose && i < (long)(sizeof(tally) / sizeof(tally[0])) && tally[i].n; i++)
         printf("%8ld  %s\n", tally[i].n, tally[i].what);
     printf("alloc-diff: %ld agreed, %ld differed%s\n", agreed, differed,
-           to_oracle ? "" : " (no oracle: stated answers only)");
+           oracle.to ? "" : " (no oracle: stated answers only)");
     return differed ? 1 : 0;
 }
 #endif

@@ -38,6 +38,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"syscall"
 	"time"
@@ -45,6 +46,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	v1helper "k8s.io/component-helpers/scheduling/corev1"
@@ -111,8 +114,11 @@ var defaultGates = map[string]bool{
 	"TaintTolerationComparisonOperators": false,
 }
 
-// The scheduler's default DynamicResourcesArgs.FilterTimeout.
-const filterTimeout = 10 * time.Second
+// The scheduler's default DynamicResourcesArgs.FilterTimeout and BindingTimeout.
+const (
+	filterTimeout  = 10 * time.Second
+	bindingTimeout = 600 * time.Second
+)
 
 type snapshot struct {
 	Name     string                       `json:"name"`
@@ -261,7 +267,8 @@ func podFilter(pod *v1.Pod, node *v1.Node, comparisonOps bool) string {
 type prepared struct {
 	status, reason string
 	toAllocate     []*resourceapi.ResourceClaim
-	allocated      []*nodeaffinity.NodeSelector // of the pod's allocated claims
+	allocated      []*resourceapi.ResourceClaim // the pod's allocated claims
+	selectors      []*nodeaffinity.NodeSelector // their allocation's node selectors
 	allocator      structured.Allocator
 	gates          map[string]bool
 }
@@ -334,7 +341,8 @@ func preFilter(ctx context.Context, s *snapshot, celCache *cel.Cache) prepared {
 			if err != nil {
 				return prepared{status: "error", reason: err.Error()}
 			}
-			p.allocated = append(p.allocated, ns)
+			p.allocated = append(p.allocated, c)
+			p.selectors = append(p.selectors, ns)
 			continue
 		}
 		if inFlight.Has(c.Namespace + "/" + c.Name) {
@@ -387,12 +395,76 @@ func results(claims []*resourceapi.ResourceClaim, res []resourceapi.AllocationRe
 	return out
 }
 
+// The plugin's: an allocated device that skips node operations needs a node that declares
+// them optional.
+func requiresOptionalNodeOperations(a *resourceapi.AllocationResult) bool {
+	for _, r := range a.Devices.Results {
+		if len(r.SkipNodeOperations) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// isClaimReadyForBinding and isClaimTimeout are the plugin's (bindingTimeout: its default).
+func bindingFailed(c *resourceapi.ResourceClaim) bool {
+	ready := true
+	for _, r := range c.Status.Allocation.Devices.Results {
+		if len(r.BindingConditions) == 0 {
+			continue
+		}
+		var st *resourceapi.AllocatedDeviceStatus
+		for i := range c.Status.Devices {
+			d := &c.Status.Devices[i]
+			if d.Device == r.Device && d.Driver == r.Driver && d.Pool == r.Pool {
+				st = d
+				break
+			}
+		}
+		if st == nil {
+			ready = false
+			break
+		}
+		for _, cond := range r.BindingFailureConditions {
+			if f := apimeta.FindStatusCondition(st.Conditions, cond); f != nil && f.Status == metav1.ConditionTrue {
+				return true
+			}
+		}
+		for _, cond := range r.BindingConditions {
+			if !apimeta.IsStatusConditionTrue(st.Conditions, cond) {
+				ready = false
+			}
+		}
+		if !ready {
+			break
+		}
+	}
+	if ready || c.Status.Allocation.AllocationTimestamp == nil {
+		return false
+	}
+	for _, r := range c.Status.Allocation.Devices.Results {
+		if r.BindingConditions != nil && c.Status.Allocation.AllocationTimestamp.Add(bindingTimeout).Before(time.Now()) {
+			return true
+		}
+	}
+	return false
+}
+
 // filter is the plugin's Filter on one node.
 func filter(ctx context.Context, p *prepared, node *v1.Node) nodeAnswer {
 	na := nodeAnswer{Node: node.Name, Status: "fit"}
 	unavailable := false
-	for _, ns := range p.allocated {
-		if ns != nil && !ns.Match(node) {
+	for i, c := range p.allocated {
+		if ns := p.selectors[i]; ns != nil && !ns.Match(node) {
+			unavailable = true
+			continue
+		}
+		if requiresOptionalNodeOperations(c.Status.Allocation) &&
+			!slices.Contains(node.Status.DeclaredFeatures, "DRAOptionalNodeOperations") {
+			unavailable = true
+			continue
+		}
+		if p.gates["DRADeviceBindingConditions"] && p.gates["DRAResourceClaimDeviceStatus"] && bindingFailed(c) {
 			unavailable = true
 		}
 	}
