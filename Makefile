@@ -137,6 +137,7 @@ bench: dra-doctor $(B)/nodesim
 	bench/controller-bench.sh $(B)
 	CC="$(CC)" bench/webhook-bench.sh
 	CC="$(CC)" bench/cel-bench.sh $(B)
+	CC="$(CC)" bench/alloc-bench.sh $(B)
 
 # The CEL selector conformance corpus (../shared/corpus/cel, never copied here) through lint.
 conformance: dra-doctor

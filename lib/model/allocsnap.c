@@ -238,8 +238,8 @@ cJSON *asnap_answer(const struct alloc_result *r, const char *name)
         goto oom;
     for (i = 0; i < r->nnodes; i++) {
         const struct alloc_node *n = &r->nodes[i];
-        cJSON *o = cJSON_CreateObject(), *allocs = NULL, *cur = NULL;
-        size_t claim = (size_t)-1;
+        cJSON *o = cJSON_CreateObject(), *allocs = NULL;
+        size_t k;
 
         if (!o || !cJSON_AddItemToArray(nodes, o) ||
             !cJSON_AddStringToObject(o, "node", n->node->name) ||
@@ -247,35 +247,35 @@ cJSON *asnap_answer(const struct alloc_result *r, const char *name)
             !cJSON_AddStringToObject(o, "status", verdict_word(n->verdict, 0)) ||
             (n->reason && !cJSON_AddStringToObject(o, "reason", n->reason)))
             goto oom;
-        for (j = 0; j < n->npicks; j++) {
-            const struct alloc_pick *p = &n->picks[j];
-            cJSON *d = cJSON_CreateObject();
-            if (!d)
+        /* A fitting node: each claim it allocates, in order, with its devices (a claim without
+         * requests gets none). */
+        for (k = 0; n->verdict == ALLOC_FIT && k < r->nclaims; k++) {
+            const struct dra_claim *c = r->claims[k];
+            cJSON *cur, *devs;
+            char key[512];
+
+            if (c->allocated)
+                continue;
+            snprintf(key, sizeof(key), "%s/%s", c->o.ns, c->o.name);
+            if ((!allocs && !(allocs = cJSON_AddArrayToObject(o, "allocations"))) ||
+                !(cur = cJSON_CreateObject()) || !cJSON_AddItemToArray(allocs, cur) ||
+                !cJSON_AddStringToObject(cur, "claim", key) ||
+                !(devs = cJSON_AddArrayToObject(cur, "devices")))
                 goto oom;
-            if (!allocs && !(allocs = cJSON_AddArrayToObject(o, "allocations"))) {
-                cJSON_Delete(d);
-                goto oom;
-            }
-            if (p->claim != claim) {
-                const struct dra_claim *c = r->claims[p->claim];
-                char key[512];
-                snprintf(key, sizeof(key), "%s/%s", c->o.ns, c->o.name);
-                claim = p->claim;
-                if (!(cur = cJSON_CreateObject()) || !cJSON_AddItemToArray(allocs, cur) ||
-                    !cJSON_AddStringToObject(cur, "claim", key) ||
-                    !cJSON_AddArrayToObject(cur, "devices")) {
-                    cJSON_Delete(d);
+            for (j = 0; j < n->npicks; j++) {
+                const struct alloc_pick *p = &n->picks[j];
+                cJSON *d;
+                if (p->claim != k)
+                    continue;
+                if (!(d = cJSON_CreateObject()) || !cJSON_AddItemToArray(devs, d) ||
+                    !cJSON_AddStringToObject(d, "request", p->request) ||
+                    !cJSON_AddStringToObject(d, "driver", p->driver) ||
+                    !cJSON_AddStringToObject(d, "pool", p->pool) ||
+                    !cJSON_AddStringToObject(d, "device", p->device) ||
+                    (p->admin_access && !cJSON_AddTrueToObject(d, "adminAccess")) ||
+                    (p->shared && !cJSON_AddTrueToObject(d, "shared")))
                     goto oom;
-                }
             }
-            if (!cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(cur, "devices"), d) ||
-                !cJSON_AddStringToObject(d, "request", p->request) ||
-                !cJSON_AddStringToObject(d, "driver", p->driver) ||
-                !cJSON_AddStringToObject(d, "pool", p->pool) ||
-                !cJSON_AddStringToObject(d, "device", p->device) ||
-                (p->admin_access && !cJSON_AddTrueToObject(d, "adminAccess")) ||
-                (p->shared && !cJSON_AddTrueToObject(d, "shared")))
-                goto oom;
         }
     }
     return a;

@@ -395,7 +395,9 @@ static void request_body(struct gen *g, cJSON *r, int sub, int consumable, int *
     if (chance(g, 1, 5)) {
         cJSON *t = cJSON_AddArrayToObject(r, "tolerations"), *e = cJSON_CreateObject();
         cJSON_AddItemToArray(t, e);
-        if (pick(g, 2)) {
+        if (chance(g, 1, 6)) {
+            cJSON_AddStringToObject(e, "operator", "Exists"); /* every taint */
+        } else if (pick(g, 2)) {
             cJSON_AddStringToObject(e, "key", taint_keys[pick(g, 2)]);
             cJSON_AddStringToObject(e, "operator", "Exists");
         } else {
@@ -415,7 +417,7 @@ static void request_body(struct gen *g, cJSON *r, int sub, int consumable, int *
 static cJSON *gen_claim(struct gen *g, const char *name, int consumable, int *all)
 {
     cJSON *c = cJSON_CreateObject(), *devs, *reqs;
-    int nreq = chance(g, 1, 3) ? 2 : 1, i;
+    int nreq = chance(g, 1, 3) ? 2 : chance(g, 1, 40) ? 0 : 1, i;
     char rn[16];
 
     meta(c, name, "default");
@@ -451,7 +453,7 @@ static cJSON *gen_claim(struct gen *g, const char *name, int consumable, int *al
                                 attrs[pick(g, 5)]);
         if (nreq > 1 && chance(g, 1, 3)) {
             cJSON *rq = cJSON_AddArrayToObject(k, "requests");
-            cJSON_AddItemToArray(rq, cJSON_CreateString("r0"));
+            cJSON_AddItemToArray(rq, cJSON_CreateString(pick(g, 3) ? "r0" : "r1/s1"));
         }
     }
     return c;
