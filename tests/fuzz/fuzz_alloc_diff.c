@@ -194,6 +194,10 @@ static void add_device(struct gen *g, cJSON *devs, int drv, int k, int counters,
         cJSON_AddStringToObject(e, "counterSet", chance(g, 1, 20) ? "missing" : set);
         m = obj(obj(e, "counters"), "mem");
         cJSON_AddStringToObject(m, "value", pick(g, 2) ? "40Gi" : "20Gi");
+        if (chance(g, 1, 4)) { /* a second counter of the set */
+            m = obj(cJSON_GetObjectItem(e, "counters"), "sms");
+            cJSON_AddStringToObject(m, "value", pick(g, 2) ? "2" : "4");
+        }
         if (chance(g, 1, 4)) {
             cJSON *gr = cJSON_AddArrayToObject(e, "compatibilityGroups");
             cJSON_AddItemToArray(gr, cJSON_CreateString(pick(g, 2) ? "mig" : "full"));
@@ -325,6 +329,10 @@ static void gen_slices(struct gen *g, struct world *w, int consumable)
             cJSON_AddStringToObject(set, "name", setname);
             c = obj(obj(set, "counters"), "mem");
             cJSON_AddStringToObject(c, "value", pick(g, 2) ? "80Gi" : "40Gi");
+            if (chance(g, 4, 5)) {
+                c = obj(cJSON_GetObjectItem(set, "counters"), "sms");
+                cJSON_AddStringToObject(c, "value", pick(g, 2) ? "8" : "5");
+            }
         }
     }
 }
@@ -447,10 +455,11 @@ static cJSON *gen_claim(struct gen *g, const char *name, int consumable, int *al
         cJSON *cons = cJSON_AddArrayToObject(devs, "constraints"), *k = cJSON_CreateObject();
         static const char *const attrs[] = {"gpu.example.com/root", "gpu.example.com/model",
                                             "nic.example.com/root", "gpu.example.com/links",
-                                            "gpu.example.com/index"};
+                                            "gpu.example.com/index", "gpu.example.com/healthy",
+                                            "gpu.example.com/version"};
         cJSON_AddItemToArray(cons, k);
         cJSON_AddStringToObject(k, pick(g, 3) ? "matchAttribute" : "distinctAttribute",
-                                attrs[pick(g, 5)]);
+                                attrs[pick(g, 7)]);
         if (nreq > 1 && chance(g, 1, 3)) {
             cJSON *rq = cJSON_AddArrayToObject(k, "requests");
             cJSON_AddItemToArray(rq, cJSON_CreateString(pick(g, 3) ? "r0" : "r1/s1"));
