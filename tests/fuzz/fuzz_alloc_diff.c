@@ -76,6 +76,20 @@ static const char *const effects[] = {"NoSchedule", "NoExecute", "None"};
 
 #define NNODES 4
 
+/* nodeSelector {zone op [zone]} on o. */
+static void zone_selector(cJSON *o, const char *op, const char *zone)
+{
+    cJSON *ns = obj(o, "nodeSelector"), *terms = cJSON_AddArrayToObject(ns, "nodeSelectorTerms");
+    cJSON *t = cJSON_CreateObject(), *ex = cJSON_AddArrayToObject(t, "matchExpressions");
+    cJSON *e = cJSON_CreateObject(), *v = cJSON_AddArrayToObject(e, "values");
+
+    cJSON_AddItemToArray(terms, t);
+    cJSON_AddItemToArray(ex, e);
+    cJSON_AddStringToObject(e, "key", "zone");
+    cJSON_AddStringToObject(e, "operator", op);
+    cJSON_AddItemToArray(v, cJSON_CreateString(zone));
+}
+
 struct world {
     int nnodes;
     int counters[2];              /* per driver: its shared pool has a counter slice */
@@ -213,17 +227,9 @@ static void add_device(struct gen *g, cJSON *devs, int drv, int k, int counters,
         case 1:
             cJSON_AddTrueToObject(d, "allNodes");
             break;
-        default: {
-            cJSON *ns = obj(d, "nodeSelector"), *terms = cJSON_AddArrayToObject(ns, "nodeSelectorTerms");
-            cJSON *t = cJSON_CreateObject(), *ex = cJSON_AddArrayToObject(t, "matchExpressions");
-            cJSON *e = cJSON_CreateObject(), *v = cJSON_AddArrayToObject(e, "values");
-            cJSON_AddItemToArray(terms, t);
-            cJSON_AddItemToArray(ex, e);
-            cJSON_AddStringToObject(e, "key", "zone");
-            cJSON_AddStringToObject(e, "operator", "In");
-            cJSON_AddItemToArray(v, cJSON_CreateString(zones[pick(g, 2)]));
+        default:
+            zone_selector(d, "In", zones[pick(g, 2)]);
             break;
-        }
         }
     }
 }
@@ -293,14 +299,8 @@ static void gen_slices(struct gen *g, struct world *w, int consumable)
         snprintf(name, sizeof(name), "shared-%d-devices", i);
         spec = slice(w, name, i, pool, 1, counters ? 2 : 1);
         if (mode == 0) {
-            cJSON *ns = obj(spec, "nodeSelector"), *terms = cJSON_AddArrayToObject(ns, "nodeSelectorTerms");
-            cJSON *t = cJSON_CreateObject(), *ex = cJSON_AddArrayToObject(t, "matchExpressions");
-            cJSON *e = cJSON_CreateObject(), *v = cJSON_AddArrayToObject(e, "values");
-            cJSON_AddItemToArray(terms, t);
-            cJSON_AddItemToArray(ex, e);
-            cJSON_AddStringToObject(e, "key", "zone");
-            cJSON_AddStringToObject(e, "operator", pick(g, 3) ? "In" : "NotIn");
-            cJSON_AddItemToArray(v, cJSON_CreateString(zones[pick(g, 2)]));
+            const char *op = pick(g, 3) ? "In" : "NotIn";
+            zone_selector(spec, op, zones[pick(g, 2)]);
         } else if (mode == 1) {
             cJSON_AddTrueToObject(spec, "allNodes");
         } else {
