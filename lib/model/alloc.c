@@ -1423,7 +1423,7 @@ struct a_node {
     struct a_dev ***all;          /* per requestData: allocationMode All's devices */
     size_t *nall;
     int64_t *numdev;              /* per requestData */
-    uint64_t steps;
+    uint64_t steps, max_steps;    /* allocateOne calls so far, and the most allowed */
     char *error;                  /* a fatal error (heap); the verdict is ERROR */
     int on_node;                  /* the error only concerns this node (invalid pools) */
     /* the explanation's probes */
@@ -2855,10 +2855,10 @@ static int allocate_one(struct a_node *n, size_t t, size_t j, size_t s, int64_t 
     struct a_rd *rd;
     size_t pi, si, di;
 
-    if (++n->steps > n->inv->opt.max_steps) {
+    if (++n->steps > n->max_steps) {
         fail(n, "node %s: timed out trying to allocate devices (dra-doctor gave up after %llu "
              "steps, as the scheduler gives up after its filter timeout)", n->name,
-             (unsigned long long)n->inv->opt.max_steps);
+             (unsigned long long)n->max_steps);
         return ONE_ERR;
     }
     while (t < claims_todo(n) && claim_skipped(n, t))
@@ -3456,12 +3456,15 @@ static int funnel_short(const struct alloc_funnel *fu)
     return (int64_t)fu->capacity_ok < fu->need;
 }
 
-/* Runs the search again with a probe's settings; 1 fits, 0 not, -1 error. */
+/* Runs the search again with a probe's settings, within an eighth of the steps a node may
+ * take; 1 fits, 0 not, -1 error (a probe that gives up says nothing). */
 static int probe(struct a_node *n)
 {
     int r;
 
     clean(n);
+    n->steps = 0;
+    n->max_steps = n->inv->opt.max_steps / 8 + 1;
     r = search(n);
     if (r < 0 && n->on_node)
         r = 0; /* invalid pools: it does not fit */
@@ -3514,18 +3517,27 @@ static int explain_node(struct a_node *n, struct alloc_node *out)
             w->nalts = 0;
         }
     }
-    /* One claim alone: a constraint, or its requests together. */
+    /* One claim alone: a constraint, or its requests together.  A probe that gives up says
+     * nothing, and then neither does this. */
     for (t = 0; t < pod->ntodo; t++) {
         struct a_claim *c = &pod->claims[pod->todo[t]];
+        int r;
         n->only = c;
         n->no_constraints = 0;
         n->skip_constraint = 0;
-        if (probe(n) != 0)
+        if ((r = probe(n)) < 0)
+            goto unknown;
+        if (r == 1)
             continue;
         w->claim = pod->todo[t];
-        n->no_constraints = 1;
-        if (c->ncons && probe(n) == 1) {
+        r = 0;
+        if (c->ncons) {
+            n->no_constraints = 1;
+            if ((r = probe(n)) < 0)
+                goto unknown;
             n->no_constraints = 0;
+        }
+        if (r == 1) {
             w->kind = ALLOC_WHY_CONSTRAINT;
             for (k = 0; k < c->ncons; k++) {
                 n->skip_constraint = k + 1;
@@ -3547,6 +3559,13 @@ static int explain_node(struct a_node *n, struct alloc_node *out)
     }
     n->only = NULL;
     w->kind = pod->ntodo > 1 ? ALLOC_WHY_TOGETHER : ALLOC_WHY_NONE;
+    w->claim = (size_t)-1;
+    return 0;
+unknown:
+    n->only = NULL;
+    n->no_constraints = 0;
+    n->skip_constraint = 0;
+    w->kind = ALLOC_WHY_NONE;
     w->claim = (size_t)-1;
     return 0;
 }
@@ -3682,6 +3701,7 @@ enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec
             n.npools = 0;
             n.pools = NULL;
             n.steps = 0;
+            n.max_steps = inv->opt.max_steps;
             n.on_node = 0;
             r = judge_node(&n, o, explain);
             if (pod.ntodo)

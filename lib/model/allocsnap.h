@@ -5,7 +5,8 @@
  *
  *   snapshot: {"name": "...", "gates": {"DRAConsumableCapacity": false, ...},
  *              "nodes": [Node], "slices": [ResourceSlice], "classes": [DeviceClass],
- *              "claims": [ResourceClaim], "inFlight": [ResourceClaim], "pod": Pod}
+ *              "claims": [ResourceClaim], "inFlight": [ResourceClaim], "pod": Pod,
+ *              "filterTimeoutSeconds": the oracle's filter timeout (default 10)}
  *   answer:   {"name": ..., "status": "ok" | "unschedulable" | "error", "reason": ...,
  *              "nodes": [{"node": name, "podFilter": "" or why, "status": "fit" |
  *              "unschedulable" | "error", "reason": ..., "allocations": [{"claim": ns/name,
@@ -55,10 +56,13 @@ cJSON *asnap_answer(const struct alloc_result *r, const char *name);
  * exclude it and, with ASNAP_PICKS, the devices each fitting node would get; with
  * ASNAP_UNORDERED a node's error and unschedulable count as one (the stable allocator walks
  * pools in Go's map order, and whether an allocationMode All request first meets a device in
- * use or one its constraint rejects decides between them).  0 when they agree, else 1 with
- * the first difference in why.
+ * use or one its constraint rejects decides between them); with ASNAP_TIMEOUTS a node where
+ * either side timed out is not compared (a clock decides that upstream, a step count here),
+ * and *skipped counts them (skipped may be NULL).  0 when they agree, else 1 with the first
+ * difference in why.
  */
-enum { ASNAP_PICKS = 1, ASNAP_UNORDERED = 2 };
-int asnap_compare(const cJSON *a, const cJSON *b, int flags, char *why, size_t size);
+enum { ASNAP_PICKS = 1, ASNAP_UNORDERED = 2, ASNAP_TIMEOUTS = 4 };
+int asnap_compare(const cJSON *a, const cJSON *b, int flags, size_t *skipped, char *why,
+                  size_t size);
 
 #endif

@@ -16,7 +16,8 @@
 //
 // A snapshot: {"name": "...", "gates": {"DRAConsumableCapacity": false, ...},
 // "nodes": [Node], "slices": [ResourceSlice], "classes": [DeviceClass],
-// "claims": [ResourceClaim], "inFlight": [ResourceClaim], "pod": Pod}, objects in
+// "claims": [ResourceClaim], "inFlight": [ResourceClaim], "pod": Pod,
+// "filterTimeoutSeconds": the scheduler's filter timeout (default 10)}, objects in
 // their v1 JSON.  Claims hold every claim of the cluster (status.allocation when
 // allocated); inFlight the claims whose allocation the scheduler holds but has not
 // written; the pod's claims are found by name as the scheduler finds them
@@ -129,6 +130,9 @@ type snapshot struct {
 	Claims   []*resourceapi.ResourceClaim `json:"claims"`
 	InFlight []*resourceapi.ResourceClaim `json:"inFlight"`
 	Pod      *v1.Pod                      `json:"pod"`
+	// FilterTimeoutSeconds replaces the scheduler's filter timeout (the differential
+	// fuzzer keeps it short).
+	FilterTimeoutSeconds float64 `json:"filterTimeoutSeconds"`
 }
 
 type device struct {
@@ -175,6 +179,13 @@ func (l classLister) Get(name string) (*resourceapi.DeviceClass, error) {
 		return c, nil
 	}
 	return nil, apierrors.NewNotFound(resourceapi.Resource("deviceclasses"), name)
+}
+
+func (s *snapshot) timeout() time.Duration {
+	if s.FilterTimeoutSeconds > 0 {
+		return time.Duration(s.FilterTimeoutSeconds * float64(time.Second))
+	}
+	return filterTimeout
 }
 
 func gates(s *snapshot) map[string]bool {
@@ -266,6 +277,7 @@ func podFilter(pod *v1.Pod, node *v1.Node, comparisonOps bool) string {
 
 type prepared struct {
 	status, reason string
+	timeout        time.Duration
 	toAllocate     []*resourceapi.ResourceClaim
 	allocated      []*resourceapi.ResourceClaim // the pod's allocated claims
 	selectors      []*nodeaffinity.NodeSelector // their allocation's node selectors
@@ -471,7 +483,7 @@ func filter(ctx context.Context, p *prepared, node *v1.Node) nodeAnswer {
 	if p.allocator != nil {
 		actx := ctx
 		if p.gates["DRASchedulerFilterTimeout"] {
-			c, cancel := context.WithTimeout(ctx, filterTimeout)
+			c, cancel := context.WithTimeout(ctx, p.timeout)
 			defer cancel()
 			actx = c
 		}
@@ -500,6 +512,7 @@ func run(ctx context.Context, s *snapshot) answer {
 	cache := cel.NewCache(10, cel.Features{EnableConsumableCapacity: g["DRAConsumableCapacity"],
 		EnableListTypeAttributes: g["DRAListTypeAttributes"]})
 	p := preFilter(ctx, s, cache)
+	p.timeout = s.timeout()
 	a := answer{Name: s.Name, Status: p.status, Reason: p.reason}
 	nodes := append([]*v1.Node(nil), s.Nodes...)
 	sort.SliceStable(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
@@ -537,6 +550,7 @@ func bench(ctx context.Context, s *snapshot, n int) {
 	start := cpuTime()
 	for i := 0; i < n; i++ {
 		p := preFilter(ctx, s, cache)
+		p.timeout = s.timeout()
 		fits = 0
 		for _, node := range s.Nodes {
 			if filter(ctx, &p, node).Status == "fit" {
