@@ -2155,7 +2155,6 @@ static const int *counter_index(struct a_node *n, const struct a_avail *a, const
 
 static void counters_add(struct a_node *n, struct a_pool *p, const struct a_dev *d, int sign)
 {
-    const struct a_avail *a = &n->pod->avail[p->pid];
     const int *ix = n->pod->cidx[d->id];
     size_t k, c, m = 0;
 
@@ -2163,7 +2162,6 @@ static void counters_add(struct a_node *n, struct a_pool *p, const struct a_dev 
         for (c = 0; c < d->cons[k].n; c++, m++)
             if (ix[m] >= 0)
                 p->used[ix[m]] += sign * d->cons[k].vals[c];
-    (void)a;
 }
 
 /* checkAvailableCounters: reserves d's counters when every counter of the pool stays at
