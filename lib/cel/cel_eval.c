@@ -865,7 +865,12 @@ static struct cel__val eval_map(struct cel__ctx *c, const struct cel__node *n)
         struct cel__val *old;
         if (k.kind == CEL_V_ERROR)
             return k;
-        /* cel-go builds a Go map keyed by the values themselves: no kind is refused. */
+        /* cel-go builds a Go map keyed by the values themselves: a value Go cannot hash makes
+         * it panic, which the program's evaluation recovers as an error. */
+        if (k.kind == CEL_V_BYTES || k.kind == CEL_V_SEMVER || k.kind == CEL_V_FORMAT)
+            return cel__err(c, "internal error: runtime error: hash of unhashable type %s",
+                            k.kind == CEL_V_BYTES ? "types.Bytes"
+                            : k.kind == CEL_V_SEMVER ? "cel.Semver" : "cel.Format");
         x = eval(c, n->kid[i + 1]);
         if (x.kind == CEL_V_ERROR)
             return x;
@@ -1306,6 +1311,16 @@ static int fold(struct cel_program *p, struct cel__ctx *c, const struct cel__nod
         if ((r = fold(p, c, n->kid[i], err)) < 0)
             return -1;
         all &= r;
+    }
+    /* cel-go builds a constant map literal when it plans the program, where nothing recovers
+     * the panic of an unhashable key: kube-apiserver's request fails. */
+    if (n->kind == CEL_N_MAP && all && !n->optk) {
+        struct cel__val v = eval(c, n);
+        if (v.kind == CEL_V_ERROR && strstr(v.v.err, "unhashable")) {
+            cel__fail_at(err, DD_ETYPE, p->src, p->len, n->line, n->col,
+                         "program instantiation failed: cel-go panics: %s", v.v.err);
+            return -1;
+        }
     }
     if (n->kind == CEL_N_LIST || n->kind == CEL_N_MAP)
         return all && !n->optk;
