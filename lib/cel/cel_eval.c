@@ -426,8 +426,11 @@ static int build_device(struct cel__ctx *c, const struct cel_device *dev, unsign
             return -1;
         if (!q->name)
             continue;
-        if (cel__quantity_parse(txt, strlen(txt), &v.v.q) != 0)
+        int dec;
+        if (cel__quantity_parse_rep(txt, strlen(txt), &v.v.q, &v.qscale, &dec) != 0)
             v = cel__err(c, "capacity %s: unable to parse quantity's suffix", q->name);
+        else
+            v.qdec = (unsigned char)dec;
         map_put_str(m, q->name, v);
     }
     map_put_str(d, "driver", mk_str(CEL_V_STRING, drv, strlen(drv)));

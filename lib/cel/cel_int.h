@@ -381,6 +381,10 @@ struct cel__semver {
 
 struct cel__val {
     enum cel__vkind kind;
+    /* QUANTITY: how Go's resource.Quantity holds it, which decides isInteger and asInteger:
+     * an int64 times 10^qscale, or (qdec) an arbitrary-precision decimal. */
+    int32_t qscale;
+    unsigned char qdec;
     union {
         int b;
         int64_t i;
@@ -456,6 +460,8 @@ int cel__val_equal(const struct cel__val *a, const struct cel__val *b);
 
 /* Parses a Kubernetes quantity; 0 on success. */
 int cel__quantity_parse(const char *s, size_t n, __int128 *out);
+/* The same, and Go's representation of it (struct cel__val's qscale and qdec). */
+int cel__quantity_parse_rep(const char *s, size_t n, __int128 *out, int32_t *scale, int *dec);
 /* Parses a semantic version; 0 on success, else -1 with a reason in *why. */
 int cel__semver_parse(struct cel__arena *a, const char *s, size_t n, int normalize,
                       struct cel__semver *out, const char **why);

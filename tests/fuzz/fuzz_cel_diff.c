@@ -334,7 +334,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             k++;
         }
         want[k] = '\0';
-        if (strcmp(want, ours) != 0) {
+        /* The known difference of quantities lib/cel does not hold (docs/cel.md). */
+        if (strcmp(want, ours) != 0 &&
+            !(!strcmp(ours, "runtime_error") && strstr(err.msg, "beyond what dra-doctor holds"))) {
             fprintf(stderr, "MISMATCH\n  expression: %s\n  device: %s\n  lib/cel: %s (%s)\n"
                             "  Kubernetes: %s",
                     buf, d.json, ours, strcmp(ours, "true") && strcmp(ours, "false") ? err.msg : "",
