@@ -53,11 +53,14 @@ for h in tests/fuzz/fuzz_*.c; do
     [ -d "tests/data/fuzz-regress/$name" ] && regress="tests/data/fuzz-regress/$name"
     dict=""
     [ -f "tests/fuzz/$name.dict" ] && dict="-dict=tests/fuzz/$name.dict"
+    # A harness's own libFuzzer flags (a differential one waits for its oracle).
+    opts=""
+    [ -f "tests/fuzz/$name.options" ] && opts=$(cat "tests/fuzz/$name.options")
     log="$B/fuzz_$name.log"
     # shellcheck disable=SC2086
     # Crash inputs go to build/fuzz/, not to the working directory.
     if "$bin" -artifact_prefix="$B/" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-        -print_final_stats=1 $dict "$corpus" $seeds $regress >"$log" 2>&1; then
+        -print_final_stats=1 $dict $opts "$corpus" $seeds $regress >"$log" 2>&1; then
         execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
         echo "fuzz $name: ok, ${execs:-?} executions in ${secs}s, no crash"
         pass=$((pass + 1))

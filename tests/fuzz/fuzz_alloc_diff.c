@@ -36,8 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Searches that long are given up on both sides (the oracle's filter timeout is short too)
  * and not compared: which side gives up first is a matter of speed (asnap_compare). */
-#define MAX_STEPS 300000
-#define FILTER_TIMEOUT_SECONDS 0.5
+#define MAX_STEPS 100000
+#define FILTER_TIMEOUT_SECONDS 0.2
 static size_t skipped;
 
 /* ---- the generator ------------------------------------------------------------------- */
