@@ -1392,8 +1392,16 @@ int cel__val_fits(const struct cel__val *v, const struct cel__type *t)
     case CEL_T_NULL: return v->kind == CEL_V_NULL;
     case CEL_T_TIMESTAMP: return v->kind == CEL_V_TIMESTAMP;
     case CEL_T_DURATION: return v->kind == CEL_V_DURATION;
-    case CEL_T_LIST: return v->kind == CEL_V_LIST;
-    case CEL_T_MAP: return v->kind == CEL_V_MAP;
+    /* cel-go's type guard (defaultIsAssignableRuntimeType) looks at the first element of a
+     * list, the first entry of a map: ['a'] is no list(int). */
+    case CEL_T_LIST:
+        return v->kind == CEL_V_LIST &&
+               (!t->np || !v->v.list->n || cel__val_fits(&v->v.list->items[0], t->p[0]));
+    case CEL_T_MAP:
+        return v->kind == CEL_V_MAP &&
+               (t->np < 2 || !v->v.map->n ||
+                (cel__val_fits(&v->v.map->keys[0], t->p[0]) &&
+                 cel__val_fits(&v->v.map->vals[0], t->p[1])));
     case CEL_T_TYPE: return v->kind == CEL_V_TYPE;
     case CEL_T_OPTIONAL: return v->kind == CEL_V_OPTIONAL;
     case CEL_T_SEMVER: return v->kind == CEL_V_SEMVER;
