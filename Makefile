@@ -60,6 +60,12 @@ $(B)/nodesim: e2e/sim/nodesim.c $(B)/libdd.a
 	@echo "  LINK    $@"
 	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -o $@ $< $(B)/libdd.a $(LDLIBS)
 
+# The allocation differential harness as a plain program: the deterministic slice of the
+# fuzzer (scripts/alloc-differential.sh) and the allocation benchmark's C side.
+$(B)/alloc-diff: tests/fuzz/fuzz_alloc_diff.c $(B)/libdd.a
+	@echo "  LINK    $@"
+	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -DALLOC_DIFF_MAIN -o $@ $< $(B)/libdd.a $(LDLIBS)
+
 # The admission decision alone, for bench/webhook-bench.sh.
 $(B)/review-bench: bench/review-bench.c $(B)/libdd.a
 	@echo "  LINK    $@"
@@ -107,9 +113,12 @@ test-asan:
 	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	  test-unit
 
-# Every CEL case the unit tests state, through Kubernetes' own CEL code (e2e/peers/celoracle).
+# Every CEL case the unit tests state, through Kubernetes' own CEL code (e2e/peers/celoracle);
+# every allocation case and a fixed set of generated ones through Kubernetes' own allocator
+# (e2e/peers/allocoracle).
 test-differential:
 	python3 scripts/cel-differential.py
+	scripts/alloc-differential.sh $(B)
 
 test-fuzz:
 	scripts/fuzz.sh smoke
@@ -133,6 +142,7 @@ bench: dra-doctor $(B)/nodesim
 	bench/controller-bench.sh $(B)
 	CC="$(CC)" bench/webhook-bench.sh
 	CC="$(CC)" bench/cel-bench.sh $(B)
+	CC="$(CC)" bench/alloc-bench.sh $(B)
 
 # The CEL selector conformance corpus (../shared/corpus/cel, never copied here) through lint.
 conformance: dra-doctor

@@ -7,8 +7,8 @@
 #                                           when OWNER_PID (make) goes away
 #   scripts/prebuild.sh wait                wait for it and print what it built, with times
 #
-# What it builds, in the order the suite needs it: the CEL oracle (test-differential),
-# the control plane with the kubelet in one go build (they share most packages), then
+# What it builds, in the order the suite needs it: the CEL and allocation oracles
+# (test-differential), the control plane with the kubelet in one go build (they share most packages), then
 # containerd 1.7 and the DRA example driver (test-e2e's cluster), then containerd 2 and
 # helm, which only the last e2e programs need, then the second release's control plane
 # and kubelet (K8S_SECOND, v1.35.4), which only the last e2e run (the seed) needs.  Each
@@ -35,6 +35,7 @@ step() {
 build_all() {
     t0=$(date +%s)
     step "CEL oracle" e2e/peers/build-celoracle.sh
+    step "allocation oracle" e2e/peers/build-allocoracle.sh
     step "control plane and kubelet" sh e2e/k8s/build.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet
     step "containerd 1.7 and the DRA example driver" sh e2e/node/build.sh containerd driver
     # What only the last e2e programs need (e2e_containerd2, e2e_helm): built while the first

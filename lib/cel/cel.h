@@ -179,6 +179,14 @@ struct cel_device {
 enum cel_verdict { CEL_FALSE = 0, CEL_TRUE = 1, CEL_ERROR = -1 };
 
 /*
+ * Parses s[0..n) with resource.ParseQuantity's grammar ("80Gi", "1.5", "500m", "1e3") into
+ * nano-units, rounded up away from zero below 1n as ParseQuantity rounds.  Returns 0, or -1
+ * when s is no quantity or its magnitude reaches 10^27.  The allocator's capacities and
+ * counters are quantities too (lib/model/alloc).
+ */
+int cel_quantity_parse(const char *s, size_t n, __int128 *nano);
+
+/*
  * Evaluates p for dev.  Returns CEL_TRUE/CEL_FALSE, or CEL_ERROR with the
  * runtime error in err (DD_EPARSE-free messages as CEL-Go words them, e.g.
  * "no such key: model", "actual cost limit exceeded", "no such overload";

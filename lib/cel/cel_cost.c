@@ -495,16 +495,13 @@ static struct rng call_cost(struct coster *c, const struct cel__overload *o, str
         is(o, "_+_", "list(A),list(A)>list(A)")) {
         res->size = radd(asize(c, &x[0]), asize(c, &x[1]));
         *res_sized = 1;
-        if (x[0].i.has_entry || x[1].i.has_entry) {
-            const struct info *l = x[0].i.has_entry ? &x[0].i : &x[1].i;
+        /* cel-go's entrySizeEstimate.union: nil unless both sides have one
+         * (dyn([1]) + dyn(1.0) has no element size: its items are of unknown size). */
+        if (x[0].i.has_entry && x[1].i.has_entry) {
             res->has_entry = 1;
-            res->ekind = l->ekind;
-            res->ekey = l->ekey;
-            res->eval = l->eval;
-            if (x[0].i.has_entry && x[1].i.has_entry) {
-                res->ekey = runion(x[0].i.ekey, x[1].i.ekey);
-                res->eval = runion(x[0].i.eval, x[1].i.eval);
-            }
+            res->ekind = x[0].i.ekind;
+            res->ekey = runion(x[0].i.ekey, x[1].i.ekey);
+            res->eval = runion(x[0].i.eval, x[1].i.eval);
         }
         if (o->sig[0] == 'l')
             return fixed(1);

@@ -387,6 +387,10 @@ struct cel__semver {
 
 struct cel__val {
     enum cel__vkind kind;
+    /* QUANTITY: how Go's resource.Quantity holds it, which decides isInteger and asInteger:
+     * an int64 times 10^qscale, or (qdec) an arbitrary-precision decimal. */
+    int32_t qscale;
+    unsigned char qdec;
     union {
         int b;
         int64_t i;
@@ -436,7 +440,8 @@ struct cel__ctx {
     enum dd_rc abort_rc;
     struct cel__scope *scope;   /* comprehension variables, innermost first */
     struct cel__val device;
-    int kube_minor;             /* the program's release: includes() changed in 1.37 */
+    int kube_minor;             /* the program's release, whose cel-go evaluates (0: the default):
+                                   includes() and or/orValue changed in 1.37 */
 };
 
 struct cel__scope {
@@ -462,6 +467,8 @@ int cel__val_equal(const struct cel__val *a, const struct cel__val *b);
 
 /* Parses a Kubernetes quantity; 0 on success. */
 int cel__quantity_parse(const char *s, size_t n, __int128 *out);
+/* The same, and Go's representation of it (struct cel__val's qscale and qdec). */
+int cel__quantity_parse_rep(const char *s, size_t n, __int128 *out, int32_t *scale, int *dec);
 /* Parses a semantic version; 0 on success, else -1 with a reason in *why. */
 int cel__semver_parse(struct cel__arena *a, const char *s, size_t n, int normalize,
                       struct cel__semver *out, const char **why);

@@ -342,6 +342,33 @@ static void test_unqualified_domain(void **state)
         CEL_TRUE);
 }
 
+/* `x.orValue(y)` on a receiver that is no optional: cel-go v0.26 (Kubernetes 1.34-1.36)
+ * returns x, v0.29 (1.37) fails; y is never evaluated then. */
+static void test_or_value_not_optional(void **state)
+{
+    static const struct cel_attr attrs[] = {{ .domain = NULL, .name = "healthy", .kind = CEL_ATTR_STRING, .i = 0, .b = 0, .s = "yes" }};
+    struct cel_device dev = {"dra.example.com", attrs, 1, NULL, 0, 0};
+    static const char src[] = "device.attributes['dra.example.com'].healthy.orValue(1 / 0) == 0";
+
+    (void)state;
+    for (int minor = CEL_KUBE_MINOR_MIN; minor <= CEL_KUBE_MINOR_DEFAULT; minor++) {
+        struct cel_env env = CEL_ENV_DEFAULT;
+        struct dd_err err;
+        struct cel_program *p;
+
+        env.kube_minor = minor;
+        p = cel_compile_env(src, strlen(src), NULL, &env, &err);
+        assert_non_null(p);
+        if (minor < 37) {
+            assert_int_equal(cel_eval_device(p, &dev, NULL, &err), CEL_FALSE);
+        } else {
+            assert_int_equal(cel_eval_device(p, &dev, NULL, &err), CEL_ERROR);
+            assert_string_equal(err.msg, "no such overload");
+        }
+        cel_program_free(p);
+    }
+}
+
 static void test_bad_capacity(void **state)
 {
     static const struct cel_capacity caps[] = {{"d", "mem", "lots"}};
@@ -355,32 +382,35 @@ static void test_bad_capacity(void **state)
     assert_int_equal(eval_with("has(device.capacity['d'].mem)", &dev, NULL, &err), CEL_TRUE);
 }
 
+/* resource.ParseQuantity's grammar and rounding (the oracle agrees on each: cases.json). */
 static void test_quantity_parse(void **state)
 {
     static const struct {
         const char *s;
-        int ok;
-        long long nano_hi; /* value / 10^9 */
-        long long nano_lo; /* value % 10^9 */
+        int rc;             /* 0 a quantity, -1 none, -2 one beyond what lib/cel holds */
+        long long nano_hi;  /* value / 10^9 */
+        long long nano_lo;  /* value % 10^9 */
     } q[] = {
-        {"80Gi", 1, 85899345920LL, 0}, {"100", 1, 100, 0},      {"500m", 1, 0, 500000000},
-        {"1n", 1, 0, 1},               {"0.1n", 1, 0, 1},        {"1.5", 1, 1, 500000000},
-        {"+2k", 1, 2000, 0},           {"-3M", 1, -3000000, 0},  {"1e-3", 1, 0, 1000000},
-        {"12E-1", 1, 1, 200000000},    {"5.", 1, 5, 0},          {".5", 1, 0, 500000000},
-        {"1Ti", 1, 1099511627776LL, 0}, {"0", 1, 0, 0},          {"", 0, 0, 0},
-        {"Gi", 0, 0, 0},               {"1GB", 0, 0, 0},         {"1.2.3", 0, 0, 0},
-        {"1 Gi", 0, 0, 0},             {"1e", 0, 0, 0},          {"1e99999", 0, 0, 0},
-        {"99999999999999999999999999999999999999E", 0, 0, 0},
+        {"80Gi", 0, 85899345920LL, 0}, {"100", 0, 100, 0},      {"500m", 0, 0, 500000000},
+        {"1n", 0, 0, 1},               {"0.1n", 0, 0, 1},        {"1.5", 0, 1, 500000000},
+        {"+2k", 0, 2000, 0},           {"-3M", 0, -3000000, 0},  {"1e-3", 0, 0, 1000000},
+        {"12E-1", 0, 1, 200000000},    {"5.", 0, 5, 0},          {".5", 0, 0, 500000000},
+        {"1Ti", 0, 1099511627776LL, 0}, {"0", 0, 0, 0},          {"", -1, 0, 0},
+        {"Gi", 0, 0, 0},               {"+", 0, 0, 0},           {"9Ei", 0, INT64_MAX, 0},
+        {"1.5Ki", 0, 1536, 0},         {"1e-100", 0, 0, 1},      {"1GB", -1, 0, 0},
+        {"1.2.3", -1, 0, 0},           {"1 Gi", -1, 0, 0},       {"1e", -1, 0, 0},
+        {"1e99999", -2, 0, 0},         {"99999999999999999999999999999999999999E", -2, 0, 0},
+        {"1e99999999999999999999", -1, 0, 0},
     };
 
     (void)state;
     for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
         __int128 v = 0;
-        int ok = cel__quantity_parse(q[i].s, strlen(q[i].s), &v) == 0;
-        if (ok != q[i].ok)
-            fail_msg("quantity \"%s\": ok %d, want %d", q[i].s, ok, q[i].ok);
-        if (ok && ((long long)(v / 1000000000) != q[i].nano_hi ||
-                   (long long)(v % 1000000000) != q[i].nano_lo))
+        int rc = cel__quantity_parse(q[i].s, strlen(q[i].s), &v);
+        if (rc != q[i].rc)
+            fail_msg("quantity \"%s\": %d, want %d", q[i].s, rc, q[i].rc);
+        if (!rc && ((long long)(v / 1000000000) != q[i].nano_hi ||
+                    (long long)(v % 1000000000) != q[i].nano_lo))
             fail_msg("quantity \"%s\": %lld.%09lld", q[i].s, (long long)(v / 1000000000),
                      (long long)(v % 1000000000));
     }
@@ -519,6 +549,7 @@ int main(void)
         cmocka_unit_test(test_cost_limit),
         cmocka_unit_test(test_empty_device),
         cmocka_unit_test(test_unqualified_domain),
+        cmocka_unit_test(test_or_value_not_optional),
         cmocka_unit_test(test_bad_capacity),
         cmocka_unit_test(test_quantity_parse),
         cmocka_unit_test(test_semver_order),
