@@ -4,6 +4,8 @@
 # (tests/data/fuzz-regress/<name>/), then fuzzes it:
 #   fuzz.sh smoke   FUZZ_SECONDS each (default 15), part of `make test`
 #   fuzz.sh long    FUZZ_SECONDS each (default 600), `make fuzz`
+# FUZZ_ONLY=PATTERN runs only the harnesses whose name (cel_diff, alloc_diff, ...) matches the
+# shell pattern, e.g. one harness for an hour: FUZZ_ONLY=alloc_diff FUZZ_SECONDS=3600 fuzz.sh long
 # New corpus entries go to build/fuzz/corpus/<name>/, never into the tree.
 set -u
 mode=${1:-smoke}
@@ -40,6 +42,8 @@ pass=0; fail=0
 for h in tests/fuzz/fuzz_*.c; do
     [ -f "$h" ] || continue
     name=$(basename "$h" .c); name=${name#fuzz_}
+    # shellcheck disable=SC2254
+    case $name in ${FUZZ_ONLY:-*}) ;; *) continue ;; esac
     bin="$B/fuzz_$name"
     # shellcheck disable=SC2086
     if ! $CLANG $FLAGS -o "$bin" "$h" "$B/libdd.a" $LIBS; then
