@@ -847,6 +847,7 @@ struct a_claim {
     char *key;                    /* ns/name; owned */
     const cJSON *devices;         /* spec.devices */
     int allocated;
+    int unavailable_seen;         /* allocated, and unavailable on a node the DRA filter judged */
     const cJSON *alloc_selector;  /* status.allocation.nodeSelector */
     struct a_req *reqs;
     size_t nreqs;
@@ -3642,6 +3643,18 @@ static int judge_node(struct a_node *n, struct alloc_node *out, int explain)
     return 0;
 }
 
+/* The claim is reserved for no pod, or for this one only (PostFilter may deallocate it). */
+static int reserved_for_none_but(const struct dra_claim *c, const struct dra_podspec *ps)
+{
+    const cJSON *rf = dd_json_arr(c->o.json, "status", "reservedFor", NULL);
+    const char *uid = dd_json_str(ps->o.json, "metadata", "uid", NULL);
+
+    if (jlen(rf) == 0)
+        return 1;
+    return jlen(rf) == 1 && uid && jstr(cJSON_GetArrayItem(rf, 0), "uid") &&
+           !strcmp(jstr(cJSON_GetArrayItem(rf, 0), "uid"), uid);
+}
+
 enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec *ps,
                      int explain, struct alloc_result *out, struct dd_err *err)
 {
@@ -3651,9 +3664,10 @@ enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec
     enum alloc_verdict pv = ALLOC_FIT;
     char *preason = NULL;
     size_t i;
-    int r;
+    int r, filter_error = 0;
 
     memset(out, 0, sizeof(*out));
+    out->deallocate = -1;
     memset(&pod, 0, sizeof(pod));
     memset(&n, 0, sizeof(n));
     pod.inv = inv;
@@ -3709,10 +3723,30 @@ enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec
             arena_reset(&n.ar);
             if (r)
                 goto oom;
+            /* The scheduler's filters run in order: DynamicResources sees only the nodes the
+             * pod's own filters admitted. */
+            for (size_t k = 0; !o->pod_filter && k < pod.nclaims; k++)
+                if (pod.claims[k].allocated && unavailable(&n, &pod.claims[k]))
+                    pod.claims[k].unavailable_seen = 1;
         }
-        if (o->verdict == ALLOC_FIT && !o->pod_filter)
+        if (o->pod_filter)
+            continue;
+        if (o->verdict == ALLOC_FIT)
             out->nfit++;
+        else if (o->verdict == ALLOC_ERROR)
+            filter_error = 1;
     }
+    /* A Filter error on any node the pod's own filters admit ends kube-scheduler's cycle with
+     * that error (findNodesThatPassFilters): the pod is bound nowhere, however many nodes fit. */
+    if (filter_error)
+        out->nfit = 0;
+    /* Fitting nowhere, the cycle ends in PostFilter, where DynamicResources deallocates one of
+     * the pod's claims that was unavailable on a node and is reserved for no other pod (upstream
+     * picks one at random; here the first in spec order), and the pod is tried again. */
+    if (pv == ALLOC_FIT && !out->nfit && !filter_error)
+        for (i = 0; i < pod.nclaims && out->deallocate < 0; i++)
+            if (pod.claims[i].unavailable_seen && reserved_for_none_but(pod.claims[i].mc, ps))
+                out->deallocate = (long)i;
     arena_free(&n.ar);
     pod_free(&pod);
     return DD_OK;

@@ -170,7 +170,16 @@ struct alloc_result {
     size_t nclaims;
     struct alloc_node *nodes;     /* the model's Nodes, by name; owned */
     size_t nnodes;
-    size_t nfit;                  /* nodes that fit by the DRA filter and the pod's own */
+    size_t nfit;                  /* nodes the pod can be bound to: those that fit by the DRA
+                                     filter and the pod's own; 0 when the DRA filter fails with
+                                     an error on any node the pod's own filters admit (that
+                                     error ends the scheduler's cycle) */
+    long deallocate;              /* when the pod fits nowhere: the claim (index into claims)
+                                     kube-scheduler's PostFilter deallocates before it tries
+                                     again - allocated, unavailable on a node the DRA filter
+                                     judged, reserved for no other pod - else -1.  The verdict
+                                     is then not final: the pod's next one is that of the
+                                     cluster without this allocation */
 };
 
 /*

@@ -110,6 +110,21 @@ static void check_case(const char *path)
         }
     }
     assert_int_equal(i, l.r.nnodes);
+    /* Where the pod can be bound, and what PostFilter deallocates, when the case says. */
+    if ((en = cJSON_GetObjectItem(expect, "fits"))) {
+        const char *d = cJSON_GetStringValue(cJSON_GetObjectItem(expect, "deallocate"));
+        if (l.r.nfit != (size_t)cJSON_GetNumberValue(en))
+            fail_msg("%s: fits on %zu node(s), stated %g", path, l.r.nfit, cJSON_GetNumberValue(en));
+        if (!d) {
+            assert_int_equal(l.r.deallocate, -1);
+        } else {
+            char key[512];
+            assert_true(l.r.deallocate >= 0);
+            snprintf(key, sizeof(key), "%s/%s", l.r.claims[l.r.deallocate]->o.ns,
+                     l.r.claims[l.r.deallocate]->o.name);
+            assert_string_equal(key, d);
+        }
+    }
     cJSON_Delete(expect);
     unload(&l);
     cel_for(NULL);
