@@ -168,6 +168,7 @@ int lint_collect(const struct lint_input *in, struct lint_result *res)
     set.keep = keep_relevant;
     set.skim = skim_irrelevant;
     set.skim_unless = DRA_CLAIMS_KEY;
+    set.compact = 1;
     for (i = 0; i < in->npaths; i++)
         if (mf_load_path(&set, in->paths[i], NULL) == DD_ENOMEM)
             goto out_set;

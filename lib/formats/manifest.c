@@ -120,6 +120,8 @@ int mf_pos(const struct mf_set *set, const cJSON *node, int *line, int *col)
 {
     const struct mf_pos_entry *e;
 
+    if (set && ydoc_arena_pos(set->arena, node, line, col))
+        return 1;
     if (!set || !set->pos || !set->pos->n || !node)
         return 0;
     e = pos_slot(set->pos, node);
@@ -178,16 +180,19 @@ void mf_set_release(struct mf_set *set)
     if (set->pos)
         free(set->pos->slot);
     free(set->pos);
+    ydoc_arena_free(set->arena);
     {
         mf_keep_fn keep = set->keep;
         mf_skim_fn skim = set->skim;
         const char *skim_unless = set->skim_unless;
         void *keep_ctx = set->keep_ctx;
+        int compact = set->compact;
         mf_set_init(set);
         set->keep = keep;
         set->skim = skim;
         set->skim_unless = skim_unless;
         set->keep_ctx = keep_ctx;
+        set->compact = compact;
     }
 }
 
@@ -359,18 +364,25 @@ static enum dd_rc add_document_objects(struct mf_set *set, const char *file, cJS
     return DD_OK;
 }
 
+/* With set->arena, root is the arena's and pos is NULL: the arena knows the positions. */
 static enum dd_rc on_document(void *ctx, cJSON *root, const struct ydoc_pos *pos, size_t npos)
 {
     struct load *ld = ctx;
     struct mf_set *set = ld->set;
     enum dd_rc rc = DD_ENOMEM;
+    int line = 0, col = 0;
     size_t i;
 
     if (!root)
         return DD_OK; /* empty document */
+    if (set->arena) {
+        ydoc_arena_pos(set->arena, root, &line, &col);
+    } else {
+        line = pos[0].line;
+        col = pos[0].col;
+    }
     if (!is_k8s(root)) {
-        rc = ld->chart_root ? DD_OK
-                            : not_k8s(set, ld->file, root, pos[0].line, pos[0].col, (size_t)-1);
+        rc = ld->chart_root ? DD_OK : not_k8s(set, ld->file, root, line, col, (size_t)-1);
         goto out;
     }
     if (set->keep && !is_list(root) && !set->keep(set->keep_ctx, root)) {
@@ -378,16 +390,21 @@ static enum dd_rc on_document(void *ctx, cJSON *root, const struct ydoc_pos *pos
         rc = DD_OK;
         goto out;
     }
-    if (grow(&set->roots, &set->caproots, set->nroots, sizeof(*set->roots)) != DD_OK ||
-        pos_reserve(set, npos) != DD_OK)
-        goto out;
-    set->roots[set->nroots++] = root;
-    for (i = 0; i < npos; i++)
-        pos_put(set->pos, pos[i].node, pos[i].line, pos[i].col);
-    rc = add_document_objects(set, ld->file, root, pos[0].line, pos[0].col);
+    if (!set->arena) {
+        if (grow(&set->roots, &set->caproots, set->nroots, sizeof(*set->roots)) != DD_OK ||
+            pos_reserve(set, npos) != DD_OK)
+            goto out;
+        set->roots[set->nroots++] = root;
+        for (i = 0; i < npos; i++)
+            pos_put(set->pos, pos[i].node, pos[i].line, pos[i].col);
+    }
+    rc = add_document_objects(set, ld->file, root, line, col);
     root = NULL;
 out:
-    cJSON_Delete(root);
+    if (set->arena && root)
+        ydoc_arena_drop(set->arena);
+    else
+        cJSON_Delete(root);
     return rc;
 }
 
@@ -510,28 +527,29 @@ static size_t template_chart(const char *path, int *found)
  */
 static int structural_action(const char *buf, size_t len, int *line, int *col)
 {
-    size_t i, bol = 0;
+    const char *end = buf + len, *p = buf, *bol = buf, *seen = buf, *nl, *k;
     int ln = 1;
 
-    for (i = 0; i + 1 < len; i++) {
-        if (buf[i] == '\n') {
-            ln++;
-            bol = i + 1;
+    /* Most files have no "{{": it is looked for first, and lines are counted only for a hit. */
+    while (p + 1 < end && (p = memchr(p, '{', (size_t)(end - p - 1))) != NULL) {
+        if (p[1] != '{') {
+            p++;
             continue;
         }
-        if (buf[i] != '{' || buf[i + 1] != '{')
-            continue;
-        {
-            size_t k = i;
-            while (k > bol && (buf[k - 1] == ' ' || buf[k - 1] == '\t'))
-                k--;
-            if (k == bol || (k >= bol + 1 && buf[k - 1] == '-' && k != i) ||
-                (k >= bol + 1 && buf[k - 1] == ':' && k != i)) {
-                *line = ln;
-                *col = (int)(i - bol) + 1;
-                return 1;
-            }
+        /* The line's start, searching only what no earlier hit has searched. */
+        if ((nl = memrchr(seen, '\n', (size_t)(p - seen))) != NULL)
+            bol = nl + 1;
+        seen = p;
+        for (k = p; k > bol && (k[-1] == ' ' || k[-1] == '\t'); k--)
+            ;
+        if (k == bol || ((k[-1] == '-' || k[-1] == ':') && k != p)) {
+            for (nl = buf; (nl = memchr(nl, '\n', (size_t)(bol - nl))) != NULL; nl++)
+                ln++;
+            *line = ln;
+            *col = (int)(p - bol) + 1;
+            return 1;
         }
+        p++;
     }
     return 0;
 }
@@ -557,7 +575,7 @@ static enum dd_rc note_error(void *ctx, const struct dd_err *err)
 static int parses(const char *buf, size_t len, const struct ydoc_limits *yl)
 {
     int failed = 0;
-    struct ydoc_sink sink = { &failed, discard_document, note_error, NULL };
+    struct ydoc_sink sink = { &failed, discard_document, note_error, NULL, NULL };
 
     return ydoc_parse_stream(buf, len, yl, &sink) == DD_OK && !failed;
 }
@@ -583,7 +601,7 @@ static enum dd_rc load_named(struct mf_set *set, const char *file, const char *b
 {
     struct ydoc_limits yl = { lim->max_depth, lim->max_documents, lim->max_alias_nodes };
     struct load ld = { set, file, 0 };
-    struct ydoc_sink sink = { &ld, on_document, on_error, on_warning };
+    struct ydoc_sink sink = { &ld, on_document, on_error, on_warning, NULL };
     struct ydoc_skim skim = { &ld, on_skim, set->skim_unless, on_skipped };
     int line = 1, col = 1, in_chart = 0, action;
     size_t chart = 0;
@@ -615,6 +633,9 @@ static enum dd_rc load_named(struct mf_set *set, const char *file, const char *b
         }
         return add_template(set, file, line, col, in_chart ? file : NULL, chart);
     }
+    if (set->compact && !set->arena && !(set->arena = ydoc_arena_new()))
+        return DD_ENOMEM;
+    sink.arena = set->arena;
     return ydoc_parse_stream_skim(buf, len, &yl, &sink, set->keep && set->skim ? &skim : NULL, 0,
                                   NULL);
 }

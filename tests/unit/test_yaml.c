@@ -165,8 +165,8 @@ static struct ydoc_stats compare(const char *what, const char *text, size_t len)
 {
     static struct log fast, slow, skim;
     struct ydoc_limits lim = { 64, 100000, 10000 };
-    struct ydoc_sink sf = { &fast, on_doc, on_err, NULL }, ss = { &slow, on_doc, on_err, NULL };
-    struct ydoc_sink sk = { &skim, on_doc, on_err, NULL };
+    struct ydoc_sink sf = { &fast, on_doc, on_err, NULL, NULL }, ss = { &slow, on_doc, on_err, NULL, NULL };
+    struct ydoc_sink sk = { &skim, on_doc, on_err, NULL, NULL };
     struct ydoc_skim how = { &skim, skim_skip, "claims", skim_skipped };
     struct ydoc_stats st = { 0, 0, 0 }, st2 = { 0, 0, 0 };
     enum dd_rc rf, rs, rk;
@@ -381,7 +381,7 @@ static void test_values(void **state)
                                "h: \"\\ud83d\\ude00\"\n" /* 11: a JSON surrogate pair */
                                "i: 9007199254740993\n"; /* 12: past a double's 53 bits */
     struct ydoc_limits lim = { 64, 10, 10 };
-    struct ydoc_sink sink = { &lg, on_doc, on_err, NULL };
+    struct ydoc_sink sink = { &lg, on_doc, on_err, NULL, NULL };
     const cJSON *root;
 
     (void)state;
