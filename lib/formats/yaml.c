@@ -1396,6 +1396,8 @@ struct fp {
     int utf8;            /* the stream has non-ASCII text: columns count characters */
     size_t cc_ls, cc_off; /* column cache for utf8 streams */
     int cc_col;
+    size_t ct_ls;        /* fp_content's last answer, ct, was for the line at ct_ls */
+    int ct;
     char *sb;            /* owned: block scalar text being built */
     size_t sbn, sbcap;
     /*
@@ -1537,10 +1539,17 @@ static int fp_is_mark(const struct fp *f)
  */
 static int fp_content(struct fp *f)
 {
+    /* Callers ask again for the line they stopped at: its answer is kept. */
+    if (f->ls == f->ct_ls && f->ls < f->n)
+        return f->ct;
     for (;;) {
         size_t i = f->ls;
+        uint64_t w;
         if (i >= f->n)
             return FP_EOF;
+        /* Indentation eight spaces at a time. */
+        while (i + 8 <= f->le && (memcpy(&w, f->b + i, 8), w == 0x2020202020202020ULL))
+            i += 8;
         while (i < f->le && f->b[i] == ' ')
             i++;
         if (i < f->le && f->b[i] == '\t')
@@ -1549,9 +1558,9 @@ static int fp_content(struct fp *f)
             fp_next(f);
             continue;
         }
-        if (i == f->ls && fp_is_mark(f))
-            return FP_MARK;
-        return (int)(i - f->ls);
+        f->ct_ls = f->ls;
+        f->ct = i == f->ls && fp_is_mark(f) ? FP_MARK : (int)(i - f->ls);
+        return f->ct;
     }
 }
 
@@ -1596,11 +1605,19 @@ static int fp_plain_start(const struct fp *f, size_t s, int flow)
  */
 static int fp_plain(const struct fp *f, size_t s, size_t *e, size_t *c)
 {
+    static const unsigned char stop[256] = { [' '] = 1, ['\t'] = 1, [':'] = 1 };
     const char *b = f->b;
-    size_t i = s, end = s;
+    size_t i = s, end = s, run;
 
     while (i < f->le) {
-        char ch = b[i];
+        char ch;
+        for (run = i; i < f->le && !stop[(unsigned char)b[i]]; i++)
+            ;
+        if (i > run)
+            end = i;
+        if (i == f->le)
+            break;
+        ch = b[i];
         if (ch == ' ') {
             i++;
             if (i < f->le && b[i] == '#') {
@@ -2593,6 +2610,7 @@ static enum dd_rc fp_stream(struct ps *p, int utf8, size_t *off, int *line_base,
     f.n = p->len;
     f.utf8 = utf8;
     f.cc_col = 1;
+    f.ct_ls = SIZE_MAX;
     if (p->skim && p->skim->unless_key)
         f.unless_len = strlen(p->skim->unless_key);
     fp_at(&f, *off, *line_base + 1);
