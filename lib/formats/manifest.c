@@ -43,6 +43,19 @@ struct load {
                            Chart.yaml): its non-Kubernetes documents are the chart's own */
 };
 
+/*
+ * What reading files keeps from one file to the next: the read buffer, and
+ * whether the last directory asked about holds a Chart.yaml (files come
+ * directory by directory, so each is looked at once, not once per file).
+ */
+struct reader {
+    const struct mf_limits *lim; /* borrowed; defaults filled in */
+    char *buf;                   /* owned; cap bytes */
+    size_t cap;
+    char *dir;                   /* owned; NULL before the first question */
+    int dir_chart;               /* dir holds a Chart.yaml */
+};
+
 static size_t pos_hash(const struct mf_pos_map *m, const cJSON *node)
 {
     uint64_t a = (uint64_t)(uintptr_t)node;
@@ -594,10 +607,27 @@ static enum dd_rc add_template(struct mf_set *set, const char *file, int line, i
     return DD_OK;
 }
 
-/* Parses one named buffer; lim already has its defaults.  on_disk: file is a path whose
- * directories may be looked at (a chart's files are told by its Chart.yaml). */
+/* 1 when file's directory holds a Chart.yaml. */
+static int in_chart_root(struct reader *rd, const char *file)
+{
+    size_t n = dir_len(file, strlen(file));
+    char *d;
+
+    if (rd->dir && strlen(rd->dir) == n && !memcmp(rd->dir, file, n))
+        return rd->dir_chart;
+    if ((d = strndup(file, n)) != NULL) {
+        free(rd->dir);
+        rd->dir = d;
+        rd->dir_chart = has_chart_yaml(file, n);
+        return rd->dir_chart;
+    }
+    return has_chart_yaml(file, n);
+}
+
+/* Parses one named buffer; lim already has its defaults.  rd (NULL for a buffer): file is a
+ * path whose directories may be looked at (a chart's files are told by its Chart.yaml). */
 static enum dd_rc load_named(struct mf_set *set, const char *file, const char *buf, size_t len,
-                             const struct mf_limits *lim, int on_disk)
+                             const struct mf_limits *lim, struct reader *rd)
 {
     struct ydoc_limits yl = { lim->max_depth, lim->max_documents, lim->max_alias_nodes };
     struct load ld = { set, file, 0 };
@@ -611,9 +641,9 @@ static enum dd_rc load_named(struct mf_set *set, const char *file, const char *b
             return DD_ENOMEM;
         return DD_ETOOBIG;
     }
-    if (on_disk) {
+    if (rd) {
         chart = template_chart(file, &in_chart);
-        ld.chart_root = has_chart_yaml(file, dir_len(file, strlen(file)));
+        ld.chart_root = in_chart_root(rd, file);
     }
     action = structural_action(buf, len, &line, &col);
     if (in_chart || (action && !parses(buf, len, &yl))) {
@@ -652,22 +682,20 @@ enum dd_rc mf_load_buffer(struct mf_set *set, const char *name, const char *buf,
     file = intern_file(set, name ? name : "<buffer>");
     if (!file)
         return DD_ENOMEM;
-    return load_named(set, file, buf ? buf : "", len, &l, 0);
+    return load_named(set, file, buf ? buf : "", len, &l, NULL);
 }
 
 /*
- * Reads fd to its end into *out (a new buffer; free it), refusing more than
- * cap bytes.  A regular file's size is checked before anything is read.
+ * Reads fd to its end into rd->buf (*outlen bytes), refusing more than
+ * rd->lim->max_file_bytes.  A regular file's size is checked before anything is read.
  */
-static enum dd_rc read_all(int fd, size_t cap, char **out, size_t *outlen, int *err_no)
+static enum dd_rc read_all(int fd, struct reader *rd, size_t *outlen, int *err_no)
 {
-    enum dd_rc rc = DD_ENOMEM;
+    size_t cap = rd->lim->max_file_bytes, len = 0, size = 64 * 1024;
     struct stat st;
-    char *buf = NULL, *nb;
-    size_t len = 0, size = 64 * 1024;
     ssize_t got;
+    char *nb;
 
-    *out = NULL;
     *outlen = 0;
     *err_no = 0;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
@@ -676,46 +704,37 @@ static enum dd_rc read_all(int fd, size_t cap, char **out, size_t *outlen, int *
         size = (size_t)st.st_size + 1; /* +1: reading 0 bytes at the end proves EOF */
     }
     for (;;) {
-        if (len == size || !buf) {
-            if (buf)
-                size = size > cap / 2 ? cap + 1 : size * 2;
-            nb = realloc(buf, size);
-            if (!nb)
-                goto out;
-            buf = nb;
+        if (len == rd->cap || rd->cap < size) {
+            if (len == rd->cap && rd->cap >= size)
+                size = rd->cap > cap / 2 ? cap + 1 : rd->cap * 2;
+            if (!(nb = realloc(rd->buf, size)))
+                return DD_ENOMEM;
+            rd->buf = nb;
+            rd->cap = size;
         }
-        got = read(fd, buf + len, size - len);
+        got = read(fd, rd->buf + len, rd->cap - len);
         if (got < 0 && errno == EINTR)
             continue;
         if (got < 0) {
             *err_no = errno;
-            rc = DD_EIO;
-            goto out;
+            return DD_EIO;
         }
         if (got == 0)
             break;
         len += (size_t)got;
-        if (len > cap) {
-            rc = DD_ETOOBIG;
-            goto out;
-        }
+        if (len > cap)
+            return DD_ETOOBIG;
     }
-    *out = buf;
     *outlen = len;
-    buf = NULL;
-    rc = DD_OK;
-out:
-    free(buf);
-    return rc;
+    return DD_OK;
 }
 
 /* Loads one file (or stdin for "-"); input failures become diags and the return code. */
-static enum dd_rc load_file(struct mf_set *set, const char *path, const struct mf_limits *lim)
+static enum dd_rc load_file(struct mf_set *set, const char *path, struct reader *rd)
 {
     int is_stdin = strcmp(path, "-") == 0;
     const char *file = intern_file(set, is_stdin ? "<stdin>" : path);
     int fd = -1, err_no = 0;
-    char *buf = NULL;
     size_t len = 0;
     enum dd_rc rc;
 
@@ -726,20 +745,20 @@ static enum dd_rc load_file(struct mf_set *set, const char *path, const struct m
         err_no = errno;
         rc = DD_EIO;
     } else {
-        rc = read_all(fd, lim->max_file_bytes, &buf, &len, &err_no);
+        rc = read_all(fd, rd, &len, &err_no);
     }
     if (fd >= 0 && !is_stdin)
         close(fd);
     if (rc == DD_ETOOBIG) {
-        if (add_diag(set, MF_DIAG_ERROR, file, 0, 0, "file is larger than %zu bytes", lim->max_file_bytes))
+        if (add_diag(set, MF_DIAG_ERROR, file, 0, 0, "file is larger than %zu bytes",
+                     rd->lim->max_file_bytes))
             rc = DD_ENOMEM;
     } else if (rc == DD_EIO) {
         if (add_diag(set, MF_DIAG_ERROR, file, 0, 0, "cannot read: %s", strerror(err_no)))
             rc = DD_ENOMEM;
     } else if (rc == DD_OK) {
-        rc = load_named(set, file, buf, len, lim, !is_stdin);
+        rc = load_named(set, file, rd->buf, len, rd->lim, is_stdin ? NULL : rd);
     }
-    free(buf);
     return rc;
 }
 
@@ -756,12 +775,12 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static enum dd_rc walk(struct mf_set *set, const char *dir, const struct mf_limits *lim, int level,
+static enum dd_rc walk(struct mf_set *set, const char *dir, struct reader *rd, int level,
                        enum dd_rc *first);
 
 /* One directory entry; symlinks to files are followed, symlinks to directories are not (no cycles). */
 static enum dd_rc visit(struct mf_set *set, const char *path, const char *name, unsigned char type,
-                        const struct mf_limits *lim, int level, enum dd_rc *first)
+                        struct reader *rd, int level, enum dd_rc *first)
 {
     struct stat st;
     int is_dir = type == DT_DIR, is_reg = type == DT_REG;
@@ -775,10 +794,10 @@ static enum dd_rc visit(struct mf_set *set, const char *path, const char *name, 
     if (type == DT_LNK && stat(path, &st) == 0)
         is_reg = S_ISREG(st.st_mode);
     if (is_dir)
-        return walk(set, path, lim, level + 1, first);
+        return walk(set, path, rd, level + 1, first);
     if (!is_reg || !wanted_extension(name))
         return DD_OK;
-    rc = load_file(set, path, lim);
+    rc = load_file(set, path, rd);
     if (rc == DD_ENOMEM)
         return rc;
     if (rc != DD_OK)
@@ -786,7 +805,7 @@ static enum dd_rc visit(struct mf_set *set, const char *path, const char *name, 
     return DD_OK;
 }
 
-static enum dd_rc walk(struct mf_set *set, const char *dir, const struct mf_limits *lim, int level,
+static enum dd_rc walk(struct mf_set *set, const char *dir, struct reader *rd, int level,
                        enum dd_rc *first)
 {
     enum dd_rc rc = DD_ENOMEM;
@@ -841,7 +860,7 @@ static enum dd_rc walk(struct mf_set *set, const char *dir, const struct mf_limi
         if (slash)
             path[dlen] = '/';
         memcpy(path + dlen + (size_t)slash, names[i], nl + 1);
-        if (visit(set, path, names[i], (unsigned char)names[i][nl + 1], lim, level, first) !=
+        if (visit(set, path, names[i], (unsigned char)names[i][nl + 1], rd, level, first) !=
             DD_OK)
             goto out;
     }
@@ -858,6 +877,7 @@ out:
 enum dd_rc mf_load_path(struct mf_set *set, const char *path, const struct mf_limits *lim)
 {
     struct mf_limits l;
+    struct reader rd = { &l, NULL, 0, NULL, 0 };
     struct stat st;
     enum dd_rc first = DD_OK, rc;
 
@@ -865,10 +885,15 @@ enum dd_rc mf_load_path(struct mf_set *set, const char *path, const struct mf_li
         return DD_EINVAL;
     effective_limits(lim, &l);
     if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        rc = walk(set, path, &l, 0, &first);
-        return rc != DD_OK ? rc : first;
+        rc = walk(set, path, &rd, 0, &first);
+        if (rc == DD_OK)
+            rc = first;
+    } else {
+        rc = load_file(set, path, &rd);
     }
-    return load_file(set, path, &l);
+    free(rd.buf);
+    free(rd.dir);
+    return rc;
 }
 
 const char *mf_diag_format(const struct mf_diag *d, char *buf, size_t size)
