@@ -303,8 +303,8 @@ int lint_main(int argc, char **argv)
     struct dd_err err;
 
 #ifdef M_MXFAST
-    /* Lint frees the trees of its whole input at the end, tens of thousands of small blocks:
-     * glibc then consolidates its fast bins again and again, a tenth of a run's time. */
+    /* Lint frees its model at the end, hundreds of thousands of small blocks: glibc would
+     * consolidate its fast bins again and again (the input's trees are one arena). */
     mallopt(M_MXFAST, 0);
 #endif
     memset(&in, 0, sizeof(in));
