@@ -60,6 +60,12 @@ $(B)/nodesim: e2e/sim/nodesim.c $(B)/libdd.a
 	@echo "  LINK    $@"
 	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -o $@ $< $(B)/libdd.a $(LDLIBS)
 
+# The allocation differential harness as a plain program: the deterministic slice of the
+# fuzzer (scripts/alloc-differential.sh) and the allocation benchmark's C side.
+$(B)/alloc-diff: tests/fuzz/fuzz_alloc_diff.c $(B)/libdd.a
+	@echo "  LINK    $@"
+	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -DALLOC_DIFF_MAIN -o $@ $< $(B)/libdd.a $(LDLIBS)
+
 # The admission decision alone, for bench/webhook-bench.sh.
 $(B)/review-bench: bench/review-bench.c $(B)/libdd.a
 	@echo "  LINK    $@"
@@ -81,9 +87,14 @@ $(B)/e2e/%: tests/e2e/%.c $(B)/libdd.a tests/unit/harness.h $(wildcard tests/e2e
 	@echo "  E2E     $@"
 	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -Itests/unit -o $@ $< $(B)/libdd.a $(LDLIBS) -lcmocka
 
-# A real control plane (e2e/cluster), the simulated node, and dra-doctor under its own RBAC.
+# A real control plane (e2e/cluster), the simulated node, and dra-doctor under its own RBAC:
+# every e2e program on the pinned release (e2e/k8s, v1.37.2), then the seed scenario on the
+# oldest supported one, K8S_SECOND (scripts/prebuild.sh builds it in the background).
+K8S_SECOND ?= v1.35.4
+export K8S_SECOND
 test-e2e: $(B)/dra-doctor $(B)/nodesim $(E2E_BIN)
 	scripts/e2e.sh $(B)
+	K8S_VERSION=$(K8S_SECOND) DD_E2E_ONLY=e2e_seed scripts/e2e.sh $(B)
 
 deps:
 	scripts/deps.sh
@@ -102,9 +113,12 @@ test-asan:
 	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	  test-unit
 
-# Every CEL case the unit tests state, through Kubernetes' own CEL code (e2e/peers/celoracle).
+# Every CEL case the unit tests state, through Kubernetes' own CEL code (e2e/peers/celoracle);
+# every allocation case and a fixed set of generated ones through Kubernetes' own allocator
+# (e2e/peers/allocoracle).
 test-differential:
 	python3 scripts/cel-differential.py
+	scripts/alloc-differential.sh $(B)
 
 test-fuzz:
 	scripts/fuzz.sh smoke
@@ -128,6 +142,7 @@ bench: dra-doctor $(B)/nodesim
 	bench/controller-bench.sh $(B)
 	CC="$(CC)" bench/webhook-bench.sh
 	CC="$(CC)" bench/cel-bench.sh $(B)
+	CC="$(CC)" bench/alloc-bench.sh $(B)
 
 # The CEL selector conformance corpus (../shared/corpus/cel, never copied here) through lint.
 conformance: dra-doctor

@@ -8,6 +8,8 @@
                                (Namespaces, Nodes), for `load`
       OUT_DIR/reviews/*.json   AdmissionReview v1 request bodies, as the API server sends them
       OUT_DIR/api/*.json       DeviceClass bodies for POST .../deviceclasses (@@SEQ@@ in the name)
+      OUT_DIR/capacity/*.json  warned AdmissionReviews (a Pod naming a missing template) in
+                               8 namespaces, for the webhook's capacity
       OUT_DIR/summary.json     counts
   gen-webhook-objects.py load OUT_DIR
       creates OUT_DIR/cluster/ in the cluster of $KUBECONFIG (admin) over 8 keep-alive HTTPS
@@ -282,6 +284,13 @@ def gen(out):
     }
     for name, r in reviews.items():
         dump(os.path.join(out, "reviews", name + ".json"), r)
+    # The capacity bodies: Pods naming a template that does not exist (each warned
+    # ClaimTemplateNotFound, and so waiting for the caches), one per namespace of 8.
+    for i in range(8):
+        w = pod("bench-burst-%d" % i, ns_name(i), "no-such-template")
+        dump(os.path.join(out, "capacity", "warned-%d.json" % i),
+             review("0b8c6a0e-0000-4000-8000-0000000001%02d" % i, "", "v1", "Pod", "pods",
+                    "CREATE", ns_name(i), w))
     for name, drv in (("deviceclass-good", "gpu.example.com"), ("deviceclass-typo", "gpu.exmaple.com")):
         c = device_class("bench-api-@@SEQ@@", drv, 0)
         c["metadata"]["labels"] = {"bench.dra-doctor.io/api": "true"}

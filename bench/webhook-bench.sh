@@ -29,13 +29,19 @@
 #      with an equivalent ValidatingAdmissionPolicy and with the webhook (watching the cluster:
 #      its RSS with caches of the 10,000 objects, its CPU per view rebuild); then the cluster
 #      is torn down.
+#   5. Still on that cluster, the watching webhook's capacity (one replica as deployed, --threads
+#      4): plain requests (an allowed DeviceClass and Pod) closed loop over 16 connections, and
+#      warned ones (Pods naming a missing template: each waits 0.5 s for the caches, parked) open
+#      loop at 40 and 80 req/s from one namespace and 200 and 400 req/s from eight, BENCH_CAP_DURATION
+#      (10) s each: answered req/s, latency, how many waited and how many were answered at
+#      once (the waiting slots full), CPU per request.  BENCH_API=0 skips the API blocks of 4.
 #
 # Exits non-zero only when the harness fails; a missed target prints MISSED and exits 0.
 #
 # Env: DD_BIN (./dra-doctor)  CC (cc)  CFLAGS (-O2 -g)  BENCH_THREADS ("1 2 4"; "" skips 3.)
 #      BENCH_CONC ("1 8 32 64")  BENCH_DURATION (10 s per wrk run)  BENCH_REPEAT (3) BENCH_RATE (2000)
 #      BENCH_OPEN_DURATION (30 s)  BENCH_OPEN_CONNS (8)  BENCH_CLUSTER (1)  BENCH_API_N (300)
-#      BENCH_API_PAR_N (1000)  BENCH_DIR (work dir; default a mktemp dir, removed at the end)
+#      BENCH_API_PAR_N (1000)  BENCH_API (1)  BENCH_CAP_DURATION (10)  BENCH_DIR (work dir; default a mktemp dir, removed at the end)
 #      BENCH_KEEP=1 (keep the work dir and the cluster)  BENCH_WAIT=0 (do not wait for a
 #      running bench/controller-bench.sh)  BENCH_MD=FILE (also write the tables as Markdown)
 set -euo pipefail
@@ -55,6 +61,8 @@ OCONNS=${BENCH_OPEN_CONNS:-8}
 CLUSTER=${BENCH_CLUSTER:-1}
 APIN=${BENCH_API_N:-300}
 APIPN=${BENCH_API_PAR_N:-1000}
+API=${BENCH_API:-1}
+CAPDUR=${BENCH_CAP_DURATION:-10}
 work=${BENCH_DIR:-$(mktemp -d /tmp/dra-doctor-whbench.XXXXXX)}
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
@@ -405,6 +413,39 @@ objects_block() { # TAG SEQBASE
     stop_pid "$pid"
 }
 
+# The waits counter of the webhook on PORT for LANE and OUTCOME.
+waits() { # PORT LANE OUTCOME
+    curl -s --cacert "$work/certs/ca.crt" "https://127.0.0.1:$1/metrics" |
+        awk -v s="dra_doctor_webhook_waits_total{lane=\"$2\",outcome=\"$3\"}" '$1 == s { print $2 }'
+}
+
+# Part 5: the capacity of the watching webhook on PORT (process PID).
+capacity_block() { # PORT PID
+    local url=https://127.0.0.1:$1/validate c0 line spec ns rate i w0 l0 n0
+    local common=(-q --cacert "$work/certs/ca.crt" -d "$CAPDUR" -w 1 --match '"warnings"')
+    say "capacity: plain requests, closed loop"
+    c0=$(ticks "$2")
+    line=$("$WHLOAD" "${common[@]}" -c 16 -b "$gen/reviews/2-deviceclass-good.json" \
+        -b "$gen/reviews/4-pod-template-claim.json" "$url" | grep '^whload:') || die "whload failed"
+    R[cap_plain]="$line cpu_us=$(calc %.1f "($(ticks "$2") - $c0) * 1e6 / $HZ / $(kv "$line" requests)")"
+    say "  ${R[cap_plain]}"
+    for spec in 1:40 1:80 8:200 8:400; do
+        ns=${spec%:*}
+        rate=${spec#*:}
+        local bodies_w=()
+        for i in $(seq 0 $((ns - 1))); do bodies_w+=(-b "$gen/capacity/warned-$i.json"); done
+        sleep 4 # the previous run's waits are over
+        w0=$(waits "$1" claims waited); l0=$(waits "$1" claims lane_full)
+        n0=$(waits "$1" claims namespace_full)
+        c0=$(ticks "$2")
+        line=$("$WHLOAD" "${common[@]}" -c $((rate * 3 / 4 + 8)) -r "$rate" "${bodies_w[@]}" "$url" |
+            grep '^whload:') || die "whload failed"
+        sleep 4
+        R[cap_${ns}_$rate]="$line cpu_s=$(calc %.2f "($(ticks "$2") - $c0) / $HZ") waited=$(( $(waits "$1" claims waited) - w0 )) lane_full=$(( $(waits "$1" claims lane_full) - l0 )) namespace_full=$(( $(waits "$1" claims namespace_full) - n0 ))"
+        say "  warned, $ns namespace(s), $rate req/s: ${R[cap_${ns}_$rate]}"
+    done
+}
+
 if [ "$CLUSTER" = 1 ]; then
     say "cluster: e2e/cluster up --dir $work/cluster; load $(loadavg)"
     cluster_up=1
@@ -466,13 +507,15 @@ EOF
     # Blocks in the order none, VAP, webhook --objects, webhook, webhook, webhook --objects, VAP,
     # none, so that a drift in the background load favours no setup; a webhook process runs only
     # during its own blocks.
-    say "API: no admission check (none1)"
-    wait_check 0 none1
-    api_runs none1 100000 0
-    vap_block vap1 200000
-    objects_block whobj1 300000
+    if [ "$API" = 1 ]; then
+        say "API: no admission check (none1)"
+        wait_check 0 none1
+        api_runs none1 100000 0
+        vap_block vap1 200000
+        objects_block whobj1 300000
+    fi
 
-    say "API: the webhook, watching the cluster"
+    say "the webhook, watching the cluster"
     pwh=$(free_port)
     c0=$(date +%s%N)
     start_webhook cluster-webhook "$pwh" --kubeconfig "$KUBECONFIG"
@@ -481,36 +524,41 @@ EOF
     sleep 5   # the first view is built after the caches sync
     R[wh_rss_synced]=$(kib "$wh" VmRSS)
     R[wh_hwm_synced]=$(kib "$wh" VmHWM)
-    register_webhook "$pwh" webhook1
-    v0=$(views "$pwh")
-    for blk in webhook1:400000 webhook2:500000; do
-        say "API: the webhook, watching the cluster (${blk%:*})"
-        c1=$(ticks "$wh")
-        api_runs "${blk%:*}" "${blk#*:}" 1
-        R[api_${blk%:*}_whcpu]=$(calc %.2f "($(ticks "$wh") - $c1) / $HZ")
-    done
-    R[wh_views]=$(( $(views "$pwh") - v0 ))
-    R[wh_cpu_api]=$(calc %.2f "${R[api_webhook1_whcpu]} + ${R[api_webhook2_whcpu]}")
-    # What one change costs: a view rebuild over all cached objects, per cache change (at most
-    # one per 200 ms).  Ten single-claim changes, a second apart.
-    c2=$(ticks "$wh")
-    v2=$(views "$pwh")
-    for i in $(seq 1 10); do
-        kubectl annotate resourceclaim claim-00000 -n bench-ns-000 --overwrite \
-            "bench.dra-doctor.io/touch=$i" >/dev/null || die "kubectl annotate failed"
-        sleep 1
-    done
-    R[wh_touch_views]=$(( $(views "$pwh") - v2 ))
-    R[wh_touch_cpu]=$(calc %.3f "($(ticks "$wh") - $c2) / $HZ / (${R[wh_touch_views]} > 0 ? ${R[wh_touch_views]} : 1)")
+    if [ "$API" = 1 ]; then
+        register_webhook "$pwh" webhook1
+        v0=$(views "$pwh")
+        for blk in webhook1:400000 webhook2:500000; do
+            say "API: the webhook, watching the cluster (${blk%:*})"
+            c1=$(ticks "$wh")
+            api_runs "${blk%:*}" "${blk#*:}" 1
+            R[api_${blk%:*}_whcpu]=$(calc %.2f "($(ticks "$wh") - $c1) / $HZ")
+        done
+        R[wh_views]=$(( $(views "$pwh") - v0 ))
+        R[wh_cpu_api]=$(calc %.2f "${R[api_webhook1_whcpu]} + ${R[api_webhook2_whcpu]}")
+        # What one change costs: a view rebuild over all cached objects, per cache change (at
+        # most one per 200 ms).  Ten single-claim changes, a second apart.
+        c2=$(ticks "$wh")
+        v2=$(views "$pwh")
+        for i in $(seq 1 10); do
+            kubectl annotate resourceclaim claim-00000 -n bench-ns-000 --overwrite \
+                "bench.dra-doctor.io/touch=$i" >/dev/null || die "kubectl annotate failed"
+            sleep 1
+        done
+        R[wh_touch_views]=$(( $(views "$pwh") - v2 ))
+        R[wh_touch_cpu]=$(calc %.3f "($(ticks "$wh") - $c2) / $HZ / (${R[wh_touch_views]} > 0 ? ${R[wh_touch_views]} : 1)")
+    fi
+    capacity_block "$pwh" "$wh"
     R[wh_rss_end]=$(kib "$wh" VmRSS)
     R[wh_hwm_end]=$(kib "$wh" VmHWM)
-    unregister_webhook webhook2
+    [ "$API" = 1 ] && unregister_webhook webhook2
     stop_pid "$wh"
 
-    objects_block whobj2 600000
-    vap_block vap2 700000
-    say "API: no admission check (none2)"
-    api_runs none2 800000 0
+    if [ "$API" = 1 ]; then
+        objects_block whobj2 600000
+        vap_block vap2 700000
+        say "API: no admission check (none2)"
+        api_runs none2 800000 0
+    fi
     R[load_cluster]=$(loadavg)
     if [ "${BENCH_KEEP:-0}" != 1 ]; then
         e2e/cluster down --dir "$work/cluster" --purge >/dev/null 2>&1 || say "cluster down failed"
@@ -529,8 +577,37 @@ tables() {
     printf '%s\n' "${R[decision]}"
     echo '```'
     [ -n "$THREADS" ] && server_tables
-    [ "$CLUSTER" = 1 ] && cluster_tables
+    [ "$CLUSTER" = 1 ] && [ "$API" = 1 ] && cluster_tables
+    [ "$CLUSTER" = 1 ] && capacity_table
     return 0
+}
+capacity_table() {
+    local o spec ns rate
+    echo
+    echo "Capacity of one replica (\`webhook\` watching the cluster above, --threads 4, not CPU-limited;"
+    echo "bench/whload straight to it, ${CAPDUR} s per row after 1 s of warm-up, which the wait counts include;"
+    echo "webhook CPU from /proc, in 10 ms ticks, background work included):"
+    echo
+    echo "| load | offered req/s | answered req/s | p50 / p99 / max ms | with warnings | waited for the caches | answered at once (slots full) | webhook CPU | errors |"
+    echo "|---|---:|---:|---|---:|---:|---:|---:|---:|"
+    o=${R[cap_plain]}
+    printf '| plain (allowed DeviceClass and Pod), closed loop, 16 connections | — | %s | %s / %s / %s | %s | — | — | %s µs per request | %s |\n' \
+        "$(kv "$o" rps)" "$(calc %.2f "$(kv "$o" p50_us)/1000")" "$(calc %.2f "$(kv "$o" p99_us)/1000")" \
+        "$(calc %.1f "$(kv "$o" max_us)/1000")" "$(kv "$o" matched)" "$(kv "$o" cpu_us)" "$(kv "$o" errors)"
+    for spec in 1:40 1:80 8:200 8:400; do
+        ns=${spec%:*}; rate=${spec#*:}
+        o=${R[cap_${ns}_$rate]}
+        printf '| warned (missing template), %s namespace%s, open loop | %s | %s | %s / %s / %s | %s | %s | %s | %s s in all | %s |\n' \
+            "$ns" "$([ "$ns" = 1 ] || echo s)" "$rate" "$(kv "$o" rps)" \
+            "$(calc %.1f "$(kv "$o" p50_us)/1000")" "$(calc %.1f "$(kv "$o" p99_us)/1000")" \
+            "$(calc %.1f "$(kv "$o" max_us)/1000")" "$(kv "$o" matched)" "$(kv "$o" waited)" \
+            "$(( $(kv "$o" lane_full) + $(kv "$o" namespace_full) ))" "$(kv "$o" cpu_s)" "$(kv "$o" errors)"
+    done
+    o=${R[cap_plain]}
+    echo
+    echo "Plain requests: $(kv "$o" rps)/s on this machine's two cores (shared with the load generator);"
+    echo "at the Deployment's CPU limit (500m) about $(calc %.0f "500000 / $(kv "$o" cpu_us)")/s. Warned requests: 128 may wait at once,"
+    echo "a namespace 32, for 0.5 s each: 256/s, from one namespace 64/s; past that they are answered at once."
 }
 server_tables() {
     echo

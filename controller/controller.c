@@ -33,6 +33,7 @@
 #include "formats/json.h"
 #include "client/lease.h"
 #include "snapshot.h"
+#include "cluster.h"
 #include "client/workqueue.h"
 
 #define SNAPSHOT_MIN_MS 100  /* batch bursts of changes into one rebuild */
@@ -54,11 +55,20 @@ struct ctl_opts {
     char bind[64];
     unsigned short port;
     char identity[128];
+    const char *feature_gates; /* --feature-gates: over what the API server tells */
 };
 
 struct ctl {
     struct ctl_opts o;
     struct kube_config cfg;
+    struct cluster_info cluster; /* the API server's release, served versions and gates */
+    struct rule_options ropt;  /* the rule engine's options for them */
+    size_t nstores;            /* snap_resources, then extra[] */
+    struct snap_resource extra[4]; /* what the API server has beyond them: DeviceTaintRules in
+                                     the version they are served in, workloads' FailedCreate
+                                     Events, mutating webhooks and policies */
+    struct posted { char key[320]; } *posted; /* Events posted on objects that are no pods */
+    size_t nposted, capposted;
     struct inf_store *stores[16];
     struct inf_reflector *refl[16];
     struct wq *q;
@@ -99,9 +109,12 @@ struct ctl {
 
 #define MAX_PENDING 10000 /* beyond that, re-diagnosing everything is cheaper to track */
 
+/* A pod the diagnosis reads: one with claims, or one asking for extended resources that a
+ * DeviceClass may back (the scheduler makes its claim). */
 static int pod_has_claims(const cJSON *pod)
 {
-    return cJSON_GetArraySize(dd_json_arr(pod, "spec", "resourceClaims", NULL)) > 0;
+    return cJSON_GetArraySize(dd_json_arr(pod, "spec", "resourceClaims", NULL)) > 0 ||
+           dra_requests_extended(dd_json_path(pod, "spec", NULL));
 }
 
 static void mark_dirty_locked(struct ctl *c, int all)
@@ -171,9 +184,12 @@ static void on_event(struct ctl *c, const cJSON *e)
 {
     const cJSON *about = dd_json_path(e, "involvedObject", NULL);
 
-    if (diag_event_reason_used(dd_json_str(e, "reason", NULL)) &&
-        same(dd_json_str(about, "kind", NULL), "Pod"))
+    if (!diag_event_reason_used(dd_json_str(e, "reason", NULL)))
+        return;
+    if (same(dd_json_str(about, "kind", NULL), "Pod"))
         note_pod(c, dd_json_str(about, "namespace", NULL), dd_json_str(about, "name", NULL));
+    else
+        on_any(c); /* a workload's: judged on the workload (PodClaimFieldsRemoved) */
 }
 
 /* 1 when objects a and b have the same members, but for member skip (may be absent). */
@@ -476,6 +492,8 @@ static size_t check_all_pods(struct ctl *c, const struct snapshot *s)
 
 static int synced(struct ctl *c);
 
+static void post_object_findings(struct ctl *c, struct kube_client *k, const struct snapshot *s);
+
 static void *builder(void *arg)
 {
     struct ctl *c = arg;
@@ -553,8 +571,9 @@ static void *builder(void *arg)
         refresh_sars(c);
         id = snap_begin(c);
         s = NULL;
-        if (id && !inf_stores_collect(c->stores, snap_nresources, &objs, &nobjs))
-            s = snapshot_build(NULL, objs, nobjs, client, &c->cache, NULL, &err); /* takes objs */
+        if (id && !inf_stores_collect(c->stores, c->nstores, &objs, &nobjs))
+            s = snapshot_build(NULL, objs, nobjs, client, &c->cache, &c->ropt,
+                               &err); /* takes objs */
         else if (id)
             dd_failf(&err, DD_ENOMEM, "out of memory collecting the caches");
         if (!s) {
@@ -590,8 +609,10 @@ static void *builder(void *arg)
         }
         free(keys);
         t0 = mono_ms();
-        if (all && (!c->lease || lease_is_leader(c->lease)))
+        if (all && (!c->lease || lease_is_leader(c->lease))) {
             check_all_pods(c, s);
+            post_object_findings(c, client, s);
+        }
         /* Rest, so that a burst of changes makes one more snapshot, not dozens. */
         t0 = mono_ms() - t0;
         if (t0 < SNAPSHOT_MIN_MS)
@@ -612,25 +633,25 @@ static void now_rfc3339(char *buf, size_t size)
     strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static int post_event(struct ctl *c, struct kube_client *k, const cJSON *pod, const char *type,
-                      const char *reason, const char *message)
+/* An Event about object kind ns/name (apiVersion api; uid may be NULL; ns "" for a
+ * cluster-scoped one, whose Events go to "default"). */
+static int post_event_about(struct ctl *c, struct kube_client *k, const char *api,
+                            const char *kind, const char *ns, const char *name, const char *uid,
+                            const char *type, const char *reason, const char *message)
 {
     cJSON *e = cJSON_CreateObject(), *meta, *inv, *src;
-    const char *ns = dd_json_str(pod, "metadata", "namespace", NULL);
-    const char *name = dd_json_str(pod, "metadata", "name", NULL);
-    const char *uid = dd_json_str(pod, "metadata", "uid", NULL);
     char path[512], gen[300], now[32];
     enum dd_rc rc = DD_ENOMEM;
 
     now_rfc3339(now, sizeof(now));
-    snprintf(gen, sizeof(gen), "%s.", name ? name : "pod");
+    snprintf(gen, sizeof(gen), "%s.", name ? name : "object");
     if (e && (meta = cJSON_AddObjectToObject(e, "metadata")) &&
         cJSON_AddStringToObject(meta, "generateName", gen) &&
-        cJSON_AddStringToObject(meta, "namespace", ns ? ns : "default") &&
+        cJSON_AddStringToObject(meta, "namespace", ns && *ns ? ns : "default") &&
         (inv = cJSON_AddObjectToObject(e, "involvedObject")) &&
-        cJSON_AddStringToObject(inv, "apiVersion", "v1") &&
-        cJSON_AddStringToObject(inv, "kind", "Pod") &&
-        cJSON_AddStringToObject(inv, "namespace", ns ? ns : "default") &&
+        cJSON_AddStringToObject(inv, "apiVersion", api) &&
+        cJSON_AddStringToObject(inv, "kind", kind) &&
+        (!ns || !*ns || cJSON_AddStringToObject(inv, "namespace", ns)) &&
         cJSON_AddStringToObject(inv, "name", name ? name : "") &&
         (!uid || cJSON_AddStringToObject(inv, "uid", uid)) &&
         cJSON_AddStringToObject(e, "type", type) && cJSON_AddStringToObject(e, "reason", reason) &&
@@ -641,13 +662,62 @@ static int post_event(struct ctl *c, struct kube_client *k, const cJSON *pod, co
         cJSON_AddStringToObject(e, "lastTimestamp", now) && cJSON_AddNumberToObject(e, "count", 1) &&
         cJSON_AddStringToObject(e, "reportingComponent", "dra-doctor.io/controller") &&
         cJSON_AddStringToObject(e, "reportingInstance", c->o.identity)) {
-        kube_path(path, sizeof(path), "", "v1", "events", ns ? ns : "default", NULL, NULL);
+        kube_path(path, sizeof(path), "", "v1", "events", ns && *ns ? ns : "default", NULL,
+                  NULL);
         rc = kube_create(k, path, e, NULL, NULL, NULL);
     }
     cJSON_Delete(e);
     if (rc == DD_OK)
         atomic_fetch_add(&c->events, 1);
     return rc == DD_OK ? 0 : -1;
+}
+
+static int post_event(struct ctl *c, struct kube_client *k, const cJSON *pod, const char *type,
+                      const char *reason, const char *message)
+{
+    const char *ns = dd_json_str(pod, "metadata", "namespace", NULL);
+
+    return post_event_about(c, k, "v1", "Pod", ns ? ns : "default",
+                            dd_json_str(pod, "metadata", "name", NULL),
+                            dd_json_str(pod, "metadata", "uid", NULL), type, reason, message);
+}
+
+/*
+ * Findings about objects that are no pods and have none to annotate (a workload whose pods
+ * are refused, a DeviceTaintRule that evicts every DRA pod): a Warning Event on the object,
+ * once per cause (builder thread, leader only).
+ */
+static void post_object_findings(struct ctl *c, struct kube_client *k, const struct snapshot *s)
+{
+    static const char *const codes[] = { "PodClaimFieldsRemoved", "DeviceTaintRuleEvictsAll" };
+    char key[320], text[4096];
+    size_t i, j, p;
+
+    for (i = 0; i < s->f.n; i++) {
+        const struct dd_finding *f = &s->f.v[i];
+        for (j = 0; j < sizeof(codes) / sizeof(codes[0]) && strcmp(f->code, codes[j]); j++)
+            ;
+        if (j == sizeof(codes) / sizeof(codes[0]))
+            continue;
+        snprintf(key, sizeof(key), "%s/%s/%s/%s", f->code, f->obj.kind, f->obj.namespace_,
+                 f->obj.name);
+        for (p = 0; p < c->nposted && strcmp(c->posted[p].key, key); p++)
+            ;
+        if (p < c->nposted)
+            continue;
+        if (c->nposted == c->capposted) {
+            size_t cap = c->capposted ? c->capposted * 2 : 16;
+            struct posted *v = realloc(c->posted, cap * sizeof(*v));
+            if (!v)
+                return;
+            c->posted = v;
+            c->capposted = cap;
+        }
+        snprintf(text, sizeof(text), "%s Fix: %s", f->message, f->fix);
+        if (!post_event_about(c, k, f->obj.api_version, f->obj.kind, f->obj.namespace_,
+                              f->obj.name, NULL, "Warning", f->code, text))
+            snprintf(c->posted[c->nposted++].key, sizeof(key), "%s", key);
+    }
 }
 
 /*
@@ -769,7 +839,7 @@ static int synced(struct ctl *c)
 {
     size_t i;
 
-    for (i = 0; i < snap_nresources; i++)
+    for (i = 0; i < c->nstores; i++)
         if (!c->refl[i] || !inf_reflector_synced(c->refl[i]))
             return 0;
     return 1;
@@ -790,8 +860,14 @@ static void h_healthz(void *ctx, const char *m, const char *b, size_t n, struct 
 
 static void h_readyz(void *ctx, const char *m, const char *b, size_t n, struct httpd_response *r)
 {
+    struct ctl *c = ctx;
+    char msg[sizeof(c->cluster.says) + 32];
+
     (void)m; (void)b; (void)n;
-    if (synced(ctx))
+    if (!c->cluster.supported) {
+        snprintf(msg, sizeof(msg), "unsupported cluster: %s\n", c->cluster.says);
+        text(r, 503, msg);
+    } else if (synced(ctx))
         text(r, 200, "ok\n");
     else
         text(r, 503, "caches not synced\n");
@@ -847,7 +923,7 @@ static void h_metrics(void *ctx, const char *m, const char *b, size_t n, struct 
     struct stuck *st = calloc(1, sizeof(*st));
 
     (void)m; (void)b; (void)n;
-    for (i = 0; i < snap_nresources; i++)
+    for (i = 0; i < c->nstores; i++)
         if (c->refl[i]) {
             restarts += inf_reflector_watch_restarts(c->refl[i]);
             relists += inf_reflector_relists(c->refl[i]);
@@ -940,6 +1016,8 @@ static void usage(FILE *f)
 "  --metrics-bind-address ADDR:PORT      /healthz, /readyz, /metrics (default 0.0.0.0:8080;\n"
 "                                        port 0 disables)\n"
 "  --identity NAME              this replica's identity (default hostname_pid_random)\n"
+"  --feature-gates LIST         the cluster's feature gates (A=true,B=false) over what the\n"
+"                               API server's /metrics tells, or its release's defaults\n"
 "  -h, --help\n");
 }
 
@@ -968,6 +1046,7 @@ static int parse_args(struct ctl_opts *o, int argc, char **argv)
         { "leader-elect-retry-period", required_argument, NULL, 'p' },
         { "metrics-bind-address", required_argument, NULL, 'm' },
         { "identity", required_argument, NULL, 'i' },
+        { "feature-gates", required_argument, NULL, 'G' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -1007,6 +1086,7 @@ static int parse_args(struct ctl_opts *o, int argc, char **argv)
         case 'N': o->lease_ns = optarg; break;
         case 'n': o->lease_name = optarg; break;
         case 'i': snprintf(o->identity, sizeof(o->identity), "%s", optarg); break;
+        case 'G': o->feature_gates = optarg; break;
         case 'w':
             v = strtol(optarg, NULL, 10);
             if (v < 1 || v > 64)
@@ -1067,21 +1147,35 @@ static void shutdown_all(struct ctl *c, pthread_t *threads, int nthreads, const 
         lease_stop(c->lease); /* releases the Lease so a successor takes over at once */
     if (c->http)
         httpd_stop(c->http);
-    for (i = 0; i < snap_nresources; i++)
+    for (i = 0; i < c->nstores; i++)
         if (c->refl[i])
             inf_reflector_stop(c->refl[i]);
-    for (i = 0; i < snap_nresources; i++)
+    for (i = 0; i < c->nstores; i++)
         inf_store_free(c->stores[i]); /* their objects go to the graveyard */
     if (c->snap)
         snap_put(c, c->snap);
     sweep(c);
     free(c->graves);
+    free(c->posted);
     snapshot_cache_release(&c->cache); /* after the last snapshot */
     while (c->npending)
         free(c->pending[--c->npending]);
     free(c->pending);
     wq_free(c->q);
     kube_config_release(&c->cfg);
+}
+
+/*
+ * What the API server is (cluster.h): said once at start, and in /readyz when it is too old.
+ * DeviceTaintRules are watched in the version it serves them in, if any.
+ */
+static int discover(struct ctl *c)
+{
+    c->ropt = (struct rule_options)RULE_OPTIONS_INIT;
+    if (cluster_start(&c->cfg, "controller", c->o.feature_gates, 1, &c->cluster, &c->ropt))
+        return -1;
+    c->nstores = snap_nresources + cluster_extra_resources(&c->cluster, c->extra, 4);
+    return 0;
 }
 
 int controller_main(int argc, char **argv)
@@ -1126,8 +1220,11 @@ int controller_main(int argc, char **argv)
     events = (struct inf_handlers){ c, h_ev_add, h_ev_upd, h_ev_del };
     nodes = (struct inf_handlers){ c, h_any_add, h_node_upd, h_any_del };
     others = (struct inf_handlers){ c, h_any_add, h_any_upd, h_any_del };
-    for (i = 0; i < snap_nresources; i++) {
-        const struct snap_resource *r = &snap_resources[i];
+    if (discover(c))
+        goto out;
+    for (i = 0; i < c->nstores; i++) {
+        const struct snap_resource *r = i < snap_nresources ? &snap_resources[i]
+                                                             : &c->extra[i - snap_nresources];
         struct inf_reflector_opts ro;
         if (!(c->stores[i] = inf_store_new()))
             goto out;

@@ -11,6 +11,7 @@
 
 #include "rules/diagnose.h"
 #include "snapshot.h"
+#include "cluster.h"
 
 static void usage(FILE *f)
 {
@@ -29,9 +30,37 @@ static void usage(FILE *f)
 "      --context NAME     kubeconfig context (default: current-context)\n"
 "  -o, --output FORMAT    text (default) or json\n"
 "      --show-healthy     also list pods with nothing to fix\n"
+"      --feature-gates L  the cluster's gates (A=true,B=false) over what the API\n"
+"                         server's /metrics tells, or its release's defaults\n"
 "  -h, --help\n"
 "\n"
 "exit status: 0 no pod has a DRA fault, 1 some pod has one, 2 usage or API error.\n");
+}
+
+/* Lists each extra resource (the API server's beyond snapshot.c's) into objs; one the
+ * client may not list is skipped.  0, or -1 with err. */
+static int list_extra(struct kube_client *c, const struct snap_resource *r, size_t n,
+                      cJSON *objs, struct dd_err *err)
+{
+    struct kube_status st;
+    char path[256];
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        cJSON *items = NULL, *it;
+        kube_path(path, sizeof(path), r[i].group, r[i].version, r[i].resource, NULL, NULL, NULL);
+        if (kube_list(c, path, r[i].selector, 500, &items, NULL, &st, err) != DD_OK) {
+            if (st.http == 403 || st.http == 404) {
+                dd_err_clear(err);
+                continue;
+            }
+            return -1;
+        }
+        while ((it = cJSON_DetachItemFromArray(items, 0)))
+            cJSON_AddItemToArray(objs, it);
+        cJSON_Delete(items);
+    }
+    return 0;
 }
 
 static void print_json(cJSON *pods)
@@ -52,16 +81,21 @@ int diagnose_main(int argc, char **argv)
         { "context", required_argument, NULL, 'c' },
         { "output", required_argument, NULL, 'o' },
         { "show-healthy", no_argument, NULL, 's' },
+        { "feature-gates", required_argument, NULL, 'G' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    const char *ns = NULL, *kubeconfig = NULL, *context = NULL, *pod = NULL;
+    const char *ns = NULL, *kubeconfig = NULL, *context = NULL, *pod = NULL, *gates = NULL;
+    struct rule_options ropt = RULE_OPTIONS_INIT;
+    struct snap_resource extra[4];
+    struct cluster_info ci;
+    size_t nextra = 0;
     int all = 0, json = 0, show = 0, ch, bad = 0;
     struct kube_config cfg;
     struct kube_client *c = NULL;
     struct snapshot *s = NULL;
     struct dd_err err;
-    cJSON *objs, *out = NULL;
+    cJSON *objs = NULL, *out = NULL;
     size_t i;
 
     optind = 1;
@@ -72,6 +106,7 @@ int diagnose_main(int argc, char **argv)
         case 'k': kubeconfig = optarg; break;
         case 'c': context = optarg; break;
         case 's': show = 1; break;
+        case 'G': gates = optarg; break;
         case 'o':
             if (!strcmp(optarg, "json"))
                 json = 1;
@@ -100,8 +135,26 @@ int diagnose_main(int argc, char **argv)
     }
     if (!ns && !all)
         ns = cfg.namespace_ ? cfg.namespace_ : "default";
-    if (!(c = kube_client_new(&cfg, NULL, &err)) || !(objs = snapshot_list_all(c, &err)) ||
-        !(s = snapshot_build(objs, NULL, 0, c, NULL, NULL, &err))) {
+    if ((c = kube_client_new(&cfg, NULL, &err)) &&
+        cluster_discover(c, gates, &ci, &err) != DD_OK) {
+        fprintf(stderr, "dra-doctor diagnose: --feature-gates: %s\n", err.msg);
+        kube_client_free(c);
+        kube_config_release(&cfg);
+        return 2;
+    }
+    if (c && !json)
+        printf("Cluster: %s%s\n\n", ci.supported ? "" : "unsupported: ", ci.says);
+    if (c) {
+        /* Live objects were accepted already: the scheduler's environment. */
+        cluster_rule_options(&ci, 1, &ropt);
+        nextra = cluster_extra_resources(&ci, extra, 4);
+    }
+    if (c && (objs = snapshot_list_all(c, &err)) && list_extra(c, extra, nextra, objs, &err)) {
+        cJSON_Delete(objs);
+        objs = NULL;
+    }
+    /* snapshot_build takes objs, also when it fails. */
+    if (!c || !objs || !(s = snapshot_build(objs, NULL, 0, c, NULL, &ropt, &err))) {
         fprintf(stderr, "dra-doctor diagnose: %s\n", err.msg);
         kube_client_free(c);
         kube_config_release(&cfg);
@@ -139,6 +192,16 @@ int diagnose_main(int argc, char **argv)
         }
         printf("Pod %s/%s\n  root cause: %s\n  findings:   %s\n  %s\n\n", p->o.ns, p->o.name,
                r.codes[0], r.list, r.message);
+    }
+    /* Causes no pod carries: objects whose pods are refused, rules that evict every pod. */
+    for (i = 0; !json && !pod && i < s->f.n; i++) {
+        const struct dd_finding *f = &s->f.v[i];
+        if (strcmp(f->code, "PodClaimFieldsRemoved") && strcmp(f->code, "DeviceTaintRuleEvictsAll"))
+            continue;
+        if (!all && *f->obj.namespace_ && strcmp(f->obj.namespace_, ns))
+            continue;
+        printf("%s %s%s%s\n  %s: %s\n  fix: %s\n\n", f->obj.kind, f->obj.namespace_,
+               *f->obj.namespace_ ? "/" : "", f->obj.name, f->code, f->message, f->fix);
     }
     if (json)
         print_json(out);

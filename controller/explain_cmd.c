@@ -47,8 +47,9 @@ static void usage(FILE *f)
 "                         cluster\n"
 "      --kubeconfig FILE  default: $KUBECONFIG, ~/.kube/config, in-cluster\n"
 "      --context NAME     kubeconfig context (default: current-context)\n"
-"      --kube-version V   the release whose CEL environment applies (1.34 to 1.36)\n"
-"      --feature-gates L  DRA gates that change CEL (DRAListTypeAttributes=true, ...)\n"
+"      --kube-version V   the release whose CEL environment applies (1.34 to 1.37)\n"
+"      --feature-gates L  the cluster's gates where they differ from the release's\n"
+"                         defaults (DRAListTypeAttributes=true, ...)\n"
 "  -o, --output FORMAT    text (default) or json\n"
 "  -h, --help\n"
 "\n"
@@ -314,7 +315,9 @@ int explain_main(int argc, char **argv)
     struct snapshot *s = NULL;
     struct dd_err err;
     cJSON *out = NULL;
-    int ch, rc = 0, minor;
+    int ch, rc = 0, minor = 0;
+    const char *gate_text = NULL;
+    struct kv_gates gates;
 
     optind = 1;
     dd_err_clear(&err);
@@ -336,14 +339,8 @@ int explain_main(int argc, char **argv)
                 fprintf(stderr, "dra-doctor explain: --kube-version: %s\n", err.msg);
                 return 2;
             }
-            env.kube_minor = minor;
             break;
-        case 'G':
-            if (cel_parse_feature_gates(optarg, &env, &err) != DD_OK) {
-                fprintf(stderr, "dra-doctor explain: --feature-gates: %s\n", err.msg);
-                return 2;
-            }
-            break;
+        case 'G': gate_text = optarg; break;
         case 'o':
             if (!strcmp(optarg, "json"))
                 o.json = 1;
@@ -365,8 +362,13 @@ int explain_main(int argc, char **argv)
     }
     o.kind = argv[optind];
     o.name = argv[optind + 1];
+    kv_gates_init(&gates, minor ? minor : KV_DEFAULT_MINOR);
+    if (gate_text && kv_gates_set(&gates, gate_text, KV_FROM_FLAG, &err) != DD_OK) {
+        fprintf(stderr, "dra-doctor explain: --feature-gates: %s\n", err.msg);
+        return 2;
+    }
     /* Objects in a cluster were accepted already: the scheduler's environment. */
-    env.stored = npaths == 0;
+    kv_cel_env(&gates, npaths == 0, &env);
     cel_set_default_env(&env);
     memset(&cfg, 0, sizeof(cfg));
     if (npaths) {

@@ -424,6 +424,26 @@ static void share_words(cJSON *o)
  * trimmed objects equal to that of whole ones).  Kinds not named keep everything but
  * metadata they do not need: they are few.
  */
+/* Of a container's requests and limits, only the extended resources (ExtendedResource*). */
+static void keep_extended(cJSON *res)
+{
+    static const char *const lists[] = { "requests", "limits" };
+    cJSON *l, *it, *next;
+    size_t i;
+
+    for (i = 0; i < 2; i++) {
+        if (!(l = member(res, lists[i])))
+            continue;
+        for (it = l->child; it; it = next) {
+            next = it->next;
+            if (!it->string || !dra_extended_resource_name(it->string))
+                cJSON_Delete(cJSON_DetachItemViaPointer(l, it));
+        }
+        if (!l->child)
+            cJSON_DeleteItemFromObjectCaseSensitive(res, lists[i]);
+    }
+}
+
 static void trim_kind(cJSON *obj)
 {
     static const char *const top[] = { "apiVersion", "kind", "metadata", "spec", "status",
@@ -441,7 +461,7 @@ static void trim_kind(cJSON *obj)
                                             "tolerations", NULL };
     /* Containers: which claims (and requests) each one gets. */
     static const char *const pod_ctr[] = { "name", "resources", NULL };
-    static const char *const ctr_res[] = { "claims", NULL };
+    static const char *const ctr_res[] = { "claims", "requests", "limits", NULL };
     static const char *const pod_status[] = { "phase", "containerStatuses",
                                               "resourceClaimStatuses", "conditions", NULL };
     static const char *const pod_cond[] = { "type", "reason", "message", NULL };
@@ -465,10 +485,14 @@ static void trim_kind(cJSON *obj)
     /* Claims: the requests; of the status, that it is allocated and by which drivers. */
     static const char *const claim_spec[] = { "devices", NULL };
     static const char *const claim_devices[] = { "requests", "config", NULL };
-    static const char *const claim_st[] = { "allocation", "reservedFor", NULL };
+    static const char *const claim_st[] = { "allocation", "reservedFor", "devices", NULL };
     static const char *const alloc[] = { "devices", "nodeSelector", NULL };
     static const char *const alloc_devices[] = { "results", NULL };
-    static const char *const result[] = { "driver", NULL };
+    /* ... and of devices with binding conditions, which and whether they are met. */
+    static const char *const result[] = { "driver", "pool", "device", "bindingConditions",
+                                          "bindingFailureConditions", NULL };
+    static const char *const dev_status[] = { "driver", "pool", "device", "conditions", NULL };
+    static const char *const dev_cond[] = { "type", "status", "reason", "message", NULL };
     /* Slices: the driver, node, pool and each device's name, attributes and capacity. */
     static const char *const slice_top[] = { "apiVersion", "kind", "metadata", "spec", NULL };
     static const char *const slice_spec[] = { "driver", "nodeName", "pool", "devices",
@@ -484,7 +508,7 @@ static void trim_kind(cJSON *obj)
                                             NULL };
     static const char *const node_meta[] = { "name", "labels", "annotations", NULL };
     static const char *const node_spec[] = { "taints", "unschedulable", NULL };
-    static const char *const node_status[] = { "nodeInfo", NULL };
+    static const char *const node_status[] = { "nodeInfo", "allocatable", NULL };
     static const char *const node_info[] = { "containerRuntimeVersion", "kubeletVersion", NULL };
     /* Events: what the diagnosis reads of the few reasons it reads; others only their key. */
     static const char *const event_top[] = { "apiVersion", "kind", "metadata", "involvedObject",
@@ -509,7 +533,7 @@ static void trim_kind(cJSON *obj)
         keep_only(obj, top);
         /* A pod without claims is nothing to the model (lib/model/dra.c skips it), but for a kubelet
          * plugin's: where it runs, whether it is ready, its plugin hostPaths. */
-        if (!cJSON_IsArray(member(spec, DRA_CLAIMS_KEY))) {
+        if (!cJSON_IsArray(member(spec, DRA_CLAIMS_KEY)) && !dra_requests_extended(spec)) {
             if (!dra_pod_registers_plugin(obj)) {
                 keep_only(meta, meta_pod);
                 cJSON_DeleteItemFromObjectCaseSensitive(obj, "spec");
@@ -536,10 +560,14 @@ static void trim_kind(cJSON *obj)
         keep_only_each(member(spec, DRA_CLAIMS_KEY), pod_claim);
         keep_only_each(member(spec, "containers"), pod_ctr);
         keep_only_each(member(spec, "initContainers"), pod_ctr);
-        cJSON_ArrayForEach(it, member(spec, "containers"))
+        cJSON_ArrayForEach(it, member(spec, "containers")) {
             keep_only(member(it, "resources"), ctr_res);
-        cJSON_ArrayForEach(it, member(spec, "initContainers"))
+            keep_extended(member(it, "resources"));
+        }
+        cJSON_ArrayForEach(it, member(spec, "initContainers")) {
             keep_only(member(it, "resources"), ctr_res);
+            keep_extended(member(it, "resources"));
+        }
         keep_only(status, pod_status);
         keep_only_each(member(status, "resourceClaimStatuses"), claim_status);
         keep_only_each(member(status, "conditions"), pod_cond);
@@ -593,6 +621,9 @@ static void trim_kind(cJSON *obj)
         keep_only(member(member(status, "allocation"), "devices"), alloc_devices);
         keep_only_each(member(member(member(status, "allocation"), "devices"), "results"),
                        result);
+        keep_only_each(member(status, "devices"), dev_status);
+        cJSON_ArrayForEach(it, member(status, "devices"))
+            keep_only_each(member(it, "conditions"), dev_cond);
         return;
     }
     if (!strncmp(av, "resource.k8s.io/", 16) && !strcmp(kind, "ResourceSlice")) {
@@ -628,7 +659,8 @@ int snapshot_keep(const cJSON *obj)
      * last_event reads few reasons. */
     if (!strcmp(kind, "Pod"))
         return dd_json_arr(obj, "spec", DRA_CLAIMS_KEY, NULL) != NULL ||
-               dra_pod_registers_plugin(obj);
+               dra_pod_registers_plugin(obj) ||
+               dra_requests_extended(dd_json_path(obj, "spec", NULL));
     if (!strcmp(kind, "Event"))
         return diag_event_reason_used(dd_json_str(obj, "reason", NULL));
     return 1;

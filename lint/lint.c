@@ -18,6 +18,7 @@
 #define DOCS_URI "https://github.com/dra-doctor/dra-doctor/blob/main/docs/rules.md"
 #define MAX_PATHS 4096
 #define MAX_KNOWN 64
+#define MAX_GATES 16
 
 static int pos_adapter(void *ctx, const cJSON *node, int *line)
 {
@@ -153,14 +154,157 @@ static int input_findings(const struct mf_set *set, struct dd_findings *out)
     return template_findings(set, out);
 }
 
+/* Kinds the rules read that live in a namespace: kubectl puts one without a namespace in
+ * the current one ("default", or --namespace).  Drivers' objects that make claims are
+ * namespaced (the claims they make are). */
+static int namespaced(const char *api_version, const char *kind)
+{
+    static const char *const kinds[] = { "ResourceClaim", "ResourceClaimTemplate", "Pod",
+                                         "Deployment", "StatefulSet", "ReplicaSet", "DaemonSet",
+                                         "Job", "CronJob", "ResourceQuota", "ServiceAccount",
+                                         "Role", "RoleBinding", "Event", NULL };
+    size_t i;
+
+    for (i = 0; kinds[i]; i++)
+        if (!strcmp(kinds[i], kind))
+            return 1;
+    return drv_creates_for(api_version, kind) != NULL;
+}
+
+static void default_namespace(struct mf_set *set, const char *ns)
+{
+    size_t i;
+
+    for (i = 0; i < set->n; i++) {
+        struct mf_object *o = &set->objs[i];
+        cJSON *meta = cJSON_GetObjectItemCaseSensitive(o->json, "metadata"), *v;
+        if (*o->namespace_ || !namespaced(o->api_version, o->kind) || !cJSON_IsObject(meta) ||
+            cJSON_GetObjectItemCaseSensitive(meta, "namespace"))
+            continue;
+        if (!(v = cJSON_AddStringToObject(meta, "namespace", ns)))
+            continue;
+        o->namespace_ = v->valuestring;
+    }
+}
+
+/* An object's identity: API group, kind, namespace, name. */
+static int same_identity(const struct mf_object *a, const struct mf_object *b)
+{
+    size_t ga = strcspn(a->api_version, "/"), gb = strcspn(b->api_version, "/");
+
+    /* "v1" is the core group: no slash, and no group. */
+    if (!strchr(a->api_version, '/'))
+        ga = 0;
+    if (!strchr(b->api_version, '/'))
+        gb = 0;
+    return ga == gb && !strncmp(a->api_version, b->api_version, ga) &&
+           !strcmp(a->kind, b->kind) && !strcmp(a->namespace_, b->namespace_) &&
+           !strcmp(a->name, b->name);
+}
+
+static int cmp_identity(const void *pa, const void *pb, void *ctx)
+{
+    const struct mf_set *set = ctx;
+    const struct mf_object *a = &set->objs[*(const size_t *)pa],
+                           *b = &set->objs[*(const size_t *)pb];
+    int c;
+
+    if ((c = strcmp(a->kind, b->kind)) || (c = strcmp(a->namespace_, b->namespace_)) ||
+        (c = strcmp(a->name, b->name)) || (c = strcmp(a->api_version, b->api_version)))
+        return c;
+    return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
+}
+
+/*
+ * Numbers the definitions of each object: var[i] is how many definitions of objs[i]'s
+ * identity come before it, nvar[i] how many there are.  ObjectVariants for each object
+ * defined more than once.  Returns the most definitions of one object (1: none repeated),
+ * or 0 when out of memory.
+ */
+static size_t number_variants(const struct mf_set *set, size_t *var, size_t *nvar,
+                              struct dd_findings *out)
+{
+    size_t *ord = malloc((set->n + 1) * sizeof(*ord)), i, j, k, most = 1;
+
+    if (!ord)
+        return 0;
+    for (i = 0; i < set->n; i++)
+        ord[i] = i;
+    qsort_r(ord, set->n, sizeof(*ord), cmp_identity, (void *)set);
+    for (i = 0; i < set->n; i = j) {
+        const struct mf_object *first = &set->objs[ord[i]];
+        for (j = i + 1; j < set->n && same_identity(first, &set->objs[ord[j]]); j++)
+            ;
+        for (k = i; k < j; k++) {
+            var[ord[k]] = k - i;
+            nvar[ord[k]] = !*first->name ? 1 : j - i;
+        }
+        if (!*first->name) {
+            for (k = i; k < j; k++)
+                var[ord[k]] = 0;
+            continue;
+        }
+        if (j - i > most)
+            most = j - i;
+        if (j - i > 1) {
+            char msg[1024], fix[256];
+            size_t len = 0;
+            len += (size_t)snprintf(msg, sizeof(msg), "%s %s%s%s is defined %zu times (", first->kind,
+                                    first->namespace_, *first->namespace_ ? "/" : "",
+                                    first->name, j - i);
+            for (k = i; k < j && len < sizeof(msg); k++)
+                len += (size_t)snprintf(msg + len, sizeof(msg) - len, "%s%s:%d", k > i ? ", " : "",
+                                        set->objs[ord[k]].file, set->objs[ord[k]].line);
+            if (len < sizeof(msg))
+                snprintf(msg + len, sizeof(msg) - len, "): variants of one object (per-platform "
+                         "copies, kustomize bases and overlays). Each is checked with the "
+                         "variants beside it; their devices and claims are never counted "
+                         "together.");
+            snprintf(fix, sizeof(fix), "Nothing, if only one of them is applied to a cluster; "
+                     "lint the directory that is applied to check it alone.");
+            /* On the second definition: where the object starts to vary. */
+            const struct mf_object *second = &set->objs[ord[i + 1]];
+            if (!dd_findings_add(out, dd_rule_find("ObjectVariants")->code, DD_SEV_INFO,
+                                 second->api_version, second->kind, second->namespace_,
+                                 second->name, second->file, second->line, msg, fix)) {
+                most = 0;
+                break;
+            }
+        }
+    }
+    free(ord);
+    return most;
+}
+
+/* One run of the rules over the objects of variant pass (see number_variants). */
+static int run_pass(const struct lint_input *in, const struct mf_set *set,
+                    const struct cri_config *cri, const size_t *var, const size_t *nvar,
+                    size_t pass, struct dd_findings *out)
+{
+    struct dra_model m;
+    int rc = -1;
+    size_t i;
+
+    dra_model_init(&m, pos_adapter, (void *)set);
+    m.cri = cri;
+    for (i = 0; i < set->n; i++)
+        if (var[i] == (pass < nvar[i] ? pass : nvar[i] - 1) &&
+            dra_model_add(&m, set->objs[i].json, set->objs[i].file, set->objs[i].line) != DD_OK)
+            goto out;
+    if (dra_model_finish(&m) == DD_OK && dd_rules_run(&m, &in->rules, out) == 0)
+        rc = 0;
+out:
+    dra_model_release(&m);
+    return rc;
+}
+
 int lint_collect(const struct lint_input *in, struct lint_result *res)
 {
     struct mf_set set = MF_SET_INIT;
     struct cri_config cri;
     struct dd_err err;
-    struct dra_model m;
     int have_cri = 0, rc = -1;
-    size_t i;
+    size_t i, *var = NULL, *nvar = NULL, passes;
 
     memset(res, 0, sizeof(*res));
     memset(&cri, 0, sizeof(cri));
@@ -169,6 +313,7 @@ int lint_collect(const struct lint_input *in, struct lint_result *res)
     set.skim = skim_irrelevant;
     set.skim_unless = DRA_CLAIMS_KEY;
     set.compact = 1;
+    set.skim_unless2 = DRA_CONTAINER_CLAIMS_KEY;
     for (i = 0; i < in->npaths; i++)
         if (mf_load_path(&set, in->paths[i], NULL) == DD_ENOMEM)
             goto out_set;
@@ -192,20 +337,25 @@ int lint_collect(const struct lint_input *in, struct lint_result *res)
             res->input_errors++;
         }
     }
-    dra_model_init(&m, pos_adapter, &set);
-    m.cri = have_cri ? &cri : NULL;
-    for (i = 0; i < set.n; i++)
-        if (dra_model_add(&m, set.objs[i].json, set.objs[i].file, set.objs[i].line) != DD_OK)
-            goto out_model;
-    if (dra_model_finish(&m) != DD_OK)
-        goto out_model;
+    default_namespace(&set, in->namespace_ ? in->namespace_ : "default");
     res->objects = set.n + set.nfiltered;
-    if (dd_rules_run(&m, &in->rules, &res->findings) == 0) {
-        dd_findings_sort(&res->findings);
-        rc = 0;
+    if (!(var = calloc(set.n + 1, sizeof(*var))) || !(nvar = calloc(set.n + 1, sizeof(*nvar))) ||
+        !(passes = number_variants(&set, var, nvar, &res->findings)))
+        goto out_model;
+    for (i = 0; i < passes; i++) {
+        struct dd_findings more = DD_FINDINGS_INIT;
+        if (run_pass(in, &set, have_cri ? &cri : NULL, var, nvar, i,
+                     i ? &more : &res->findings)) {
+            dd_findings_release(&more);
+            goto out_model;
+        }
+        dd_findings_merge(&res->findings, &more);
     }
+    dd_findings_sort(&res->findings);
+    rc = res->findings.oom ? -1 : 0;
 out_model:
-    dra_model_release(&m);
+    free(var);
+    free(nvar);
     if (have_cri)
         cri_config_release(&cri);
 out_set:
@@ -241,14 +391,20 @@ static void usage(FILE *f)
 "                             (repeatable)\n"
 "      --nodes N              nodes to assume for per-node device counts when the\n"
 "                             input has no Node objects (default 1)\n"
-"      --feature-gates LIST   DRA gates that change CEL, e.g.\n"
-"                             DRAListTypeAttributes=true,DRAConsumableCapacity=false\n"
+"      --feature-gates LIST   the cluster's feature gates where they differ from the\n"
+"                             release's defaults, as kube-apiserver takes them, e.g.\n"
+"                             DRADeviceTaintRules=true,DRAListTypeAttributes=true\n"
+"                             (repeatable; gates outside DRA are ignored; docs/rules.md\n"
+"                             #releases lists each release's defaults)\n"
 "      --complete             the input is the whole cluster: references to objects\n"
 "                             that are not in it are errors, not warnings\n"
+"  -n, --namespace NS         the namespace of objects that name none, as kubectl\n"
+"                             apply -n NS puts them (default \"default\")\n"
 "      --kube-version V       the Kubernetes release the manifests are for (1.34 to\n"
-"                             1.36; default 1.36): API versions it does not serve\n"
+"                             1.37; default 1.37): API versions it does not serve\n"
 "                             and pod fields it removed are errors; selectors are\n"
-"                             checked in that release's CEL environment\n"
+"                             checked in that release's CEL environment, and every\n"
+"                             rule asks that release's feature gates\n"
 "  -o, --output FORMAT        text (default), json, sarif or github\n"
 "      --fail-on LEVEL        exit 1 on findings at or above error (default),\n"
 "                             warning, or never\n"
@@ -281,8 +437,9 @@ int lint_main(int argc, char **argv)
         { "filename", required_argument, NULL, 'f' },
         { "containerd-config", required_argument, NULL, 'c' },
         { "known-driver", required_argument, NULL, 'k' },
-        { "nodes", required_argument, NULL, 'n' },
+        { "nodes", required_argument, NULL, 'D' },
         { "complete", no_argument, NULL, 'C' },
+        { "namespace", required_argument, NULL, 'N' },
         { "kube-version", required_argument, NULL, 'V' },
         { "feature-gates", required_argument, NULL, 'G' },
         { "output", required_argument, NULL, 'o' },
@@ -300,6 +457,9 @@ int lint_main(int argc, char **argv)
     int fail_on = DD_SEV_ERROR, color = -1, ch, code;
     size_t npaths = 0, nknown = 0;
     struct cel_env env = *cel_default_env();
+    static struct kv_gates gates; /* in.rules borrows it */
+    const char *gate_text[MAX_GATES];
+    size_t ngates = 0, g;
     struct dd_err err;
 
 #ifdef M_MXFAST
@@ -310,7 +470,7 @@ int lint_main(int argc, char **argv)
     memset(&in, 0, sizeof(in));
     in.rules = rdefaults;
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "f:o:n:h", opts, NULL)) != -1) {
         switch (ch) {
         case 'f':
             if (npaths == MAX_PATHS) {
@@ -330,7 +490,7 @@ int lint_main(int argc, char **argv)
             }
             known[nknown++] = optarg;
             break;
-        case 'n':
+        case 'D':
             if (parse_long(optarg, &in.rules.nodes) || in.rules.nodes < 1) {
                 fprintf(stderr, "dra-doctor lint: --nodes wants a whole number from 1 to "
                         "1000000, not '%s'\n", optarg);
@@ -340,21 +500,29 @@ int lint_main(int argc, char **argv)
         case 'C':
             in.rules.complete = 1;
             break;
+        case 'n':
+        case 'N':
+            if (!*optarg) {
+                fprintf(stderr, "dra-doctor lint: --namespace wants a name\n");
+                return LINT_EXIT_USAGE;
+            }
+            in.namespace_ = optarg;
+            break;
         case 'V': {
             dd_err_clear(&err);
             if (kv_parse(optarg, &in.rules.kube_minor, &err) != DD_OK) {
                 fprintf(stderr, "dra-doctor lint: --kube-version: %s\n", err.msg);
                 return LINT_EXIT_USAGE;
             }
-            /* The release's CEL environment too (k8s.io/apiserver base environment). */
-            env.kube_minor = in.rules.kube_minor;
             break;
         }
         case 'G':
-            if (cel_parse_feature_gates(optarg, &env, &err) != DD_OK) {
-                fprintf(stderr, "dra-doctor lint: --feature-gates: %s\n", err.msg);
+            if (ngates == MAX_GATES) {
+                fprintf(stderr, "dra-doctor lint: too many --feature-gates (limit %d)\n",
+                        MAX_GATES);
                 return LINT_EXIT_USAGE;
             }
+            gate_text[ngates++] = optarg;
             break;
         case 'o':
             if ((int)(fmt = (enum report_format)report_format_parse(optarg)) < 0) {
@@ -392,6 +560,18 @@ int lint_main(int argc, char **argv)
             return LINT_EXIT_USAGE;
         }
     }
+    /* The release's gates, then --feature-gates in order; the CEL environment follows them
+     * (k8s.io/apiserver's base environment, DRA's declarations). */
+    kv_gates_init(&gates, in.rules.kube_minor ? in.rules.kube_minor : KV_DEFAULT_MINOR);
+    for (g = 0; g < ngates; g++) {
+        dd_err_clear(&err);
+        if (kv_gates_set(&gates, gate_text[g], KV_FROM_FLAG, &err) != DD_OK) {
+            fprintf(stderr, "dra-doctor lint: --feature-gates: %s\n", err.msg);
+            return LINT_EXIT_USAGE;
+        }
+    }
+    in.rules.gates = &gates;
+    kv_cel_env(&gates, env.stored, &env);
     cel_set_default_env(&env);
     for (; optind < argc; optind++) {
         if (npaths == MAX_PATHS) {

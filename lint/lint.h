@@ -22,6 +22,8 @@ struct lint_input {
     const char *const *paths;     /* files, directories or "-"; borrowed */
     size_t npaths;
     const char *containerd_config; /* path or NULL */
+    const char *namespace_;       /* for namespaced objects without one, as kubectl applies
+                                     them (--namespace); NULL: "default" */
     struct rule_options rules;
 };
 
@@ -37,7 +39,13 @@ struct lint_result {
  * a malformed, oversized or unreadable file or document (and an unreadable
  * containerd config; these count in res->input_errors), InputNotKubernetes
  * for a document that is no Kubernetes object, HelmChartNotRendered once per
- * chart of template files.  Everything that could be read is still checked.
+ * chart of template files, ObjectVariants for an object defined in several places.
+ * Everything that could be read is still checked.  Namespaced objects without a namespace
+ * are in in->namespace_ ("default"), as kubectl puts them.  An object defined several times
+ * (per-platform copies, overlays) is one object with variants: the rules run once per
+ * variant (the k-th definition of every such object together, in input order, beside
+ * everything defined once), so variants are never counted together, and a variant's
+ * references find the variants beside it; a fault found in several runs is reported once.
  * Returns 0, or -1 when out of memory.  Free res with lint_result_release.
  */
 int lint_collect(const struct lint_input *in, struct lint_result *res);

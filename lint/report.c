@@ -660,10 +660,16 @@ static int text_report(FILE *out, const struct report_input *in)
     }
     for (i = 0; i < n; i = j) {
         int line = 0, col = 0;
+        enum dd_severity top = DD_SEV_INFO;
 
-        /* The earliest known line stands for the object's position. */
+        /* The earliest known line of its most severe findings stands for the object's
+         * position: where the fault is, not an info about the object as a whole. */
         for (j = i; j < n && slot[j].group == slot[i].group; j++)
-            if (slot[j].f->line > 0 && (!line || slot[j].f->line < line)) {
+            if (slot[j].f->line > 0 && slot[j].f->severity > top)
+                top = slot[j].f->severity;
+        for (j = i; j < n && slot[j].group == slot[i].group; j++)
+            if (slot[j].f->line > 0 && slot[j].f->severity == top &&
+                (!line || slot[j].f->line < line)) {
                 line = slot[j].f->line;
                 col = slot[j].f->col;
             }

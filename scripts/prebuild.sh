@@ -7,14 +7,17 @@
 #                                           when OWNER_PID (make) goes away
 #   scripts/prebuild.sh wait                wait for it and print what it built, with times
 #
-# What it builds, in the order the suite needs it: the CEL oracle (test-differential),
-# the control plane with the kubelet in one go build (they share most packages), then
+# What it builds, in the order the suite needs it: the CEL and allocation oracles
+# (test-differential), the control plane with the kubelet in one go build (they share most packages), then
 # containerd 1.7 and the DRA example driver (test-e2e's cluster), then containerd 2 and
-# helm, which only the last e2e programs need.  Each build script keeps its cache and takes
-# its lock only to build, so a suite that needs a program before the prebuild got to it
-# waits for the lock, or builds it itself: nothing is built twice, and a failed prebuild
-# only means the suite builds the program when it needs it.  The log is build/prebuild.log.
+# helm, which only the last e2e programs need, then the second release's control plane
+# and kubelet (K8S_SECOND, v1.35.4), which only the last e2e run (the seed) needs.  Each
+# build script keeps its cache and takes its lock only to build, so a suite that needs a
+# program before the prebuild got to it waits for the lock, or builds it itself: nothing
+# is built twice, and a failed prebuild only means the suite builds the program when it
+# needs it.  The log is build/prebuild.log.
 set -u
+second=${K8S_SECOND:-v1.35.4}
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 log=build/prebuild.log
@@ -32,12 +35,17 @@ step() {
 build_all() {
     t0=$(date +%s)
     step "CEL oracle" e2e/peers/build-celoracle.sh
+    step "allocation oracle" e2e/peers/build-allocoracle.sh
     step "control plane and kubelet" sh e2e/k8s/build.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet
     step "containerd 1.7 and the DRA example driver" sh e2e/node/build.sh containerd driver
     # What only the last e2e programs need (e2e_containerd2, e2e_helm): built while the first
     # ones run.
     step "containerd 2" sh e2e/node/build.sh containerd2
     step "helm" sh e2e/node/build.sh helm
+    # The second release the seed runs on, after every other e2e program (Makefile's
+    # K8S_SECOND): its control plane and kubelet in one go build, as the first's.
+    step "Kubernetes $second (control plane and kubelet)" env K8S_VERSION="$second" \
+        sh e2e/k8s/build.sh etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet
     echo "prebuild: all in $(( $(date +%s) - t0 )) s"
 }
 

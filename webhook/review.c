@@ -269,6 +269,8 @@ static int view_fill(struct wh_view *v, const cJSON *const *objs, size_t n,
     demand = calloc(m.nclasses + 1, sizeof(*demand));
     if (!v->classes || !v->cap || !supply || !demand)
         goto out;
+    ro.kube_minor = v->opt->kube_minor;
+    ro.gates = v->opt->gates;
     if (m.nclasses && dd_rules_class_capacity(&m, &ro, same ? NULL : supply, demand))
         goto out;
     for (i = 0; i < m.nclasses; i++) {
@@ -319,7 +321,7 @@ out:
 struct wh_view *wh_view_build(const cJSON *const *objs, size_t n, const struct wh_options *opt,
                               const struct wh_view *same_devices, struct dd_err *err)
 {
-    static const struct wh_options defaults = { NULL, 0, 0 };
+    static const struct wh_options defaults = { NULL, 0, 0, 0, NULL };
     struct wh_view *v = calloc(1, sizeof(*v));
 
     if (v) {
@@ -460,7 +462,7 @@ static const char *const webhook_codes[] = { "SelectorSyntaxError", "SelectorMat
                                              "ClaimNotConsumedByContainer",
                                              "PodBypassesScheduler",
                                              "OpaqueConfigDriverMismatch",
-                                             "NodePrepareFailed" };
+                                             "NodePrepareFailed", "DeviceTaintRuleEvictsAll" };
 
 static int has_selectors(const struct dra_claim_spec *spec)
 {
@@ -514,7 +516,7 @@ static enum dd_rc request_model(struct dra_model *m, const struct wh_view *v, co
 {
     enum dd_rc rc;
     size_t i, nclaims;
-    int slices, is_class, is_claim;
+    int slices, is_class, is_claim, is_rule;
 
     dra_model_init(m, NULL, NULL);
     m->live = 1;
@@ -526,9 +528,10 @@ static enum dd_rc request_model(struct dra_model *m, const struct wh_view *v, co
      * goes before it. */
     is_class = m->nclasses > 0;
     is_claim = m->nclaims > 0;
-    if (!is_class && !is_claim && !m->npods)
+    is_rule = m->resource_other.n > 0;
+    if (!is_class && !is_claim && !is_rule && !m->npods)
         return DD_OK;
-    slices = is_class;
+    slices = is_class || is_rule;
     for (i = 0; v && m->npods && i < m->pods[0].nclaims; i++) {
         const struct dra_pod_claim *pc = &m->pods[0].claims[i];
         char key[512];
@@ -550,7 +553,10 @@ static enum dd_rc request_model(struct dra_model *m, const struct wh_view *v, co
         dra_model_borrow_slices(m, &v->samples);
     if ((rc = dra_model_finish(m)) != DD_OK)
         return rc;
-    *self = is_class ? &m->classes[0].o : is_claim ? &m->claims[0].o : &m->pods[0].o;
+    *self = is_class  ? &m->classes[0].o
+            : is_claim ? &m->claims[0].o
+            : is_rule  ? &m->resource_other.v[0]
+                       : &m->pods[0].o;
     return DD_OK;
 }
 
@@ -589,6 +595,8 @@ static enum dd_rc judge(const struct wh_view *v, const char *const *pending, siz
         ro.known_drivers = (const char *const *)v->drivers;
         ro.nknown_drivers = v->ndrivers;
         ro.known_drivers_all = 1;
+        ro.kube_minor = v->opt->kube_minor;
+        ro.gates = v->opt->gates;
     }
     ro.only = webhook_codes;
     ro.nonly = sizeof(webhook_codes) / sizeof(webhook_codes[0]);
@@ -760,7 +768,7 @@ static enum dd_rc decide_claims(const struct wh_view *v, const char *const *pend
     struct need nv[32];
     struct dra_model m;
     const struct dra_obj *self = NULL;
-    char who[320];
+    char who[320] = "";
     size_t i, j, nn = 0;
     enum dd_rc rc;
 
@@ -986,6 +994,8 @@ enum dd_rc wh_review(const struct wh_view *v, const char *const *pending_classes
     }
     snprintf(res->kind, sizeof(res->kind), "%s", kind);
     snprintf(res->operation, sizeof(res->operation), "%s", op);
+    snprintf(res->ns, sizeof(res->ns), "%s",
+             dd_json_str(req, "namespace", NULL) ? dd_json_str(req, "namespace", NULL) : "");
     obj = cJSON_GetObjectItemCaseSensitive(req, "object");
     if (v && cJSON_IsObject(obj)) {
         int create = str_is(op, "CREATE");
@@ -997,6 +1007,9 @@ enum dd_rc wh_review(const struct wh_view *v, const char *const *pending_classes
         else if (create && ((str_is(group, "resource.k8s.io") &&
                              (str_is(kind, "ResourceClaim") || str_is(kind, "ResourceClaimTemplate"))) ||
                             workload_kind(group, kind)))
+            rc = decide_claims(v, pending_classes, npending, obj, &d);
+        else if (str_is(group, "resource.k8s.io") && str_is(kind, "DeviceTaintRule") &&
+                 (create || str_is(op, "UPDATE")))
             rc = decide_claims(v, pending_classes, npending, obj, &d);
     }
     if (rc == DD_OK && !(res->body = response(uid, &d, &res->len)))

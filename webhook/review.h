@@ -19,6 +19,8 @@
  *       take, dd_rules_class_capacity), ClaimNotConsumedByContainer,
  *       PodBypassesScheduler, OpaqueConfigDriverMismatch, NodePrepareFailed,
  *       and the selector codes above.
+ *   DeviceTaintRule CREATE/UPDATE   a warning when it is NoExecute and its selector matches
+ *       every device (DeviceTaintRuleEvictsAll): it would evict every DRA pod.
  * Everything else is allowed without a word.
  */
 #ifndef DD_REVIEW_H
@@ -34,10 +36,15 @@
 /* Kubernetes shows warnings best at this length or less (kubectl prints each on a line). */
 #define WH_WARNING_MAX 120
 
+struct kv_gates;
+
 struct wh_options {
     const char *const *known_drivers; /* --known-driver; borrowed, must outlive the views */
     size_t nknown_drivers;
     int unknown_driver_warn;          /* --unknown-driver=warn: warn instead of deny */
+    int kube_minor;                   /* the cluster's release (0: the default) */
+    const struct kv_gates *gates;     /* its feature gates (NULL: the release's defaults);
+                                         borrowed, must outlive the views */
 };
 
 /* What the caches held at one moment, reduced to what decisions read.  Immutable once
@@ -73,6 +80,8 @@ struct wh_result {
     enum wh_verdict verdict;
     char kind[64];             /* request.kind.kind ("" when unknown), for metrics */
     char operation[16];        /* request.operation */
+    char ns[64];               /* request.namespace ("" for cluster-scoped objects): whose
+                                  share a waiting request takes */
 };
 
 /*

@@ -6,7 +6,10 @@
  * immutable view (review.h) when they change, at most every BUILD_MIN_MS;
  * request threads judge AdmissionReviews against the current view and the
  * DeviceClasses created since it was built (struct pending).  No API call on
- * the request path.  SIGTERM: /readyz fails for --shutdown-delay
+ * the request path.  A request that would be denied or warned is parked (its
+ * connection suspended, no thread held) in a waiting room (client/settle.h)
+ * and judged again once the caches caught up; a waker thread resumes it.
+ * SIGTERM: /readyz fails for --shutdown-delay
  * (so endpoints drop this replica), then the server stops accepting and
  * answers every request already started.
  */
@@ -29,14 +32,19 @@
 #include "client/informer.h"
 #include "formats/json.h"
 #include "client/kube.h"
+#include "client/settle.h"
 #include "formats/manifest.h"
 #include "review.h"
 #include "snapshot.h"
+#include "cluster.h"
 
 #define BUILD_MIN_MS 200           /* batches bursts of cache changes into one view */
 #define DEFAULT_MAX_BODY (4u << 20) /* an AdmissionReview carries object and oldObject */
 #define MAX_KNOWN 64
 #define MAX_PENDING 256            /* class names awaiting a view; past it, the old warning */
+#define DEFAULT_MAX_WAITING 128    /* requests waiting for the caches at once (--max-waiting) */
+/* Connections beside the waiting ones: the API server's (one per concurrent call), probes. */
+#define CONNS_BESIDE_WAITING 256u
 
 /*
  * Of the claims, the view reads only the devices allocated ones take (quota
@@ -75,6 +83,11 @@ static const char *const ops[] = { "CREATE", "UPDATE", "DELETE", "CONNECT", "oth
 static const char *const verdicts[] = { "allowed", "warned", "denied", "error" };
 #define NVERDICTS 4
 static const double buckets[] = { 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.1, 1 };
+/* The waiting room's lanes and what became of a request that would have waited. */
+static const char *const lanes[SETTLE_NLANES] = { [SETTLE_SHARED] = "claims",
+                                                  [SETTLE_GATE] = "deviceclasses" };
+enum { WAITED, LANE_FULL, NAMESPACE_FULL, NOUTCOMES };
+static const char *const outcomes[NOUTCOMES] = { "waited", "lane_full", "namespace_full" };
 #define NBUCKETS (sizeof(buckets) / sizeof(buckets[0]))
 
 struct wh_opts {
@@ -85,9 +98,11 @@ struct wh_opts {
     unsigned threads;
     size_t max_body;
     int shutdown_delay_s;
+    unsigned max_waiting;
     int null_baseline;
     struct wh_options review;
     const char *known[MAX_KNOWN];
+    const char *feature_gates;      /* --feature-gates */
 };
 
 /* A view and the requests reading it. */
@@ -120,6 +135,7 @@ struct watch_ctx {
 struct wh {
     struct wh_opts o;
     struct kube_config cfg;
+    struct cluster_info cluster;    /* what the API server is (cluster.h), asked once at start */
     struct inf_store *stores[NWATCHED];
     struct inf_reflector *refl[NWATCHED];
     struct watch_ctx wctx[NWATCHED];
@@ -135,6 +151,12 @@ struct wh {
     cJSON **graves;
     size_t ngraves, capgraves;
     atomic_int draining;
+    /* Requests waiting for the caches to catch up (their httpd_call), guarded by mu;
+     * settle_caught_up follows "the published view holds every change seen". */
+    struct settle *settle;
+    pthread_cond_t wake;            /* the waker's: a request parked, caught up, flush */
+    int flush;                      /* stopping: nothing parks any more, the waker resumes all */
+    atomic_ulong waits[SETTLE_NLANES][NOUTCOMES];
     struct httpd *http;             /* for its certificate reload counters */
     atomic_ulong builds;
     atomic_ulong count[NKINDS][NOPS][NVERDICTS];
@@ -264,6 +286,10 @@ static void publish(struct wh *w, struct wh_view *v)
      * last: names the view holds stop being pending; those created after its caches were
      * read stay until the next one. */
     gone = pending_swap(w, pending_with(w->pending, NULL, in_view, v));
+    if (w->settle && !w->dirty) {
+        settle_caught_up(w->settle, 1);
+        pthread_cond_signal(&w->wake);
+    }
     pthread_mutex_unlock(&w->mu);
     free(gone);
     view_put(w, old, NULL);
@@ -308,6 +334,8 @@ static void changed(struct watch_ctx *c, const cJSON *added, const cJSON *gone)
         drop = pending_swap(w, pending_with(w->pending, add, del ? same_name : NULL, del));
     w->dirty = 1;
     w->devices_dirty |= c->devices;
+    if (w->settle)
+        settle_caught_up(w->settle, 0);
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
     free(drop);
@@ -484,33 +512,6 @@ static void null_answer(const char *body, struct httpd_response *r)
     r->content_type = "application/json";
 }
 
-/*
- * Before a denial or a warning, the caches get time to catch up: `kubectl apply -f dir/` and
- * Helm send a driver's DaemonSet or slices and its DeviceClass, or a template and the pod
- * using it, milliseconds apart, sooner than the watch delivers the first and the view is
- * rebuilt.  A verdict is a promise, so one that is not "allowed" is decided again on a view
- * holding every change seen DENY_SETTLE_MS after the request came (at most DENY_WAIT_MS);
- * allowed requests never wait.
- */
-#define DENY_SETTLE_MS 500
-#define DENY_WAIT_MS 3000
-
-static void catch_up(struct wh *w, double t0)
-{
-    double wait = t0 + DENY_SETTLE_MS / 1000.0 - now_s();
-    int busy;
-
-    if (wait > 0)
-        sleep_ms((long)(wait * 1000));
-    do {
-        pthread_mutex_lock(&w->mu);
-        busy = w->dirty || w->building;
-        pthread_mutex_unlock(&w->mu);
-        if (busy)
-            sleep_ms(20);
-    } while (busy && now_s() < t0 + DENY_WAIT_MS / 1000.0);
-}
-
 static enum dd_rc review(struct wh *w, const char *body, size_t len, struct wh_result *res,
                          struct dd_err *err)
 {
@@ -523,15 +524,96 @@ static enum dd_rc review(struct wh *w, const char *body, size_t len, struct wh_r
     return rc;
 }
 
+/*
+ * Before a denial or a warning, the caches get time to catch up: `kubectl apply -f dir/` and
+ * Helm send a driver's DaemonSet or slices and its DeviceClass, or a template and the pod
+ * using it, milliseconds apart, sooner than the watch delivers the first and the view is
+ * rebuilt.  A verdict is a promise, so one that is not "allowed" is decided again on a view
+ * holding every change seen SETTLE_MS after the request came (at most MAX_WAIT_MS); allowed
+ * requests never wait.  Waiting requests are parked: their connection is suspended, no
+ * thread waits with them, and the waker resumes them (client/settle.h decides when).
+ * DeviceClasses, whose webhook fails closed, wait in slots of their own; a namespace takes
+ * at most a quarter of the others'.  A request refused a slot is answered at once.
+ */
+#define SETTLE_MS 500
+#define MAX_WAIT_MS 3000
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A parked request's own state (httpd's `parked`). */
+struct held {
+    double t0;
+};
+
+/* Parks the request (call) when the waiting room has a slot for it; 1 when it did. */
+static int park(struct wh *w, const struct wh_result *res, struct httpd_call *call)
+{
+    enum settle_lane lane = strcmp(res->kind, "DeviceClass") ? SETTLE_SHARED : SETTLE_GATE;
+    enum settle_admit a = SETTLE_LANE_FULL;
+    int flush;
+
+    pthread_mutex_lock(&w->mu);
+    if (!(flush = w->flush) &&
+        (a = settle_park(w->settle, lane, res->ns, now_ms(), call)) == SETTLE_PARKED)
+        pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->mu);
+    if (!flush)
+        atomic_fetch_add(&w->waits[lane][a == SETTLE_PARKED      ? WAITED
+                                         : a == SETTLE_LANE_FULL ? LANE_FULL
+                                                                 : NAMESPACE_FULL], 1);
+    return a == SETTLE_PARKED;
+}
+
+/* Resumes the parked requests when they are ready; all of them once flushing. */
+static void *waker(void *arg)
+{
+    struct wh *w = arg;
+    void *ready[64];
+
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        size_t n = w->flush ? settle_take_all(w->settle, ready, 64)
+                            : settle_take_ready(w->settle, now_ms(), ready, 64), i;
+        int64_t next;
+
+        if (n) {
+            pthread_mutex_unlock(&w->mu);
+            for (i = 0; i < n; i++)
+                httpd_resume(ready[i]);
+            pthread_mutex_lock(&w->mu);
+            continue;
+        }
+        if (w->flush)
+            break;
+        if ((next = settle_next(w->settle)) == INT64_MAX) {
+            pthread_cond_wait(&w->wake, &w->mu);
+        } else {
+            struct timespec ts = { (time_t)(next / 1000), (long)(next % 1000) * 1000000L };
+            pthread_cond_timedwait(&w->wake, &w->mu, &ts);
+        }
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
 static void h_validate(void *ctx, const char *method, const char *body, size_t len,
                        struct httpd_response *r)
 {
     struct wh *w = ctx;
+    struct held *held = r->parked;
     struct wh_result res;
     struct dd_err err;
     enum dd_rc rc;
-    double t0 = now_s();
+    double t0 = held ? held->t0 : now_s();
+    int resumed = held != NULL;
 
+    free(held);
     if (strcmp(method, "POST")) {
         text(r, 405, "POST an AdmissionReview (admission.k8s.io/v1)\n");
         return;
@@ -542,10 +624,15 @@ static void h_validate(void *ctx, const char *method, const char *body, size_t l
     }
     dd_err_clear(&err);
     rc = review(w, body ? body : "", len, &res, &err);
-    if (rc == DD_OK && res.verdict != WH_ALLOWED && !w->o.objects) {
-        free(res.body);
-        catch_up(w, t0);
-        rc = review(w, body ? body : "", len, &res, &err);
+    if (rc == DD_OK && res.verdict != WH_ALLOWED && !resumed && w->settle &&
+        (held = malloc(sizeof(*held)))) {
+        held->t0 = t0;
+        if (park(w, &res, r->call)) {
+            r->park = held;
+            free(res.body);
+            return;
+        }
+        free(held);
     }
     if (rc == DD_OK) {
         r->body = res.body;
@@ -576,8 +663,14 @@ static void h_readyz(void *ctx, const char *m, const char *b, size_t n, struct h
     struct vref *vr = view_get(w, NULL);
 
     (void)m; (void)b; (void)n;
+    char msg[sizeof(w->cluster.says) + 32];
+
     if (atomic_load(&w->draining))
         text(r, 503, "shutting down\n");
+    else if (!w->o.objects && !w->o.null_baseline && !w->cluster.supported) {
+        snprintf(msg, sizeof(msg), "unsupported cluster: %s\n", w->cluster.says);
+        text(r, 503, msg);
+    }
     else if (!w->o.null_baseline && (!vr || !synced(w)))
         text(r, 503, "caches not synced yet\n");
     else
@@ -625,6 +718,21 @@ static void h_metrics(void *ctx, const char *m, const char *b, size_t n, struct 
     OUT("dra_doctor_webhook_request_duration_seconds_sum %.6f\n"
         "dra_doctor_webhook_request_duration_seconds_count %llu\n",
         (double)atomic_load(&w->sum_us) / 1e6, cum);
+    OUT("# HELP dra_doctor_webhook_waits_total Requests that would be denied or warned, by "
+        "lane and by what became of them: waited for the caches to catch up, or answered at "
+        "once because every slot of their lane (--max-waiting) or their namespace's share of "
+        "it was taken.\n# TYPE dra_doctor_webhook_waits_total counter\n");
+    for (i = 0; i < SETTLE_NLANES; i++)
+        for (j = 0; j < NOUTCOMES; j++)
+            OUT("dra_doctor_webhook_waits_total{lane=\"%s\",outcome=\"%s\"} %lu\n", lanes[i],
+                outcomes[j], atomic_load(&w->waits[i][j]));
+    OUT("# HELP dra_doctor_webhook_waiting Requests waiting for the caches now, by lane.\n"
+        "# TYPE dra_doctor_webhook_waiting gauge\n");
+    pthread_mutex_lock(&w->mu);
+    for (i = 0; i < SETTLE_NLANES; i++)
+        OUT("dra_doctor_webhook_waiting{lane=\"%s\"} %u\n", lanes[i],
+            w->settle ? settle_waiting(w->settle, (enum settle_lane)i) : 0);
+    pthread_mutex_unlock(&w->mu);
     OUT("# HELP dra_doctor_webhook_views_total Views of the caches built.\n"
         "# TYPE dra_doctor_webhook_views_total counter\ndra_doctor_webhook_views_total %lu\n",
         atomic_load(&w->builds));
@@ -657,8 +765,9 @@ static void usage(FILE *f)
 "name a missing DeviceClass, or that need more devices than are free.  Registered\n"
 "drivers: those publishing ResourceSlices, those whose kubelet-plugin DaemonSet is\n"
 "installed, and --known-driver.  Decisions come from informer caches only; a\n"
-"denial or warning is decided again once they caught up (0.5 s after the request:\n"
-"a chart's DaemonSet and its DeviceClass arrive milliseconds apart).\n"
+"denial or warning is decided again once they caught up (0.5 s after the request,\n"
+"at most 3 s: a chart's DaemonSet and its DeviceClass arrive milliseconds apart);\n"
+"such a request waits holding no thread.\n"
 "\n"
 "  --tls-cert-file FILE      serving certificate (PEM, chain after it); reloaded\n"
 "  --tls-key-file FILE       its key (PEM); both are re-read when they change\n"
@@ -669,11 +778,18 @@ static void usage(FILE *f)
 "                            it accepted, so fewer threads than cores can leave\n"
 "                            a core idle: docs/benchmarks.md)\n"
 "  --max-body BYTES          larger requests get 413 (default 4194304)\n"
+"  --max-waiting N           claims, templates, Pods and workloads that may wait\n"
+"                            for the caches at once (default 128; a namespace\n"
+"                            takes at most a quarter); DeviceClasses have a\n"
+"                            quarter as many slots of their own.  Past them a\n"
+"                            request is answered at once (/metrics counts it)\n"
 "  --unknown-driver MODE     deny (default) or warn on a selector's unregistered\n"
 "                            driver; a DeviceClass annotated\n"
 "                            " WH_ALLOW_ANNOTATION ": \"true\"\n"
 "                            is only warned about\n"
 "  --known-driver NAME       a driver to treat as registered (repeatable)\n"
+"  --feature-gates LIST      the cluster's feature gates (A=true,B=false) over what the\n"
+"                            API server's /metrics tells, or its release's defaults\n"
 "  --shutdown-delay SECONDS  on SIGTERM, fail /readyz this long before draining\n"
 "                            (default 0; give endpoints time to drop the pod)\n"
 "  --kubeconfig FILE         default: $KUBECONFIG, ~/.kube/config, in-cluster\n"
@@ -708,6 +824,7 @@ static int parse_args(struct wh_opts *o, int argc, char **argv)
         { "port", required_argument, NULL, 'p' },
         { "threads", required_argument, NULL, 't' },
         { "max-body", required_argument, NULL, 'm' },
+        { "max-waiting", required_argument, NULL, 'W' },
         { "unknown-driver", required_argument, NULL, 'u' },
         { "known-driver", required_argument, NULL, 'K' },
         { "shutdown-delay", required_argument, NULL, 'd' },
@@ -715,6 +832,7 @@ static int parse_args(struct wh_opts *o, int argc, char **argv)
         { "context", required_argument, NULL, 'x' },
         { "objects", required_argument, NULL, 'o' },
         { "null-baseline", no_argument, NULL, 'n' },
+        { "feature-gates", required_argument, NULL, 'G' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -726,6 +844,7 @@ static int parse_args(struct wh_opts *o, int argc, char **argv)
     o->port = 8443;
     o->threads = 4; /* measured: with 2, all connections landed on one worker half the time */
     o->max_body = DEFAULT_MAX_BODY;
+    o->max_waiting = DEFAULT_MAX_WAITING;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "h", lopts, &li)) != -1) {
         switch (ch) {
@@ -751,6 +870,11 @@ static int parse_args(struct wh_opts *o, int argc, char **argv)
                 goto bad;
             o->max_body = v;
             break;
+        case 'W':
+            if (parse_uint(optarg, SETTLE_SLOTS_MAX, &v) || v < 4)
+                goto bad;
+            o->max_waiting = (unsigned)v;
+            break;
         case 'u':
             if (!strcmp(optarg, "warn"))
                 o->review.unknown_driver_warn = 1;
@@ -768,6 +892,7 @@ static int parse_args(struct wh_opts *o, int argc, char **argv)
             o->shutdown_delay_s = (int)v;
             break;
         case 'C': o->kubeconfig = optarg; break;
+        case 'G': o->feature_gates = optarg; break;
         case 'x': o->context = optarg; break;
         case 'o': o->objects = optarg; break;
         case 'n': o->null_baseline = 1; break;
@@ -803,6 +928,17 @@ static int load_fixed(struct wh *w)
     struct dd_err err;
     size_t i;
 
+    /* No API server to ask: the default release, and --feature-gates over its defaults. */
+    kv_gates_init(&w->cluster.gates, KV_DEFAULT_MINOR);
+    dd_err_clear(&err);
+    if (w->o.feature_gates &&
+        kv_gates_set(&w->cluster.gates, w->o.feature_gates, KV_FROM_FLAG, &err) != DD_OK) {
+        fprintf(stderr, "dra-doctor webhook: --feature-gates: %s\n", err.msg);
+        return -1;
+    }
+    w->cluster.minor = KV_DEFAULT_MINOR;
+    w->o.review.kube_minor = KV_DEFAULT_MINOR;
+    w->o.review.gates = &w->cluster.gates;
     mf_set_init(&w->fixed);
     if (mf_load_path(&w->fixed, w->o.objects, &lim) != DD_OK || w->fixed.nerrors) {
         char line[1200];
@@ -829,6 +965,19 @@ static int load_fixed(struct wh *w)
     return 0;
 }
 
+/* What the API server is: said at start, and in /readyz when it is too old; new objects
+ * are judged in its release's CEL environment and gates. */
+static int discover(struct wh *w)
+{
+    struct rule_options ro = RULE_OPTIONS_INIT;
+
+    if (cluster_start(&w->cfg, "webhook", w->o.feature_gates, 0, &w->cluster, &ro))
+        return -1;
+    w->o.review.kube_minor = ro.kube_minor;
+    w->o.review.gates = ro.gates;
+    return 0;
+}
+
 static int start_informers(struct wh *w)
 {
     struct dd_err err;
@@ -839,6 +988,8 @@ static int start_informers(struct wh *w)
         fprintf(stderr, "dra-doctor webhook: %s\n", err.msg);
         return -1;
     }
+    if (discover(w))
+        return -1;
     for (i = 0; i < NWATCHED; i++) {
         struct inf_handlers hs = { NULL, on_add, on_update, on_delete };
         struct inf_reflector_opts ro;
@@ -874,8 +1025,8 @@ int webhook_main(int argc, char **argv)
     struct httpd_opts ho;
     struct httpd *http = NULL;
     struct dd_err err;
-    pthread_t bt;
-    int have_builder = 0, rc = 1, sig = 0;
+    pthread_t bt, wt;
+    int have_builder = 0, have_waker = 0, rc = 1, sig = 0;
     sigset_t set;
     size_t i;
 
@@ -891,6 +1042,13 @@ int webhook_main(int argc, char **argv)
     rc = 1;
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
+    {
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* the waker's deadlines */
+        pthread_cond_init(&w->wake, &ca);
+        pthread_condattr_destroy(&ca);
+    }
     w->dirty = 1; /* a first view even if every cache stays empty */
     /* Every thread started from here on inherits the mask: only sigwait below sees them. */
     sigemptyset(&set);
@@ -899,6 +1057,15 @@ int webhook_main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    /* A fixed view (--objects) never catches up with anything: nothing waits. */
+    if (!w->o.null_baseline && !w->o.objects) {
+        struct settle_opts so = { SETTLE_MS, MAX_WAIT_MS,
+                                  { w->o.max_waiting, w->o.max_waiting / 4 },
+                                  w->o.max_waiting / 4 };
+        if (!(w->settle = settle_new(&so)) ||
+            !(have_waker = !pthread_create(&wt, NULL, waker, w)))
+            goto out;
+    }
     if (!w->o.null_baseline) {
         if (w->o.objects ? load_fixed(w) : start_informers(w))
             goto out;
@@ -914,6 +1081,7 @@ int webhook_main(int argc, char **argv)
     ho.port = w->o.port;
     ho.threads = w->o.threads;
     ho.max_body = w->o.max_body;
+    ho.max_conns = CONNS_BESIDE_WAITING + w->o.max_waiting + w->o.max_waiting / 4;
     ho.cert_file = w->o.cert;
     ho.key_file = w->o.key;
     dd_err_clear(&err);
@@ -934,6 +1102,13 @@ int webhook_main(int argc, char **argv)
     sleep_ms(w->o.shutdown_delay_s * 1000L);
     rc = 0;
 out:
+    /* Nothing waits from here on: the waiting requests are answered, then the server drains. */
+    pthread_mutex_lock(&w->mu);
+    w->flush = 1;
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->mu);
+    if (have_waker)
+        pthread_join(wt, NULL);
     httpd_stop(http);
     pthread_mutex_lock(&w->mu);
     w->stop = 1;
@@ -950,9 +1125,11 @@ out:
         view_put(w, w->cur, NULL);
     free(w->pending);
     free(w->graves);
+    settle_free(w->settle);
     mf_set_release(&w->fixed);
     kube_config_release(&w->cfg);
     pthread_cond_destroy(&w->cv);
+    pthread_cond_destroy(&w->wake);
     pthread_mutex_destroy(&w->mu);
     free(w);
     return rc;

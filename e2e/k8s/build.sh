@@ -7,7 +7,7 @@
 #   e2e/k8s/build.sh kubelet    the same for the kubelet alone
 #   K8S_VERSION=v1.34.3 e2e/k8s/build.sh
 #
-# The pinned version (v1.36.3) builds from this module (go.mod, go.sum
+# The pinned version (v1.37.2) builds from this module (go.mod, go.sum
 # committed).  Any other version gets a module generated in the cache: its
 # staging replaces are derived from that release's own go.mod (every
 # `k8s.io/x => ./staging/...` becomes `k8s.io/x => k8s.io/x v0.Y.Z`), because
@@ -15,7 +15,7 @@
 # Binaries are cached outside the repository, keyed by version, and rebuilt
 # only when missing.
 set -eu
-PINNED=v1.36.3
+PINNED=v1.37.2
 K8S_VERSION=${K8S_VERSION:-$PINNED}
 ETCD_VERSION=${ETCD_VERSION:-v3.6.16}
 CACHE=${DD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/dra-doctor}

@@ -3,9 +3,10 @@
 #
 #   kubelet      Kubernetes $K8S_VERSION, from the control plane's own module (e2e/k8s),
 #                into $CACHE/k8s/$K8S_VERSION/bin beside the control plane
-#   containerd   containerd $CONTAINERD_VERSION (1.7: it still has enable_cdi, and kubelet
-#                1.36 is the last release that accepts a runtime without the CRI
-#                RuntimeConfig call), with ctr and containerd-shim-runc-v2
+#   containerd   containerd $CONTAINERD_VERSION (1.7: it still has enable_cdi; kubelet 1.37
+#                still accepts a runtime without the CRI RuntimeConfig call, counting it in
+#                kubelet_cri_losing_support{version="1.38.0"}), with ctr and
+#                containerd-shim-runc-v2
 #   containerd2  containerd $CONTAINERD2_VERSION (2.x: CDI always on since 2.4)
 #   driver       the DRA example driver's kubelet plugin, dra-example-kubeletplugin
 #                $DRIVER_VERSION (sigs.k8s.io/dra-example-driver)
@@ -25,7 +26,7 @@
 # list (which `go install mod@version` reads for deprecations).  Both are built in a copy
 # of their module, exactly at the version the proxy serves, with -mod=mod.
 set -eu
-K8S_VERSION=${K8S_VERSION:-v1.36.3}
+K8S_VERSION=${K8S_VERSION:-v1.37.2}
 CONTAINERD_VERSION=${CONTAINERD_VERSION:-v1.7.35}
 CONTAINERD2_VERSION=${CONTAINERD2_VERSION:-v2.4.2}
 DRIVER_VERSION=${DRIVER_VERSION:-v0.2.1}

@@ -344,7 +344,14 @@ node_ns_procs() {
 # crashed: its processes, its pods, the host's network changes, cgroups, mount points,
 # the node's state under STATE/node/root and the machine's node lock.
 node_cleanup() {
-    [ -f "$STATE/node/mode" ] || return 0
+    if [ ! -f "$STATE/node/mode" ]; then
+        # A cluster that failed before its node came up made the lock's directory (and
+        # file) while checking it: remove them when no one holds or owns the lock.
+        if [ -d "$NODE_LOCK_DIR" ] && [ ! -s "$NODE_LOCK_DIR/owner" ] && flock -n "$NODE_LOCK" true 2>/dev/null; then
+            rm -f "$NODE_LOCK"; rmdir "$NODE_LOCK_DIR" 2>/dev/null || true
+        fi
+        return 0
+    fi
     (stop kubelet) || true
     node_kill_pods
     (stop containerd) || true

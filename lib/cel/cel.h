@@ -33,7 +33,7 @@ struct cel_program;
 /*
  * The environment Kubernetes declares for DRA selectors (k8s.io/dynamic-resource-
  * allocation cel/compile.go on k8s.io/apiserver's base environment), version by
- * version.  kube_minor is the Kubernetes minor version (34, 35, 36); stored 0 is
+ * version.  kube_minor is the Kubernetes minor version (34 to 37); stored 0 is
  * kube-apiserver validating a new object (the NewExpressions environment: only the
  * libraries the minimum compatibility version, kube_minor - 1, knows), 1 an object
  * already stored or the scheduler (StoredExpressions: every library of that release).
@@ -48,22 +48,26 @@ struct cel_env {
     unsigned features;
 };
 
-/* Kubernetes v1.36's defaults: DRAConsumableCapacity on, DRAListTypeAttributes off. */
-#define CEL_KUBE_MINOR_DEFAULT 36
+/* Kubernetes v1.37's defaults: DRAConsumableCapacity on, DRAListTypeAttributes off.  1.37
+ * changed the environment (k8s.io/dynamic-resource-allocation v0.37 cel/compile.go, k8s.io/
+ * apiserver v0.37 environment/base.go): list-valued attributes reach every selector whatever
+ * the gate (the gate only changes what a new selector may be checked against), the stored
+ * environment declares attributes as dyn, and includes() is the lists library's (version 1,
+ * stored expressions only unless the gate adds it), without the 48-value limit and with the
+ * lists library's cost. */
+#define CEL_KUBE_MINOR_DEFAULT 37
 #define CEL_KUBE_MINOR_MIN 34
+#define CEL_KUBE_MINOR_MAX 37
 #define CEL_ENV_DEFAULT { CEL_KUBE_MINOR_DEFAULT, 0, CEL_FEATURE_CONSUMABLE_CAPACITY }
 
 /*
  * The environment cel_compile uses: the process-wide default, set once at start-up by
- * a command's options (lint --kube-version, --feature-gates) before any compile, and
- * read-only afterwards.  Returns DD_EINVAL for a kube_minor outside 34..36.
+ * a command's options (lint --kube-version, --feature-gates: kv_cel_env) before any compile, and
+ * read-only afterwards.  Returns DD_EINVAL for a kube_minor outside 34..37.
  */
 enum dd_rc cel_set_default_env(const struct cel_env *env);
 const struct cel_env *cel_default_env(void);
 
-/* Parses "DRAConsumableCapacity=true,DRAListTypeAttributes=false" into env->features
- * (other gates are ignored: they do not change CEL).  DD_EINVAL with err on bad text. */
-enum dd_rc cel_parse_feature_gates(const char *text, struct cel_env *env, struct dd_err *err);
 
 /*
  * Compiles src[0..len) (need not be NUL-terminated).  lim may be NULL for
@@ -173,6 +177,14 @@ struct cel_device {
 };
 
 enum cel_verdict { CEL_FALSE = 0, CEL_TRUE = 1, CEL_ERROR = -1 };
+
+/*
+ * Parses s[0..n) with resource.ParseQuantity's grammar ("80Gi", "1.5", "500m", "1e3") into
+ * nano-units, rounded up away from zero below 1n as ParseQuantity rounds.  Returns 0, or -1
+ * when s is no quantity or its magnitude reaches 10^27.  The allocator's capacities and
+ * counters are quantities too (lib/model/alloc).
+ */
+int cel_quantity_parse(const char *s, size_t n, __int128 *nano);
 
 /*
  * Evaluates p for dev.  Returns CEL_TRUE/CEL_FALSE, or CEL_ERROR with the

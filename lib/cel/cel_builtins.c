@@ -674,7 +674,9 @@ static const struct {
     {"G", 9, 0},   {"T", 12, 0},  {"P", 15, 0},  {"E", 18, 0},
 };
 
-static int q_suffix(const char *s, size_t n, int *e10, int *e2)
+/* suffixHandler.interpret: a suffix of the table, or e/E and an int64 (that Go then
+ * truncates to int32). */
+static int q_suffix(const char *s, size_t n, int64_t *e10, int *e2)
 {
     for (size_t i = 0; i < sizeof(q_suffixes) / sizeof(q_suffixes[0]); i++) {
         if (strlen(q_suffixes[i].suffix) == n && memcmp(q_suffixes[i].suffix, s, n) == 0) {
@@ -683,81 +685,181 @@ static int q_suffix(const char *s, size_t n, int *e10, int *e2)
             return 0;
         }
     }
-    /* Decimal exponent: e or E followed by an optionally signed integer. */
     if (n >= 2 && (s[0] == 'e' || s[0] == 'E')) {
         size_t i = 1;
-        int neg = 0, v = 0;
+        int neg = 0;
+        uint64_t v = 0;
         if (s[i] == '+' || s[i] == '-')
             neg = s[i++] == '-';
         if (i == n)
             return -1;
         for (; i < n; i++) {
-            if (s[i] < '0' || s[i] > '9' || v > 1000)
+            if (s[i] < '0' || s[i] > '9')
                 return -1;
-            v = v * 10 + (s[i] - '0');
+            if (v > (UINT64_MAX - 9) / 10)
+                return -1;
+            v = v * 10 + (uint64_t)(s[i] - '0');
         }
-        *e10 = neg ? -v : v;
+        if (v > (uint64_t)INT64_MAX + (uint64_t)neg)
+            return -1; /* strconv.ParseInt's range */
+        *e10 = (int32_t)(uint32_t)(neg ? -v : v);
         *e2 = 0;
         return 0;
     }
     return -1;
 }
 
+/*
+ * resource.ParseQuantity: [+-] digits [. digits] suffix, where every part may be empty ("+",
+ * "Ki" and "." are zeros), rounded up to nano-units, binary values capped at the largest int64.
+ * 0, -1 when s is no quantity, -2 when it is one beyond what is held here (10^27 units, or more
+ * than 36 significant digits above the nano-unit).
+ */
 int cel__quantity_parse(const char *s, size_t n, __int128 *out)
 {
-    size_t i = 0;
-    int neg = 0, digits = 0, frac = 0, sig = 0, seen_dot = 0, e10, e2;
-    __int128 m = 0;
+    int32_t scale;
+    int dec;
 
-    if (i < n && (s[i] == '+' || s[i] == '-'))
-        neg = s[i++] == '-';
-    for (; i < n; i++) {
-        if (s[i] == '.' && !seen_dot) {
-            seen_dot = 1;
-            continue;
-        }
-        if (s[i] < '0' || s[i] > '9')
-            break;
-        digits++;
-        if (seen_dot)
-            frac++;
-        if (m == 0 && s[i] == '0')
-            continue;
-        if (++sig > 36)
-            return -1;
-        m = m * 10 + (s[i] - '0');
+    return cel__quantity_parse_rep(s, n, out, &scale, &dec);
+}
+
+/* ParseQuantity's fast path: an int64Amount when the digits fit its precision estimate and
+ * the value its int64, else an inf.Dec. */
+static void q_rep(size_t num, size_t nden, int64_t e10, int e2, __int128 nano, int32_t *scale,
+                  int *dec)
+{
+    *dec = 1;
+    *scale = 0;
+    if (e2) {
+        int64_t precision = 15 - (int64_t)num - (e2 * 3) / 10 - 1;
+        if (nden == 0 && precision >= 0 && nano / NANO <= INT64_MAX && nano / NANO >= INT64_MIN)
+            *dec = 0;
+        return;
     }
-    /* ParseQuantity's number is [0-9.]+: "." alone is a zero. */
-    if ((digits == 0 && !seen_dot) || q_suffix(s + i, n - i, &e10, &e2) != 0)
+    if (18 - (int64_t)(num + nden) >= 0 && e10 - (int64_t)nden >= -9) {
+        *dec = 0;
+        *scale = (int32_t)(e10 - (int64_t)nden);
+    }
+}
+
+int cel__quantity_parse_rep(const char *s, size_t n, __int128 *out, int32_t *qscale, int *qdec)
+{
+    size_t i = 0, d0, nd = 0, nden = 0, sig, numlen;
+    int neg = 0, e2;
+    int64_t e10, scale;
+    const char *digits;
+    char buf[80];
+    __int128 m = 0;
+    int round_up = 0, tail = 0;
+
+    if (n == 0)
         return -1;
-    /* value = m * 10^(e10 - frac + 9) * 2^e2 nano-units. */
-    int scale = e10 - frac + 9;
-    /* Checked before each step, so m never exceeds 10 * QMAX < 2^127. */
-    for (int k = 0; k < e2 && m; k++) {
-        if (m > QMAX)
+    if (s[0] == '+' || s[0] == '-')
+        neg = s[i++] == '-';
+    *qscale = 0;
+    *qdec = 0;
+    while (i < n && s[i] == '0')
+        i++;
+    if (i == n) {
+        *out = 0;
+        return 0;
+    }
+    d0 = i;
+    while (i < n && s[i] >= '0' && s[i] <= '9')
+        i++, nd++;
+    if (i < n && s[i] == '.') {
+        i++;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++, nden++;
+    }
+    {
+        size_t sfx = i;
+        while (i < n && strchr("eEinumkKMGTP", s[i]))
+            i++;
+        if (i < n && (s[i] == '-' || s[i] == '+'))
+            i++;
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+        if (i < n || q_suffix(s + sfx, n - sfx, &e10, &e2) != 0)
             return -1;
+    }
+    /* The digits of num and denom together, without leading zeros. */
+    digits = s + d0;
+    sig = 0;
+    for (size_t k = 0; k < nd + nden + (nden ? 1 : 0); k++) {
+        char ch = digits[k];
+        if (ch == '.' || (sig == 0 && ch == '0'))
+            continue;
+        if (sig < sizeof(buf))
+            buf[sig] = ch;
+        else if (ch != '0')
+            tail = 1; /* beyond what is kept: it only rounds up */
+        sig++;
+    }
+    /* num without its leading zeros, "0" when none is left (ParseQuantity's len(num)). */
+    numlen = nd ? nd : 1;
+    if (sig == 0) {
+        *out = 0;
+        q_rep(numlen, nden, e10, e2, 0, qscale, qdec);
+        return 0;
+    }
+    /* value = D * 10^(e10 - len(denom) + 9) * 2^e2 nano-units; the digits of D below the
+     * nano-unit only decide the rounding up. */
+    scale = e10 - (int64_t)nden + 9;
+    if (scale < 0 && (int64_t)sig + scale <= 0) {
+        m = 0;
+        round_up = 1;
+    } else {
+        size_t keep = scale < 0 ? (size_t)((int64_t)sig + scale) : sig;
+        if (keep > 36)
+            return -2;
+        for (size_t k = 0; k < keep; k++)
+            m = m * 10 + (buf[k] - '0');
+        for (size_t k = keep; k < sig && k < sizeof(buf); k++)
+            if (buf[k] != '0')
+                round_up = 1;
+        round_up |= tail;
+        if (e2 && scale < 0 && (round_up || keep < sig)) {
+            /* A binary suffix on a value finer than the nano-unit: Go scales before rounding. */
+            __int128 whole = 0, p10 = 1;
+            size_t drop = sig - keep;
+            if (sig > 19 || drop > 18 || tail)
+                return -2;
+            for (size_t k = 0; k < sig; k++)
+                whole = whole * 10 + (buf[k] - '0');
+            for (size_t k = 0; k < drop; k++)
+                p10 *= 10;
+            whole <<= e2;
+            m = whole / p10;
+            round_up = whole % p10 != 0;
+            e2 = 0;
+        }
+    }
+    for (int k = 0; k < e2; k++) {
+        if (m > QMAX)
+            return -2;
         m *= 2;
     }
-    if (scale >= 0) {
-        for (int k = 0; k < scale && m; k++) {
-            if (m > QMAX)
-                return -1;
-            m *= 10;
-        }
-    } else {
-        int round_up = 0;
-        for (int k = 0; k < -scale && m; k++) {
-            if (m % 10)
-                round_up = 1;
-            m /= 10;
-        }
-        if (round_up || (m == 0 && sig > 0))
-            m += 1;
+    for (int64_t k = 0; scale > 0 && k < scale && m; k++) {
+        if (m > QMAX)
+            return -2;
+        m *= 10;
     }
+    if (round_up)
+        m += 1;
+    /* Binary values beyond the largest int64 are capped there. */
+    if (e2 && m > (__int128)INT64_MAX * NANO)
+        m = (__int128)INT64_MAX * NANO;
     if (m > QMAX)
-        return -1;
+        return -2;
     *out = neg ? -m : m;
+    q_rep(numlen, nden, e10, e2, m, qscale, qdec);
     return 0;
+}
+
+int cel_quantity_parse(const char *s, size_t n, __int128 *nano)
+{
+    return s ? cel__quantity_parse(s, n, nano) : -1;
 }
 
 FN(fn_quantity)
@@ -766,10 +868,20 @@ FN(fn_quantity)
 
     if (a[0].kind != CEL_V_STRING)
         return bad_args(c, call, a, n);
-    if (cel__quantity_parse(a[0].v.str.s, a[0].v.str.n, &v.v.q) != 0)
+    int dec;
+
+    switch (cel__quantity_parse_rep(a[0].v.str.s, a[0].v.str.n, &v.v.q, &v.qscale, &dec)) {
+    case 0:
+        v.qdec = (unsigned char)dec;
+        return v;
+    case -2:
+        return cel__err(c, "quantity %.*s is beyond what dra-doctor holds exactly (10^27 units, "
+                           "36 significant digits); Kubernetes accepts it",
+                        (int)(a[0].v.str.n > 64 ? 64 : a[0].v.str.n), a[0].v.str.s);
+    default:
         return cel__err(c, "quantities must match the regular expression "
                            "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
-    return v;
+    }
 }
 
 FN(fn_is_quantity)
@@ -778,7 +890,8 @@ FN(fn_is_quantity)
 
     if (a[0].kind != CEL_V_STRING)
         return bad_args(c, call, a, n);
-    return vbool(cel__quantity_parse(a[0].v.str.s, a[0].v.str.n, &q) == 0);
+    /* A quantity too large to hold here is a quantity all the same. */
+    return vbool(cel__quantity_parse(a[0].v.str.s, a[0].v.str.n, &q) != -1);
 }
 
 static int q_cmp_args(struct cel__ctx *c, const struct cel__node *call, struct cel__val *a,
@@ -813,21 +926,83 @@ FN(fn_q_cmp)
     return q_cmp_args(c, call, a, n, &r, &e) ? e : vint(r);
 }
 
+/* 10^k as a 128-bit integer (k small). */
+static __int128 pow10_128(int k)
+{
+    __int128 p = 1;
+
+    while (k-- > 0)
+        p *= 10;
+    return p;
+}
+
+/* The int64 of an int64Amount (value = nano / 10^(scale + 9)). */
+static int64_t q_ival(const struct cel__val *q)
+{
+    return (int64_t)(q->v.q / pow10_128(q->qscale + 9));
+}
+
+static int fits64(__int128 x)
+{
+    return x <= INT64_MAX && x >= INT64_MIN;
+}
+
+/* int64Amount.Add: the representation of a + b when both are int64Amounts (Quantity.Add falls
+ * back to inf.Dec when it overflows). */
+static void q_add_rep(const struct cel__val *a, const struct cel__val *b, struct cel__val *r)
+{
+    __int128 av, bv, sum;
+    int32_t scale;
+
+    r->qdec = 1;
+    r->qscale = 0;
+    if (a->qdec || b->qdec)
+        return;
+    av = q_ival(a);
+    bv = q_ival(b);
+    if (bv == 0) {
+        r->qdec = 0;
+        r->qscale = a->qscale;
+        return;
+    }
+    if (av == 0) {
+        r->qdec = 0;
+        r->qscale = b->qscale;
+        return;
+    }
+    if (a->qscale > b->qscale) {
+        if (a->qscale - b->qscale > 18 || !fits64(av *= pow10_128(a->qscale - b->qscale)))
+            return;
+        scale = b->qscale;
+    } else {
+        if (b->qscale - a->qscale > 18 || !fits64(bv *= pow10_128(b->qscale - a->qscale)))
+            return;
+        scale = a->qscale;
+    }
+    sum = av + bv;
+    if (!fits64(sum))
+        return;
+    r->qdec = 0;
+    r->qscale = scale;
+}
+
 static struct cel__val q_arith(struct cel__ctx *c, const struct cel__node *call,
                                struct cel__val *a, size_t n, int sign)
 {
-    struct cel__val v = {.kind = CEL_V_QUANTITY};
-    __int128 rhs;
+    struct cel__val v = {.kind = CEL_V_QUANTITY}, rhs = {.kind = CEL_V_QUANTITY};
 
     if (n == 2 && a[1].kind == CEL_V_QUANTITY)
-        rhs = a[1].v.q;
+        rhs = a[1];
     else if (n == 2 && a[1].kind == CEL_V_INT)
-        rhs = (__int128)a[1].v.i * NANO;
+        rhs.v.q = (__int128)a[1].v.i * NANO; /* NewQuantity(i, DecimalExponent): scale 0 */
     else
         return bad_args(c, call, a, n);
-    v.v.q = sign > 0 ? a[0].v.q + rhs : a[0].v.q - rhs;
+    if (sign < 0)
+        rhs.v.q = -rhs.v.q;
+    v.v.q = a[0].v.q + rhs.v.q;
     if (v.v.q > QMAX || v.v.q < -QMAX)
         return cel__err(c, "return error for overflow");
+    q_add_rep(&a[0], &rhs, &v);
     return v;
 }
 
@@ -847,21 +1022,23 @@ FN(fn_q_sign)
     return vint(a[0].v.q < 0 ? -1 : a[0].v.q > 0);
 }
 
-static int q_is_int64(__int128 q)
+/* Quantity.AsInt64: an int64Amount of a scale of zero or more that fits an int64 (1000m, an
+ * int64 at scale -3, does not). */
+static int q_is_int64(const struct cel__val *q)
 {
-    return q % NANO == 0 && q / NANO <= INT64_MAX && q / NANO >= INT64_MIN;
+    return !q->qdec && q->qscale >= 0 && q->v.q % NANO == 0 && fits64(q->v.q / NANO);
 }
 
 FN(fn_q_is_integer)
 {
     (void)c; (void)call; (void)n;
-    return vbool(q_is_int64(a[0].v.q));
+    return vbool(q_is_int64(&a[0]));
 }
 
 FN(fn_q_as_integer)
 {
     (void)call; (void)n;
-    if (!q_is_int64(a[0].v.q))
+    if (!q_is_int64(&a[0]))
         return cel__err(c, "cannot convert value to integer");
     return vint((int64_t)(a[0].v.q / NANO));
 }
@@ -1195,11 +1372,33 @@ int cel__lib_enabled(const struct cel_env *env, enum cel__lib lib)
      * minor back), so that a rollback can still read what was written. */
     int v = env->stored ? env->kube_minor : env->kube_minor - 1;
 
-    /* A feature-gated option is in both environments when its gate is on, whatever
-     * its version (environment.VersionedOptions.FeatureEnabled). */
+    /* A feature-gated option is in the new-expression environment when its gate is on,
+     * whatever its version (environment.VersionedOptions.FeatureEnabled); the stored
+     * environment ignores gates and versions (DRA's includes from 1.36, the lists
+     * library's version 1 from 1.37). */
     if (lib == CEL_LIB_INCLUDES)
-        return (env->features & CEL_FEATURE_LIST_ATTRIBUTES) != 0;
+        return (env->features & CEL_FEATURE_LIST_ATTRIBUTES) != 0 ||
+               (env->stored && env->kube_minor >= 36);
     return lib_since[lib] <= v;
+}
+
+/* The stored environment holds every device declaration, the newest last (it wins): from 1.37
+ * the one with dyn attributes and allowMultipleAllocations; before, allowMultipleAllocations
+ * with attributes of the unknown type. */
+int cel__env_dyn_attributes(const struct cel_env *env)
+{
+    return (env->features & CEL_FEATURE_LIST_ATTRIBUTES) ||
+           (env->stored && env->kube_minor >= 37);
+}
+
+int cel__env_multi_alloc(const struct cel_env *env)
+{
+    return (env->features & CEL_FEATURE_CONSUMABLE_CAPACITY) || env->stored;
+}
+
+int cel__env_list_values(const struct cel_env *env)
+{
+    return (env->features & CEL_FEATURE_LIST_ATTRIBUTES) || env->kube_minor >= 37;
 }
 
 int cel__val_fits(const struct cel__val *v, const struct cel__type *t)
@@ -1215,8 +1414,16 @@ int cel__val_fits(const struct cel__val *v, const struct cel__type *t)
     case CEL_T_NULL: return v->kind == CEL_V_NULL;
     case CEL_T_TIMESTAMP: return v->kind == CEL_V_TIMESTAMP;
     case CEL_T_DURATION: return v->kind == CEL_V_DURATION;
-    case CEL_T_LIST: return v->kind == CEL_V_LIST;
-    case CEL_T_MAP: return v->kind == CEL_V_MAP;
+    /* cel-go's type guard (defaultIsAssignableRuntimeType) looks at the first element of a
+     * list, the first entry of a map: ['a'] is no list(int). */
+    case CEL_T_LIST:
+        return v->kind == CEL_V_LIST &&
+               (!t->np || !v->v.list->n || cel__val_fits(&v->v.list->items[0], t->p[0]));
+    case CEL_T_MAP:
+        return v->kind == CEL_V_MAP &&
+               (t->np < 2 || !v->v.map->n ||
+                (cel__val_fits(&v->v.map->keys[0], t->p[0]) &&
+                 cel__val_fits(&v->v.map->vals[0], t->p[1])));
     case CEL_T_TYPE: return v->kind == CEL_V_TYPE;
     case CEL_T_OPTIONAL: return v->kind == CEL_V_OPTIONAL;
     case CEL_T_SEMVER: return v->kind == CEL_V_SEMVER;

@@ -163,8 +163,7 @@ static const struct cel__type *device_field(struct checker *ck, const char *name
     if (strcmp(name, "attributes") == 0)
         return mk(ck, CEL_T_MAP, &cel__t_string,
                   mk(ck, CEL_T_MAP, &cel__t_string, ck->attr_value));
-    if (strcmp(name, "allowMultipleAllocations") == 0 &&
-        (ck->p->env.features & CEL_FEATURE_CONSUMABLE_CAPACITY))
+    if (strcmp(name, "allowMultipleAllocations") == 0 && cel__env_multi_alloc(&ck->p->env))
         return &cel__t_bool;
     return NULL;
 }
@@ -726,14 +725,14 @@ enum dd_rc cel__check(struct cel_program *p, struct dd_err *err)
     struct validate v = {&ck, 0};
     char ts[200];
 
-    if (p->env.features & CEL_FEATURE_LIST_ATTRIBUTES)
+    if (cel__env_dyn_attributes(&p->env))
         ck.attr_value = &cel__t_dyn;
     t = check(&ck, p->root, NULL);
     if (!t || ck.ts.oom)
         return ck.rc != DD_OK ? ck.rc : dd_failf(err, DD_ENOMEM, "out of memory");
     t = cel__type_subst(&ck.ts, t, 1);
     if (t->kind != CEL_T_BOOL && t->kind != CEL_T_ANY &&
-        !(t->kind == CEL_T_DYN && (p->env.features & CEL_FEATURE_LIST_ATTRIBUTES))) {
+        !(t->kind == CEL_T_DYN && cel__env_dyn_attributes(&p->env))) {
         cel__type_str(t, ts, sizeof(ts));
         return cel__fail_at(err, DD_ETYPE, p->src, p->len, p->root->line, p->root->col,
                             "must evaluate to bool or the unknown type, not %s", ts);
@@ -969,7 +968,7 @@ static struct cel_env default_env = CEL_ENV_DEFAULT;
 
 enum dd_rc cel_set_default_env(const struct cel_env *env)
 {
-    if (!env || env->kube_minor < CEL_KUBE_MINOR_MIN || env->kube_minor > CEL_KUBE_MINOR_DEFAULT)
+    if (!env || env->kube_minor < CEL_KUBE_MINOR_MIN || env->kube_minor > CEL_KUBE_MINOR_MAX)
         return DD_EINVAL;
     default_env = *env;
     return DD_OK;
@@ -978,42 +977,6 @@ enum dd_rc cel_set_default_env(const struct cel_env *env)
 const struct cel_env *cel_default_env(void)
 {
     return &default_env;
-}
-
-enum dd_rc cel_parse_feature_gates(const char *text, struct cel_env *env, struct dd_err *err)
-{
-    static const struct {
-        const char *name;
-        unsigned bit;
-    } gates[] = {
-        {"DRAConsumableCapacity", CEL_FEATURE_CONSUMABLE_CAPACITY},
-        {"DRAListTypeAttributes", CEL_FEATURE_LIST_ATTRIBUTES},
-    };
-    const char *p = text;
-
-    while (p && *p) {
-        size_t len = strcspn(p, ","), nlen;
-        const char *eq = memchr(p, '=', len);
-        int on;
-        if (!eq)
-            return dd_failf(err, DD_EINVAL, "feature gate '%.*s': expected NAME=true|false",
-                            (int)len, p);
-        nlen = (size_t)(eq - p);
-        if ((size_t)(p + len - eq - 1) == 4 && !strncmp(eq + 1, "true", 4))
-            on = 1;
-        else if ((size_t)(p + len - eq - 1) == 5 && !strncmp(eq + 1, "false", 5))
-            on = 0;
-        else
-            return dd_failf(err, DD_EINVAL, "feature gate '%.*s': the value must be true or false",
-                            (int)len, p);
-        for (size_t i = 0; i < sizeof(gates) / sizeof(gates[0]); i++)
-            if (strlen(gates[i].name) == nlen && !strncmp(gates[i].name, p, nlen))
-                env->features = on ? env->features | gates[i].bit : env->features & ~gates[i].bit;
-        p += len;
-        if (*p == ',')
-            p++;
-    }
-    return DD_OK;
 }
 
 struct cel_program *cel_compile(const char *src, size_t len, const struct cel_limits *lim,

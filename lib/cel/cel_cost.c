@@ -330,14 +330,16 @@ static struct rng call_cost(struct coster *c, const struct cel__overload *o, str
     }
     /* Kubernetes' library estimator next. */
     if (t && (!strcmp(fn, "isSorted") || !strcmp(fn, "sum") || !strcmp(fn, "max") ||
-              !strcmp(fn, "min") || !strcmp(fn, "indexOf") || !strcmp(fn, "lastIndexOf"))) {
+              !strcmp(fn, "min") || !strcmp(fn, "indexOf") || !strcmp(fn, "lastIndexOf") ||
+              (!strcmp(fn, "includes") && c->p->env.kube_minor >= 37))) {
         if (t->i.type && t->i.type->kind == CEL_T_LIST) {
             struct rng el = fixed(1), es = elem_size(c, t, &str);
             if (str)
                 el = radd(el, rfactor(es, TRAVERSE));
             return rmul(asize(c, t), el);
         }
-        return rfactor(asize(c, t), TRAVERSE);
+        /* includes() on dyn may meet a list: one comparison per element. */
+        return !strcmp(fn, "includes") ? asize(c, t) : rfactor(asize(c, t), TRAVERSE);
     }
     if (!strcmp(fn, "url") && nx == 1) {
         res->size = asize(c, &x[0]);
@@ -454,7 +456,7 @@ static struct rng call_cost(struct coster *c, const struct cel__overload *o, str
         default: break;
         }
     }
-    /* DRA's includes(). */
+    /* 1.36's includes() (DRA's draCostEstimator). */
     if (t && !strcmp(fn, "includes")) {
         struct rng r = {0, 48};
         return r;
@@ -493,16 +495,13 @@ static struct rng call_cost(struct coster *c, const struct cel__overload *o, str
         is(o, "_+_", "list(A),list(A)>list(A)")) {
         res->size = radd(asize(c, &x[0]), asize(c, &x[1]));
         *res_sized = 1;
-        if (x[0].i.has_entry || x[1].i.has_entry) {
-            const struct info *l = x[0].i.has_entry ? &x[0].i : &x[1].i;
+        /* cel-go's entrySizeEstimate.union: nil unless both sides have one
+         * (dyn([1]) + dyn(1.0) has no element size: its items are of unknown size). */
+        if (x[0].i.has_entry && x[1].i.has_entry) {
             res->has_entry = 1;
-            res->ekind = l->ekind;
-            res->ekey = l->ekey;
-            res->eval = l->eval;
-            if (x[0].i.has_entry && x[1].i.has_entry) {
-                res->ekey = runion(x[0].i.ekey, x[1].i.ekey);
-                res->eval = runion(x[0].i.eval, x[1].i.eval);
-            }
+            res->ekind = x[0].i.ekind;
+            res->ekey = runion(x[0].i.ekey, x[1].i.ekey);
+            res->eval = runion(x[0].i.eval, x[1].i.eval);
         }
         if (o->sig[0] == 'l')
             return fixed(1);

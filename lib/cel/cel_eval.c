@@ -351,9 +351,8 @@ static struct cel__val version_value(struct cel__ctx *c, const char *s)
 
 /* The value of one attribute, or an error that fails the whole device (DeviceMatches
  * converts every attribute before it evaluates anything). */
-static struct cel__val attr_value(struct cel__ctx *c, const struct cel_attr *a, unsigned features)
+static struct cel__val attr_value(struct cel__ctx *c, const struct cel_attr *a, int lists)
 {
-    int lists = (features & CEL_FEATURE_LIST_ATTRIBUTES) != 0;
     struct cel__val v = {.kind = CEL_V_LIST};
     struct cel__list *l;
 
@@ -425,7 +424,7 @@ static size_t domain_count(const struct cel_device *dev, int capacity, const cha
  * *first_list (when not NULL) is set to the index of the first list-valued attribute, or
  * dev->nattrs: without DRAListTypeAttributes that one fails the device.
  */
-static int build_device(struct cel__ctx *c, const struct cel_device *dev, unsigned features,
+static int build_device(struct cel__ctx *c, const struct cel_device *dev, int lists,
                         const char **why, size_t *first_list)
 {
     const char *drv = dev->driver ? dev->driver : "";
@@ -448,7 +447,7 @@ static int build_device(struct cel__ctx *c, const struct cel_device *dev, unsign
             continue;
         if (first_list && *first_list == dev->nattrs && is_list_attr(a->kind))
             *first_list = i;
-        v = attr_value(c, a, features);
+        v = attr_value(c, a, lists);
         if (v.kind == CEL_V_ERROR) {
             *why = attr_error(c, a, v.v.err);
             return *why ? -2 : -1;
@@ -465,8 +464,11 @@ static int build_device(struct cel__ctx *c, const struct cel_device *dev, unsign
             return -1;
         if (!q->name)
             continue;
-        if (cel__quantity_parse(txt, strlen(txt), &v.v.q) != 0)
+        int dec;
+        if (cel__quantity_parse_rep(txt, strlen(txt), &v.v.q, &v.qscale, &dec) != 0)
             v = cel__err(c, "capacity %s: unable to parse quantity's suffix", q->name);
+        else
+            v.qdec = (unsigned char)dec;
         map_put_str(m, q->name, v);
     }
     map_put_str(d, "driver", mk_str(CEL_V_STRING, drv, strlen(drv)));
@@ -904,7 +906,12 @@ static struct cel__val eval_map(struct cel__ctx *c, const struct cel__node *n)
         struct cel__val *old;
         if (k.kind == CEL_V_ERROR)
             return k;
-        /* cel-go builds a Go map keyed by the values themselves: no kind is refused. */
+        /* cel-go builds a Go map keyed by the values themselves: a value Go cannot hash makes
+         * it panic, which the program's evaluation recovers as an error. */
+        if (k.kind == CEL_V_BYTES || k.kind == CEL_V_SEMVER || k.kind == CEL_V_FORMAT)
+            return cel__err(c, "internal error: runtime error: hash of unhashable type %s",
+                            k.kind == CEL_V_BYTES ? "types.Bytes"
+                            : k.kind == CEL_V_SEMVER ? "cel.Semver" : "cel.Format");
         x = eval(c, n->kid[i + 1]);
         if (x.kind == CEL_V_ERROR)
             return x;
@@ -933,11 +940,38 @@ static struct cel__val eval_map(struct cel__ctx *c, const struct cel__node *n)
     return v;
 }
 
+/*
+ * `x.or(y)` and `x.orValue(y)`: cel-go plans them as special forms (decorateOptionalOr), not
+ * as calls: y is evaluated only when x is an empty optional, so an error in y is no error when
+ * x has a value.  A receiver that is no optional (a dyn value, e.g. an attribute) is returned
+ * as it is by cel-go v0.26 (Kubernetes 1.34-1.36) and is "no such overload" from v0.29
+ * (Kubernetes 1.37).
+ */
+static struct cel__val eval_opt_or(struct cel__ctx *c, const struct cel__node *n, int or_value)
+{
+    struct cel__val x = eval(c, n->kid[0]);
+
+    if (x.kind == CEL_V_ERROR)
+        return x;
+    if (x.kind != CEL_V_OPTIONAL) {
+        if (c->kube_minor && c->kube_minor < 37)
+            return x;
+        return cel__err(c, "no such overload");
+    }
+    if (x.v.opt)
+        return or_value ? *x.v.opt : x;
+    return eval(c, n->kid[1]);
+}
+
 static struct cel__val eval_call(struct cel__ctx *c, const struct cel__node *n)
 {
     const struct cel__sig *sigs = cel__sigs();
     struct cel__val argv[8];
 
+    if (n->recv && n->nkid == 2 && n->ncand == 1 &&
+        (cel__ovl[n->cand[0]].impl == cel__fn_opt_or ||
+         cel__ovl[n->cand[0]].impl == cel__fn_opt_or_value))
+        return eval_opt_or(c, n, cel__ovl[n->cand[0]].impl == cel__fn_opt_or_value);
     if (n->nkid > sizeof(argv) / sizeof(argv[0]) || !sigs)
         return cel__err(c, "no such overload: %s", n->name);
     for (size_t i = 0; i < n->nkid; i++) {
@@ -1227,8 +1261,12 @@ static struct cel__val eval(struct cel__ctx *c, const struct cel__node *n)
 static enum cel_verdict run(struct cel__ctx *c, const struct cel_program *p, uint64_t *cost,
                             struct dd_err *err)
 {
-    struct cel__val v = eval(c, p->root);
+    struct cel__val v;
     enum cel_verdict verdict;
+
+    /* includes() and the list values changed in 1.37: evaluation asks the release. */
+    c->kube_minor = p->env.kube_minor;
+    v = eval(c, p->root);
 
     if (cost)
         *cost = c->cost;
@@ -1283,7 +1321,7 @@ enum cel_verdict cel_eval_device_cost(const struct cel_program *p, const struct 
         return CEL_ERROR;
     }
     ctx_start(&c, lim);
-    if ((r = build_device(&c, dev, p->env.features, &why, NULL)) != 0) {
+    if ((r = build_device(&c, dev, cel__env_list_values(&p->env), &why, NULL)) != 0) {
         if (r == -2)
             dd_failf(err, DD_ETYPE, "%s", why);
         else
@@ -1329,7 +1367,7 @@ const struct cel_device_value *cel_device_value(struct cel_device_set *s,
     c.max_cost = UINT64_MAX;
     c.scratch = s->a;
     if (!(v = cel__alloc(&c.scratch, sizeof(*v))) ||
-        build_device(&c, dev, CEL_FEATURE_LIST_ATTRIBUTES, &v->why_lists, &first_list) == -1) {
+        build_device(&c, dev, 1, &v->why_lists, &first_list) == -1) {
         s->a = c.scratch;
         return NULL;
     }
@@ -1355,7 +1393,7 @@ enum cel_verdict cel_eval_value(const struct cel_program *p, const struct cel_de
         dd_failf(err, DD_EINVAL, "cel_eval_value: NULL program or device");
         return CEL_ERROR;
     }
-    why = p->env.features & CEL_FEATURE_LIST_ATTRIBUTES ? dv->why_lists : dv->why_plain;
+    why = cel__env_list_values(&p->env) ? dv->why_lists : dv->why_plain;
     if (why) {
         dd_failf(err, DD_ETYPE, "%s", why);
         return CEL_ERROR;
@@ -1400,6 +1438,16 @@ static int fold(struct cel_program *p, struct cel__ctx *c, const struct cel__nod
             return -1;
         all &= r;
     }
+    /* cel-go builds a constant map literal when it plans the program, where nothing recovers
+     * the panic of an unhashable key: kube-apiserver's request fails. */
+    if (n->kind == CEL_N_MAP && all && !n->optk) {
+        struct cel__val v = eval(c, n);
+        if (v.kind == CEL_V_ERROR && strstr(v.v.err, "unhashable")) {
+            cel__fail_at(err, DD_ETYPE, p->src, p->len, n->line, n->col,
+                         "program instantiation failed: cel-go panics: %s", v.v.err);
+            return -1;
+        }
+    }
     if (n->kind == CEL_N_LIST || n->kind == CEL_N_MAP)
         return all && !n->optk;
     /* A constant index becomes a qualifier when the program is planned, and only
@@ -1434,6 +1482,7 @@ enum dd_rc cel__fold(struct cel_program *p, struct dd_err *err)
     memset(&c, 0, sizeof(c));
     c.max_cost = UINT64_MAX;
     c.scratch.cap = CEL__MAX_SCRATCH;
+    c.kube_minor = p->env.kube_minor;
     r = fold(p, &c, p->root, err);
     cel__arena_free(&c.scratch);
     return r < 0 ? err->rc : DD_OK;
@@ -1450,7 +1499,8 @@ int cel__ctx_init(struct cel__ctx *c, const struct cel_program *p, const struct 
     /* Explaining re-evaluates sub-expressions: each gets the whole budget again. */
     c->max_cost = def.max_cost * 4;
     c->scratch.cap = CEL__MAX_SCRATCH;
-    if (build_device(c, dev, p->env.features, &why, NULL) != 0) {
+    c->kube_minor = p->env.kube_minor;
+    if (build_device(c, dev, cel__env_list_values(&p->env), &why, NULL) != 0) {
         cel__arena_free(&c->scratch);
         return -1;
     }

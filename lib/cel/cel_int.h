@@ -343,6 +343,12 @@ const struct cel__sig *cel__sigs(void);
 
 /* The environment a program is compiled in (see cel.h struct cel_env). */
 int cel__lib_enabled(const struct cel_env *env, enum cel__lib lib);
+/* What the release's device declaration gives a selector compiled in env: attributes of type
+ * dyn (else the unknown type), the allowMultipleAllocations field, list-valued attributes as
+ * lists (else "unsupported attribute value"). */
+int cel__env_dyn_attributes(const struct cel_env *env);
+int cel__env_multi_alloc(const struct cel_env *env);
+int cel__env_list_values(const struct cel_env *env);
 
 /* Whether a runtime value fits a parameter type (kinds only, as cel-go dispatches). */
 int cel__val_fits(const struct cel__val *v, const struct cel__type *t);
@@ -381,6 +387,10 @@ struct cel__semver {
 
 struct cel__val {
     enum cel__vkind kind;
+    /* QUANTITY: how Go's resource.Quantity holds it, which decides isInteger and asInteger:
+     * an int64 times 10^qscale, or (qdec) an arbitrary-precision decimal. */
+    int32_t qscale;
+    unsigned char qdec;
     union {
         int b;
         int64_t i;
@@ -430,6 +440,8 @@ struct cel__ctx {
     enum dd_rc abort_rc;
     struct cel__scope *scope;   /* comprehension variables, innermost first */
     struct cel__val device;
+    int kube_minor;             /* the program's release, whose cel-go evaluates (0: the default):
+                                   includes() and or/orValue changed in 1.37 */
 };
 
 struct cel__scope {
@@ -455,6 +467,8 @@ int cel__val_equal(const struct cel__val *a, const struct cel__val *b);
 
 /* Parses a Kubernetes quantity; 0 on success. */
 int cel__quantity_parse(const char *s, size_t n, __int128 *out);
+/* The same, and Go's representation of it (struct cel__val's qscale and qdec). */
+int cel__quantity_parse_rep(const char *s, size_t n, __int128 *out, int32_t *scale, int *dec);
 /* Parses a semantic version; 0 on success, else -1 with a reason in *why. */
 int cel__semver_parse(struct cel__arena *a, const char *s, size_t n, int normalize,
                       struct cel__semver *out, const char **why);

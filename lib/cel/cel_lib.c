@@ -509,26 +509,31 @@ CEL__FN(cel__fn_find_all)
 
 /* ---- Kubernetes lists library ---------------------------------------------------- */
 
-static int cmp_vals(struct cel__ctx *c, const struct cel__val *x, const struct cel__val *y,
-                    int *out)
+/* The values cel-go can order (traits.Comparer); Kubernetes' lists functions refuse others.
+ * Two of them that cannot be ordered together (a string and an int, NaN) are passed over, as
+ * the error Compare returns is neither "less" nor "greater". */
+static int comparer(const struct cel__val *v)
 {
-    *out = cel__val_compare(x, y);
-    (void)c;
-    return *out == 2 || *out == -2 ? -1 : 0;
+    switch (v->kind) {
+    case CEL_V_BOOL: case CEL_V_INT: case CEL_V_UINT: case CEL_V_DOUBLE: case CEL_V_STRING:
+    case CEL_V_BYTES: case CEL_V_TIMESTAMP: case CEL_V_DURATION:
+        return 1;
+    default:
+        return 0;
+    }
 }
 
 CEL__FN(cel__fn_is_sorted)
 {
     const struct cel__list *l = a[0].v.list;
-    int r;
 
     (void)call; (void)n;
     if (cel__charge(c, l->n))
         return cel__abort_val(c);
-    for (size_t i = 1; i < l->n; i++) {
-        if (cmp_vals(c, &l->items[i - 1], &l->items[i], &r))
-            return cel__err(c, "no such overload");
-        if (r > 0)
+    for (size_t i = 0; i < l->n; i++) {
+        if (!comparer(&l->items[i]))
+            return cel__err(c, "no such overload: isSorted(list)");
+        if (i && cel__val_compare(&l->items[i - 1], &l->items[i]) == 1)
             return vbool(0);
     }
     return vbool(1);
@@ -577,19 +582,20 @@ CEL__FN(cel__fn_sum)
     return acc;
 }
 
+/* want: the comparison of the best so far with the next that makes the next the best (min:
+ * 1, max: -1), as lists.go's cmp. */
 static struct cel__val min_max(struct cel__ctx *c, const struct cel__list *l, int want)
 {
     size_t best = 0;
-    int r;
 
     if (cel__charge(c, l->n))
         return cel__abort_val(c);
     if (l->n == 0)
-        return cel__err(c, "%s called on empty list", want < 0 ? "min" : "max");
-    for (size_t i = 1; i < l->n; i++) {
-        if (cmp_vals(c, &l->items[i], &l->items[best], &r))
-            return cel__err(c, "no such overload");
-        if (r == want)
+        return cel__err(c, "%s called on empty list", want > 0 ? "min" : "max");
+    for (size_t i = 0; i < l->n; i++) {
+        if (!comparer(&l->items[i]))
+            return cel__err(c, "no such overload: %s(list)", want > 0 ? "min" : "max");
+        if (i && cel__val_compare(&l->items[best], &l->items[i]) == want)
             best = i;
     }
     return l->items[best];
@@ -598,13 +604,13 @@ static struct cel__val min_max(struct cel__ctx *c, const struct cel__list *l, in
 CEL__FN(cel__fn_min)
 {
     (void)call; (void)n;
-    return min_max(c, a[0].v.list, -1);
+    return min_max(c, a[0].v.list, 1);
 }
 
 CEL__FN(cel__fn_max)
 {
     (void)call; (void)n;
-    return min_max(c, a[0].v.list, 1);
+    return min_max(c, a[0].v.list, -1);
 }
 
 CEL__FN(cel__fn_list_index_of)
@@ -1012,18 +1018,36 @@ CEL__FN(cel__fn_list_last)
     return cel__optional(c, l->n ? &l->items[l->n - 1] : NULL);
 }
 
-/* ---- DRA includes() (k8s.io/dynamic-resource-allocation cel/compile.go) -------------- */
+/* ---- includes(): DRA's own in 1.36 (k8s.io/dynamic-resource-allocation cel/compile.go),
+ * the lists library's from 1.37 (k8s.io/apiserver library/lists.go) ---------------------- */
 
-/* ResourceSliceMaxAttributeValuesPerDevice: includes() refuses longer lists. */
+/* ResourceSliceMaxAttributeValuesPerDevice: 1.36's includes() refuses longer lists. */
 #define DRA_MAX_ATTRIBUTE_VALUES 48
+
+/* library/cost.go traversalCost: what 1.37 charges includes() at run time. */
+static uint64_t traversal_cost(const struct cel__val *v)
+{
+    uint64_t sum = 0;
+
+    switch (v->kind) {
+    case CEL_V_STRING: case CEL_V_BYTES: return (uint64_t)((double)v->v.str.n * 0.1);
+    case CEL_V_LIST:
+        for (size_t i = 0; i < v->v.list->n; i++)
+            sum += traversal_cost(&v->v.list->items[i]);
+        return sum;
+    default: return 1;
+    }
+}
 
 CEL__FN(cel__fn_includes)
 {
     (void)call; (void)n;
+    if (c->kube_minor >= 37 && cel__charge(c, traversal_cost(&a[0])))
+        return cel__abort_val(c);
     if (a[0].kind == CEL_V_LIST) {
         const struct cel__list *l = a[0].v.list;
         for (size_t i = 0; i < l->n; i++) {
-            if (i >= DRA_MAX_ATTRIBUTE_VALUES)
+            if (i >= DRA_MAX_ATTRIBUTE_VALUES && c->kube_minor < 37)
                 return cel__err(c, "'includes' function cannot be applied to lists longer than "
                                    "%d values", DRA_MAX_ATTRIBUTE_VALUES);
             if (cel__val_equal(&l->items[i], &a[1]) == 1)

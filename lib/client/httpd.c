@@ -7,7 +7,9 @@
  * drains: MHD_stop_daemon would drop a response whose handler is still
  * running, so httpd_stop first stops accepting, then waits for the requests
  * already started to be answered (counted from the first access-handler call
- * to MHD's completion callback).
+ * to MHD's completion callback), parked ones included.  A parked request's
+ * connection is suspended (MHD_ALLOW_SUSPEND_RESUME; each pool thread has its
+ * own ITC to be woken by MHD_resume_connection), so waiting holds no thread.
  */
 #include "client/httpd.h"
 
@@ -20,6 +22,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +40,8 @@
 #define PEM_MAX ((size_t)1 << 20)
 /* Idle connections are dropped after this many seconds (slowloris bound). */
 #define CONN_TIMEOUT_S 30u
-#define CONN_LIMIT 256u
+#define DEFAULT_CONN_LIMIT 256u
+#define MAX_CONN_LIMIT 16384u
 /* Past the cap, a chunked body is read (and dropped) this far to answer 413; then we hang up. */
 #define DISCARD_MAX ((size_t)1 << 20)
 /* How long httpd_stop waits for started requests; as long as an idle connection may live. */
@@ -98,13 +102,25 @@ struct httpd {
     char lastlog[256];                 /* MHD's last log line, to explain a failed start */
 };
 
+/*
+ * Where a request stands with parking (httpd_resume may come from another thread at any
+ * time after the handler handed the call out, even before the handler returned):
+ * RUNNING while the handler runs and until the connection is suspended; SUSPENDED once
+ * it is; WOKEN when httpd_resume came while RUNNING (the server thread then resumes it
+ * itself).  MHD_resume_connection is never called on a connection not yet suspended.
+ */
+enum { PARK_RUNNING, PARK_SUSPENDED, PARK_WOKEN };
+
 /* Per-request state (MHD's con_cls). */
-struct req {
+struct httpd_call {
     const struct httpd_route *route;   /* NULL: unknown path */
     char *buf;                         /* body so far, NUL-terminated; NULL while empty */
     size_t len, cap;
     int too_big;                       /* body exceeded max_body: discarded, 413 at the end */
     size_t discarded;                  /* bytes dropped since */
+    struct MHD_Connection *conn;
+    void *parked;                      /* the handler's, while parked */
+    atomic_int park;                   /* PARK_* */
 };
 
 static void on_log(void *cls, const char *fmt, va_list ap)
@@ -196,7 +212,7 @@ static int announced_too_big(const struct httpd *h, struct MHD_Connection *conn)
 }
 
 /* Appends upload data; returns 0 when it would pass the cap (the body is then dropped). */
-static int body_append(struct req *r, size_t max, const char *data, size_t n)
+static int body_append(struct httpd_call *r, size_t max, const char *data, size_t n)
 {
     size_t need;
     char *p;
@@ -235,12 +251,36 @@ static int media_type_is(struct MHD_Connection *conn, const char *want)
            (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ' || ct[n] == '\t');
 }
 
-static enum MHD_Result call_handler(struct httpd *h, struct MHD_Connection *conn, struct req *r,
-                                    const char *method)
+static enum MHD_Result call_handler(struct httpd *h, struct MHD_Connection *conn,
+                                    struct httpd_call *r, const char *method)
 {
-    struct httpd_response resp = { 200, NULL, NULL, 0 };
+    struct httpd_response resp;
 
-    r->route->fn(r->route->ctx, method, r->len ? r->buf : NULL, r->len, &resp);
+    for (;;) {
+        int running = PARK_RUNNING;
+
+        memset(&resp, 0, sizeof(resp));
+        resp.status = 200;
+        resp.parked = r->parked;
+        resp.call = r;
+        r->parked = NULL;
+        atomic_store(&r->park, PARK_RUNNING);
+        r->route->fn(r->route->ctx, method, r->len ? r->buf : NULL, r->len, &resp);
+        if (!resp.park)
+            break;
+        free(resp.body);
+        r->parked = resp.park;
+        /* Woken already: no need to suspend. */
+        if (atomic_load(&r->park) == PARK_WOKEN)
+            continue;
+        MHD_suspend_connection(conn);
+        if (!atomic_compare_exchange_strong(&r->park, &running, PARK_SUSPENDED)) {
+            /* Woken between the two: the connection is suspended now, so resuming is legal. */
+            atomic_store(&r->park, PARK_RUNNING);
+            MHD_resume_connection(conn);
+        }
+        return MHD_YES;
+    }
     /* MHD refuses codes outside 100..999; a handler bug must not hang the client. */
     if (resp.status < 100 || resp.status > 599) {
         free(resp.body);
@@ -258,12 +298,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                                   void **con_cls)
 {
     struct httpd *h = cls;
-    struct req *r = *con_cls;
+    struct httpd_call *r = *con_cls;
 
     (void)version;
     if (!r) {
         if (!(r = calloc(1, sizeof(*r))))
             return MHD_NO;
+        r->conn = conn;
         *con_cls = r;
         pthread_mutex_lock(&h->mu);
         h->inflight++;
@@ -307,11 +348,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return call_handler(h, conn, r, method);
 }
 
+void httpd_resume(struct httpd_call *r)
+{
+    struct MHD_Connection *conn = r->conn;
+    int running = PARK_RUNNING;
+
+    if (atomic_compare_exchange_strong(&r->park, &running, PARK_WOKEN))
+        return; /* the server thread parking it sees this and carries on */
+    /* Suspended: from here on the request (r) belongs to the server thread again. */
+    atomic_store(&r->park, PARK_RUNNING);
+    MHD_resume_connection(conn);
+}
+
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
     struct httpd *h = cls;
-    struct req *r = *con_cls;
+    struct httpd_call *r = *con_cls;
 
     (void)conn;
     (void)toe;
@@ -319,6 +372,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         return;
     *con_cls = NULL;
     free(r->buf);
+    free(r->parked); /* resumed, but the connection failed before the handler ran again */
     free(r);
     pthread_mutex_lock(&h->mu);
     if (--h->inflight == 0)
@@ -613,6 +667,7 @@ struct httpd *httpd_start(const struct httpd_opts *opts, const struct httpd_rout
     const char *bind = opts && opts->bind ? opts->bind : "0.0.0.0";
     unsigned short port = opts ? opts->port : 0;
     unsigned threads = opts && opts->threads ? opts->threads : DEFAULT_THREADS;
+    unsigned conns = opts && opts->max_conns ? opts->max_conns : DEFAULT_CONN_LIMIT;
     int tls = opts && opts->cert_file && opts->key_file;
     /*
      * poll(), not epoll: libmicrohttpd 0.9.75 removes the listen socket from its epoll set
@@ -622,7 +677,7 @@ struct httpd *httpd_start(const struct httpd_opts *opts, const struct httpd_rout
      * webhook server of a few hundred connections loses nothing with poll().
      */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC |
-                     MHD_USE_ERROR_LOG;
+                     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     struct sockaddr_in6 sa6;
     struct sockaddr_in sa4;
     const struct sockaddr *sa;
@@ -659,6 +714,8 @@ struct httpd *httpd_start(const struct httpd_opts *opts, const struct httpd_rout
     }
     if (threads > MAX_THREADS)
         threads = MAX_THREADS;
+    if (conns > MAX_CONN_LIMIT)
+        conns = MAX_CONN_LIMIT;
     if (!(h = calloc(1, sizeof(*h)))) {
         dd_failf(err, DD_ENOMEM, "out of memory");
         return NULL;
@@ -703,7 +760,7 @@ struct httpd *httpd_start(const struct httpd_opts *opts, const struct httpd_rout
 
         o[k++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, (void *)sa };
         o[k++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, CONN_TIMEOUT_S, NULL };
-        o[k++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, CONN_LIMIT, NULL };
+        o[k++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, conns, NULL };
         o[k++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, h };
         o[k++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_log, h };
         if (threads > 1)

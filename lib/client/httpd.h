@@ -5,7 +5,7 @@
  *
  * A server has a table of routes (exact path -> handler).  Handlers run on
  * the server's threads and must be thread-safe; they fill a response and
- * never block on the network.
+ * never block: one whose answer must wait parks its request instead.
  *
  * TLS is libmicrohttpd's GnuTLS, reached only from httpd.c: the certificate
  * is handed per handshake from files watched for changes, so a rotated
@@ -19,11 +19,25 @@
 
 #include "err.h"
 
+/* A request being served: the handle a parked request is resumed by. */
+struct httpd_call;
+
 struct httpd_response {
     int status;              /* HTTP status; default 200 */
     const char *content_type;/* default "text/plain; charset=utf-8" (static) */
     char *body;              /* owned: malloc'd by the handler, freed by the server; may be NULL */
     size_t len;
+    /*
+     * Parking, for an answer that waits on something else (the webhook's caches): a
+     * handler that sets park (to state of its own, malloc'd) answers nothing now.  The
+     * server suspends the connection, so no thread waits for it, and once someone calls
+     * httpd_resume(call) calls the handler again with the same method and body and with
+     * that state in parked, now the handler's again: it answers (and frees it) or parks
+     * again.  Should the connection end before that call, the server frees the state.
+     */
+    void *park;              /* out */
+    void *parked;            /* in: NULL on a request's first call */
+    struct httpd_call *call; /* in: this request, for httpd_resume */
 };
 
 /*
@@ -51,6 +65,8 @@ struct httpd_opts {
                                 the server's, the rest its chain) */
     const char *key_file;
     unsigned reload_ms;      /* how often the files are checked for changes; default 1000 */
+    unsigned max_conns;      /* open connections at most, parked ones included (past it,
+                                new ones wait in the listen queue); default 256 */
 };
 
 struct httpd;
@@ -78,6 +94,14 @@ unsigned short httpd_port(const struct httpd *h);
 /* Certificate reloads so far, and failed reload attempts (for /metrics and tests). */
 unsigned long httpd_cert_reloads(struct httpd *h);
 unsigned long httpd_cert_reload_errors(struct httpd *h);
+
+/*
+ * Wakes a parked request: its handler runs again on a server thread.  Call it exactly
+ * once per park, from any thread, at any time after the handler handed call out (even
+ * before the handler has returned); call is not to be used afterwards.  Every parked
+ * request must be resumed: httpd_stop waits for them as for any request in flight.
+ */
+void httpd_resume(struct httpd_call *call);
 
 /*
  * Stops accepting, finishes in-flight requests and waits for the open

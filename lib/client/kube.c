@@ -1397,9 +1397,12 @@ static enum dd_rc make_url(struct kube_client *c, const char *path, struct kbuf 
  * a retry, which is when client-go retries), and connections that were
  * never established.
  */
-enum dd_rc kube_request(struct kube_client *c, const char *method, const char *path,
-                        const char *content_type, const char *body, size_t len, cJSON **out,
-                        struct kube_status *st, struct dd_err *err)
+/* kube_request, and with text set the 2xx body as it is (NUL-terminated; free it) instead of
+ * parsed. */
+static enum dd_rc request(struct kube_client *c, const char *method, const char *path,
+                          const char *content_type, const char *body, size_t len, cJSON **out,
+                          char **text, size_t *text_len, struct kube_status *st,
+                          struct dd_err *err)
 {
     struct kube_status st_local;
     struct kbuf url = { NULL, 0, 0, URL_MAX };
@@ -1459,7 +1462,16 @@ enum dd_rc kube_request(struct kube_client *c, const char *method, const char *p
             retry = transient(res) && (idem || not_sent(res));
         } else if (http >= 200 && http < 300) {
             st->http = http;
-            if (out && x.body.n) {
+            if (text) {
+                if (!(*text = malloc(x.body.n + 1))) {
+                    rc = dd_failf(err, DD_ENOMEM, "%s %s: out of memory", method, path);
+                    break;
+                }
+                if (x.body.n)
+                    memcpy(*text, x.body.p, x.body.n);
+                (*text)[x.body.n] = '\0';
+                *text_len = x.body.n;
+            } else if (out && x.body.n) {
                 *out = cJSON_ParseWithLength(x.body.p, x.body.n);
                 if (!*out) {
                     snprintf(st->message, sizeof(st->message), "response is not JSON");
@@ -1487,6 +1499,21 @@ enum dd_rc kube_request(struct kube_client *c, const char *method, const char *p
     kbuf_release(&x.body);
     kbuf_release(&url);
     return rc;
+}
+
+enum dd_rc kube_request(struct kube_client *c, const char *method, const char *path,
+                        const char *content_type, const char *body, size_t len, cJSON **out,
+                        struct kube_status *st, struct dd_err *err)
+{
+    return request(c, method, path, content_type, body, len, out, NULL, NULL, st, err);
+}
+
+enum dd_rc kube_get_text(struct kube_client *c, const char *path, char **text, size_t *len,
+                         struct kube_status *st, struct dd_err *err)
+{
+    *text = NULL;
+    *len = 0;
+    return request(c, "GET", path, NULL, NULL, 0, NULL, text, len, st, err);
 }
 
 enum dd_rc kube_get(struct kube_client *c, const char *path, cJSON **out, struct kube_status *st,

@@ -151,6 +151,11 @@ enum dd_rc kube_request(struct kube_client *c, const char *method, const char *p
 enum dd_rc kube_get(struct kube_client *c, const char *path, cJSON **out, struct kube_status *st,
                     struct dd_err *err);
 
+/* GET of a body that is not JSON (/metrics, /version's siblings): *text receives it,
+ * NUL-terminated (free it), *len its length.  Errors as kube_request. */
+enum dd_rc kube_get_text(struct kube_client *c, const char *path, char **text, size_t *len,
+                         struct kube_status *st, struct dd_err *err);
+
 /* POST of obj to a collection path. */
 enum dd_rc kube_create(struct kube_client *c, const char *path, const cJSON *obj, cJSON **out,
                        struct kube_status *st, struct dd_err *err);

@@ -197,13 +197,14 @@ void mf_set_release(struct mf_set *set)
     {
         mf_keep_fn keep = set->keep;
         mf_skim_fn skim = set->skim;
-        const char *skim_unless = set->skim_unless;
+        const char *skim_unless = set->skim_unless, *skim_unless2 = set->skim_unless2;
         void *keep_ctx = set->keep_ctx;
         int compact = set->compact;
         mf_set_init(set);
         set->keep = keep;
         set->skim = skim;
         set->skim_unless = skim_unless;
+        set->skim_unless2 = skim_unless2;
         set->keep_ctx = keep_ctx;
         set->compact = compact;
     }
@@ -632,7 +633,7 @@ static enum dd_rc load_named(struct mf_set *set, const char *file, const char *b
     struct ydoc_limits yl = { lim->max_depth, lim->max_documents, lim->max_alias_nodes };
     struct load ld = { set, file, 0 };
     struct ydoc_sink sink = { &ld, on_document, on_error, on_warning, NULL };
-    struct ydoc_skim skim = { &ld, on_skim, set->skim_unless, on_skipped };
+    struct ydoc_skim skim = { &ld, on_skim, set->skim_unless, set->skim_unless2, on_skipped };
     int line = 1, col = 1, in_chart = 0, action;
     size_t chart = 0;
 

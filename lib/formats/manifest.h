@@ -82,7 +82,7 @@ typedef int (*mf_keep_fn)(void *ctx, const cJSON *obj);
  * keep would drop.  Called with the top-level apiVersion and kind of a
  * document (never a *List kind); returns 1 only when keep returns 0 for every
  * object of that apiVersion and kind that has no mapping key equal to
- * mf_set.skim_unless (at any depth; NULL: no such condition).  Such a
+ * mf_set.skim_unless or skim_unless2 (at any depth; NULL: no such condition).  Such a
  * document is still read to its end (so errors are reported as before) and
  * counted in nfiltered, but no tree or positions are built for it.
  */
@@ -102,6 +102,7 @@ struct mf_set {
     mf_keep_fn keep;        /* optional filter, set before loading; NULL keeps everything */
     mf_skim_fn skim;        /* optional, only with keep; see mf_skim_fn */
     const char *skim_unless; /* borrowed; see mf_skim_fn */
+    const char *skim_unless2; /* the same */
     void *keep_ctx;         /* passed to keep and skim */
     size_t nfiltered;       /* objects read but dropped by keep (not in objs) */
     /*

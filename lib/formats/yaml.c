@@ -1429,6 +1429,7 @@ struct fp {
     size_t sk_av, sk_ave, sk_kd, sk_kde; /* the root's apiVersion and kind values */
     size_t sk_vs, sk_ve; /* the last plain scalar skimmed */
     size_t unless_len;   /* strlen(p->skim->unless_key) */
+    size_t unless_len2;  /* strlen(p->skim->unless_key2) */
     struct fp_span { size_t s, n; } ks[FP_SKIM_KEYS]; /* keys of the open mappings */
     size_t nks;
 };
@@ -2009,6 +2010,9 @@ static int fp_skim_key(struct fp *f, size_t base, size_t s, size_t e)
     size_t i, n = e - s;
 
     if (f->p->skim->unless_key && n == f->unless_len && memcmp(k, f->p->skim->unless_key, n) == 0)
+        return FP_BAIL;
+    if (f->p->skim->unless_key2 && n == f->unless_len2 &&
+        memcmp(k, f->p->skim->unless_key2, n) == 0)
         return FP_BAIL;
     if (f->nks == FP_SKIM_KEYS || f->nks - base >= FP_SKIM_MAP_KEYS)
         return FP_BAIL;
@@ -2630,6 +2634,8 @@ static enum dd_rc fp_stream(struct ps *p, int utf8, size_t *off, int *line_base,
     f.ct_ls = SIZE_MAX;
     if (p->skim && p->skim->unless_key)
         f.unless_len = strlen(p->skim->unless_key);
+    if (p->skim && p->skim->unless_key2)
+        f.unless_len2 = strlen(p->skim->unless_key2);
     fp_at(&f, *off, *line_base + 1);
     *bail = 0;
     for (;;) {

@@ -141,8 +141,8 @@ enum dd_rc ydoc_parse_stream_ex(const char *buf, size_t len, const struct ydoc_l
  * plain keys, whose top-level apiVersion and kind are one-line plain scalars
  * typed as strings (kind not ending in "List"), and skip(ctx, apiVersion,
  * kind) returns 1, it reads the rest of the document without making nodes
- * and, if that document has no mapping key equal to unless_key (any depth;
- * NULL: no condition) and would have been delivered as a tree, calls
+ * and, if that document has no mapping key equal to unless_key or unless_key2 (any
+ * depth; NULL: no condition) and would have been delivered as a tree, calls
  * skipped(ctx) instead of sink->document.  Anything else (libyaml's
  * documents, errors, quoted keys, very wide mappings...) is built and
  * delivered as usual: skimming changes which documents reach
@@ -152,6 +152,7 @@ struct ydoc_skim {
     void *ctx; /* passed back unchanged */
     int (*skip)(void *ctx, const char *api_version, const char *kind);
     const char *unless_key; /* borrowed */
+    const char *unless_key2; /* a second such key, or NULL; borrowed */
     enum dd_rc (*skipped)(void *ctx); /* may be NULL; non-DD_OK stops the stream */
 };
 

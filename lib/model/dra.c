@@ -910,6 +910,50 @@ static enum dd_rc add_containers(struct dra_model *m, struct dra_podspec *p, con
  * are skipped (they cannot hold DRA faults) unless they are DaemonSets, which
  * may be driver installations: this keeps big repositories cheap.
  */
+/* 1 when a container of pod spec lists claims (resources.claims): a pod of DRA even without
+ * resourceClaims, which the API server refuses (ContainerClaimNameUnknown). */
+static int lists_claims(const cJSON *spec)
+{
+    static const char *const kinds[] = { "containers", "initContainers" };
+    const cJSON *c;
+    size_t i;
+
+    for (i = 0; i < 2; i++)
+        cJSON_ArrayForEach(c, dd_json_arr(spec, kinds[i], NULL))
+            if (cJSON_GetArraySize(dd_json_arr(c, "resources", "claims", NULL)) > 0)
+                return 1;
+    return 0;
+}
+
+int dra_extended_resource_name(const char *name)
+{
+    const char *slash = strchr(name, '/');
+
+    /* v1helper.IsExtendedResourceName: not native (no domain, or kubernetes.io's), not a
+     * quota's "requests." name; deviceclass.resource.kubernetes.io/<class> is DRA's own. */
+    if (!strncmp(name, "deviceclass.resource.kubernetes.io/", 35))
+        return name[35] != '\0';
+    if (!slash || slash == name || !slash[1] || !strncmp(name, "requests.", 9))
+        return 0;
+    return !((size_t)(slash - name) >= 13 && !strncmp(slash - 13, "kubernetes.io", 13));
+}
+
+int dra_requests_extended(const cJSON *spec)
+{
+    static const char *const kinds[] = { "containers", "initContainers" };
+    static const char *const lists[] = { "requests", "limits" };
+    const cJSON *c, *r;
+    size_t i, j;
+
+    for (i = 0; i < 2; i++)
+        cJSON_ArrayForEach(c, dd_json_arr(spec, kinds[i], NULL))
+            for (j = 0; j < 2; j++)
+                cJSON_ArrayForEach(r, dd_json_path(c, "resources", lists[j], NULL))
+                    if (r->string && dra_extended_resource_name(r->string))
+                        return 1;
+    return 0;
+}
+
 static enum dd_rc add_podspec(struct dra_model *m, const cJSON *obj, const char *file, int line,
                               const cJSON *spec, int64_t replicas)
 {
@@ -918,7 +962,7 @@ static enum dd_rc add_podspec(struct dra_model *m, const cJSON *obj, const char 
     size_t ccap = 0, vcap = 0;
     enum dd_rc rc;
 
-    if (!spec || (replicas >= 0 && !claims))
+    if (!spec || (replicas >= 0 && !claims && !lists_claims(spec) && !dra_requests_extended(spec)))
         return DD_OK;
     if (!(p = PUSH(m->pods, m->npods, m->cappods)))
         return DD_ENOMEM;
@@ -1063,8 +1107,13 @@ enum dra_relevance dra_kind_relevant(const char *av, const char *kind)
     if (!av || !kind)
         return DRA_KIND_IGNORED;
     /* Every resource.k8s.io object: other kinds have their apiVersion judged. */
-    if (in_group(av, "resource.k8s.io"))
+    if (in_group(av, "resource.k8s.io") || drv_creates_for(av, kind))
         return DRA_KIND_USED;
+    if (in_group(av, "admissionregistration.k8s.io"))
+        return STRIEQ(kind, "MutatingWebhookConfiguration") ||
+                       STRIEQ(kind, "MutatingAdmissionPolicy")
+                   ? DRA_KIND_USED
+                   : DRA_KIND_IGNORED;
     if (in_group(av, "rbac.authorization.k8s.io"))
         set = rbac;
     else if (in_group(av, "apps") || in_group(av, "batch")) {
@@ -1098,7 +1147,9 @@ int dra_object_relevant(const cJSON *obj)
     spec = dd_json_path(obj, "spec", NULL);
     if (STRIEQ(kind, "CronJob"))
         spec = dd_json_path(spec, "jobTemplate", "spec", NULL);
-    return dd_json_arr(spec, "template", "spec", DRA_CLAIMS_KEY, NULL) != NULL;
+    spec = dd_json_path(spec, "template", "spec", NULL);
+    return dd_json_arr(spec, DRA_CLAIMS_KEY, NULL) != NULL || lists_claims(spec) ||
+           dra_requests_extended(spec);
 }
 
 enum dd_rc dra_model_add(struct dra_model *m, const cJSON *obj, const char *file, int line)
@@ -1120,6 +1171,11 @@ enum dd_rc dra_model_add(struct dra_model *m, const cJSON *obj, const char *file
             return add_slice(m, obj, file, line);
         return add_plain(&m->resource_other, obj, file, line);
     }
+    if (drv_creates_for(av, kind))
+        return add_plain(&m->driver_objects, obj, file, line);
+    if (in_group(av, "admissionregistration.k8s.io") &&
+        (STRIEQ(kind, "MutatingWebhookConfiguration") || STRIEQ(kind, "MutatingAdmissionPolicy")))
+        return add_plain(&m->mutators, obj, file, line);
     if (in_group(av, "rbac.authorization.k8s.io")) {
         if (STRIEQ(kind, "Role") || STRIEQ(kind, "ClusterRole"))
             return add_plain(&m->roles, obj, file, line);
@@ -1133,7 +1189,9 @@ enum dd_rc dra_model_add(struct dra_model *m, const cJSON *obj, const char *file
         return add_event(m, obj, 0);
     if (STRIEQ(av, "v1")) {
         if (STRIEQ(kind, "Pod")) {
-            if (!dd_json_arr(obj, "spec", DRA_CLAIMS_KEY, NULL))
+            if (!dd_json_arr(obj, "spec", DRA_CLAIMS_KEY, NULL) &&
+                !lists_claims(dd_json_path(obj, "spec", NULL)) &&
+                !dra_requests_extended(dd_json_path(obj, "spec", NULL)))
                 return dra_pod_registers_plugin(obj) ? add_plain(&m->plugin_pods, obj, file, line)
                                                      : DD_OK;
             return add_podspec(m, obj, file, line, dd_json_path(obj, "spec", NULL), 1);
@@ -1806,6 +1864,8 @@ void dra_model_release(struct dra_model *m)
     free(m->serviceaccounts.v);
     free(m->namespaces.v);
     free(m->resource_other.v);
+    free(m->driver_objects.v);
+    free(m->mutators.v);
     free(m->plugin_pods.v);
     free(m->owned);
     dra_model_init(m, m->pos, m->pos_ctx);

@@ -266,6 +266,10 @@ struct dra_model {
     struct dra_objs namespaces;
     struct dra_objs plugin_pods;   /* Pods without claims that register a kubelet plugin (a
                                       driver DaemonSet's pods: where each driver runs) */
+    struct dra_objs mutators;      /* MutatingWebhookConfigurations and MutatingAdmission-
+                                      Policies: what may rewrite a pod before it is stored */
+    struct dra_objs driver_objects; /* objects of drivers' own APIs whose controllers create
+                                      claims or templates (drv_creates_for) */
     struct dra_objs resource_other; /* resource.k8s.io objects of other kinds (DeviceTaintRule,
                                       classic DRA's ResourceClass, ...): only their apiVersion
                                       and kind are judged */
@@ -346,6 +350,8 @@ void dra_cel_cache_freeze(struct dra_cel_cache *c);
 enum dra_relevance { DRA_KIND_IGNORED, DRA_KIND_USED, DRA_KIND_USED_WITH_CLAIMS };
 
 #define DRA_CLAIMS_KEY "resourceClaims"
+/* A container's resources.claims: such a pod is DRA's even without resourceClaims. */
+#define DRA_CONTAINER_CLAIMS_KEY "claims"
 
 enum dra_relevance dra_kind_relevant(const char *api_version, const char *kind);
 
@@ -385,6 +391,15 @@ void dra_model_borrow_slices(struct dra_model *m, const struct dra_model *base);
 /* 1 when pod (a Pod object) mounts the kubelet's plugin registration or plugins directory:
  * a kubelet plugin's pod, which the model keeps although it has no claims. */
 int dra_pod_registers_plugin(const cJSON *pod);
+
+/* 1 when resource name is an extended resource (a vendor's "example.com/gpu", or DRA's
+ * "deviceclass.resource.kubernetes.io/<class>"), which a DeviceClass may back (1.34+,
+ * DRAExtendedResource). */
+int dra_extended_resource_name(const char *name);
+
+/* 1 when a container of pod spec requests (or limits) an extended resource: such a pod may
+ * be served by DRA without a claim of its own, and the model keeps it. */
+int dra_requests_extended(const cJSON *spec);
 
 /* 1 when plugin pod (of m->plugin_pods) is Ready. */
 int dra_pod_ready(const cJSON *pod);

@@ -272,3 +272,30 @@ const struct drv_profile *drv_profile_for_class(const char *name)
                 return &profiles[i];
     return NULL;
 }
+
+/* Objects whose drivers' controllers create claims or templates pods name. */
+static const struct drv_creates creates[] = {
+    /* The compute-domain controller makes the channel's ResourceClaimTemplate, named by the
+     * ComputeDomain, in its namespace: NVIDIA/k8s-dra-driver-gpu v25.3.0-v25.12.0
+     * cmd/compute-domain-controller (templates/compute-domain-workload-claim-template
+     * .tmpl.yaml, "name: {{ .Name }}" from spec.channel.resourceClaimTemplate.name), and the
+     * driver's demo/specs/imex manifests, which never define that template. */
+    { "dra-driver-nvidia-gpu", "resource.nvidia.com", "ComputeDomain",
+      { "spec", "channel", "resourceClaimTemplate", "name", NULL }, "ResourceClaimTemplate",
+      "NVIDIA/k8s-dra-driver-gpu cmd/compute-domain-controller" },
+};
+
+const struct drv_creates *drv_creates_for(const char *api_version, const char *kind)
+{
+    size_t i, n;
+
+    if (!api_version || !kind)
+        return NULL;
+    for (i = 0; i < sizeof(creates) / sizeof(creates[0]); i++) {
+        n = strlen(creates[i].group);
+        if (!strncmp(api_version, creates[i].group, n) && api_version[n] == '/' &&
+            !strcmp(kind, creates[i].kind))
+            return &creates[i];
+    }
+    return NULL;
+}

@@ -106,4 +106,21 @@ int drv_real_driver(const char *name);
 /* The profile whose install ships or documents DeviceClass name, or NULL. */
 const struct drv_profile *drv_profile_for_class(const char *name);
 
+/*
+ * An object of a driver's own API from which the driver's controller creates a ResourceClaim
+ * or ResourceClaimTemplate that pods reference: a reference to it is satisfied by the driver,
+ * not by a manifest.  The created object is in the driver object's namespace, named by the
+ * string at `path` in it.
+ */
+struct drv_creates {
+    const char *profile;     /* the profile's id */
+    const char *group, *kind; /* e.g. "resource.nvidia.com", "ComputeDomain" */
+    const char *path[6];     /* the created object's name; NULL-terminated */
+    const char *creates;     /* "ResourceClaimTemplate" or "ResourceClaim" */
+    const char *source;      /* where the fact comes from */
+};
+
+/* The entry for objects of kind in apiVersion's group, or NULL. */
+const struct drv_creates *drv_creates_for(const char *api_version, const char *kind);
+
 #endif

@@ -104,11 +104,11 @@ int fit_tolerates(const cJSON *tol, const cJSON *taint)
 
     if (te && *te && (!e || strcmp(te, e)))
         return 0;
+    if (tk && *tk && (!k || strcmp(tk, k)))
+        return 0;
     if (!op || !*op || !strcmp(op, "Equal"))
-        return tk && k && !strcmp(tk, k) && !strcmp(tv ? tv : "", v ? v : "");
-    if (!strcmp(op, "Exists"))
-        return !tk || !*tk || (k && !strcmp(tk, k));
-    return 0;
+        return !strcmp(tv ? tv : "", v ? v : "");
+    return !strcmp(op, "Exists");
 }
 
 const cJSON *fit_untolerated(const cJSON *tolerations, const cJSON *taints,

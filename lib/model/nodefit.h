@@ -21,9 +21,10 @@
 int fit_node_selector_matches(const cJSON *selector, const cJSON *node);
 
 /*
- * 1 when toleration tolerates taint (both {key, value, effect}; toleration {operator}):
- * an empty effect tolerates every effect, Exists matches any value (and with an empty key every
- * taint), Equal (the default) needs the same value; an unknown operator tolerates nothing.
+ * 1 when toleration tolerates taint (both {key, value, effect}; toleration {operator}), as
+ * core/v1 Toleration.ToleratesTaint and resourceclaim.ToleratesTaint decide: an empty effect
+ * tolerates every effect and an empty key every key, Exists matches any value, Equal (the
+ * default) needs the same value; an unknown operator tolerates nothing.
  */
 int fit_tolerates(const cJSON *toleration, const cJSON *taint);
 

@@ -107,16 +107,17 @@ static int labels_match(const cJSON *selector, const cJSON *role)
 }
 
 typedef int (*rule_pred)(const cJSON *rule, const char *verb, const char *group,
-                         const char *resource);
+                         const char *resource, const char *name);
 
 static int any_rule(const struct dra_model *m, const struct dra_obj *role, rule_pred pred,
-                    const char *verb, const char *group, const char *resource, int depth)
+                    const char *verb, const char *group, const char *resource, const char *name,
+                    int depth)
 {
     const cJSON *rule, *sel;
     size_t i;
 
     cJSON_ArrayForEach(rule, dd_json_arr(role->json, "rules", NULL))
-        if (pred(rule, verb, group, resource))
+        if (pred(rule, verb, group, resource, name))
             return 1;
     if (depth >= MAX_AGGREGATION_DEPTH || !STRIEQ(role->kind, "ClusterRole"))
         return 0;
@@ -124,19 +125,19 @@ static int any_rule(const struct dra_model *m, const struct dra_obj *role, rule_
         for (i = 0; i < m->roles.n; i++) {
             const struct dra_obj *r = &m->roles.v[i];
             if (r != role && STRIEQ(r->kind, "ClusterRole") && labels_match(sel, r->json) &&
-                any_rule(m, r, pred, verb, group, resource, depth + 1))
+                any_rule(m, r, pred, verb, group, resource, name, depth + 1))
                 return 1;
         }
     return 0;
 }
 
 static int rule_allows(const cJSON *rule, const char *verb, const char *group,
-                       const char *resource)
+                       const char *resource, const char *name)
 {
     const cJSON *names = dd_json_arr(rule, "resourceNames", NULL);
 
     /* resourceNames restrict a rule to named requests: create and collection verbs carry no name. */
-    if (names && cJSON_GetArraySize(names) > 0)
+    if (names && cJSON_GetArraySize(names) > 0 && (!name || !list_has(names, name)))
         return 0;
     return list_has(dd_json_arr(rule, "apiGroups", NULL), group) &&
            list_has(dd_json_arr(rule, "resources", NULL), resource) &&
@@ -144,9 +145,10 @@ static int rule_allows(const cJSON *rule, const char *verb, const char *group,
 }
 
 static int rule_mentions(const cJSON *rule, const char *verb, const char *group,
-                         const char *resource)
+                         const char *resource, const char *name)
 {
     (void)verb;
+    (void)name;
     return list_has(dd_json_arr(rule, "apiGroups", NULL), group) &&
            list_has(dd_json_arr(rule, "resources", NULL), resource);
 }
@@ -154,13 +156,20 @@ static int rule_mentions(const cJSON *rule, const char *verb, const char *group,
 int rbac_role_allows(const struct dra_model *m, const struct dra_obj *role, const char *verb,
                      const char *group, const char *resource)
 {
-    return any_rule(m, role, rule_allows, verb, group, resource, 0);
+    return any_rule(m, role, rule_allows, verb, group, resource, NULL, 0);
+}
+
+int rbac_role_allows_named(const struct dra_model *m, const struct dra_obj *role,
+                           const char *verb, const char *group, const char *resource,
+                           const char *name)
+{
+    return any_rule(m, role, rule_allows, verb, group, resource, name, 0);
 }
 
 int rbac_role_mentions(const struct dra_model *m, const struct dra_obj *role, const char *group,
                        const char *resource)
 {
-    return any_rule(m, role, rule_mentions, NULL, group, resource, 0);
+    return any_rule(m, role, rule_mentions, NULL, group, resource, NULL, 0);
 }
 
 int rbac_sa_allows_cluster(const struct dra_model *m, const char *ns, const char *name,

@@ -40,6 +40,12 @@ size_t rbac_sa_grants(const struct dra_model *m, const char *ns, const char *nam
 int rbac_role_allows(const struct dra_model *m, const struct dra_obj *role, const char *verb,
                      const char *group, const char *resource);
 
+/* The same for a request naming object name (a rule with resourceNames grants it when it
+ * lists name). */
+int rbac_role_allows_named(const struct dra_model *m, const struct dra_obj *role,
+                           const char *verb, const char *group, const char *resource,
+                           const char *name);
+
 /* 1 when role has any rule naming resource (or "*") in group (or "*"). */
 int rbac_role_mentions(const struct dra_model *m, const struct dra_obj *role, const char *group,
                        const char *resource);

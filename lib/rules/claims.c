@@ -27,11 +27,19 @@
 
 /* ---- API versions -------------------------------------------------------- */
 
+/* DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice: the kinds whose shape
+ * changed with v1. */
+static int in_core_kinds(const char *kind)
+{
+    return !strcmp(kind, "DeviceClass") || !strcmp(kind, "ResourceClaim") ||
+           !strcmp(kind, "ResourceClaimTemplate") || !strcmp(kind, "ResourceSlice");
+}
+
 static void api_version_one(struct rule_ctx *ctx, const struct dra_obj *o)
 {
     const char *slash = strchr(o->api_version, '/'), *ver = slash ? slash + 1 : "";
-    const char *to = kv_resource_preferred(rule__kube_minor(ctx));
-    char msg[MSG_MAX], fix[MSG_MAX], on[300];
+    const char *to = kv_resource_preferred_for(rule__kube_minor(ctx), o->kind);
+    char msg[MSG_MAX], fix[MSG_MAX], on[300], gate[128];
     int removed, minor = rule__kube_minor(ctx);
     enum kv_serving sv = kv_resource_serving(minor, ver, o->kind, &removed);
     size_t len = 0;
@@ -45,10 +53,22 @@ static void api_version_one(struct rule_ctx *ctx, const struct dra_obj *o)
             "--runtime-config=resource.k8s.io/%s=true (off by default); on a default cluster "
             "kubectl apply fails (no matches for kind \"%s\" in version \"%s\").",
             o->kind, on, o->api_version, minor, ver, o->kind, o->api_version);
-        snprintf(fix, sizeof(fix), "Set apiVersion: resource.k8s.io/%s%s (or enable %s on "
-                 "the API server).", to, !strcmp(ver, "v1beta1") ? "; a request's fields move "
-                 "under `exactly`, a device's under its top level (no `basic`)" : "",
-                 o->api_version);
+        if (!strcmp(o->kind, "DeviceTaintRule"))
+            cat(msg, sizeof(msg), &len, " Its scheduler honours DeviceTaintRules only with %s.",
+                kv_gate_says(ctx->gates, kv_gate_exists(minor, KV_GATE_DEVICE_TAINT_RULES)
+                                             ? KV_GATE_DEVICE_TAINT_RULES
+                                             : KV_GATE_DEVICE_TAINTS, gate, sizeof(gate)));
+        if (to && strcmp(to, ver) &&
+            kv_resource_serving(minor, to, o->kind, &removed) == KV_SERVED)
+            snprintf(fix, sizeof(fix), "Set apiVersion: resource.k8s.io/%s%s (or enable %s on "
+                     "the API server).", to, !strcmp(ver, "v1beta1") ? "; a request's fields "
+                     "move under `exactly`, a device's under its top level (no `basic`)" : "",
+                     o->api_version);
+        else
+            snprintf(fix, sizeof(fix), "Enable %s on the API server (--runtime-config=%s=true)%s, "
+                     "or target a release that serves %s by default.", o->api_version,
+                     o->api_version, !strcmp(o->kind, "DeviceTaintRule") ? " and the gate" : "",
+                     o->kind);
         emit(ctx, DD_SEV_WARNING, o, 0, msg, fix);
         return;
     }
@@ -68,9 +88,18 @@ static void api_version_one(struct rule_ctx *ctx, const struct dra_obj *o)
             o->kind, on, o->api_version, minor, o->kind, o->api_version);
         if (removed)
             cat(msg, sizeof(msg), &len, " (%s was removed in 1.%d.)", o->api_version, removed);
-        snprintf(fix, sizeof(fix), "Set apiVersion: resource.k8s.io/%s; a request's "
-                 "deviceClassName, selectors, count and allocationMode move under `exactly`.",
-                 to);
+        if (!to)
+            snprintf(fix, sizeof(fix), "Kubernetes 1.%d has no %s: target a release that "
+                     "has it.", minor, o->kind);
+        else if (in_core_kinds(o->kind))
+            snprintf(fix, sizeof(fix), "Set apiVersion: resource.k8s.io/%s; a request's "
+                     "deviceClassName, selectors, count and allocationMode move under "
+                     "`exactly`.", to);
+        else
+            snprintf(fix, sizeof(fix), "Set apiVersion: resource.k8s.io/%s, the version "
+                     "Kubernetes 1.%d's scheduler reads %s in%s.", to, minor, o->kind,
+                     kv_resource_serving(minor, to, o->kind, &removed) == KV_SERVED
+                         ? "" : " (off by default there too: enable it and its gate)");
     }
     emit(ctx, ctx->rule->severity, o, 0, msg, fix);
 }
@@ -341,6 +370,26 @@ static const char *partial_note(const struct rule_ctx *ctx)
                                      "warning; --complete makes it an error)";
 }
 
+/* The driver object whose controller creates what (kind) ns/name is, or NULL. */
+static const struct dra_obj *created_by_driver(const struct dra_model *m, const char *what,
+                                               const char *ns, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < m->driver_objects.n; i++) {
+        const struct dra_obj *o = &m->driver_objects.v[i];
+        const struct drv_creates *c = drv_creates_for(o->api_version, o->kind);
+        const cJSON *v = o->json;
+        size_t k;
+        for (k = 0; c && c->path[k] && v; k++)
+            v = cJSON_GetObjectItemCaseSensitive(v, c->path[k]);
+        if (c && STRIEQ(c->creates, what) && STRIEQ(o->ns, ns) && cJSON_IsString(v) &&
+            STRIEQ(v->valuestring, name))
+            return o;
+    }
+    return NULL;
+}
+
 static void check_pod_refs(struct rule_ctx *ctx, int is_template)
 {
     const struct dra_model *m = ctx->m;
@@ -353,7 +402,8 @@ static void check_pod_refs(struct rule_ctx *ctx, int is_template)
             const char *ref = is_template ? p->claims[j].tmpl : p->claims[j].claim;
             char msg[MSG_MAX], fix[MSG_MAX], on[300];
 
-            if (!ref || dra_find_claim(m, p->o.ns, ref, is_template))
+            if (!ref || dra_find_claim(m, p->o.ns, ref, is_template) ||
+                created_by_driver(m, what, p->o.ns, ref))
                 continue;
             snprintf(msg, sizeof(msg),
                      "%s %s references %s \"%s\" (pod claim \"%s\"), which is not in namespace "
@@ -492,6 +542,9 @@ void rule__check_admin_access(struct rule_ctx *ctx)
     char msg[MSG_MAX], fix[MSG_MAX], on[300];
     size_t i, idx = 0;
 
+    /* With DRAAdminAccess off the API server drops adminAccess: no label is asked for. */
+    if (!rule__gate(ctx, KV_GATE_ADMIN_ACCESS))
+        return;
     for (i = 0; i < m->nclaims; i++) {
         const struct dra_claim *c = &m->claims[i];
         const struct dra_request *r = admin_request(c, &idx);

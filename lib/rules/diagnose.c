@@ -106,8 +106,10 @@ static void add_cand(struct pod_view *v, const char *code, const struct dd_findi
 
 int diag_event_reason_used(const char *reason)
 {
+    /* FailedCreate: a workload controller's pod refused by the API server
+     * (PodClaimFieldsRemoved). */
     return reason && (STRIEQ(reason, EV_CLAIM_CREATION) || STRIEQ(reason, EV_SCHEDULING) ||
-                      STRIEQ(reason, EV_PREPARE));
+                      STRIEQ(reason, EV_PREPARE) || STRIEQ(reason, "FailedCreate"));
 }
 
 static const struct dra_event *last_event(const struct dra_model *m, const struct dra_podspec *p,

@@ -617,3 +617,229 @@ void rule__check_config_params(struct rule_ctx *ctx)
         }
     }
 }
+
+/* ---- ClaimStatusRBACDenied ----------------------------------------------------------------- */
+
+/* The first cluster-wide ClusterRole of ServiceAccount ns/sa allowing verb on resource.k8s.io
+ * resource (for the object name, when not NULL), or NULL. */
+static const struct dra_obj *sa_role_for(const struct dra_model *m, const char *ns,
+                                         const char *sa, const char *verb, const char *resource,
+                                         const char *name)
+{
+    struct rbac_grant g[32];
+    size_t i, n = rbac_sa_grants(m, ns, sa, g, 32);
+
+    for (i = 0; i < n && i < 32; i++)
+        if (g[i].cluster_wide && g[i].role && STRIEQ(g[i].role_kind, "ClusterRole") &&
+            rbac_role_allows_named(m, g[i].role, verb, RBAC_GROUP, resource, name))
+            return g[i].role;
+    return NULL;
+}
+
+static const struct dra_obj *sa_may_write(const struct dra_model *m, const char *ns,
+                                          const char *sa, const char *resource,
+                                          const char *name)
+{
+    const struct dra_obj *r = sa_role_for(m, ns, sa, "update", resource, name);
+
+    return r ? r : sa_role_for(m, ns, sa, "patch", resource, name);
+}
+
+/* A driver that writes claim status (its role updates resourceclaims/status) needs
+ * resourceclaims/driver for its name from 1.36 (pkg/registry/resource/utils.go,
+ * AuthorizedForDeviceStatus: associated-node:<verb> from a pod on the claim's node, else
+ * arbitrary-node:<verb>). */
+static void status_driver_one(struct rule_ctx *ctx, const struct dra_driver *d)
+{
+    static const char *const verbs[] = { "associated-node:update", "associated-node:patch",
+                                         "arbitrary-node:update", "arbitrary-node:patch", NULL };
+    const struct dra_model *m = ctx->m;
+    const char *ns = d->ds->o.ns, *sa = d->ds->service_account;
+    const struct dra_obj *status = sa_may_write(m, ns, sa, "resourceclaims/status", NULL);
+    char msg[MSG_MAX], fix[MSG_MAX], dsn[300], gate[128];
+    size_t i;
+
+    if (!status || !*d->name)
+        return;
+    for (i = 0; verbs[i]; i++)
+        if (sa_role_for(m, ns, sa, verbs[i], "resourceclaims/driver", d->name))
+            return;
+    objname(&d->ds->o, dsn, sizeof(dsn));
+    snprintf(msg, sizeof(msg),
+             "Driver %s (DaemonSet %s) writes ResourceClaim status (ClusterRole %s lets "
+             "ServiceAccount %s/%s update resourceclaims/status), but nothing lets it update "
+             "resourceclaims/driver for %s: Kubernetes 1.%d (%s) refuses its status.devices "
+             "writes with \"changing status.devices requires resource=\\\"resourceclaims/"
+             "driver\\\", verb=\\\"[associated-node:update arbitrary-node:update]\\\" "
+             "permission\", so the device status it reports (network data, conditions) never "
+             "reaches the claim.", d->name, dsn, status->name, ns, sa, d->name,
+             ctx->gates->minor, kv_gate_says(ctx->gates, KV_GATE_GRANULAR_STATUS_AUTHZ, gate,
+                                             sizeof(gate)));
+    snprintf(fix, sizeof(fix), "Add to ClusterRole %s: {apiGroups: [resource.k8s.io], resources: "
+             "[resourceclaims/driver], resourceNames: [%s], verbs: [associated-node:update, "
+             "associated-node:patch]} (arbitrary-node:... for a controller that is not on the "
+             "claim's node).", status->name, d->name);
+    /* Its role shows it means to write status, not that it does (a warning): a binder's
+     * refusal below is certain. */
+    scope(ctx, emit(ctx, DD_SEV_WARNING, &d->ds->o, 0, msg, fix), NULL, rule__driver_scope(d),
+          NULL);
+}
+
+/* A scheduler or binder (it binds pods: create pods/binding) that writes claim status needs
+ * resourceclaims/binding from 1.36 (AuthorizedForBinding): every pod with claims it schedules
+ * stays Pending. */
+static void status_binder_one(struct rule_ctx *ctx, const char *ns, const char *sa)
+{
+    const struct dra_model *m = ctx->m;
+    const struct dra_obj *status = sa_may_write(m, ns, sa, "resourceclaims/status", NULL);
+    char msg[MSG_MAX], fix[MSG_MAX], gate[128];
+    struct rbac_grant g[32];
+    size_t i, n, pods = 0;
+
+    if (!status || sa_may_write(m, ns, sa, "resourceclaims/binding", NULL))
+        return;
+    /* It binds pods: a scheduler, not a controller that only reads claims. */
+    n = rbac_sa_grants(m, ns, sa, g, 32);
+    for (i = 0; i < n && i < 32; i++)
+        if (g[i].cluster_wide && g[i].role &&
+            rbac_role_allows(m, g[i].role, "create", "", "pods/binding"))
+            break;
+    if (i == n || i == 32)
+        return;
+    for (i = 0; i < m->npods; i++) {
+        const char *sched = dd_json_str(m->pods[i].spec, "schedulerName", NULL);
+        pods += sched && strcmp(sched, "default-scheduler") && m->pods[i].nclaims;
+    }
+    snprintf(msg, sizeof(msg),
+             "ServiceAccount %s/%s binds pods and writes ResourceClaim status (ClusterRole %s: "
+             "resourceclaims/status), but may not update resourceclaims/binding: Kubernetes 1.%d "
+             "(%s) refuses its claim allocations with \"changing status.allocation or "
+             "status.reservedFor requires resource=\\\"resourceclaims/binding\\\", "
+             "verb=\\\"update\\\" permission\", so every pod with claims it schedules stays "
+             "Pending%s.", ns, sa, status->name, ctx->gates->minor,
+             kv_gate_says(ctx->gates, KV_GATE_GRANULAR_STATUS_AUTHZ, gate, sizeof(gate)),
+             pods ? " (pods here with claims name a scheduler other than default-scheduler)" : "");
+    snprintf(fix, sizeof(fix), "Add to ClusterRole %s: {apiGroups: [resource.k8s.io], resources: "
+             "[resourceclaims/binding], verbs: [update, patch]} (as the kube-scheduler's role "
+             "has from 1.36; kubernetes/kubernetes#138149).", status->name);
+    emit(ctx, ctx->rule->severity, status, 0, msg, fix);
+}
+
+void rule__check_claim_status_rbac(struct rule_ctx *ctx)
+{
+    const struct dra_model *m = ctx->m;
+    size_t i;
+
+    if (!rule__gate(ctx, KV_GATE_GRANULAR_STATUS_AUTHZ))
+        return;
+    for (i = 0; i < m->ndrivers; i++)
+        status_driver_one(ctx, &m->drivers[i]);
+    /* Every ServiceAccount a ClusterRoleBinding names, once. */
+    for (i = 0; i < m->bindings.n; i++) {
+        const struct dra_obj *b = &m->bindings.v[i];
+        const cJSON *subj;
+        size_t j;
+        if (!STRIEQ(b->kind, "ClusterRoleBinding"))
+            continue;
+        cJSON_ArrayForEach(subj, dd_json_arr(b->json, "subjects", NULL)) {
+            const char *k = dd_json_str(subj, "kind", NULL), *n = dd_json_str(subj, "name", NULL);
+            const char *ns = dd_json_str(subj, "namespace", NULL);
+            int seen = 0;
+            if (!k || !n || !ns || !STRIEQ(k, "ServiceAccount"))
+                continue;
+            for (j = 0; j < i && !seen; j++) {
+                const cJSON *o;
+                cJSON_ArrayForEach(o, dd_json_arr(m->bindings.v[j].json, "subjects", NULL))
+                    seen |= STRIEQ(m->bindings.v[j].kind, "ClusterRoleBinding") &&
+                            dd_json_str(o, "name", NULL) && dd_json_str(o, "namespace", NULL) &&
+                            STRIEQ(dd_json_str(o, "name", NULL), n) &&
+                            STRIEQ(dd_json_str(o, "namespace", NULL), ns);
+            }
+            if (!seen)
+                status_binder_one(ctx, ns, n);
+        }
+    }
+}
+
+/* ---- DriverNotPublishingOnNode ----------------------------------------------------------- */
+
+/* Node-local slices of driver per Node of m->nodes (here[k], and their devices[k]), counted
+ * in one pass over the slices; returns how many node-local slices it has in all. */
+static size_t node_slices(const struct dra_model *m, const char *driver, size_t *here,
+                          size_t *devices)
+{
+    size_t i, k, all = 0;
+
+    memset(here, 0, m->nodes.n * sizeof(*here));
+    memset(devices, 0, m->nodes.n * sizeof(*devices));
+    for (i = 0; i < m->nslices; i++) {
+        const struct dra_slice *s = &m->slices[i];
+        if (!*s->node || !STRIEQ(s->driver, driver))
+            continue;
+        all++;
+        if ((k = dra_node_first(m, s->node)) != SIZE_MAX) {
+            here[k]++;
+            devices[k] += s->ndev;
+        }
+    }
+    return all;
+}
+
+/* Live only: a driver's plugin is Ready on a node, and publishes no slice there (it does on
+ * other nodes: node-local is its way), or publishes only slices without devices. */
+void rule__check_publishing_on_node(struct rule_ctx *ctx)
+{
+    const struct dra_model *m = ctx->m;
+    char msg[MSG_MAX], fix[MSG_MAX], dsn[300];
+    size_t i, k, here, devices, elsewhere, all, *nhere, *ndev;
+
+    if (!m->live || !m->nodes.n)
+        return;
+    nhere = malloc(m->nodes.n * sizeof(*nhere));
+    ndev = malloc(m->nodes.n * sizeof(*ndev));
+    if (!nhere || !ndev) {
+        ctx->out->oom = 1;
+        goto out;
+    }
+    for (i = 0; i < m->ndrivers; i++) {
+        const struct dra_driver *d = &m->drivers[i];
+        /* The second name of a multi-driver DaemonSet may rightly publish nothing. */
+        if (!*d->name || (d->profile && !STRIEQ(d->name, d->profile->plugins[0].driver)))
+            continue;
+        all = node_slices(m, d->name, nhere, ndev);
+        for (k = 0; k < m->nodes.n; k++) {
+            const char *node = m->nodes.v[k].name;
+            const cJSON *pod = dra_plugin_pod(m, d->ds, node);
+            if (!pod || !dra_pod_ready(pod))
+                continue;
+            /* Nodes of one name (a repeated object) count as the first of them. */
+            here = nhere[dra_node_first(m, node)];
+            devices = ndev[dra_node_first(m, node)];
+            elsewhere = all - here;
+            if ((here && devices) || (!here && !elsewhere))
+                continue; /* publishing, or nowhere at all: DriverNotPublishing's */
+            objname(&d->ds->o, dsn, sizeof(dsn));
+            if (here)
+                snprintf(msg, sizeof(msg), "Driver %s's plugin runs and is ready on node %s "
+                         "(DaemonSet %s), but its %zu ResourceSlice(s) for that node list no "
+                         "device: it found none there, so claims of its devices cannot be "
+                         "allocated on %s (\"cannot allocate all claims\").", d->name, node, dsn,
+                         here, node);
+            else
+                snprintf(msg, sizeof(msg), "Driver %s's plugin runs and is ready on node %s "
+                         "(DaemonSet %s), and publishes node-local ResourceSlices on %zu other "
+                         "node(s), but none for %s: its devices there are invisible to the "
+                         "scheduler (\"cannot allocate all claims\").", d->name, node, dsn,
+                         elsewhere, node);
+            snprintf(fix, sizeof(fix), "Read the logs of DaemonSet %s's pod on node %s (kubectl "
+                     "logs): the plugin did not find or could not publish the node's devices "
+                     "(device discovery, its configuration such as a device count of 0, the "
+                     "node's drivers).", dsn, node);
+            scope(ctx, emit(ctx, ctx->rule->severity, &d->ds->o, 0, msg, fix), NULL, d->name,
+                  node);
+        }
+    }
+out:
+    free(nhere);
+    free(ndev);
+}

@@ -102,6 +102,54 @@ static int cmp_str(const char *a, const char *b)
     return strcmp(a ? a : "", b ? b : "");
 }
 
+/* What a finding is about and where: its code, object, file and line. */
+static int cmp_place(const struct dd_finding *a, const struct dd_finding *b)
+{
+    int c;
+
+    if ((c = strcmp(a->code, b->code)) || (c = strcmp(a->obj.kind, b->obj.kind)) ||
+        (c = strcmp(a->obj.namespace_, b->obj.namespace_)) ||
+        (c = strcmp(a->obj.name, b->obj.name)) || (c = cmp_str(a->file, b->file)))
+        return c;
+    return a->line < b->line ? -1 : a->line > b->line;
+}
+
+static int cmp_place_q(const void *a, const void *b)
+{
+    return cmp_place(a, b);
+}
+
+void dd_findings_merge(struct dd_findings *into, struct dd_findings *from)
+{
+    size_t i, n0;
+
+    if (into->n > 1)
+        qsort(into->v, into->n, sizeof(into->v[0]), cmp_place_q);
+    n0 = into->n;
+    for (i = 0; i < from->n; i++) {
+        struct dd_finding *f = &from->v[i];
+        if (n0 && bsearch(f, into->v, n0, sizeof(*f), cmp_place_q)) {
+            finding_release(f);
+            continue;
+        }
+        if (into->n == into->cap) {
+            size_t cap = into->cap ? into->cap * 2 : 16;
+            struct dd_finding *v = realloc(into->v, cap * sizeof(*v));
+            if (!v) {
+                into->oom = 1;
+                finding_release(f);
+                continue;
+            }
+            into->v = v;
+            into->cap = cap;
+        }
+        into->v[into->n++] = *f;
+    }
+    into->oom |= from->oom;
+    free(from->v);
+    memset(from, 0, sizeof(*from));
+}
+
 static int cmp_finding(const void *pa, const void *pb)
 {
     const struct dd_finding *a = pa, *b = pb;
@@ -117,7 +165,9 @@ static int cmp_finding(const void *pa, const void *pb)
         return c;
     if ((c = strcmp(a->obj.namespace_, b->obj.namespace_)))
         return c;
-    return strcmp(a->obj.name, b->obj.name);
+    if ((c = strcmp(a->obj.name, b->obj.name)))
+        return c;
+    return strcmp(a->message, b->message);
 }
 
 void dd_findings_sort(struct dd_findings *list)

@@ -65,8 +65,15 @@ struct dd_finding *dd_findings_add(struct dd_findings *list, const char *code,
 /* Sets f's scope fields (copies; each may be NULL).  0, or -1 when out of memory. */
 int dd_finding_scope(struct dd_finding *f, const char *cls, const char *driver, const char *node);
 
-/* Sorts by file, line, code, then object: a stable order for output and tests. */
+/* Sorts by file, line, code, then object and message: a stable order for output and tests. */
 void dd_findings_sort(struct dd_findings *list);
+
+
+/* Moves into `into` the findings of `from` whose code, object and place (file, line) `into`
+ * has none of, frees the others, and leaves `from` empty: the findings of one more run over
+ * variants of the input, each fault of a definition reported once (the first run's words).
+ * Sort afterwards. */
+void dd_findings_merge(struct dd_findings *into, struct dd_findings *from);
 
 /* Counts findings at or above sev. */
 size_t dd_findings_count(const struct dd_findings *list, enum dd_severity sev);

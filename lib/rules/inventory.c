@@ -278,12 +278,14 @@ int dd_rules_class_capacity(const struct dra_model *m, const struct rule_options
     static const struct rule_options defaults = RULE_OPTIONS_INIT;
     struct dd_findings none = DD_FINDINGS_INIT;
     struct rule_names known;
-    struct rule_ctx ctx = { m, opt ? opt : &defaults, &none, NULL, &known };
+    struct rule_ctx ctx = { m, opt ? opt : &defaults, &none, NULL, &known, NULL };
+    struct kv_gates gates;
     struct inventory inv;
     struct demand *dem = calloc(m->nclasses + 1, sizeof(*dem));
     size_t i;
 
     memset(&inv, 0, sizeof(inv));
+    rule__ctx_gates(&ctx, &gates);
     rule__known_drivers(&ctx, &known);
     if (!dem || class_demand(&ctx, dem) || (supply && build_inventory(&ctx, &inv))) {
         free(dem);
@@ -449,7 +451,7 @@ static int has_duplicate(const struct dra_model *m, const struct pool *p)
 void rule__check_pool_valid(struct rule_ctx *ctx)
 {
     const struct dra_model *m = ctx->m;
-    char msg[MSG_MAX], fix[MSG_MAX];
+    char msg[MSG_MAX], fix[MSG_MAX], text[300];
     struct pools ps;
     size_t i, j, k, a, b, len;
 
@@ -494,15 +496,15 @@ void rule__check_pool_valid(struct rule_ctx *ctx)
                      p->name, p->driver, dup, s1->o.name, s1 != s2 ? " and " : "",
                      s1 != s2 ? s2->o.name : "");
         len = strlen(msg);
+        kv_invalid_pool_text(rule__kube_minor(ctx), p->name, dup, text, sizeof(text));
         if (rule__kube_minor(ctx) <= 34)
             cat(msg, sizeof(msg), &len,
                 "Kubernetes 1.34 fails the allocation of every claim on a node that sees it, "
-                "whatever the claim's driver (\"pool %s is invalid: duplicate device name %s\").",
-                p->name, dup);
+                "whatever the claim's driver (\"%s\").", text);
         else
             cat(msg, sizeof(msg), &len,
                 "Its devices are skipped; a claim that cannot be allocated without them fails "
-                "with \"invalid resource pools were encountered\".");
+                "with \"%s\".", text);
         snprintf(fix, sizeof(fix), "Make driver %s name its pools uniquely (node-local pools "
                  "after their node) and its devices uniquely within a pool.", p->driver);
         scope(ctx, emit(ctx, ctx->rule->severity, &s1->o, 0, msg, fix), NULL, p->driver,
@@ -603,9 +605,11 @@ struct offer {
     const char *tainted;  /* that device */
 };
 
-/* Taints of dev: its own, and DeviceTaintRules' that select it. */
+/* Taints of dev: its own, and those of the DeviceTaintRules that select it and take effect
+ * under gates g (kv_taint_rules_effective: their version served, their gate on). */
 static const cJSON *untolerated(const struct dra_model *m, const struct dra_slice *s,
-                                const struct dra_device *d, const cJSON *tolerations)
+                                const struct dra_device *d, const cJSON *tolerations,
+                                const struct kv_gates *g)
 {
     const cJSON *t = fit_untolerated(tolerations, dd_json_arr(d->json, "taints", NULL), filtering);
     size_t i;
@@ -617,7 +621,8 @@ static const cJSON *untolerated(const struct dra_model *m, const struct dra_slic
         const char *dev = dd_json_str(sel, "device", NULL);
         cJSON *arr;
         if (!STRIEQ(o->kind, "DeviceTaintRule") || (dr && !STRIEQ(dr, s->driver)) ||
-            (pool && !STRIEQ(pool, s->pool)) || (dev && !STRIEQ(dev, d->name)))
+            (pool && !STRIEQ(pool, s->pool)) || (dev && !STRIEQ(dev, d->name)) ||
+            !kv_taint_rules_effective(g, rule__api_ver(o)))
             continue;
         /* A rule without a deviceSelector taints every device of the cluster. */
         if (!(arr = cJSON_CreateArray()))
@@ -636,7 +641,7 @@ struct offers {
     const struct dra_model *m;
     struct rule_memo *memo;
     size_t *node_of;   /* per slice with a nodeName: the first slice with the same one */
-    int taints;        /* taints filter the devices */
+    const struct kv_gates *taints; /* the gates taints are judged under; NULL: they do not filter */
     int tainted;       /* a device or a DeviceTaintRule has a taint: tolerations decide */
     int rules;         /* a DeviceTaintRule exists: any device may be tainted */
     struct rule_names publishers; /* drivers of the slices */
@@ -650,7 +655,7 @@ static void offers_free(struct offers *of)
 }
 
 /* 0, or -1 on ENOMEM (ctx->out->oom is set). */
-static int offers_init(struct offers *of, struct rule_ctx *ctx, int taints)
+static int offers_init(struct offers *of, struct rule_ctx *ctx, const struct kv_gates *taints)
 {
     const struct dra_model *m = ctx->m;
     size_t cap = 16, *ix, i, h;
@@ -706,7 +711,7 @@ static void offer_of(const struct offers *of, const struct dra_class *cls,
             continue;
         o->matching++;
         t = of->tainted && (m->device_tainted[i] || of->rules)
-                ? untolerated(m, s, m->devices[i], r->tolerations) : NULL;
+                ? untolerated(m, s, m->devices[i], r->tolerations, of->taints) : NULL;
         if (!t)
             o->tolerated++;
         else if (!o->taint) {
@@ -763,10 +768,11 @@ static const struct offer *offer_get(struct offers *of, const struct dra_class *
     return o;
 }
 
-/* Device taints filter allocation from 1.36 (DRADeviceTaints beta, on by default). */
-static int taints_on(const struct rule_ctx *ctx)
+/* Device taints filter allocation when DRADeviceTaints is on (by default from 1.36): the gates
+ * they are judged under, or NULL. */
+static const struct kv_gates *taints_on(const struct rule_ctx *ctx)
 {
-    return rule__kube_minor(ctx) >= 36;
+    return rule__gate(ctx, KV_GATE_DEVICE_TAINTS) ? ctx->gates : NULL;
 }
 
 static void taint_one(struct rule_ctx *ctx, struct offers *of, const struct dra_claim *c,
@@ -824,7 +830,7 @@ static void evicted(struct rule_ctx *ctx, const struct dra_podspec *p)
 
 /* fn for every request (and firstAvailable alternative) of every claim not allocated yet,
  * with the offers of a context of its own (taints filtering when taints is set). */
-static void each_open_request(struct rule_ctx *ctx, int taints,
+static void each_open_request(struct rule_ctx *ctx, const struct kv_gates *taints,
                               void (*fn)(struct rule_ctx *ctx, struct offers *of,
                                          const struct dra_claim *c, const struct dra_request *r))
 {
@@ -854,7 +860,7 @@ void rule__check_device_taints(struct rule_ctx *ctx)
 
     if (!taints_on(ctx))
         return;
-    each_open_request(ctx, 1, taint_one);
+    each_open_request(ctx, taints_on(ctx), taint_one);
     for (i = 0; m->live && i < m->npods; i++)
         evicted(ctx, &m->pods[i]);
 }
@@ -903,7 +909,8 @@ void rule__check_first_available(struct rule_ctx *ctx)
     struct offers of;
     size_t i, j, k, len;
 
-    if (offers_init(&of, ctx, taints_on(ctx)))
+    /* Without DRAPrioritizedList the API server drops firstAvailable. */
+    if (!rule__gate(ctx, KV_GATE_PRIORITIZED_LIST) || offers_init(&of, ctx, taints_on(ctx)))
         return;
     for (i = 0; i < m->nclaims; i++) {
         const struct dra_claim *c = &m->claims[i];
@@ -975,5 +982,5 @@ static void all_one(struct rule_ctx *ctx, struct offers *of, const struct dra_cl
 
 void rule__check_all_mode(struct rule_ctx *ctx)
 {
-    each_open_request(ctx, 0, all_one);
+    each_open_request(ctx, NULL, all_one);
 }

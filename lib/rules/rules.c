@@ -2,7 +2,8 @@
  * rules.c - the rule table and the engine that runs it.  The checks live in one file per family
  * (rules_int.h lists them): claims.c (claims and references), drivers.c (drivers, RBAC and their
  * kubelet plugins), selectors.c, inventory.c (devices and pools), scheduling.c (nodes and
- * scheduling), runtime.c (runtime and CDI).  Checks read the model only and append findings;
+ * scheduling), runtime.c (runtime and CDI), gated.c (features that come with feature gates),
+ * shapes.c (objects as the API server decodes and admits them).  Checks read the model only and append findings;
  * they never print, never allocate outside the findings and short-lived locals, and never look
  * at the network or the file system.
  */
@@ -31,12 +32,23 @@ static const struct dd_rule rule_table[] = {
       NULL },
     { "HelmChartNotRendered", DD_SEV_INFO, DD_STEP_NONE,
       "Helm or Go template files are not checked: render the chart first (lint only)", NULL },
+    { "ObjectVariants", DD_SEV_INFO, DD_STEP_NONE,
+      "One object is defined in several files (per-platform copies, overlays): each variant is "
+      "checked with the variants beside it, never counted together (lint only)", NULL },
     { "APIVersionNotServed", DD_SEV_ERROR, DD_STEP_NONE,
       "An object uses a resource.k8s.io version the target Kubernetes release does not serve",
       rule__check_api_versions },
+    { "FieldNotInAPIVersion", DD_SEV_ERROR, DD_STEP_NONE,
+      "An object has a field its resource.k8s.io version does not have (another version's "
+      "shape): the API server's strict decoding refuses it (lint only)",
+      rule__check_field_shapes },
     { "PodClaimSourceRemoved", DD_SEV_ERROR, DD_STEP_NONE,
       "A pod's resourceClaims entry uses `source`, removed in Kubernetes 1.31",
       rule__check_claim_source },
+    { "PodClaimFieldsRemoved", DD_SEV_ERROR, DD_STEP_NONE,
+      "A workload's pods are refused for a claim entry without a name, which its template has: "
+      "a mutating webhook or policy removed it (live clusters)",
+      rule__check_claim_fields_removed },
     { "ContainerClaimNameUnknown", DD_SEV_ERROR, DD_STEP_NONE,
       "A container's resources.claims names a claim the pod does not have",
       rule__check_container_claims },
@@ -51,12 +63,21 @@ static const struct dd_rule rule_table[] = {
       "A pod references a ResourceClaimTemplate that does not exist", rule__check_template_ref },
     { "DeviceClassNotFound", DD_SEV_WARNING, DD_STEP_CLASS,
       "A claim requests a DeviceClass that does not exist", rule__check_class_ref },
+    { "ExtendedResourceNotBacked", DD_SEV_ERROR, DD_STEP_CLASS,
+      "A pod asks for an extended resource that no DeviceClass maps and no device plugin offers",
+      rule__check_extended_backed },
+    { "ExtendedResourceConflict", DD_SEV_WARNING, DD_STEP_CLASS,
+      "Two DeviceClasses map one extended resource, or a node's device plugin still advertises "
+      "it: one of them is never used", rule__check_extended_conflict },
     { "DriverRBACDenied", DD_SEV_ERROR, DD_STEP_DRIVER,
       "A DRA driver's ServiceAccount may not create, update and delete ResourceSlices",
       rule__check_rbac },
     { "DriverNotPublishing", DD_SEV_ERROR, DD_STEP_DRIVER,
       "A DRA driver is installed but publishes no ResourceSlices (live clusters only)",
       rule__check_publishing },
+    { "DriverNotPublishingOnNode", DD_SEV_ERROR, DD_STEP_DRIVER,
+      "A driver's plugin is ready on a node but publishes no ResourceSlice there, or only "
+      "empty ones (live clusters only)", rule__check_publishing_on_node },
     { "DriverDaemonSetMissingOnNode", DD_SEV_ERROR, DD_STEP_DRIVER,
       "A driver's plugin DaemonSet cannot run on the nodes that need its devices",
       rule__check_plugin_nodes },
@@ -79,6 +100,9 @@ static const struct dd_rule rule_table[] = {
       "the allocation of every claim that uses it", rule__check_runtime },
     { "DeviceTaintNotTolerated", DD_SEV_ERROR, DD_STEP_DEVICES,
       "Every device a request could get has a taint it does not tolerate", rule__check_device_taints },
+    { "DeviceTaintRuleEvictsAll", DD_SEV_WARNING, DD_STEP_NONE,
+      "A NoExecute DeviceTaintRule's selector matches every device: it evicts every DRA pod",
+      rule__check_taint_rule_scope },
     { "PrioritizedListExhausted", DD_SEV_ERROR, DD_STEP_DEVICES,
       "None of a request's firstAvailable alternatives can be satisfied",
       rule__check_first_available },
@@ -89,6 +113,10 @@ static const struct dd_rule rule_table[] = {
     { "PodConstraintsExcludeDeviceNodes", DD_SEV_ERROR, DD_STEP_DEVICES,
       "The pod's nodeSelector, node affinity or untolerated taints rule out every node that has "
       "its devices", rule__check_pod_constraints },
+    { "ClaimStatusRBACDenied", DD_SEV_ERROR, DD_STEP_ALLOCATED,
+      "A scheduler or a driver that writes ResourceClaim status may not update "
+      "resourceclaims/binding or resourceclaims/driver (Kubernetes 1.36+)",
+      rule__check_claim_status_rbac },
     { "PodBypassesScheduler", DD_SEV_ERROR, DD_STEP_ALLOCATED,
       "A pod with claims sets spec.nodeName, so the scheduler never allocates them",
       rule__check_bypass },
@@ -99,6 +127,9 @@ static const struct dd_rule rule_table[] = {
     { "ReservedForLimitReached", DD_SEV_ERROR, DD_STEP_ALLOCATED,
       "More pods share one ResourceClaim than its status.reservedFor can hold (256)",
       rule__check_reserved_for },
+    { "BindingConditionsNotMet", DD_SEV_WARNING, DD_STEP_ALLOCATED,
+      "A claim's allocated device waits for binding conditions that are not True (live "
+      "clusters)", rule__check_binding_conditions },
     { "ClaimNotAllocated", DD_SEV_WARNING, DD_STEP_ALLOCATED,
       "A pod's claim exists but is not allocated, for a reason no other rule explains "
       "(per pod, controller only)", NULL },
@@ -338,6 +369,14 @@ void *rule__memo_get(struct rule_memo *mm, const struct dra_class *cls,
     return e->value;
 }
 
+void rule__ctx_gates(struct rule_ctx *ctx, struct kv_gates *defaults)
+{
+    if (!(ctx->gates = ctx->opt->gates)) {
+        kv_gates_init(defaults, rule__kube_minor(ctx));
+        ctx->gates = defaults;
+    }
+}
+
 static int selected(const struct rule_options *opt, const char *code)
 {
     size_t i;
@@ -356,10 +395,12 @@ int dd_rules_run(const struct dra_model *m, const struct rule_options *opt,
     size_t i;
 
     struct rule_names known;
+    struct kv_gates gates;
 
     ctx.m = m;
     ctx.opt = opt ? opt : &defaults;
     ctx.out = out;
+    rule__ctx_gates(&ctx, &gates);
     rule__known_drivers(&ctx, &known);
     ctx.known = &known;
     for (i = 0; i < NRULES; i++) {

@@ -22,6 +22,7 @@
 
 struct dra_model;
 struct rule_names;
+struct kv_gates;
 
 struct rule_options {
     const char *const *known_drivers; /* extra driver names (--known-driver); borrowed */
@@ -38,6 +39,8 @@ struct rule_options {
     size_t nonly;
     int kube_minor;    /* the Kubernetes release 1.<kube_minor> the input is for
                           (--kube-version); 0: KV_DEFAULT_MINOR (lib/model/kubever.h) */
+    const struct kv_gates *gates; /* the feature gates it runs with (--feature-gates, the live
+                                     API server's); NULL: that release's defaults.  Borrowed */
     double *seconds;   /* optional: seconds[i] += the thread CPU time rule i of dd_rules()
                           took (how cost grows, rule by rule: tests/unit/test_scaling.c) */
     void (*before)(void *arg); /* optional: called before each rule runs, untimed (that test
@@ -45,7 +48,7 @@ struct rule_options {
     void *before_arg;
 };
 
-#define RULE_OPTIONS_INIT { NULL, 0, 0, 1, 0, NULL, 0, 0, NULL, NULL, NULL }
+#define RULE_OPTIONS_INIT { NULL, 0, 0, 1, 0, NULL, 0, 0, NULL, NULL, NULL, NULL }
 
 struct rule_ctx {
     const struct dra_model *m;     /* the snapshot; borrowed */
@@ -54,6 +57,8 @@ struct rule_ctx {
     const struct dd_rule *rule;    /* the rule being run */
     const struct rule_names *known; /* private to lib/rules/rules.c: drivers the snapshot shows,
                                        computed once per run */
+    const struct kv_gates *gates;  /* the gates the rules ask (rule__gate): opt->gates, or the
+                                      release's defaults */
 };
 
 /*

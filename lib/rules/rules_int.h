@@ -75,6 +75,14 @@ static inline const char *objname(const struct dra_obj *o, char *buf, size_t siz
     return buf;
 }
 
+/* The version of o's apiVersion ("v1" of "resource.k8s.io/v1"; "" without a group). */
+static inline const char *rule__api_ver(const struct dra_obj *o)
+{
+    const char *slash = strchr(o->api_version, '/');
+
+    return slash ? slash + 1 : "";
+}
+
 /* A small set of names (driver names, class names), borrowed. */
 struct rule_names {
     const char *v[MAX_NAMES];
@@ -114,6 +122,16 @@ static inline int rule__kube_minor(const struct rule_ctx *ctx)
     return ctx->opt->kube_minor ? ctx->opt->kube_minor : KV_DEFAULT_MINOR;
 }
 
+/* The gates the input runs with: the options', else the release's defaults (rules.c fills
+ * ctx->gates once per run). */
+static inline int rule__gate(const struct rule_ctx *ctx, enum kv_gate g)
+{
+    return ctx->gates->on[g];
+}
+
+/* rules.c: sets ctx->gates to ctx->opt->gates, or to the release's defaults in *defaults. */
+void rule__ctx_gates(struct rule_ctx *ctx, struct kv_gates *defaults);
+
 /* rules.c: the drivers the snapshot shows (slice publishers, driver DaemonSets,
  * --known-driver), into out. */
 void rule__known_drivers(const struct rule_ctx *ctx, struct rule_names *out);
@@ -133,6 +151,7 @@ struct driver_verdict {
     int unknown;            /* 1: every driver name the selector allows is unknown */
     const char *bad;        /* the unknown name reported: the first that is a typo, else the first */
     const char *suggestion; /* what the typo meant (known or profile driver), or NULL: not a typo */
+    int own_domain;         /* 1: the suggestion is an attribute domain the selector itself reads */
     int line, col;          /* position of bad within the expression */
 };
 
@@ -179,6 +198,8 @@ void rule__check_publishing(struct rule_ctx *ctx);
 void rule__check_plugin_nodes(struct rule_ctx *ctx);
 void rule__check_stale_slices(struct rule_ctx *ctx);
 void rule__check_config_params(struct rule_ctx *ctx);
+void rule__check_claim_status_rbac(struct rule_ctx *ctx);
+void rule__check_publishing_on_node(struct rule_ctx *ctx);
 
 /* selectors.c */
 void rule__check_syntax(struct rule_ctx *ctx);
@@ -200,6 +221,16 @@ void rule__check_pod_constraints(struct rule_ctx *ctx);
 void rule__check_bypass(struct rule_ctx *ctx);
 void rule__check_claim_node(struct rule_ctx *ctx);
 void rule__check_reserved_for(struct rule_ctx *ctx);
+
+/* shapes.c: objects as the API server decodes them */
+void rule__check_field_shapes(struct rule_ctx *ctx);
+void rule__check_claim_fields_removed(struct rule_ctx *ctx);
+
+/* gated.c: features behind feature gates */
+void rule__check_taint_rule_scope(struct rule_ctx *ctx);
+void rule__check_extended_backed(struct rule_ctx *ctx);
+void rule__check_extended_conflict(struct rule_ctx *ctx);
+void rule__check_binding_conditions(struct rule_ctx *ctx);
 
 /* runtime.c: runtime and CDI */
 void rule__check_cdi_enabled(struct rule_ctx *ctx);

@@ -17,8 +17,26 @@
 #include "rules/suggest.h"
 
 
+/* The attribute or capacity domain of sel's own that driver name s plausibly misspells: the
+ * selector names the right driver itself (`device.driver == 'tpu.acem.io' &&
+ * device.attributes['tpu.acme.io'].x`).  NULL when none. */
+static const char *typo_of_own_domain(const struct dra_selector *sel, const char *s)
+{
+    const struct cel_attr_ref *attrs;
+    struct rule_names domains = { { 0 }, 0 };
+    size_t n, i;
+
+    if (drv_real_driver(s))
+        return NULL;
+    cel_program_attrs(sel->prog, &attrs, &n);
+    for (i = 0; i < n; i++)
+        if (attrs[i].domain && !STRIEQ(attrs[i].domain, s))
+            names_add(&domains, attrs[i].domain);
+    return domains.n ? sug_nearest(s, domains.v, domains.n) : NULL;
+}
+
 void rule__judge_selector(const struct rule_ctx *ctx, const struct dra_selector *sel,
-                           const struct rule_names *known, struct driver_verdict *v)
+                          const struct rule_names *known, struct driver_verdict *v)
 {
     const struct cel_driver_ref *refs;
     size_t n, i, at = 0;
@@ -32,11 +50,49 @@ void rule__judge_selector(const struct rule_ctx *ctx, const struct dra_selector 
             return;
     v->unknown = 1;
     for (i = 0; i < n && !v->suggestion; i++)
-        if ((v->suggestion = rule__typo_of_known(refs[i].name, known)))
+        if ((v->suggestion = rule__typo_of_known(refs[i].name, known)) ||
+            (v->own_domain = (v->suggestion = typo_of_own_domain(sel, refs[i].name)) != NULL))
             at = i;
     v->bad = refs[at].name;
     v->line = refs[at].line;
     v->col = refs[at].col;
+}
+
+/* 1 when the only evidence of driver name s is class cls itself: it sits beside a driver
+ * DaemonSet that does not tell its name, and no slice, named driver, --known-driver or other
+ * class names s.  Such a name proves nothing about cls. */
+static int named_only_by(const struct rule_ctx *ctx, const struct dra_class *cls, const char *s)
+{
+    const struct dra_model *m = ctx->m;
+    size_t i, j, k, n;
+
+    for (i = 0; i < m->ninstall_names && !STRIEQ(m->install_names[i], s); i++)
+        ;
+    if (i == m->ninstall_names)
+        return 0;
+    for (i = 0; i < m->nslices; i++)
+        if (STRIEQ(m->slices[i].driver, s))
+            return 0;
+    for (i = 0; i < m->ndrivers; i++)
+        if (STRIEQ(m->drivers[i].name, s) && strcmp(m->drivers[i].name_from, "DeviceClass beside it"))
+            return 0;
+    for (i = 0; i < ctx->opt->nknown_drivers; i++)
+        if (STRIEQ(ctx->opt->known_drivers[i], s))
+            return 0;
+    for (i = 0; i < m->nclasses; i++) {
+        if (&m->classes[i] == cls)
+            continue;
+        for (j = 0; j < m->classes[i].nsel; j++) {
+            const struct cel_driver_ref *refs;
+            if (!m->classes[i].sel[j].prog ||
+                cel_program_drivers(m->classes[i].sel[j].prog, &refs, &n) != CEL_DRIVERS_SET)
+                continue;
+            for (k = 0; k < n; k++)
+                if (STRIEQ(refs[k].name, s))
+                    return 0;
+        }
+    }
+    return 1;
 }
 
 /* ---- selectors ----------------------------------------------------------- */
@@ -145,6 +201,7 @@ void rule__check_syntax(struct rule_ctx *ctx)
 static void driver_one(struct rule_ctx *ctx, const struct sel_site *s)
 {
     const struct rule_names *known = ctx->known;
+    struct rule_names others = { { 0 }, 0 };
     struct driver_verdict v;
     char msg[MSG_MAX], fix[MSG_MAX], on[300], list[512], where[160], path[200];
     const struct cel_driver_ref *refs;
@@ -164,6 +221,18 @@ static void driver_one(struct rule_ctx *ctx, const struct sel_site *s)
         return;
     }
     rule__judge_selector(ctx, s->sel, known, &v);
+    /* A class's own name for its driver, beside a DaemonSet that tells none, is no evidence
+     * for it: judged without it, it is reported only when the selector proves it a typo. */
+    if (!v.unknown && !s->request && n == 1 && named_only_by(ctx, s->cls, refs[0].name)) {
+        size_t i;
+        for (i = 0; i < known->n; i++)
+            if (!STRIEQ(known->v[i], refs[0].name))
+                names_add(&others, known->v[i]);
+        known = &others;
+        rule__judge_selector(ctx, s->sel, known, &v);
+        if (!v.suggestion)
+            return;
+    }
     if (!v.unknown)
         return;
     rule__join_names(list, sizeof(list), known);
@@ -175,6 +244,9 @@ static void driver_one(struct rule_ctx *ctx, const struct sel_site *s)
             s->owner->kind, objname(s->owner, on, sizeof(on)), site_where(s, where, sizeof(where)),
             v.bad, known->n ? list : "none in the input; compared with well-known drivers",
             v.suggestion);
+        if (v.own_domain)
+            cat(msg, sizeof(msg), &len, " The same selector reads attributes of domain '%s', "
+                "which a driver publishes under its own name.", v.suggestion);
         snprintf(fix, sizeof(fix), "Change '%s' to '%s' in %s.", v.bad, v.suggestion,
                  site_path(s, path, sizeof(path)));
         scope(ctx, emit(ctx, ctx->rule->severity, s->owner, s->sel->line, msg, fix),
@@ -366,16 +438,20 @@ static void missing_key(struct rule_ctx *ctx, const struct sel_site *s,
           s->cls ? s->cls->o.name : NULL, r ? r->domain : NULL, NULL);
 }
 
-/* The scheduler's words for an error of selector s: "class X: selector #N: CEL runtime error". */
-static void scheduler_text(const struct sel_site *s, const char *err, char *buf, size_t size)
+/* The scheduler's words, in the target release, for error e of selector s on its first
+ * device: "class X: selector #N[ on device D/P/N]: CEL runtime error: ...". */
+static void scheduler_text(const struct rule_ctx *ctx, const struct sel_site *s,
+                           const struct sel_error *e, char *buf, size_t size)
 {
+    char claim[300];
+
     /* klog.KObj: "ns/name", or "name" without a namespace. */
     if (s->request)
-        snprintf(buf, size, "claim %s%s%s: selector #%zu: CEL runtime error: %s", s->owner->ns,
-                 *s->owner->ns ? "/" : "", s->owner->name, s->idx, err);
-    else
-        snprintf(buf, size, "class %s: selector #%zu: CEL runtime error: %s", s->owner->name,
-                 s->idx, err);
+        snprintf(claim, sizeof(claim), "%s%s%s", s->owner->ns, *s->owner->ns ? "/" : "",
+                 s->owner->name);
+    kv_cel_runtime_text(rule__kube_minor(ctx), s->owner->name, s->request ? claim : NULL,
+                        s->idx, e->dev->dev.driver, e->slice->pool, e->dev->name, e->msg, buf,
+                        size);
 }
 
 /* The findings of one selector's errors; only missing keys are SelectorUnknownAttribute's. */
@@ -383,14 +459,14 @@ static void attrs_report(struct rule_ctx *ctx, const struct sel_site *s,
                          const struct sel_errors *errs)
 {
     static const char nsk[] = "no such key: ";
-    char sched[400];
+    char sched[600];
     size_t i;
 
     for (i = 0; i < errs->n; i++) {
         const struct sel_error *e = &errs->v[i];
         if (strncmp(e->msg, nsk, sizeof(nsk) - 1))
             continue;
-        scheduler_text(s, e->msg, sched, sizeof(sched));
+        scheduler_text(ctx, s, e, sched, sizeof(sched));
         missing_key(ctx, s, errs, e, e->msg + sizeof(nsk) - 1, sched);
     }
 }
@@ -404,14 +480,14 @@ static void runtime_report(struct rule_ctx *ctx, const struct sel_site *s,
                            const struct sel_errors *errs)
 {
     static const char nsk[] = "no such key: ";
-    char sched[400], msg[MSG_MAX], fix[MSG_MAX], on[300], where[160], path[200];
+    char sched[600], msg[MSG_MAX], fix[MSG_MAX], on[300], where[160], path[200];
     size_t i;
 
     for (i = 0; i < errs->n; i++) {
         const struct sel_error *e = &errs->v[i];
         if (!strncmp(e->msg, nsk, sizeof(nsk) - 1))
             continue;
-        scheduler_text(s, e->msg, sched, sizeof(sched));
+        scheduler_text(ctx, s, e, sched, sizeof(sched));
         snprintf(msg, sizeof(msg),
                  "%s %s %s fails on %zu of the %zu published device(s) it is evaluated on "
                  "(first: device %s/%s of driver %s): the scheduler aborts the allocation of "

@@ -668,7 +668,13 @@ static const struct grant grants[] = {
     { "dra-doctor-controller", "resource.k8s.io", "resourceclaimtemplates", "get list watch", NULL,
       NULL },
     { "dra-doctor-controller", "resource.k8s.io", "resourceslices", "get list watch", NULL, NULL },
+    { "dra-doctor-controller", "resource.k8s.io", "devicetaintrules", "get list watch", NULL,
+      NULL },
     { "dra-doctor-controller", "apps", "daemonsets", "get list watch", NULL, NULL },
+    { "dra-doctor-controller", "admissionregistration.k8s.io", "mutatingwebhookconfigurations",
+      "get list watch", NULL, NULL },
+    { "dra-doctor-controller", "admissionregistration.k8s.io", "mutatingadmissionpolicies",
+      "get list watch", NULL, NULL },
     { "dra-doctor-controller", "rbac.authorization.k8s.io", "clusterroles", "get list watch", NULL,
       NULL },
     { "dra-doctor-controller", "rbac.authorization.k8s.io", "clusterrolebindings",
@@ -688,8 +694,13 @@ static const struct grant grants[] = {
 static const char *const sas[] = { "dra-doctor-webhook", "dra-doctor-controller", "dra-doctor-node",
                                    "dra-doctor-certs" };
 
+/* What the bootstrap policy gives every ServiceAccount: self reviews, and from 1.37 (the
+ * ClusterTrustBundle gate on: system:cluster-trust-bundle-discovery bound to
+ * system:serviceaccounts) reading ClusterTrustBundles. */
 static int everyone_may(const char *group, const char *resource, const char *verb)
 {
+    if (!strcmp(group, "certificates.k8s.io") && !strcmp(resource, "clustertrustbundles"))
+        return !strcmp(verb, "get") || !strcmp(verb, "list") || !strcmp(verb, "watch");
     return !strcmp(verb, "create") &&
            ((!strcmp(group, "authorization.k8s.io") &&
              (!strcmp(resource, "selfsubjectaccessreviews") ||
@@ -833,6 +844,11 @@ static void rbac_least_privilege(void **state)
     NO("dra-doctor-webhook", "get", "secrets", NS);
     NO("dra-doctor-webhook", "list", "secrets", NS);
     NO("dra-doctor-webhook", "patch", "validatingwebhookconfigurations/dra-doctor", NULL);
+    /* The API server's feature gates, from its metrics: the webhook and the controller only. */
+    YES("dra-doctor-webhook", "get", "/metrics", NULL);
+    YES("dra-doctor-controller", "get", "/metrics", NULL);
+    NO("dra-doctor-node", "get", "/metrics", NULL);
+    NO("dra-doctor-certs", "get", "/metrics", NULL);
     /* certs: the one webhook configuration and the one Secret. */
     YES("dra-doctor-certs", "patch", "validatingwebhookconfigurations/dra-doctor", NULL);
     NO("dra-doctor-certs", "update", "validatingwebhookconfigurations/dra-doctor", NULL);

@@ -261,6 +261,45 @@ static int daemonset_back(void **state)
     return 0;
 }
 
+/* The driver's plugin runs, registered and ready, but finds no device (NUM_DEVICES 0): an
+ * empty slice for the node, and a pod waiting for devices nobody can give. */
+static void plugin_publishes_empty(void **state)
+{
+    int regs = registrations();
+    double end;
+
+    (void)state;
+    if (sh("kubectl set env daemonset -n " NS " " DS " NUM_DEVICES=0 2>&1"))
+        fail_msg("set env: %s", out);
+    wait_rollout();
+    wait_registered(regs);
+    end = now_s() + WAIT_S;
+    while (sh("kubectl get resourceslices --field-selector spec.driver=gpu.example.com -o "
+              "jsonpath='{range .items[*]}{.metadata.name}:{.spec.devices}{\"\\n\"}{end}' 2>&1") ||
+           !*out || strstr(out, "gpu-")) {
+        if (now_s() > end)
+            fail_msg("no empty slice of gpu.example.com: %s", out);
+        usleep(500000);
+    }
+    step("slices of gpu.example.com without devices: %s", out);
+    plant("claim-not-consumed");
+    expect("nouse", "DriverNotPublishingOnNode", NULL, NULL, "list no device");
+    event_text("nouse", "FailedScheduling", "cannot allocate all claims");
+}
+
+/* The driver's two devices again, also when the test failed half-way. */
+static int devices_back(void **state)
+{
+    int regs = registrations();
+
+    (void)state;
+    unplant();
+    sh("kubectl set env daemonset -n " NS " " DS " NUM_DEVICES=2 2>&1");
+    wait_rollout();
+    wait_registered(regs);
+    return 0;
+}
+
 /* The simulated second node's process, while it runs. */
 static pid_t nodesim = -1;
 
@@ -322,6 +361,168 @@ static int second_node_gone(void **state)
     sh("kubectl delete pod -A --field-selector spec.nodeName=sim-2 --force --grace-period=0 2>&1");
     sh("kubectl delete resourceslice --field-selector spec.nodeName=sim-2 2>&1");
     return 0;
+}
+
+/* 1.36's granular status authorization: a scheduler's ServiceAccount that may write claim
+ * status but not resourceclaims/binding (nor resourceclaims/driver) is refused by the API
+ * server with the words ClaimStatusRBACDenied quotes. */
+static void claim_status_rbac(void **state)
+{
+    static const char binding[] = "changing status.allocation or status.reservedFor requires "
+                                  "resource=\"resourceclaims/binding\", verb=\"update\" permission";
+    static const char driver[] = "changing status.devices requires resource=\"resourceclaims/"
+                                 "driver\", verb=";
+    char claim[256];
+
+    (void)state;
+    plant("claim-not-consumed");
+    expect_phase("nouse", "Running");
+    plant("claim-status-rbac");
+    assert_int_equal(sh("%s lint " MODES "claim-status-rbac.yaml 2>&1", getenv("DD_BIN")), 1);
+    assert_contains(out, "error[ClaimStatusRBACDenied]");
+    assert_contains(out, "changing status.allocation or status.reservedFor requires "
+                         "resource=\\\"resourceclaims/binding\\\", verb=\\\"update\\\" "
+                         "permission");
+    assert_int_equal(sh("kubectl get resourceclaims -n " NS " -o jsonpath='{.items[0].metadata.name}' "
+                        "2>&1"), 0);
+    snprintf(claim, sizeof(claim), "%.200s", out);
+    /* A reservation more, and the allocated device's status, as the ServiceAccount. */
+    assert_int_not_equal(sh("kubectl get resourceclaim %s -n " NS " -o json | python3 -c "
+                            "'import json,sys; c=json.load(sys.stdin); c[\"status\"][\"reservedFor\"]"
+                            ".append({\"resource\":\"pods\",\"name\":\"other\",\"uid\":"
+                            "\"00000000-0000-0000-0000-000000000001\"}); print(json.dumps(c))' | "
+                            "kubectl replace --subresource=status -f - "
+                            "--as=system:serviceaccount:" NS ":dd-binder 2>&1", claim), 0);
+    step("resourceclaims/binding refused: %s", out);
+    assert_contains(out, binding);
+    assert_int_not_equal(sh("kubectl get resourceclaim %s -n " NS " -o json | python3 -c "
+                            "'import json,sys; c=json.load(sys.stdin); r=c[\"status\"][\"allocation\"]"
+                            "[\"devices\"][\"results\"][0]; c[\"status\"][\"devices\"]=[{k: r[k] "
+                            "for k in (\"driver\",\"pool\",\"device\")}]; print(json.dumps(c))' | "
+                            "kubectl replace --subresource=status -f - "
+                            "--as=system:serviceaccount:" NS ":dd-binder 2>&1", claim), 0);
+    step("resourceclaims/driver refused: %s", out);
+    assert_contains(out, driver);
+    sh("kubectl delete clusterrole,clusterrolebinding -l dd-mode 2>&1; "
+       "kubectl delete serviceaccount -n " NS " dd-binder 2>&1");
+    unplant();
+}
+
+/* An extended resource nothing serves, then a DeviceClass mapping it to the example driver:
+ * the scheduler makes the pod a claim and the GPU reaches the container. */
+static void extended_resource(void **state)
+{
+    (void)state;
+    plant("extended-resource");
+    expect("xres", "ExtendedResourceNotBacked", NULL, NULL, "example.com/gpu");
+    event_text("xres", "FailedScheduling", "Insufficient example.com/gpu");
+    plant("extended-resource-class");
+    expect_phase("xres", "Running");
+    expect_gpu("xres");
+    expect("xres", NULL, NULL, NULL, NULL);
+    unplant();
+}
+
+/* M27: a device with a binding condition nobody sets: the scheduler holds the pod before
+ * binding; once the condition is True (written here, as an attach controller would), it
+ * binds the pod. */
+static void binding_conditions(void **state)
+{
+    char claim[256];
+
+    (void)state;
+    plant("binding-conditions");
+    event_text("bound", "BindingConditionsPending",
+               "waiting for binding conditions for device on node");
+    expect("bound", "BindingConditionsNotMet", NULL, NULL, "dra.example.com/attached");
+    assert_int_equal(sh("kubectl get pod -n " NS " bound -o jsonpath='{.status."
+                        "resourceClaimStatuses[0].resourceClaimName}' 2>&1"), 0);
+    snprintf(claim, sizeof(claim), "%.200s", out);
+    assert_int_equal(sh("kubectl get resourceclaim %s -n " NS " -o json | python3 -c "
+                        "'import json,sys; c=json.load(sys.stdin); r=c[\"status\"][\"allocation\"]"
+                        "[\"devices\"][\"results\"][0]; d={k: r[k] for k in (\"driver\",\"pool\","
+                        "\"device\")}; d[\"conditions\"]=[{\"type\":\"dra.example.com/attached\","
+                        "\"status\":\"True\",\"reason\":\"Attached\",\"message\":\"\","
+                        "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]; "
+                        "c[\"status\"][\"devices\"]=[d]; print(json.dumps(c))' | "
+                        "kubectl replace --subresource=status -f - 2>&1", claim), 0);
+    {
+        double end = now_s() + WAIT_S;
+        while (sh("kubectl get pod -n " NS " bound -o jsonpath='{.spec.nodeName}' 2>&1") || !*out) {
+            if (now_s() > end)
+                fail_msg("pod bound not bound after its condition became True");
+            usleep(500000);
+        }
+        step("pod bound on node %s once its binding condition was True", out);
+    }
+    expect_gone("bound", "BindingConditionsNotMet");
+    unplant();
+}
+
+/* A mutating admission policy drops a pod's resourceClaimTemplateName: the ReplicaSet's pods
+ * are refused (FailedCreate), and the controller names the policy on the ReplicaSet. */
+static void claim_fields_removed(void **state)
+{
+    double end;
+
+    (void)state;
+    plant("claim-fields-removed");
+    /* The API server's policy informer takes a moment: the workload only once a pod as its
+     * ReplicaSet makes it is refused. */
+    end = now_s() + WAIT_S;
+    while (!sh("kubectl create --dry-run=server -f " MODES "claim-fields-removed-probe.yaml 2>&1") ||
+           !strstr(out, "must specify one of")) {
+        if (now_s() > end)
+            fail_msg("the policy never took effect: %s", out);
+        usleep(500000);
+    }
+    plant("claim-fields-removed-workload");
+    end = now_s() + WAIT_S;
+    while (sh("kubectl get events -n " NS " --field-selector involvedObject.kind=ReplicaSet,"
+              "reason=FailedCreate -o jsonpath='{range .items[*]}{.message}{\"\\n\"}{end}' 2>&1") ||
+           !strstr(out, "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`")) {
+        if (now_s() > end)
+            fail_msg("no FailedCreate on the ReplicaSet: %s", out);
+        usleep(500000);
+    }
+    step("FailedCreate on the ReplicaSet: %s", out);
+    end = now_s() + WAIT_S;
+    while (sh("kubectl get events -n " NS " --field-selector involvedObject.kind=ReplicaSet,"
+              "reason=PodClaimFieldsRemoved -o jsonpath='{range .items[*]}{.message}"
+              "{\"\\n\"}{end}' 2>&1") || !strstr(out, "MutatingAdmissionPolicy dd-strip-claims")) {
+        if (now_s() > end)
+            fail_msg("no PodClaimFieldsRemoved Event naming the policy: %s", out);
+        usleep(500000);
+    }
+    step("dra-doctor on the ReplicaSet: %.300s", out);
+    sh("kubectl delete deployment -n " NS " stripped --wait=true 2>&1; kubectl delete "
+       "mutatingadmissionpolicybinding,mutatingadmissionpolicy -l dd-mode 2>&1");
+    unplant();
+}
+
+/* A v1beta1-shaped request under v1: the API server refuses it with the words lint quotes. */
+static void field_not_in_version(void **state)
+{
+    static const char server[] = "ResourceClaimTemplate in version \"v1\" cannot be handled as a "
+                                 "ResourceClaimTemplate: strict decoding error: unknown field "
+                                 "\"spec.spec.devices.requests[0].deviceClassName\"";
+
+    (void)state;
+    assert_int_not_equal(sh("kubectl apply -f " MODES "field-not-in-version.yaml 2>&1"), 0);
+    step("kubectl apply: %s", out);
+    assert_contains(out, server);
+    assert_int_equal(sh("%s lint " MODES "field-not-in-version.yaml 2>&1", getenv("DD_BIN")), 1);
+    assert_contains(out, "error[FieldNotInAPIVersion]");
+    assert_contains(out, server);
+}
+
+/* A NoExecute DeviceTaintRule matching every device: the webhook warns as it is created. */
+static void taint_rule_evicts_all(void **state)
+{
+    (void)state;
+    plant("taint-rule-all");
+    assert_contains(out, "Warning: DeviceTaintRuleEvictsAll: ");
+    sh("kubectl delete devicetaintrule dd-maintenance --wait=true 2>&1");
 }
 
 /* One run, every cause: several modes at once, each pod with its own, primary first. */
@@ -388,7 +589,14 @@ int main(void)
         cmocka_unit_test(pools),
         cmocka_unit_test(stale_slices_not_registered),
         cmocka_unit_test_teardown(daemonset_missing_on_node, daemonset_back),
+        cmocka_unit_test_teardown(plugin_publishes_empty, devices_back),
         cmocka_unit_test_teardown(claim_on_other_node, second_node_gone),
+        cmocka_unit_test(claim_status_rbac),
+        cmocka_unit_test(extended_resource),
+        cmocka_unit_test(binding_conditions),
+        cmocka_unit_test(claim_fields_removed),
+        cmocka_unit_test(field_not_in_version),
+        cmocka_unit_test(taint_rule_evicts_all),
         cmocka_unit_test(all_at_once),
     };
     /* DD_E2E_TEST=NAME runs one test (a shell pattern of cmocka's), for a developer. */

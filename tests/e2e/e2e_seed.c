@@ -273,9 +273,32 @@ static int teardown(void **state)
     return 0;
 }
 
+/* The controller and the webhook know the cluster's release and read its feature gates
+ * from the API server (their ServiceAccounts may get /metrics), and say so at start. */
+static void release_discovered(void **state)
+{
+    static const char *const parts[] = { "controller", "webhook" };
+    const char *ver = getenv("DD_K8S_VERSION");
+    char want[128];
+    size_t i;
+
+    (void)state;
+    assert_non_null(ver);
+    snprintf(want, sizeof(want), ": Kubernetes %s; resource.k8s.io v1", ver);
+    for (i = 0; i < 2; i++) {
+        if (sh("kubectl logs -n dra-doctor deployment/dra-doctor-%s 2>&1", parts[i]))
+            fail_msg("logs of %s: %s", parts[i], out);
+        assert_contains(out, want);
+        assert_contains(out, "feature gates: the API server's");
+        step("%s: %.*s", parts[i], (int)strcspn(strstr(out, "Kubernetes v"), "\n"),
+             strstr(out, "Kubernetes v"));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(release_discovered),
         cmocka_unit_test(fault_rbac),
         cmocka_unit_test(fault_typo),
         cmocka_unit_test(fault_cdi_off),

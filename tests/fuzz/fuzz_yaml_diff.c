@@ -264,7 +264,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct log fast = { 0 }, slow = { 0 }, skim = { 0 };
     struct ydoc_sink sf = { &fast, on_doc, on_err, NULL, NULL }, ss = { &slow, on_doc, on_err, NULL, NULL };
     struct ydoc_sink sk = { &skim, on_doc, on_err, NULL, NULL };
-    struct ydoc_skim how = { &skim, skim_skip, "claims", skim_skipped };
+    struct ydoc_skim how = { &skim, skim_skip, "claims", NULL, skim_skipped };
     enum dd_rc rf, rs, rk;
     size_t i;
 

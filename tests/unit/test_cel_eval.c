@@ -208,6 +208,65 @@ static enum cel_verdict eval_with(const char *src, const struct cel_device *dev,
     return v;
 }
 
+/* One selector over a list-valued attribute in release 1.<minor>, as a new object. */
+static enum cel_verdict eval_release(int minor, const char *src, const struct cel_device *dev,
+                                     uint64_t *cost, struct dd_err *err)
+{
+    struct cel_env env = CEL_ENV_DEFAULT;
+    struct cel_program *p;
+    enum cel_verdict v;
+
+    env.kube_minor = minor;
+    env.features |= CEL_FEATURE_LIST_ATTRIBUTES;
+    p = cel_compile_env(src, strlen(src), NULL, &env, err);
+    if (!p)
+        fail_msg("compile \"%s\" for 1.%d: %s", src, minor, err->msg);
+    v = cel_eval_device_cost(p, dev, NULL, cost, err);
+    cel_program_free(p);
+    return v;
+}
+
+/* 1.37 hands list values to every selector whatever DRAListTypeAttributes says, and its
+ * includes() (the lists library's) has no 48-value limit and costs a traversal. */
+static void test_list_attributes_by_release(void **state)
+{
+    static const char *const names[] = { "fish", "bird" };
+    static const char *many[60];
+    struct cel_attr a = { NULL, "names", CEL_ATTR_STRINGS, 0, 0, NULL, 2, NULL, NULL, names };
+    struct cel_device dev = { "dra.example.com", &a, 1, NULL, 0, 0 };
+    struct cel_env env = CEL_ENV_DEFAULT;
+    const char *src = "device.attributes['dra.example.com'].names.size() == 2";
+    struct cel_program *p;
+    struct dd_err err;
+    uint64_t c36, c37;
+    size_t i;
+
+    (void)state;
+    for (int minor = 36; minor <= 37; minor++) {
+        env.kube_minor = minor;
+        p = cel_compile_env(src, strlen(src), NULL, &env, &err);
+        assert_non_null(p);
+        assert_int_equal(cel_eval_device(p, &dev, NULL, &err),
+                         minor == 36 ? CEL_ERROR : CEL_TRUE);
+        if (minor == 36)
+            assert_string_equal(err.msg, "attribute names: unsupported attribute value");
+        cel_program_free(p);
+    }
+    for (i = 0; i < 60; i++)
+        many[i] = i == 59 ? "bird" : "a fish of twenty....";
+    a.nv = 60;
+    a.sv = many;
+    src = "device.attributes['dra.example.com'].names.includes('bird')";
+    assert_int_equal(eval_release(36, src, &dev, &c36, &err), CEL_ERROR);
+    assert_string_equal(err.msg, "'includes' function cannot be applied to lists longer than "
+                                 "48 values");
+    assert_int_equal(eval_release(37, src, &dev, &c37, &err), CEL_TRUE);
+    (void)c36;
+    /* The traversal: 59 strings of 20 bytes at 0.1 each. */
+    assert_true(c37 >= 59 * 2);
+    assert_true(c37 < 59 * 2 + 20);
+}
+
 static void test_exact_missing_key_message(void **state)
 {
     struct dd_err err;
@@ -283,6 +342,33 @@ static void test_unqualified_domain(void **state)
         CEL_TRUE);
 }
 
+/* `x.orValue(y)` on a receiver that is no optional: cel-go v0.26 (Kubernetes 1.34-1.36)
+ * returns x, v0.29 (1.37) fails; y is never evaluated then. */
+static void test_or_value_not_optional(void **state)
+{
+    static const struct cel_attr attrs[] = {{ .domain = NULL, .name = "healthy", .kind = CEL_ATTR_STRING, .i = 0, .b = 0, .s = "yes" }};
+    struct cel_device dev = {"dra.example.com", attrs, 1, NULL, 0, 0};
+    static const char src[] = "device.attributes['dra.example.com'].healthy.orValue(1 / 0) == 0";
+
+    (void)state;
+    for (int minor = CEL_KUBE_MINOR_MIN; minor <= CEL_KUBE_MINOR_DEFAULT; minor++) {
+        struct cel_env env = CEL_ENV_DEFAULT;
+        struct dd_err err;
+        struct cel_program *p;
+
+        env.kube_minor = minor;
+        p = cel_compile_env(src, strlen(src), NULL, &env, &err);
+        assert_non_null(p);
+        if (minor < 37) {
+            assert_int_equal(cel_eval_device(p, &dev, NULL, &err), CEL_FALSE);
+        } else {
+            assert_int_equal(cel_eval_device(p, &dev, NULL, &err), CEL_ERROR);
+            assert_string_equal(err.msg, "no such overload");
+        }
+        cel_program_free(p);
+    }
+}
+
 static void test_bad_capacity(void **state)
 {
     static const struct cel_capacity caps[] = {{"d", "mem", "lots"}};
@@ -296,32 +382,35 @@ static void test_bad_capacity(void **state)
     assert_int_equal(eval_with("has(device.capacity['d'].mem)", &dev, NULL, &err), CEL_TRUE);
 }
 
+/* resource.ParseQuantity's grammar and rounding (the oracle agrees on each: cases.json). */
 static void test_quantity_parse(void **state)
 {
     static const struct {
         const char *s;
-        int ok;
-        long long nano_hi; /* value / 10^9 */
-        long long nano_lo; /* value % 10^9 */
+        int rc;             /* 0 a quantity, -1 none, -2 one beyond what lib/cel holds */
+        long long nano_hi;  /* value / 10^9 */
+        long long nano_lo;  /* value % 10^9 */
     } q[] = {
-        {"80Gi", 1, 85899345920LL, 0}, {"100", 1, 100, 0},      {"500m", 1, 0, 500000000},
-        {"1n", 1, 0, 1},               {"0.1n", 1, 0, 1},        {"1.5", 1, 1, 500000000},
-        {"+2k", 1, 2000, 0},           {"-3M", 1, -3000000, 0},  {"1e-3", 1, 0, 1000000},
-        {"12E-1", 1, 1, 200000000},    {"5.", 1, 5, 0},          {".5", 1, 0, 500000000},
-        {"1Ti", 1, 1099511627776LL, 0}, {"0", 1, 0, 0},          {"", 0, 0, 0},
-        {"Gi", 0, 0, 0},               {"1GB", 0, 0, 0},         {"1.2.3", 0, 0, 0},
-        {"1 Gi", 0, 0, 0},             {"1e", 0, 0, 0},          {"1e99999", 0, 0, 0},
-        {"99999999999999999999999999999999999999E", 0, 0, 0},
+        {"80Gi", 0, 85899345920LL, 0}, {"100", 0, 100, 0},      {"500m", 0, 0, 500000000},
+        {"1n", 0, 0, 1},               {"0.1n", 0, 0, 1},        {"1.5", 0, 1, 500000000},
+        {"+2k", 0, 2000, 0},           {"-3M", 0, -3000000, 0},  {"1e-3", 0, 0, 1000000},
+        {"12E-1", 0, 1, 200000000},    {"5.", 0, 5, 0},          {".5", 0, 0, 500000000},
+        {"1Ti", 0, 1099511627776LL, 0}, {"0", 0, 0, 0},          {"", -1, 0, 0},
+        {"Gi", 0, 0, 0},               {"+", 0, 0, 0},           {"9Ei", 0, INT64_MAX, 0},
+        {"1.5Ki", 0, 1536, 0},         {"1e-100", 0, 0, 1},      {"1GB", -1, 0, 0},
+        {"1.2.3", -1, 0, 0},           {"1 Gi", -1, 0, 0},       {"1e", -1, 0, 0},
+        {"1e99999", -2, 0, 0},         {"99999999999999999999999999999999999999E", -2, 0, 0},
+        {"1e99999999999999999999", -1, 0, 0},
     };
 
     (void)state;
     for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
         __int128 v = 0;
-        int ok = cel__quantity_parse(q[i].s, strlen(q[i].s), &v) == 0;
-        if (ok != q[i].ok)
-            fail_msg("quantity \"%s\": ok %d, want %d", q[i].s, ok, q[i].ok);
-        if (ok && ((long long)(v / 1000000000) != q[i].nano_hi ||
-                   (long long)(v % 1000000000) != q[i].nano_lo))
+        int rc = cel__quantity_parse(q[i].s, strlen(q[i].s), &v);
+        if (rc != q[i].rc)
+            fail_msg("quantity \"%s\": %d, want %d", q[i].s, rc, q[i].rc);
+        if (!rc && ((long long)(v / 1000000000) != q[i].nano_hi ||
+                    (long long)(v % 1000000000) != q[i].nano_lo))
             fail_msg("quantity \"%s\": %lld.%09lld", q[i].s, (long long)(v / 1000000000),
                      (long long)(v % 1000000000));
     }
@@ -456,9 +545,11 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_case_file),
         cmocka_unit_test(test_exact_missing_key_message),
+        cmocka_unit_test(test_list_attributes_by_release),
         cmocka_unit_test(test_cost_limit),
         cmocka_unit_test(test_empty_device),
         cmocka_unit_test(test_unqualified_domain),
+        cmocka_unit_test(test_or_value_not_optional),
         cmocka_unit_test(test_bad_capacity),
         cmocka_unit_test(test_quantity_parse),
         cmocka_unit_test(test_semver_order),

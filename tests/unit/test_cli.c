@@ -125,6 +125,11 @@ static void webhook_usage(void **state)
     RUN(&R, NULL, "webhook", "--tls-cert-file", "c", "--tls-key-file", "k", "--port", "70000");
     assert_int_equal(R.status, 2);
     assert_contains(R.err, "for --port");
+    RUN(&R, NULL, "webhook", "--tls-cert-file", "c", "--tls-key-file", "k", "--max-waiting", "3");
+    assert_int_equal(R.status, 2);
+    assert_contains(R.err, "invalid value \"3\" for --max-waiting");
+    RUN(&R, NULL, "webhook", "--help");
+    assert_contains(R.out, "--max-waiting N");
     /* Runtime failures exit 1 and name the file. */
     RUN(&R, NULL, "webhook", "--tls-cert-file", "/nonexistent/tls.crt", "--tls-key-file", "k",
         "--objects", SEED "fixed", "--port", "0", "--bind", "127.0.0.1");
@@ -190,6 +195,27 @@ static void formats(void **state)
     assert_non_null(strchr(R.out, '\033'));
 }
 
+/* kubectl's namespace for objects that name none; the release and its gates. */
+static void namespace_and_release(void **state)
+{
+    (void)state;
+    RUN(&R, NULL, "lint", "-n", "team", "-o", "json", "tests/data/lint/precision/variants");
+    assert_int_equal(R.status, 0);
+    assert_contains(R.out, "\"namespace\":\"team\",\"name\":\"train\"");
+    /* The template names default: in namespace team its pod finds none. */
+    assert_contains(R.out, "\"code\":\"ClaimTemplateNotFound\"");
+    RUN(&R, NULL, "lint", "--kube-version", "1.38", SEED "fixed");
+    assert_int_equal(R.status, 2);
+    assert_contains(R.err, "(1.34 to 1.37)");
+    RUN(&R, NULL, "lint", "--kube-version", "1.35", "--feature-gates", "DRAListTypeAttributes=true",
+        SEED "fixed");
+    assert_int_equal(R.status, 2);
+    assert_contains(R.err, "unrecognized feature gate: DRAListTypeAttributes");
+    RUN(&R, NULL, "lint", "--feature-gates", "DRAAdminAccess=false", SEED "fixed");
+    assert_int_equal(R.status, 2);
+    assert_contains(R.err, "locked to true");
+}
+
 static void stdin_and_bad_input(void **state)
 {
     (void)state;
@@ -244,6 +270,7 @@ int main(void)
         cmocka_unit_test(exit_codes),
         cmocka_unit_test(formats),
         cmocka_unit_test(stdin_and_bad_input),
+        cmocka_unit_test(namespace_and_release),
     };
     return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
 }

@@ -254,7 +254,7 @@ static void test_usage(void **state)
 
 static int setup(void **state)
 {
-    struct httpd_opts o = { "127.0.0.1", 0, 0, 4, NULL, NULL, 0 };
+    struct httpd_opts o = { "127.0.0.1", 0, 0, 4, NULL, NULL, 0, 0 };
     static struct httpd_route routes[NOBJS]; /* the server keeps them */
     struct dd_err err = { 0 };
     FILE *f;

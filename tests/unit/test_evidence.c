@@ -1,8 +1,9 @@
 /*
  * test_evidence.c - every text the controller matches, as the real components wrote it.
  *
- * The files of tests/data/real-node/ were captured on the real node of the e2e tests (kubelet
- * v1.36.3, containerd v1.7.35 and v2.4.2, runc 1.1.5, dra-example-driver v0.2.1) by
+ * The files of tests/data/real-node/ were captured on the real node of the e2e tests (control
+ * plane and kubelet v1.37.2, containerd v1.7.35 and v2.4.2, runc 1.1.5, dra-example-driver
+ * v0.2.1) by
  * e2e/node/capture.sh at the points of tests/e2e/e2e_seed.c, e2e_containerd2.c and e2e_modes.c that
  * name them (DD_E2E_CAPTURE=DIR): the pods, Events, claims, slices, DaemonSet, Node and
  * RBAC objects of the scenario, word for word, without dra-doctor's own output.  Each
@@ -359,9 +360,10 @@ static int is(const cJSON *o, const char *kind, const char *name)
  */
 static void scheduler_text(void **state)
 {
+    /* 1.37's words (1.36 had "... all claims. still not schedulable, preemption: ..."). */
     const char *want = "The scheduler cannot place pod pod0: 0/1 nodes are available: 1 cannot "
-                       "allocate all claims. still not schedulable, preemption: 0/1 nodes are "
-                       "available: 1 Preemption is not helpful for scheduling.";
+                       "allocate all claims. preemption: 0/1 nodes are available: 1 Preemption is "
+                       "not helpful for scheduling.";
     cJSON *broken = read_capture("seed-broken"), *fixed = read_capture("cdi-root-fixed");
     cJSON *objs = cJSON_GetObjectItem(fixed, "objects"), *it;
     struct diag_result r;

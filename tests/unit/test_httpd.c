@@ -93,6 +93,49 @@ static void h_slow(void *ctx, const char *method, const char *body, size_t len,
     resp->len = strlen(resp->body);
 }
 
+/*
+ * Parks each request park_times times, then answers "parked N times".  The calls wait in
+ * parked_calls for the test to resume them; with park_self set, the handler resumes its
+ * own request before returning (httpd_resume coming before the connection is suspended).
+ */
+#define MAX_PARKED 64
+static pthread_mutex_t park_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct httpd_call *parked_calls[MAX_PARKED];
+static int nparked;            /* guarded by park_mu */
+static atomic_int park_times, park_self, parks_total;
+
+static void h_park(void *ctx, const char *method, const char *body, size_t len,
+                   struct httpd_response *resp)
+{
+    int *times = resp->parked;
+
+    (void)ctx;
+    (void)method;
+    (void)body;
+    (void)len;
+    if (!times && !(times = calloc(1, sizeof(*times)))) {
+        resp->status = 500;
+        return;
+    }
+    if (*times < atomic_load(&park_times)) {
+        ++*times;
+        resp->park = times;
+        atomic_fetch_add(&parks_total, 1);
+        if (atomic_load(&park_self)) {
+            httpd_resume(resp->call);
+            return;
+        }
+        pthread_mutex_lock(&park_mu);
+        assert_true(nparked < MAX_PARKED);
+        parked_calls[nparked++] = resp->call;
+        pthread_mutex_unlock(&park_mu);
+        return;
+    }
+    resp->body = malloc(32);
+    resp->len = (size_t)snprintf(resp->body, 32, "parked %d times\n", *times);
+    free(times);
+}
+
 static const struct httpd_route routes[] = {
     { "/healthz", h_healthz, NULL, NULL },
     { "/teapot", h_teapot, NULL, NULL },
@@ -100,6 +143,7 @@ static const struct httpd_route routes[] = {
     { "/empty", h_empty, NULL, NULL },
     { "/slow", h_slow, NULL, NULL },
     { "/json", h_echo, NULL, "application/json" },
+    { "/park", h_park, NULL, NULL },
 };
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
 
@@ -114,6 +158,7 @@ struct fetch {
     const char *cainfo;
     long sslversion;       /* CURLOPT_SSLVERSION, 0 for the default */
     const char *header;    /* one extra request header, e.g. "Content-Type: ..." */
+    long timeout_ms;       /* default 10000 */
     /* out */
     CURLcode rc;
     long status;
@@ -161,7 +206,7 @@ static void fetch_run(struct fetch *f)
     assert_non_null(c);
     curl_easy_setopt(c, CURLOPT_URL, f->url);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 10000L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, f->timeout_ms ? f->timeout_ms : 10000L);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, f);
     if (f->body && f->chunked) {
@@ -209,7 +254,7 @@ static void url_of(char *buf, size_t size, const char *scheme, const char *host,
 
 static struct httpd *start_local(size_t max_body, unsigned threads)
 {
-    struct httpd_opts o = { "127.0.0.1", 0, max_body, threads, NULL, NULL, 0 };
+    struct httpd_opts o = { "127.0.0.1", 0, max_body, threads, NULL, NULL, 0, 0 };
     struct dd_err err = { 0 };
     struct httpd *h = httpd_start(&o, routes, NROUTES, &err);
 
@@ -528,9 +573,233 @@ static void test_stop_drains(void **state)
     fetch_release(&g);
 }
 
+/* ---- parking -------------------------------------------------------------- */
+
+static void park_reset(int times, int self)
+{
+    pthread_mutex_lock(&park_mu);
+    nparked = 0;
+    pthread_mutex_unlock(&park_mu);
+    atomic_store(&park_times, times);
+    atomic_store(&park_self, self);
+    atomic_store(&parks_total, 0);
+}
+
+/* Waits (up to 5 s) until n requests are parked and waiting for the test. */
+static void wait_parked(int n)
+{
+    double t0 = now_s();
+
+    for (;;) {
+        int k;
+        pthread_mutex_lock(&park_mu);
+        k = nparked;
+        pthread_mutex_unlock(&park_mu);
+        if (k >= n)
+            return;
+        if (now_s() - t0 > 5)
+            fail_msg("%d of %d requests parked after 5 s", k, n);
+        usleep(1000);
+    }
+}
+
+/* Resumes every request parked so far, oldest first. */
+static int resume_all(void)
+{
+    struct httpd_call *c[MAX_PARKED];
+    int n, i;
+
+    pthread_mutex_lock(&park_mu);
+    n = nparked;
+    memcpy(c, parked_calls, (size_t)n * sizeof(c[0]));
+    nparked = 0;
+    pthread_mutex_unlock(&park_mu);
+    for (i = 0; i < n; i++)
+        httpd_resume(c[i]);
+    return n;
+}
+
+/*
+ * Parked requests hold no thread: with one server thread and NPARK requests parked,
+ * another request is answered at once; then each parked one is answered, after being
+ * parked twice, by its handler's third call.  Once with one thread, once with a pool.
+ */
+#define NPARK 24
+static void park_holds_no_thread(unsigned threads)
+{
+    struct httpd *h = start_local(0, threads);
+    struct fetch f[NPARK], g = { 0 };
+    pthread_t th[NPARK];
+    char url[128], url2[128];
+    double t0;
+    int i;
+
+    park_reset(2, 0);
+    url_of(url, sizeof(url), "http", "127.0.0.1", h, "/park");
+    url_of(url2, sizeof(url2), "http", "127.0.0.1", h, "/healthz");
+    memset(f, 0, sizeof(f));
+    for (i = 0; i < NPARK; i++) {
+        f[i].url = url;
+        assert_int_equal(pthread_create(&th[i], NULL, fetch_main, &f[i]), 0);
+    }
+    wait_parked(NPARK);
+    g.url = url2;
+    g.timeout_ms = 2000;
+    t0 = now_s();
+    fetch_run(&g);
+    assert_int_equal(g.rc, CURLE_OK);
+    assert_int_equal(g.status, 200);
+    assert_true(now_s() - t0 < 1);
+    fetch_release(&g);
+    /* First resume: each is parked once more; second: answered. */
+    assert_int_equal(resume_all(), NPARK);
+    wait_parked(NPARK);
+    for (i = 0; i < NPARK; i++)
+        assert_null(f[i].resp); /* nothing answered yet */
+    assert_int_equal(resume_all(), NPARK);
+    for (i = 0; i < NPARK; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(f[i].rc, CURLE_OK);
+        assert_int_equal(f[i].status, 200);
+        assert_string_equal(f[i].resp, "parked 2 times\n");
+        fetch_release(&f[i]);
+    }
+    assert_int_equal(atomic_load(&parks_total), 2 * NPARK);
+    httpd_stop(h);
+}
+
+static void test_park_holds_no_thread(void **state)
+{
+    (void)state;
+    park_holds_no_thread(1);
+    park_holds_no_thread(4);
+}
+
+/* One request to /park, answered after being parked `times` times. */
+static void fetch_parked(const char *url, int times)
+{
+    struct fetch f = { 0 };
+    char want[32];
+
+    f.url = url;
+    f.timeout_ms = 5000;
+    fetch_run(&f);
+    assert_int_equal(f.rc, CURLE_OK);
+    snprintf(want, sizeof(want), "parked %d times\n", times);
+    assert_string_equal(f.resp, want);
+    fetch_release(&f);
+}
+
+/* httpd_resume before the handler has returned: the request is not left suspended. */
+static void test_park_resumed_early(void **state)
+{
+    struct httpd *h = start_local(0, 2);
+    char url[128];
+    int i;
+
+    (void)state;
+    park_reset(3, 1);
+    url_of(url, sizeof(url), "http", "127.0.0.1", h, "/park");
+    for (i = 0; i < 20; i++)
+        fetch_parked(url, 3);
+    assert_int_equal(atomic_load(&parks_total), 60);
+    httpd_stop(h);
+}
+
+/* Resumed from another thread racing with the suspension, many times over. */
+static void *resumer_main(void *p)
+{
+    atomic_int *stop = p;
+
+    while (!atomic_load(stop))
+        resume_all();
+    resume_all();
+    return NULL;
+}
+
+static void test_park_resume_race(void **state)
+{
+    struct httpd *h = start_local(0, 2);
+    atomic_int stop = 0;
+    pthread_t rt;
+    char url[128];
+    int i;
+
+    (void)state;
+    park_reset(1, 0);
+    url_of(url, sizeof(url), "http", "127.0.0.1", h, "/park");
+    assert_int_equal(pthread_create(&rt, NULL, resumer_main, &stop), 0);
+    for (i = 0; i < 300; i++)
+        fetch_parked(url, 1);
+    atomic_store(&stop, 1);
+    pthread_join(rt, NULL);
+    httpd_stop(h);
+}
+
+/* A client that gives up while parked: resuming it later frees what the handler parked
+ * (ASan's leak check would say otherwise) and the server serves on. */
+static void test_park_client_gone(void **state)
+{
+    struct httpd *h = start_local(0, 1);
+    struct fetch f = { 0 };
+    char url[128];
+
+    (void)state;
+    park_reset(1, 0);
+    url_of(url, sizeof(url), "http", "127.0.0.1", h, "/park");
+    f.url = url;
+    f.timeout_ms = 300;
+    fetch_run(&f);
+    assert_int_equal(f.rc, CURLE_OPERATION_TIMEDOUT);
+    fetch_release(&f);
+    assert_int_equal(resume_all(), 1);
+    park_reset(0, 0);
+    fetch_parked(url, 0);
+    httpd_stop(h);
+}
+
+struct stopper {
+    struct httpd *h;
+    atomic_int done;
+};
+
+static void *stopper_main(void *p)
+{
+    struct stopper *s = p;
+
+    httpd_stop(s->h);
+    atomic_store(&s->done, 1);
+    return NULL;
+}
+
+/* httpd_stop waits for a parked request; once resumed, it is answered. */
+static void test_stop_waits_for_parked(void **state)
+{
+    struct stopper s = { start_local(0, 2), 0 };
+    struct fetch f = { 0 };
+    pthread_t th, st;
+    char url[128];
+
+    (void)state;
+    park_reset(1, 0);
+    url_of(url, sizeof(url), "http", "127.0.0.1", s.h, "/park");
+    f.url = url;
+    assert_int_equal(pthread_create(&th, NULL, fetch_main, &f), 0);
+    wait_parked(1);
+    assert_int_equal(pthread_create(&st, NULL, stopper_main, &s), 0);
+    usleep(300 * 1000);
+    assert_int_equal(atomic_load(&s.done), 0);
+    assert_int_equal(resume_all(), 1);
+    pthread_join(th, NULL);
+    pthread_join(st, NULL);
+    assert_int_equal(f.rc, CURLE_OK);
+    assert_string_equal(f.resp, "parked 1 times\n");
+    fetch_release(&f);
+}
+
 static void test_ipv6_and_bad_options(void **state)
 {
-    struct httpd_opts o = { "::1", 0, 0, 1, NULL, NULL, 0 };
+    struct httpd_opts o = { "::1", 0, 0, 1, NULL, NULL, 0, 0 };
     struct dd_err err = { 0 };
     struct httpd *h, *h2;
     struct fetch f = { 0 };
@@ -649,7 +918,7 @@ static void wait_reload(struct httpd *h, unsigned long reloads, unsigned long er
 
 static void test_content_type(void **state)
 {
-    struct httpd_opts o = { "127.0.0.1", 0, 0, 1, NULL, NULL, 0 };
+    struct httpd_opts o = { "127.0.0.1", 0, 0, 1, NULL, NULL, 0, 0 };
     struct dd_err err = { 0 };
     struct httpd *h;
     struct fetch f = { 0 };
@@ -684,7 +953,7 @@ static void test_tls_reload(void **state)
 {
     char dir[] = "/tmp/dd-httpd-XXXXXX";
     char cert[64], key[64], url[128], newc[64], newk[64], keep[64], cmd[512];
-    struct httpd_opts o = { "127.0.0.1", 0, 0, 2, cert, key, 20 };
+    struct httpd_opts o = { "127.0.0.1", 0, 0, 2, cert, key, 20, 0 };
     struct dd_err err = { 0 };
     struct httpd *h, *h2;
 
@@ -736,7 +1005,7 @@ static void test_tls(void **state)
 {
     char dir[] = "/tmp/dd-httpd-XXXXXX";
     char cert[64], key[64], url[128];
-    struct httpd_opts o = { "127.0.0.1", 0, 0, 2, cert, key, 50 };
+    struct httpd_opts o = { "127.0.0.1", 0, 0, 2, cert, key, 50, 0 };
     struct dd_err err = { 0 };
     struct httpd *h;
     struct fetch f = { 0 };
@@ -829,6 +1098,11 @@ int main(void)
         cmocka_unit_test(test_body_cap),
         cmocka_unit_test(test_concurrent),
         cmocka_unit_test(test_stop_drains),
+        cmocka_unit_test(test_park_holds_no_thread),
+        cmocka_unit_test(test_park_resumed_early),
+        cmocka_unit_test(test_park_resume_race),
+        cmocka_unit_test(test_park_client_gone),
+        cmocka_unit_test(test_stop_waits_for_parked),
         cmocka_unit_test(test_ipv6_and_bad_options),
         cmocka_unit_test(test_tls),
         cmocka_unit_test(test_content_type),

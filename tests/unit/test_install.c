@@ -200,7 +200,7 @@ static void zsh_completion(void **state)
     assert_contains(out, "offered: lint diagnose explain controller node webhook certs delete "
                          "completion help version\n");
     assert_contains(out, "offered: error warning never\n");
-    assert_contains(out, "offered: 1.34 1.35 1.36\n");
+    assert_contains(out, "offered: 1.34 1.35 1.36 1.37\n");
     assert_contains(out, "--context");
     assert_contains(out, "--kubeconfig");
     assert_contains(out, "offered: FILES\n");

@@ -6,6 +6,7 @@
  */
 #include "harness.h"
 #include "client/kube.h"
+#include "cluster.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -1631,10 +1632,110 @@ static int group_teardown(void **state)
     return 0;
 }
 
+/* ---- what the API server is (controller/cluster.c) ------------------------------------ */
+
+/* A 1.37 server: v1 and v1beta2 served, DeviceTaintRules in v1, gates on /metrics (one set
+ * against its default), or, with m's first request answered 403, no /metrics. */
+static int h_cluster(struct mock *m, const struct mreq *rq, int idx, int fd, int old, int nometrics)
+{
+    (void)m, (void)idx;
+    if (!strcmp(rq->target, "/version"))
+        mock_reply(fd, 200, NULL, old ? "{\"major\":\"1\",\"minor\":\"33\",\"gitVersion\":\"v1.33.4\"}"
+                                      : "{\"major\":\"1\",\"minor\":\"37\",\"gitVersion\":\"v1.37.2\"}");
+    else if (!strcmp(rq->target, "/apis/resource.k8s.io"))
+        mock_reply(fd, 200, NULL, old ? "{\"kind\":\"APIGroup\",\"versions\":[{\"version\":"
+                                        "\"v1beta2\"},{\"version\":\"v1beta1\"}]}"
+                                      : "{\"kind\":\"APIGroup\",\"versions\":[{\"version\":\"v1\"},"
+                                        "{\"version\":\"v1beta2\"}]}");
+    else if (!strcmp(rq->target, "/apis/resource.k8s.io/v1"))
+        mock_reply(fd, 200, NULL, "{\"resources\":[{\"name\":\"deviceclasses\"},{\"name\":"
+                                  "\"devicetaintrules\"}]}");
+    else if (!strcmp(rq->target, "/apis/resource.k8s.io/v1beta2"))
+        mock_reply(fd, 200, NULL, "{\"resources\":[{\"name\":\"deviceclasses\"}]}");
+    else if (!strcmp(rq->target, "/metrics") && !nometrics)
+        mock_reply(fd, 200, NULL,
+                   "# HELP kubernetes_feature_enabled [BETA] This metric records the data about "
+                   "the stage and enablement of a k8s feature.\n"
+                   "# TYPE kubernetes_feature_enabled gauge\n"
+                   "kubernetes_feature_enabled{name=\"DRADeviceTaintRules\",stage=\"\"} 0\n"
+                   "kubernetes_feature_enabled{name=\"DRAListTypeAttributes\",stage=\"ALPHA\"} 1\n"
+                   "kubernetes_feature_enabled{name=\"InPlacePodVerticalScaling\",stage=\"\"} 1\n");
+    else
+        mock_reply(fd, 403, NULL, "{\"kind\":\"Status\",\"reason\":\"Forbidden\",\"code\":403}");
+    return 0;
+}
+
+static int h_cluster_137(struct mock *m, const struct mreq *rq, int idx, int fd)
+{
+    return h_cluster(m, rq, idx, fd, 0, 0);
+}
+
+static int h_cluster_137_nometrics(struct mock *m, const struct mreq *rq, int idx, int fd)
+{
+    return h_cluster(m, rq, idx, fd, 0, 1);
+}
+
+static int h_cluster_133(struct mock *m, const struct mreq *rq, int idx, int fd)
+{
+    return h_cluster(m, rq, idx, fd, 1, 1);
+}
+
+static void test_cluster_discovery(void **state)
+{
+    struct mock *m = mock_start(h_cluster_137);
+    struct kube_client *c = client_for(m, NULL);
+    struct cluster_info ci;
+    struct dd_err err;
+
+    (void)state;
+    dd_err_clear(&err);
+    assert_int_equal(cluster_discover(c, "DRAConsumableCapacity=false", &ci, &err), DD_OK);
+    assert_true(ci.supported);
+    assert_int_equal(ci.minor, 37);
+    assert_string_equal(ci.served, "v1 v1beta2");
+    assert_string_equal(ci.taint_rules, "v1");
+    assert_true(ci.gates_known);
+    /* The server's gates, then the flags. */
+    assert_false(ci.gates.on[KV_GATE_DEVICE_TAINT_RULES]);
+    assert_int_equal(ci.gates.from[KV_GATE_DEVICE_TAINT_RULES], KV_FROM_SERVER);
+    assert_true(ci.gates.on[KV_GATE_LIST_TYPE_ATTRIBUTES]);
+    assert_false(ci.gates.on[KV_GATE_CONSUMABLE_CAPACITY]);
+    assert_true(ci.gates.on[KV_GATE_DEVICE_TAINTS]); /* the default, not on /metrics */
+    assert_contains(ci.says, "Kubernetes v1.37.2; resource.k8s.io v1 v1beta2; DeviceTaintRules "
+                             "served in v1; feature gates: the API server's");
+    /* Malformed flags are the caller's error. */
+    assert_int_equal(cluster_discover(c, "DRADeviceTaints", &ci, &err), DD_EINVAL);
+    kube_client_free(c);
+    mock_stop(m);
+
+    /* /metrics forbidden: the release's defaults, and saying so. */
+    m = mock_start(h_cluster_137_nometrics);
+    c = client_for(m, NULL);
+    assert_int_equal(cluster_discover(c, NULL, &ci, &err), DD_OK);
+    assert_false(ci.gates_known);
+    assert_true(ci.gates.on[KV_GATE_DEVICE_TAINT_RULES]);
+    assert_contains(ci.says, "assumed to be the release's defaults");
+    kube_client_free(c);
+    mock_stop(m);
+
+    /* 1.33: no resource.k8s.io/v1, nothing dra-doctor can diagnose. */
+    m = mock_start(h_cluster_133);
+    c = client_for(m, NULL);
+    assert_int_equal(cluster_discover(c, NULL, &ci, &err), DD_OK);
+    assert_false(ci.supported);
+    assert_string_equal(ci.says, "the API server (Kubernetes v1.33.4) serves resource.k8s.io "
+                                 "v1beta2 v1beta1 only: dra-doctor needs resource.k8s.io/v1, "
+                                 "Kubernetes 1.34 or later (DRA is GA from 1.34); it diagnoses "
+                                 "nothing until the cluster is upgraded");
+    kube_client_free(c);
+    mock_stop(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config_current_context_inline_data),
+        cmocka_unit_test(test_cluster_discovery),
         cmocka_unit_test(test_config_explicit_context),
         cmocka_unit_test(test_config_not_found),
         cmocka_unit_test(test_config_unsupported_auth),

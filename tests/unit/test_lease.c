@@ -489,7 +489,7 @@ static void test_bad_options(void **state)
 
 static int group_setup(void **state)
 {
-    struct httpd_opts o = { "127.0.0.1", 0, 0, 4, NULL, NULL, 0 };
+    struct httpd_opts o = { "127.0.0.1", 0, 0, 4, NULL, NULL, 0, 0 };
     struct dd_err err = { 0 };
 
     (void)state;

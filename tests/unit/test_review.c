@@ -179,6 +179,7 @@ static void test_typo_class_denied(void **state)
     assert_int_equal(res.verdict, WH_DENIED);
     assert_string_equal(res.kind, "DeviceClass");
     assert_string_equal(res.operation, "CREATE");
+    assert_string_equal(res.ns, "");
     assert_int_equal(dd_json_path(r, "response", "status", "code", NULL)->valueint, 403);
     assert_contains(msg, "'gpu.exmaple.com'");
     assert_contains(msg, "Did you mean 'gpu.example.com'?");
@@ -357,6 +358,7 @@ static void test_claim_over_quota_warns(void **state)
 
     assert_true(allowed(r));  /* quota admission itself refuses; we only say why first */
     assert_int_equal(res.verdict, WH_WARNED);
+    assert_string_equal(res.ns, "team"); /* whose share of the waiting room it takes */
     warnings(r, w, sizeof(w));
     assert_contains(w, "QuotaExceeded: ResourceQuota gpu-quota allows 1 gpu.example.com devices, "
                        "1 in use; claim second needs 1");

@@ -131,10 +131,25 @@ static void selector_runtime_error(void **state)
                       SLICE2),
              "SelectorRuntimeError", 1);
     assert_int_equal(f->severity, DD_SEV_ERROR);
-    assert_contains(f->message, "class gpu: selector #0: CEL runtime error: division by zero");
+    /* 1.37's scheduler names the device (dynamic-resource-allocation v0.37 allocator). */
+    assert_contains(f->message, "class gpu: selector #0 on device gpu.example.com/n1/gpu-0: CEL "
+                                "runtime error: division by zero");
     assert_contains(f->message, "1 of the 2 published device(s)");
     assert_contains(f->message, "device n1/gpu-0 of driver gpu.example.com");
     snap_free(&s);
+    /* Up to 1.36 it does not. */
+    {
+        struct rule_options o = RULE_OPTIONS_INIT;
+        o.kube_minor = 36;
+        snap_load(&s, objs("[%s,%s]",
+                           CLASS("gpu", "device.driver == 'gpu.example.com' && "
+                                        "10 / device.attributes['gpu.example.com'].index > 1"),
+                           SLICE2));
+        assert_int_equal(snap_run(&s, &o, "SelectorRuntimeError"), 1);
+        assert_contains(snap_get(&s, "SelectorRuntimeError")->message,
+                        "class gpu: selector #0: CEL runtime error: division by zero");
+        snap_free(&s);
+    }
     /* A string attribute used as a bool. */
     f = only(&s, objs("[%s,%s]", CLASS("gpu", "device.attributes['gpu.example.com'].model"),
                       SLICE2),
@@ -158,7 +173,8 @@ static void selector_runtime_error(void **state)
                       CLAIM_SEL("c", "gpu", "10 / device.attributes['gpu.example.com'].index == 10"),
                       SLICE2),
              "SelectorRuntimeError", 1);
-    assert_contains(f->message, "claim t/c: selector #0: CEL runtime error: division by zero");
+    assert_contains(f->message, "claim t/c: selector #0 on device gpu.example.com/n1/gpu-0: CEL "
+                                "runtime error: division by zero");
     snap_free(&s);
     /* A missing key stays SelectorUnknownAttribute's: one finding, not two. */
     only(&s, objs("[%s,%s]", CLASS("gpu", "device.attributes['gpu.example.com'].modle == 'x'"),

@@ -1,8 +1,9 @@
 /*
  * test_rules_plugins.c - where the kubelet plugins run: DriverDaemonSetMissingOnNode,
- * StaleResourceSlices.
+ * StaleResourceSlices; what drivers and schedulers may write: ClaimStatusRBACDenied.
  */
 #include "rules_fixtures.h"
+#include "model/kubever.h"
 
 #define NODE(name, labels, spec)                                                               \
     "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"" name "\",\"labels\":"  \
@@ -110,11 +111,119 @@ static void stale_slices(void **state)
     snap_free(&s);
 }
 
+#define EMPTY_SLICE(node)                                                                      \
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":"  \
+    "\"s-" node "\"},\"spec\":{\"driver\":\"gpu.example.com\",\"nodeName\":\"" node "\","        \
+    "\"pool\":{\"name\":\"" node "\",\"generation\":1,\"resourceSliceCount\":1},\"devices\":[]}}"
+#define NODE_N(name) "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"" name "\"}}"
+
+static void publishing_on_node(void **state)
+{
+    struct snap s;
+    const struct dd_finding *f;
+    (void)state;
+
+    /* Ready on n1, whose only slice lists no device. */
+    snap_load(&s, objs("[%s,%s,%s,%s,%s]", DS_SEL(""), ROLE("[\"*\"]"), EMPTY_SLICE("n1"),
+                       PLUGIN_POD("n1", "True"), NODE_N("n1")));
+    s.m.live = 1;
+    assert_int_equal(snap_run(&s, &defaults, "DriverNotPublishingOnNode"), 1);
+    f = snap_get(&s, "DriverNotPublishingOnNode");
+    assert_contains(f->message, "list no device");
+    assert_string_equal(f->scope_node, "n1");
+    /* lint: slices are published at run time. */
+    s.m.live = 0;
+    assert_int_equal(snap_run(&s, &defaults, "DriverNotPublishingOnNode"), 0);
+    snap_free(&s);
+    /* Ready on n2, where nothing is published, while n1 has its slice. */
+    snap_load(&s, objs("[%s,%s,%s,%s,%s,%s]", DS_SEL(""), ROLE("[\"*\"]"), SLICE2,
+                       PLUGIN_POD("n2", "True"), NODE_N("n1"), NODE_N("n2")));
+    s.m.live = 1;
+    assert_int_equal(snap_run(&s, &defaults, "DriverNotPublishingOnNode"), 1);
+    assert_contains(snap_get(&s, "DriverNotPublishingOnNode")->message, "none for n2");
+    snap_free(&s);
+    /* Publishing where it runs: nothing. */
+    snap_load(&s, objs("[%s,%s,%s,%s,%s]", DS_SEL(""), ROLE("[\"*\"]"), SLICE2,
+                       PLUGIN_POD("n1", "True"), NODE_N("n1")));
+    s.m.live = 1;
+    assert_int_equal(snap_run(&s, &defaults, "DriverNotPublishingOnNode"), 0);
+    snap_free(&s);
+}
+
+/* A ClusterRole for ServiceAccount drv/sa with these rules (a JSON list), bound to it. */
+#define ROLE_RULES(name, rules)                                                                \
+    "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRole\",\"metadata\":"   \
+    "{\"name\":\"" name "\"},\"rules\":" rules "},"                                              \
+    "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"ClusterRoleBinding\","         \
+    "\"metadata\":{\"name\":\"" name "\"},\"roleRef\":{\"kind\":\"ClusterRole\",\"name\":"      \
+    "\"" name "\"},\"subjects\":[{\"kind\":\"ServiceAccount\",\"name\":\"sa\","                \
+    "\"namespace\":\"drv\"}]}"
+#define RULE(res, verbs) "{\"apiGroups\":[\"resource.k8s.io\"],\"resources\":[\"" res "\"],"     \
+                         "\"verbs\":" verbs "}"
+#define SLICE_RULE RULE("resourceslices", "[\"*\"]")
+#define STATUS_RULE RULE("resourceclaims/status", "[\"update\",\"patch\"]")
+#define DRIVER_RULE                                                                            \
+    "{\"apiGroups\":[\"resource.k8s.io\"],\"resources\":[\"resourceclaims/driver\"],"          \
+    "\"resourceNames\":[\"gpu.example.com\"],\"verbs\":[\"associated-node:update\","           \
+    "\"associated-node:patch\"]}"
+#define BIND_RULE "{\"apiGroups\":[\"\"],\"resources\":[\"pods/binding\"],\"verbs\":[\"create\"]}"
+
+static void claim_status_rbac(void **state)
+{
+    struct snap s;
+    struct rule_options o = RULE_OPTIONS_INIT;
+    struct kv_gates g;
+    const struct dd_finding *f;
+    (void)state;
+
+    /* A driver whose role writes claim status, without resourceclaims/driver: a warning. */
+    snap_load(&s, objs("[%s,%s]", DS_SEL(""), ROLE_RULES("r", "[" SLICE_RULE "," STATUS_RULE "]")));
+    assert_int_equal(snap_run(&s, &o, "ClaimStatusRBACDenied"), 1);
+    f = snap_get(&s, "ClaimStatusRBACDenied");
+    assert_int_equal(f->severity, DD_SEV_WARNING);
+    assert_string_equal(f->obj.kind, "DaemonSet");
+    assert_contains(f->message, "resource=\\\"resourceclaims/driver\\\"");
+    assert_contains(f->fix, "resourceNames: [gpu.example.com]");
+    /* 1.35 has no granular authorization: nothing to ask for. */
+    kv_gates_init(&g, 35);
+    o.kube_minor = 35;
+    o.gates = &g;
+    assert_int_equal(snap_run(&s, &o, "ClaimStatusRBACDenied"), 0);
+    o.gates = NULL;
+    o.kube_minor = 0;
+    snap_free(&s);
+    /* With it for its own name, or without status writes at all: nothing. */
+    snap_load(&s, objs("[%s,%s]", DS_SEL(""),
+                       ROLE_RULES("r", "[" SLICE_RULE "," STATUS_RULE "," DRIVER_RULE "]")));
+    assert_int_equal(snap_run(&s, &o, "ClaimStatusRBACDenied"), 0);
+    snap_free(&s);
+    snap_load(&s, objs("[%s,%s]", DS_SEL(""), ROLE("[\"*\"]")));
+    assert_int_equal(snap_run(&s, &o, "ClaimStatusRBACDenied"), 0);
+    snap_free(&s);
+    /* A scheduler (it binds pods) writing claim status without resourceclaims/binding: an
+     * error on its role. */
+    snap_load(&s, objs("[%s]", ROLE_RULES("sched", "[" BIND_RULE "," STATUS_RULE "]")));
+    assert_int_equal(snap_run(&s, &o, "ClaimStatusRBACDenied"), 1);
+    f = snap_get(&s, "ClaimStatusRBACDenied");
+    assert_int_equal(f->severity, DD_SEV_ERROR);
+    assert_string_equal(f->obj.kind, "ClusterRole");
+    assert_contains(f->message, "changing status.allocation or status.reservedFor requires "
+                                "resource=\\\"resourceclaims/binding\\\"");
+    snap_free(&s);
+    snap_load(&s, objs("[%s]", ROLE_RULES("sched", "[" BIND_RULE "," STATUS_RULE ","
+                                                  RULE("resourceclaims/binding",
+                                                       "[\"update\",\"patch\"]") "]")));
+    assert_int_equal(snap_run(&s, &o, "ClaimStatusRBACDenied"), 0);
+    snap_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(daemonset_missing),
         cmocka_unit_test(stale_slices),
+        cmocka_unit_test(claim_status_rbac),
+        cmocka_unit_test(publishing_on_node),
     };
     return cmocka_run_group_tests_name("rules_plugins", tests, NULL, NULL);
 }

@@ -264,7 +264,7 @@ static struct ydoc_stats compare(const char *what, const char *text, size_t len)
     struct ydoc_limits lim = { 64, 100000, 10000 };
     struct ydoc_sink sf = { &fast, on_doc, on_err, NULL, NULL }, ss = { &slow, on_doc, on_err, NULL, NULL };
     struct ydoc_sink sk = { &skim, on_doc, on_err, NULL, NULL };
-    struct ydoc_skim how = { &skim, skim_skip, "claims", skim_skipped };
+    struct ydoc_skim how = { &skim, skim_skip, "claims", NULL, skim_skipped };
     struct ydoc_stats st = { 0, 0, 0 }, st2 = { 0, 0, 0 };
     enum dd_rc rf, rs, rk;
     size_t i;

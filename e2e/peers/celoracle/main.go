@@ -15,7 +15,7 @@
 // "capacity": {...}, "allowMultipleAllocations": bool}, "gates": {"DRAListTypeAttributes": true}}
 // (the device in resource.k8s.io/v1 JSON).  An answer: {"outcome": "compile_error" |
 // "runtime_error" | "true" | "false", "detail": "...", "cost": estimated max cost,
-// "actual": runtime cost}.  Gates default to v1.36's: DRAConsumableCapacity on,
+// "actual": runtime cost}.  Gates default to v1.37's: DRAConsumableCapacity on,
 // DRAListTypeAttributes off.
 package main
 
@@ -68,8 +68,15 @@ func (d device) dra() dracel.Device {
 }
 
 // run is one case: validation as kube-apiserver's validateCELSelector does it, then the
-// scheduler's evaluation with a freshly compiled stored expression.
-func run(r request) answer {
+// scheduler's evaluation with a freshly compiled stored expression.  cel-go panics building
+// some programs (a constant map literal with a bytes key); kube-apiserver's panic recovery
+// then fails the request, so the object is refused as with a compile error.
+func run(r request) (a answer) {
+	defer func() {
+		if p := recover(); p != nil {
+			a = answer{Outcome: "compile_error", Detail: fmt.Sprintf("panic: %v", p)}
+		}
+	}()
 	if len(r.Expression) > resourceapi.CELSelectorExpressionMaxLength {
 		return answer{Outcome: "compile_error", Detail: "Too long: may not be more than 10240 bytes"}
 	}
@@ -87,7 +94,7 @@ func run(r request) answer {
 		return answer{Outcome: "compile_error", Detail: "stored: " + s.Error.Detail, Cost: v.MaxCost}
 	}
 	ok, details, err := s.DeviceMatches(context.Background(), r.Device.dra())
-	a := answer{Cost: v.MaxCost}
+	a = answer{Cost: v.MaxCost}
 	if details != nil && details.ActualCost() != nil {
 		a.Actual = *details.ActualCost()
 	}
