@@ -3735,10 +3735,17 @@ enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec
         }
         if (o->pod_filter)
             continue;
-        if (o->verdict == ALLOC_FIT)
-            out->nfit++;
-        else if (o->verdict == ALLOC_ERROR)
+        if (o->verdict == ALLOC_ERROR)
             filter_error = 1;
+        else if (o->verdict == ALLOC_FIT)
+            out->nfit++;
+        /* first_fit: the first fit answers, and so does the first error (below). */
+        if (inv->opt.first_fit && (filter_error || out->nfit)) {
+            for (i++; i < out->nnodes; i++)
+                out->nodes[i].node = NULL;
+            out->nnodes = (size_t)(o - out->nodes) + 1;
+            break;
+        }
     }
     /* A Filter error on any node the pod's own filters admit ends kube-scheduler's cycle with
      * that error (findNodesThatPassFilters): the pod is bound nowhere, however many nodes fit. */
