@@ -6,7 +6,10 @@
  * DeviceClasses, the ResourceClaims with the allocations other pods hold (status.allocation
  * written as a driver's scheduler would), then the pod - and the scheduler's verdict (bound
  * to a node, or PodScheduled=False) is compared with dra-doctor's on the very same snapshot:
- * unschedulable where dra-doctor fits the pod nowhere, bound only to a node where it fits.
+ * unschedulable where dra-doctor fits the pod nowhere, bound only to a node where it fits, with
+ * the devices dra-doctor picks there.  dra-doctor's answer is the one after the deallocations
+ * the scheduler's PostFilter makes (alloc_result.deallocate), as the scheduler's is after its
+ * retries.  Half the sample is drawn where dra-doctor fits the pod, half where it does not.
  * Each case has its own namespace, node, driver, pool and class names, and everything it
  * made is deleted before the next one; objects this program did not make are never touched.
  *
