@@ -847,7 +847,8 @@ struct a_claim {
     char *key;                    /* ns/name; owned */
     const cJSON *devices;         /* spec.devices */
     int allocated;
-    int unavailable_seen;         /* allocated, and unavailable on a node the DRA filter judged */
+    int unavailable_seen;         /* allocated, and unavailable on a node whose filter got past
+                                     the allocator (PostFilter's candidates) */
     const cJSON *alloc_selector;  /* status.allocation.nodeSelector */
     struct a_req *reqs;
     size_t nreqs;
@@ -3631,6 +3632,12 @@ static int judge_node(struct a_node *n, struct alloc_node *out, int explain)
     } else if (unusable) {
         out->verdict = ALLOC_UNSCHEDULABLE;
         out->reason = xstrdup("resourceclaim not available on the node");
+        /* The plugin remembers the claims for PostFilter only here, once the allocator found
+         * the others' devices on the node, and only on nodes the pod's own filters (which run
+         * first) admitted. */
+        for (i = 0; !out->pod_filter && i < pod->nclaims; i++)
+            if (pod->claims[i].allocated && unavailable(n, &pod->claims[i]))
+                pod->claims[i].unavailable_seen = 1;
     } else {
         out->verdict = ALLOC_FIT;
         if (collect(n, out))
@@ -3727,11 +3734,6 @@ enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec
             arena_reset(&n.ar);
             if (r)
                 goto oom;
-            /* The scheduler's filters run in order: DynamicResources sees only the nodes the
-             * pod's own filters admitted. */
-            for (size_t k = 0; !o->pod_filter && k < pod.nclaims; k++)
-                if (pod.claims[k].allocated && unavailable(&n, &pod.claims[k]))
-                    pod.claims[k].unavailable_seen = 1;
         }
         if (o->pod_filter)
             continue;

@@ -183,8 +183,9 @@ struct alloc_result {
                                      error ends the scheduler's cycle) */
     long deallocate;              /* when the pod fits nowhere: the claim (index into claims)
                                      kube-scheduler's PostFilter deallocates before it tries
-                                     again - allocated, unavailable on a node the DRA filter
-                                     judged, reserved for no other pod - else -1.  The verdict
+                                     again - allocated, unavailable on a node where the DRA
+                                     filter got past the allocator (the pod's other claims found
+                                     devices there), reserved for no other pod - else -1.  The verdict
                                      is then not final: the pod's next one is that of the
                                      cluster without this allocation */
 };
