@@ -71,6 +71,11 @@ $(B)/review-bench: bench/review-bench.c $(B)/libdd.a
 	@echo "  LINK    $@"
 	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -o $@ $< $(B)/libdd.a $(LDLIBS)
 
+# The controller's CPU per watch event in process, for docs/benchmarks.md.
+$(B)/event-bench: bench/event-bench.c $(B)/libdd.a
+	@echo "  LINK    $@"
+	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -o $@ $< $(B)/libdd.a $(LDLIBS)
+
 $(B)/tests/%: tests/unit/%.c $(B)/libdd.a $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $@"
