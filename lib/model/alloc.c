@@ -1784,6 +1784,10 @@ static enum cel_verdict sel_eval(struct a_pod *pod, const struct dra_selector *s
         }
         prog = st->prog;
     }
+    if (prog == sel->prog)
+        /* The device's CEL value built once per model and the verdict kept per
+         * (selector, device): every node and every pod asks the same questions. */
+        return dra_selector_match(pod->inv->m, sel, d->id, err);
     return cel_eval_device(prog, &d->dev, NULL, err);
 }
 
