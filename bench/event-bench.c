@@ -157,8 +157,11 @@ static double cpu_now(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* A snapshot of every object of all (as the live cache's collect and the build hook do). */
-static struct snapshot *build(const cJSON *all, struct dra_cel_cache *cel)
+#define MAX_RULES 256
+
+/* A snapshot of every object of all (as the live cache's collect and the build hook do);
+ * each rule's CPU seconds added to secs[] (as dd_rules() orders them). */
+static struct snapshot *build(const cJSON *all, struct dra_cel_cache *cel, double *secs)
 {
     struct rule_options opt = RULE_OPTIONS_INIT;
     size_t n = 0;
@@ -171,6 +174,7 @@ static struct snapshot *build(const cJSON *all, struct dra_cel_cache *cel)
         exit(1);
     cJSON_ArrayForEach(it, all)
         objs[n++] = it;
+    opt.seconds = secs;
     dd_err_clear(&err);
     if (!(s = snapshot_build(NULL, objs, n, NULL, cel, &opt, &err))) {
         fprintf(stderr, "event-bench: %s\n", err.msg);
@@ -182,6 +186,7 @@ static struct snapshot *build(const cJSON *all, struct dra_cel_cache *cel)
 struct result {
     size_t pods, objects;
     double first, model, rules, index, diag, total;
+    double rule[MAX_RULES];     /* per rule, over the events */
 };
 
 static void run(size_t pods, int events, struct result *r)
@@ -196,7 +201,7 @@ static void run(size_t pods, int events, struct result *r)
     r->pods = pods;
     r->objects = (size_t)cJSON_GetArraySize(all);
     t = cpu_now();
-    cur = build(all, cel);
+    cur = build(all, cel, NULL);
     r->first = cpu_now() - t;
     for (e = 0; e < events; e++) {
         /* A Pending pod (even index) somewhere in the cluster gets a new status. */
@@ -225,7 +230,7 @@ static void run(size_t pods, int events, struct result *r)
         cJSON_ReplaceItemViaPointer(all, it, obj);
         /* The store's lookup above is not the controller's cost (its store is a hash). */
         t0 = cpu_now();
-        next = build(all, cel);
+        next = build(all, cel, r->rule);
         t1 = cpu_now();
         snprintf(name, sizeof(name), "ns-%zu", i % 50);
         if (!(p = snapshot_pod(next, name, cJSON_GetStringValue(cJSON_GetObjectItem(
@@ -250,7 +255,9 @@ static void run(size_t pods, int events, struct result *r)
 int main(int argc, char **argv)
 {
     size_t sizes[8] = { 5000, 50000 }, nsizes = 0, i;
-    struct result r[8];
+    static struct result r[8];
+    size_t nrules, k, top[4] = { 0 };
+    const struct dd_rule *rules = dd_rules(&nrules);
     int events = 20, a;
 
     for (a = 1; a < argc; a++) {
@@ -277,5 +284,23 @@ int main(int argc, char **argv)
                r[i].total / r[0].total);
         fflush(stdout);
     }
+    /* Where the largest size's rules spend it: the four costliest. */
+    for (a = 0; a < 4; a++) {
+        double best = -1;
+        for (k = 0; k < nrules && k < MAX_RULES; k++) {
+            int j, taken = 0;
+            for (j = 0; j < a; j++)
+                taken |= top[j] == k;
+            if (!taken && r[nsizes - 1].rule[k] > best) {
+                best = r[nsizes - 1].rule[k];
+                top[a] = k;
+            }
+        }
+    }
+    printf("rules at %zu pods, ms per event (ratio to %zu pods):", r[nsizes - 1].pods, r[0].pods);
+    for (k = 0; k < 4; k++)
+        printf(" %s %.2f (%.1f)", rules[top[k]].code, 1e3 * r[nsizes - 1].rule[top[k]] / events,
+               r[0].rule[top[k]] > 0 ? r[nsizes - 1].rule[top[k]] / r[0].rule[top[k]] : 0.0);
+    printf("\n");
     return 0;
 }

@@ -47,6 +47,8 @@ struct live {
     struct inf_reflector *refl[LIVE_MAX_RESOURCES];
     struct watch watch[LIVE_MAX_RESOURCES];
     int fixed;                 /* live_start_fixed: nothing watched */
+    int unwatched;             /* live_start without a configuration: the caller fills the
+                                  stores */
     pthread_t builder;
     int have_builder;
 
@@ -248,7 +250,7 @@ int live_synced(struct live *lc)
 {
     size_t i;
 
-    if (lc->fixed)
+    if (lc->fixed || lc->unwatched)
         return 1;
     for (i = 0; i < lc->o.nres; i++)
         if (!lc->refl[i] || !inf_reflector_synced(lc->refl[i]))
@@ -457,7 +459,8 @@ int live_start(struct live *lc, const struct kube_config *cfg, struct dd_err *er
     char path[256];
     size_t i;
 
-    for (i = 0; i < lc->o.nres; i++) {
+    lc->unwatched = !cfg;
+    for (i = 0; cfg && i < lc->o.nres; i++) {
         const struct live_resource *r = &lc->o.res[i];
         struct inf_reflector_opts ro;
 

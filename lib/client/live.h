@@ -105,7 +105,8 @@ struct live *live_new(const struct live_opts *opts, const struct live_hooks *hoo
                       struct dd_err *err);
 
 /* Starts the reflectors (with clients made from cfg, copied) and the builder.  0, or -1
- * (err names the resource that could not be watched). */
+ * (err names the resource that could not be watched).  cfg NULL starts the builder alone:
+ * the caller fills the stores (inf_store_put) and marks the cache dirty (tests). */
 int live_start(struct live *lc, const struct kube_config *cfg, struct dd_err *err);
 
 /* Instead of live_start: view (taken) is the current view for good, with nothing watched
