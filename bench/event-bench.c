@@ -18,7 +18,6 @@
  * split into model, rules, index and the pod's diagnosis, and the ratio to the first size.
  * Built by `make build/release/event-bench`; not part of the binary.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,48 +30,33 @@
 #define PODS_PER_NODE 50
 #define DEVICES_PER_NODE 10
 
-struct buf {
-    char *s;
-    size_t n, cap;
-};
-
-static void put(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void put(struct buf *b, const char *fmt, ...)
+/* A memory stream for the generated JSON (exits when out of memory). */
+static FILE *stream(char **s, size_t *n)
 {
-    va_list ap;
-    int k;
+    FILE *f = open_memstream(s, n);
 
-    for (;;) {
-        va_start(ap, fmt);
-        k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
-        va_end(ap);
-        if (k >= 0 && b->s && b->n + (size_t)k < b->cap)
-            break;
-        b->cap = b->cap ? 2 * b->cap + (size_t)k : 1u << 20;
-        if (!(b->s = realloc(b->s, b->cap))) {
-            fprintf(stderr, "event-bench: out of memory\n");
-            exit(1);
-        }
+    if (!f) {
+        fprintf(stderr, "event-bench: out of memory\n");
+        exit(1);
     }
-    b->n += (size_t)k;
+    return f;
 }
 
-static void pod(struct buf *b, size_t i, size_t node, int running, int gen)
+static void pod(FILE *b, size_t i, size_t node, int running, int gen)
 {
     char on[64] = "";
 
     if (running)
         snprintf(on, sizeof(on), "\"nodeName\":\"node-%zu\",", node);
-    put(b, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"pod-%zu\","
+    fprintf(b, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"pod-%zu\","
            "\"namespace\":\"ns-%zu\",\"uid\":\"u%zu\"},\"spec\":{%s\"resourceClaims\":[{"
            "\"name\":\"gpu\",\"resourceClaimName\":\"claim-%zu\"}],\"containers\":[{\"name\":"
            "\"app\",\"image\":\"app:1\",\"resources\":{\"claims\":[{\"name\":\"gpu\"}]}}]},",
         i, i % 50, i, on, i);
     if (running)
-        put(b, "\"status\":{\"phase\":\"Running\"}}");
+        fprintf(b, "\"status\":{\"phase\":\"Running\"}}");
     else
-        put(b, "\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\","
+        fprintf(b, "\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\","
                "\"status\":\"False\",\"reason\":\"Unschedulable\",\"message\":\"try %d\"}]}}",
             gen);
 }
@@ -81,10 +65,12 @@ static void pod(struct buf *b, size_t i, size_t node, int running, int gen)
 static cJSON *cluster(size_t pods)
 {
     size_t nodes = (pods + PODS_PER_NODE - 1) / PODS_PER_NODE, i, d;
-    struct buf b = { NULL, 0, 0 };
+    char *text;
+    size_t len;
+    FILE *b = stream(&text, &len);
     cJSON *all;
 
-    put(&b, "[{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\",\"metadata\":{"
+    fprintf(b, "[{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\",\"metadata\":{"
             "\"name\":\"gpu.example.com\"},\"spec\":{\"selectors\":[{\"cel\":{\"expression\":"
             "\"device.driver == 'gpu.example.com'\"}}]}},"
             "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\",\"metadata\":{"
@@ -98,19 +84,19 @@ static cJSON *cluster(size_t pods)
             "\"registry.k8s.io/dra-example-driver/dra-example-driver:v0.2.0\",\"env\":[{\"name\":"
             "\"DRIVER_NAME\",\"value\":\"gpu.example.com\"}]}]}}}}");
     for (i = 0; i < nodes; i++) {
-        put(&b, ",{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"node-%zu\","
+        fprintf(b, ",{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"node-%zu\","
                 "\"labels\":{\"kubernetes.io/hostname\":\"node-%zu\"}},\"status\":{\"nodeInfo\":"
                 "{\"containerRuntimeVersion\":\"containerd://2.0.4\"}}}", i, i);
-        put(&b, ",{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceSlice\",\"metadata\":"
+        fprintf(b, ",{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceSlice\",\"metadata\":"
                 "{\"name\":\"node-%zu-gpu\"},\"spec\":{\"driver\":\"gpu.example.com\",\"nodeName\":"
                 "\"node-%zu\",\"pool\":{\"name\":\"node-%zu\",\"generation\":1,"
                 "\"resourceSliceCount\":1},\"devices\":[", i, i, i);
         for (d = 0; d < DEVICES_PER_NODE; d++)
-            put(&b, "%s{\"name\":\"gpu-%zu\",\"attributes\":{\"index\":{\"int\":%zu}},"
+            fprintf(b, "%s{\"name\":\"gpu-%zu\",\"attributes\":{\"index\":{\"int\":%zu}},"
                     "\"capacity\":{\"memory\":{\"value\":\"%s\"}}}", d ? "," : "", d, d,
                 d % 2 ? "40Gi" : "80Gi");
-        put(&b, "]}}");
-        put(&b, ",{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"plugin-%zu\","
+        fprintf(b, "]}}");
+        fprintf(b, ",{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"plugin-%zu\","
                 "\"namespace\":\"dra\",\"ownerReferences\":[{\"kind\":\"DaemonSet\",\"name\":"
                 "\"plugin\"}]},\"spec\":{\"nodeName\":\"node-%zu\",\"containers\":[{\"name\":"
                 "\"plugin\",\"image\":\"i\"}],\"volumes\":[{\"name\":\"reg\",\"hostPath\":"
@@ -120,32 +106,33 @@ static cJSON *cluster(size_t pods)
     for (i = 0; i < pods; i++) {
         size_t node = i / PODS_PER_NODE;
         int running = i % 2;
-        put(&b, ",{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":"
+        fprintf(b, ",{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":"
                 "{\"name\":\"claim-%zu\",\"namespace\":\"ns-%zu\"},\"spec\":{\"devices\":{"
                 "\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"%s\"}}]}}",
             i, i % 50, i % 3 ? "gpu.example.com" : "gpu-big.example.com");
         if (running)
-            put(&b, ",\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"gpu\","
+            fprintf(b, ",\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"gpu\","
                     "\"driver\":\"gpu.example.com\",\"pool\":\"node-%zu\",\"device\":\"gpu-%zu\"}]},"
                     "\"nodeSelector\":{\"nodeSelectorTerms\":[{\"matchFields\":[{\"key\":"
                     "\"metadata.name\",\"operator\":\"In\",\"values\":[\"node-%zu\"]}]}]}},"
                     "\"reservedFor\":[{\"resource\":\"pods\",\"name\":\"pod-%zu\",\"uid\":\"u%zu\"}]}",
                 node, (i / 2) % DEVICES_PER_NODE, node, i, i);
-        put(&b, "},");
-        pod(&b, i, node, running, 0);
+        fprintf(b, "},");
+        pod(b, i, node, running, 0);
         if (!running)
-            put(&b, ",{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"e-%zu\","
+            fprintf(b, ",{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"e-%zu\","
                     "\"namespace\":\"ns-%zu\"},\"type\":\"Warning\",\"reason\":"
                     "\"FailedScheduling\",\"message\":\"0/%zu nodes are available: cannot "
                     "allocate all claims.\",\"involvedObject\":{\"kind\":\"Pod\",\"namespace\":"
                     "\"ns-%zu\",\"name\":\"pod-%zu\"}}", i, i % 50, nodes, i % 50, i);
     }
-    put(&b, "]");
-    if (!(all = cJSON_Parse(b.s))) {
+    fprintf(b, "]");
+    fclose(b);
+    if (!(all = cJSON_Parse(text))) {
         fprintf(stderr, "event-bench: generated JSON does not parse\n");
         exit(1);
     }
-    free(b.s);
+    free(text);
     return all;
 }
 
@@ -207,16 +194,19 @@ static void run(size_t pods, int events, struct result *r)
         /* A Pending pod (even index) somewhere in the cluster gets a new status. */
         size_t i = (((size_t)e * 7919) % pods) & ~(size_t)1;
         char name[64];
-        struct buf b = { NULL, 0, 0 };
+        char *text;
+        size_t len;
+        FILE *b = stream(&text, &len);
         const struct dra_podspec *p;
         struct diag_result dr;
         struct snapshot *next;
         cJSON *it, *obj;
         double t0, t1;
 
-        pod(&b, i, 0, 0, e + 1);
-        obj = cJSON_Parse(b.s);
-        free(b.s);
+        pod(b, i, 0, 0, e + 1);
+        fclose(b);
+        obj = cJSON_Parse(text);
+        free(text);
         snprintf(name, sizeof(name), "pod-%zu", i);
         cJSON_ArrayForEach(it, all)
             if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(it, "kind")), "Pod") &&

@@ -35,7 +35,7 @@
 #include "client/workqueue.h"
 #include "formats/json.h"
 #include "model/keep.h"
-#include "cluster.h"
+#include "rules/cluster.h"
 
 #define SNAPSHOT_MIN_MS 100  /* batch bursts of changes into one rebuild */
 #define SNAPSHOT_SETTLE_MS 20 /* the first change after a quiet spell waits for its burst */
@@ -661,19 +661,6 @@ static void *worker(void *arg)
 
 /* ---- health and metrics --------------------------------------------------- */
 
-static void text(struct httpd_response *r, int status, const char *s)
-{
-    r->status = status;
-    r->body = strdup(s);
-    r->len = r->body ? strlen(r->body) : 0;
-}
-
-static void h_healthz(void *ctx, const char *m, const char *b, size_t n, struct httpd_response *r)
-{
-    (void)ctx; (void)m; (void)b; (void)n;
-    text(r, 200, "ok\n");
-}
-
 static void h_readyz(void *ctx, const char *m, const char *b, size_t n, struct httpd_response *r)
 {
     struct ctl *c = ctx;
@@ -682,11 +669,11 @@ static void h_readyz(void *ctx, const char *m, const char *b, size_t n, struct h
     (void)m; (void)b; (void)n;
     if (!c->cluster.supported) {
         snprintf(msg, sizeof(msg), "unsupported cluster: %s\n", c->cluster.says);
-        text(r, 503, msg);
+        httpd_text(r, 503, msg);
     } else if (live_synced(c->lc))
-        text(r, 200, "ok\n");
+        httpd_text(r, 200, "ok\n");
     else
-        text(r, 503, "caches not synced\n");
+        httpd_text(r, 503, "caches not synced\n");
 }
 
 /* Pods by the code of their dra-doctor.io/root-cause annotation, for
@@ -1058,7 +1045,7 @@ int controller_main(int argc, char **argv)
         goto out;
     }
     if (c->o.port) {
-        routes[0] = (struct httpd_route){ "/healthz", h_healthz, c, NULL };
+        routes[0] = (struct httpd_route){ "/healthz", httpd_ok, c, NULL };
         routes[1] = (struct httpd_route){ "/readyz", h_readyz, c, NULL };
         routes[2] = (struct httpd_route){ "/metrics", h_metrics, c, NULL };
         memset(&hopts, 0, sizeof(hopts));

@@ -11,7 +11,7 @@
 
 #include "rules/diagnose.h"
 #include "rules/snapshot.h"
-#include "cluster.h"
+#include "rules/cluster.h"
 
 static void usage(FILE *f)
 {

@@ -25,7 +25,7 @@
 #include "client/kube.h"
 #include "formats/manifest.h"
 #include "rules/snapshot.h"
-#include "cluster.h"
+#include "rules/cluster.h"
 
 static void usage(FILE *f)
 {

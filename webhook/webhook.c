@@ -37,7 +37,7 @@
 #include "formats/manifest.h"
 #include "model/keep.h"
 #include "review.h"
-#include "cluster.h"
+#include "rules/cluster.h"
 
 #define BUILD_MIN_MS 200           /* batches bursts of cache changes into one view */
 #define DEFAULT_MAX_BODY (4u << 20) /* an AdmissionReview carries object and oldObject */
@@ -349,13 +349,6 @@ static void sleep_ms(long ms)
 
 /* ---- HTTP ------------------------------------------------------------------- */
 
-static void text(struct httpd_response *r, int status, const char *msg)
-{
-    r->status = status;
-    r->body = strdup(msg);
-    r->len = r->body ? strlen(r->body) : 0;
-}
-
 static size_t label_index(const char *const *labels, size_t n, const char *s)
 {
     size_t i;
@@ -399,12 +392,12 @@ static void null_answer(const char *body, struct httpd_response *r)
     if (u)
         e = strchr(u += 7, '"');
     if (!e) {
-        text(r, 400, "no request.uid\n");
+        httpd_text(r, 400, "no request.uid\n");
         return;
     }
     n = (size_t)(e - u) + 128;
     if (!(out = malloc(n))) {
-        text(r, 500, "out of memory\n");
+        httpd_text(r, 500, "out of memory\n");
         return;
     }
     r->len = (size_t)snprintf(out, n, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":"
@@ -517,7 +510,7 @@ static void h_validate(void *ctx, const char *method, const char *body, size_t l
 
     free(held);
     if (strcmp(method, "POST")) {
-        text(r, 405, "POST an AdmissionReview (admission.k8s.io/v1)\n");
+        httpd_text(r, 405, "POST an AdmissionReview (admission.k8s.io/v1)\n");
         return;
     }
     if (w->o.null_baseline) {
@@ -545,18 +538,12 @@ static void h_validate(void *ctx, const char *method, const char *body, size_t l
     }
     observe(w, "other", "other", 3, now_s() - t0);
     if (rc == DD_ENOMEM) {
-        text(r, 500, "out of memory\n");
+        httpd_text(r, 500, "out of memory\n");
     } else {
         char msg[sizeof(err.msg) + 64];
         snprintf(msg, sizeof(msg), "malformed AdmissionReview: %s\n", err.msg);
-        text(r, 400, msg);
+        httpd_text(r, 400, msg);
     }
-}
-
-static void h_healthz(void *ctx, const char *m, const char *b, size_t n, struct httpd_response *r)
-{
-    (void)ctx; (void)m; (void)b; (void)n;
-    text(r, 200, "ok\n");
 }
 
 static void h_readyz(void *ctx, const char *m, const char *b, size_t n, struct httpd_response *r)
@@ -568,15 +555,15 @@ static void h_readyz(void *ctx, const char *m, const char *b, size_t n, struct h
     char msg[sizeof(w->cluster.says) + 32];
 
     if (atomic_load(&w->draining))
-        text(r, 503, "shutting down\n");
+        httpd_text(r, 503, "shutting down\n");
     else if (!w->o.objects && !w->o.null_baseline && !w->cluster.supported) {
         snprintf(msg, sizeof(msg), "unsupported cluster: %s\n", w->cluster.says);
-        text(r, 503, msg);
+        httpd_text(r, 503, msg);
     }
     else if (!w->o.null_baseline && (!vr || !live_synced(w->lc)))
-        text(r, 503, "caches not synced yet\n");
+        httpd_text(r, 503, "caches not synced yet\n");
     else
-        text(r, 200, "ok\n");
+        httpd_text(r, 200, "ok\n");
     view_put(w, vr, NULL);
 }
 
@@ -593,7 +580,7 @@ static void h_metrics(void *ctx, const char *m, const char *b, size_t n, struct 
     http = w->http;
     pthread_mutex_unlock(&w->mu);
     if (!buf) {
-        text(r, 500, "out of memory\n");
+        httpd_text(r, 500, "out of memory\n");
         return;
     }
 #define OUT(...) (len += len < cap ? (size_t)snprintf(buf + len, cap - len, __VA_ARGS__) : 0)
@@ -965,7 +952,7 @@ int webhook_main(int argc, char **argv)
     if (!w->o.null_baseline && start_cache(w))
         goto out;
     routes[0] = (struct httpd_route){ "/validate", h_validate, w, "application/json" };
-    routes[1] = (struct httpd_route){ "/healthz", h_healthz, w, NULL };
+    routes[1] = (struct httpd_route){ "/healthz", httpd_ok, w, NULL };
     routes[2] = (struct httpd_route){ "/readyz", h_readyz, w, NULL };
     routes[3] = (struct httpd_route){ "/metrics", h_metrics, w, NULL };
     memset(&ho, 0, sizeof(ho));
