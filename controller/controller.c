@@ -45,6 +45,7 @@
 #define SAR_TTL_MS 60000     /* SubjectAccessReview answers are asked again at least this often */
 #define KEY_MAX WQ_KEY_SIZE
 #define MAX_WATCHED 16
+#define RES_PODS 0           /* the pods' store: cluster_resources lists them first */
 #define REPORTER "dra-doctor"
 #define FIELD_MANAGER "dra-doctor"
 
@@ -330,7 +331,7 @@ static void refresh_sars(struct ctl *c)
  */
 static size_t check_all_pods(struct ctl *c, const struct snapshot *s)
 {
-    struct inf_store *pods = live_store(c->lc, resource_index(c, "pods"));
+    struct inf_store *pods = live_store(c->lc, RES_PODS);
     size_t i, n = 0;
 
     for (i = 0; i < s->m.npods; i++) {
@@ -595,7 +596,7 @@ static int reconcile(struct ctl *c, struct kube_client *k, const char *key)
         /* The snapshot predates the pod: wait for the next one, which re-queues it (a
          * deleted pod, -1, is nothing to wait for). */
         snap_put(c, s);
-        if (inf_store_with(live_store(c->lc, 0), key, look_claims, NULL) > 0)
+        if (inf_store_with(live_store(c->lc, RES_PODS), key, look_claims, NULL) > 0)
             note_pod(c, ns, name);
         return 0;
     }
@@ -604,9 +605,9 @@ static int reconcile(struct ctl *c, struct kube_client *k, const char *key)
     /* Most pods a snapshot re-queues are annotated as they should be already: a look at
      * the cached pod (newer than the snapshot's, with our own last patch) says so without
      * copying it.  -1: it is gone. */
-    if (inf_store_with(live_store(c->lc, 0), key, look_annotated, &r))
+    if (inf_store_with(live_store(c->lc, RES_PODS), key, look_annotated, &r))
         return 0;
-    if (!(pod = inf_store_get(live_store(c->lc, 0), key)))
+    if (!(pod = inf_store_get(live_store(c->lc, RES_PODS), key)))
         return 0;
     old_root = ann(pod, DIAG_ANN_ROOT_CAUSE);
     old_msg = ann(pod, DIAG_ANN_MESSAGE);
@@ -753,7 +754,7 @@ static void h_metrics(void *ctx, const char *m, const char *b, size_t n, struct 
     if (st) {
         for (i = 0; i < nrules && i < STUCK_CODES_MAX; i++)
             st->code[st->n++] = rules[i].code;
-        inf_store_foreach(live_store(c->lc, 0), count_stuck, st);
+        inf_store_foreach(live_store(c->lc, RES_PODS), count_stuck, st);
         OUT("# HELP dra_doctor_pods_with_root_cause Pods whose dra-doctor.io/root-cause "
             "annotation names this code (stuck DRA pods).\n"
             "# TYPE dra_doctor_pods_with_root_cause gauge\n");

@@ -55,8 +55,9 @@ struct cluster_resource {
     const char *selector;  /* query fragment for LIST/WATCH, or NULL */
 };
 
-/* What a snapshot is made of on every cluster: pods, nodes, namespaces, quotas, Events
- * about pods, DeviceClasses, claims, templates, slices, DaemonSets, cluster RBAC. */
+/* What a snapshot is made of on every cluster: pods (first: the controller relies on it),
+ * nodes, namespaces, quotas, Events about pods, DeviceClasses, claims, templates, slices,
+ * DaemonSets, cluster RBAC. */
 extern const struct cluster_resource cluster_resources[];
 extern const size_t cluster_nresources;
 
