@@ -3714,8 +3714,12 @@ enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec
             if (r)
                 goto oom;
         }
-        if (o->verdict == ALLOC_FIT && !o->pod_filter)
-            out->nfit++;
+        if (o->verdict == ALLOC_FIT && !o->pod_filter && out->nfit++ == 0 && inv->opt.first_fit) {
+            for (i++; i < out->nnodes; i++)
+                out->nodes[i].node = NULL;
+            out->nnodes = (size_t)(o - out->nodes) + 1;
+            break;
+        }
     }
     arena_free(&n.ar);
     pod_free(&pod);

@@ -76,6 +76,10 @@ struct alloc_options {
     /* Search steps (allocateOne calls) per node before giving up, the stand-in for the
      * scheduler's 10 s filter timeout; 0: ALLOC_MAX_STEPS. */
     uint64_t max_steps;
+    /* Stop at the first node that fits (by the DRA filter and the pod's own): whether the
+     * pod fits anywhere, as a diagnosis asks it, costs one node's search instead of every
+     * node's.  alloc_result.nodes then holds the nodes judged, up to that one. */
+    int first_fit;
 };
 
 #define ALLOC_MAX_STEPS 20000000
