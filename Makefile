@@ -142,9 +142,10 @@ test: deps
 	@scripts/prebuild.sh wait
 	scripts/summary.sh
 
-bench: dra-doctor $(B)/nodesim
+bench: dra-doctor $(B)/nodesim $(B)/event-bench
 	bench/lint-bench.sh
 	bench/controller-bench.sh $(B)
+	$(B)/event-bench -e 10 5000 50000
 	CC="$(CC)" bench/webhook-bench.sh
 	CC="$(CC)" bench/cel-bench.sh $(B)
 	CC="$(CC)" bench/alloc-bench.sh $(B)

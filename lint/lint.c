@@ -171,20 +171,33 @@ static int namespaced(const char *api_version, const char *kind)
     return drv_creates_for(api_version, kind) != NULL;
 }
 
-static void default_namespace(struct mf_set *set, const char *ns)
+/*
+ * Objects that name no namespace get kubectl's (ns, which must outlive the set) in their
+ * metadata.  The set's trees are an arena's, which never frees a node on its own: the added
+ * nodes are lint's, in the one block returned (free it after the set), referring to ns and a
+ * constant key rather than copies.  NULL when out of memory.
+ */
+static cJSON *default_namespace(struct mf_set *set, const char *ns)
 {
-    size_t i;
+    cJSON *nodes = calloc(set->n + 1, sizeof(*nodes));
+    size_t i, k = 0;
 
+    if (!nodes)
+        return NULL;
     for (i = 0; i < set->n; i++) {
         struct mf_object *o = &set->objs[i];
-        cJSON *meta = cJSON_GetObjectItemCaseSensitive(o->json, "metadata"), *v;
+        cJSON *meta = cJSON_GetObjectItemCaseSensitive(o->json, "metadata"), *v = &nodes[k];
         if (*o->namespace_ || !namespaced(o->api_version, o->kind) || !cJSON_IsObject(meta) ||
             cJSON_GetObjectItemCaseSensitive(meta, "namespace"))
             continue;
-        if (!(v = cJSON_AddStringToObject(meta, "namespace", ns)))
+        v->type = cJSON_String | cJSON_IsReference;
+        v->valuestring = (char *)ns;
+        if (!cJSON_AddItemToObjectCS(meta, "namespace", v))
             continue;
-        o->namespace_ = v->valuestring;
+        k++;
+        o->namespace_ = ns;
     }
+    return nodes;
 }
 
 /* An object's identity: API group, kind, namespace, name. */
@@ -303,6 +316,7 @@ int lint_collect(const struct lint_input *in, struct lint_result *res)
     struct mf_set set = MF_SET_INIT;
     struct cri_config cri;
     struct dd_err err;
+    cJSON *added = NULL;      /* default_namespace's nodes, in the set's trees */
     int have_cri = 0, rc = -1;
     size_t i, *var = NULL, *nvar = NULL, passes;
 
@@ -337,7 +351,8 @@ int lint_collect(const struct lint_input *in, struct lint_result *res)
             res->input_errors++;
         }
     }
-    default_namespace(&set, in->namespace_ ? in->namespace_ : "default");
+    if (!(added = default_namespace(&set, in->namespace_ ? in->namespace_ : "default")))
+        goto out_model;
     res->objects = set.n + set.nfiltered;
     if (!(var = calloc(set.n + 1, sizeof(*var))) || !(nvar = calloc(set.n + 1, sizeof(*nvar))) ||
         !(passes = number_variants(&set, var, nvar, &res->findings)))
@@ -360,6 +375,7 @@ out_model:
         cri_config_release(&cri);
 out_set:
     mf_set_release(&set);
+    free(added);
     if (rc)
         dd_findings_release(&res->findings);
     return rc;
