@@ -87,7 +87,9 @@ $(B)/tests/test_json_portable: tests/unit/test_json.c lib/formats/json.c $(B)/li
 	@echo "  TEST    $@"
 	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -U__SSE2__ -Itests/unit -o $@ tests/unit/test_json.c lib/formats/json.c $(B)/libdd.a $(LDLIBS) -lcmocka
 
-$(B)/e2e/%: tests/e2e/%.c $(B)/libdd.a tests/unit/harness.h $(wildcard tests/e2e/*.h)
+# e2e_scheduler_judge includes the allocation differential harness (its generator).
+$(B)/e2e/%: tests/e2e/%.c $(B)/libdd.a tests/unit/harness.h $(wildcard tests/e2e/*.h) \
+             tests/fuzz/fuzz_alloc_diff.c tests/fuzz/peer.h
 	@mkdir -p $(dir $@)
 	@echo "  E2E     $@"
 	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -Itests/unit -o $@ $< $(B)/libdd.a $(LDLIBS) -lcmocka

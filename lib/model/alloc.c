@@ -861,6 +861,8 @@ struct a_claim {
     char *key;                    /* ns/name; owned */
     const cJSON *devices;         /* spec.devices */
     int allocated;
+    int unavailable_seen;         /* allocated, and unavailable on a node whose filter got past
+                                     the allocator (PostFilter's candidates) */
     const cJSON *alloc_selector;  /* status.allocation.nodeSelector */
     struct a_req *reqs;
     size_t nreqs;
@@ -3734,6 +3736,12 @@ static int judge_node(struct a_node *n, struct alloc_node *out, int explain)
     } else if (unusable) {
         out->verdict = ALLOC_UNSCHEDULABLE;
         out->reason = xstrdup("resourceclaim not available on the node");
+        /* The plugin remembers the claims for PostFilter only here, once the allocator found
+         * the others' devices on the node, and only on nodes the pod's own filters (which run
+         * first) admitted. */
+        for (i = 0; !out->pod_filter && i < pod->nclaims; i++)
+            if (pod->claims[i].allocated && unavailable(n, &pod->claims[i]))
+                pod->claims[i].unavailable_seen = 1;
     } else {
         out->verdict = ALLOC_FIT;
         if (collect(n, out))
@@ -3750,6 +3758,18 @@ static int judge_node(struct a_node *n, struct alloc_node *out, int explain)
     return 0;
 }
 
+/* The claim is reserved for no pod, or for this one only (PostFilter may deallocate it). */
+static int reserved_for_none_but(const struct dra_claim *c, const struct dra_podspec *ps)
+{
+    const cJSON *rf = dd_json_arr(c->o.json, "status", "reservedFor", NULL);
+    const char *uid = dd_json_str(ps->o.json, "metadata", "uid", NULL);
+
+    if (jlen(rf) == 0)
+        return 1;
+    return jlen(rf) == 1 && uid && jstr(cJSON_GetArrayItem(rf, 0), "uid") &&
+           !strcmp(jstr(cJSON_GetArrayItem(rf, 0), "uid"), uid);
+}
+
 enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec *ps,
                      int explain, struct alloc_result *out, struct dd_err *err)
 {
@@ -3759,9 +3779,10 @@ enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec
     enum alloc_verdict pv = ALLOC_FIT;
     char *preason = NULL;
     size_t i, cap;
-    int r;
+    int r, filter_error = 0;
 
     memset(out, 0, sizeof(*out));
+    out->deallocate = -1;
     memset(&pod, 0, sizeof(pod));
     memset(&n, 0, sizeof(n));
     pod.inv = inv;
@@ -3822,9 +3843,27 @@ enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec
             if (r)
                 goto oom;
         }
-        if (o->verdict == ALLOC_FIT && !o->pod_filter && out->nfit++ == 0 && inv->opt.first_fit)
+        if (o->pod_filter)
+            continue;
+        if (o->verdict == ALLOC_ERROR)
+            filter_error = 1;
+        else if (o->verdict == ALLOC_FIT)
+            out->nfit++;
+        /* first_fit: the first fit answers, and so does the first error (below). */
+        if (inv->opt.first_fit && (filter_error || out->nfit))
             break;
     }
+    /* A Filter error on any node the pod's own filters admit ends kube-scheduler's cycle with
+     * that error (findNodesThatPassFilters): the pod is bound nowhere, however many nodes fit. */
+    if (filter_error)
+        out->nfit = 0;
+    /* Fitting nowhere, the cycle ends in PostFilter, where DynamicResources deallocates one of
+     * the pod's claims that was unavailable on a node and is reserved for no other pod (upstream
+     * picks one at random; here the first in spec order), and the pod is tried again. */
+    if (pv == ALLOC_FIT && !out->nfit && !filter_error)
+        for (i = 0; i < pod.nclaims && out->deallocate < 0; i++)
+            if (pod.claims[i].unavailable_seen && reserved_for_none_but(pod.claims[i].mc, ps))
+                out->deallocate = (long)i;
     arena_free(&n.ar);
     pod_free(&pod);
     return DD_OK;

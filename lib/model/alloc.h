@@ -76,9 +76,12 @@ struct alloc_options {
     /* Search steps (allocateOne calls) per node before giving up, the stand-in for the
      * scheduler's 10 s filter timeout; 0: ALLOC_MAX_STEPS. */
     uint64_t max_steps;
-    /* Stop at the first node that fits (by the DRA filter and the pod's own): whether the
-     * pod fits anywhere, as a diagnosis asks it, costs one node's search instead of every
-     * node's.  alloc_result.nodes then holds the nodes judged, up to that one. */
+    /* Stop at the first node that fits (by the DRA filter and the pod's own), or that the
+     * DRA filter fails on with an error (then the pod fits nowhere: alloc_result.nfit):
+     * whether the pod fits anywhere, as a diagnosis asks it, costs one node's search instead
+     * of every node's.  alloc_result.nodes then holds the nodes judged, up to that one.  An
+     * error on a node after the first fit goes unseen (the full search says the pod fits
+     * nowhere then: a missed diagnosis, never a false one). */
     int first_fit;
 };
 
@@ -174,7 +177,17 @@ struct alloc_result {
     size_t nclaims;
     struct alloc_node *nodes;     /* the model's Nodes, by name; owned */
     size_t nnodes;
-    size_t nfit;                  /* nodes that fit by the DRA filter and the pod's own */
+    size_t nfit;                  /* nodes the pod can be bound to: those that fit by the DRA
+                                     filter and the pod's own; 0 when the DRA filter fails with
+                                     an error on any node the pod's own filters admit (that
+                                     error ends the scheduler's cycle) */
+    long deallocate;              /* when the pod fits nowhere: the claim (index into claims)
+                                     kube-scheduler's PostFilter deallocates before it tries
+                                     again - allocated, unavailable on a node where the DRA
+                                     filter got past the allocator (the pod's other claims found
+                                     devices there), reserved for no other pod - else -1.  The verdict
+                                     is then not final: the pod's next one is that of the
+                                     cluster without this allocation */
 };
 
 /*

@@ -226,6 +226,15 @@ static const char *verdict_word(enum alloc_verdict v, int pod)
     }
 }
 
+/* "ns/name" of claim c as a member key of o; NULL on ENOMEM. */
+static cJSON *add_key(cJSON *o, const char *key, const struct dra_claim *c)
+{
+    char buf[512];
+
+    snprintf(buf, sizeof(buf), "%s/%s", c->o.ns, c->o.name);
+    return cJSON_AddStringToObject(o, key, buf);
+}
+
 cJSON *asnap_answer(const struct alloc_result *r, const char *name)
 {
     cJSON *a = cJSON_CreateObject(), *nodes;
@@ -234,6 +243,8 @@ cJSON *asnap_answer(const struct alloc_result *r, const char *name)
     if (!a || !cJSON_AddStringToObject(a, "name", name ? name : "") ||
         !cJSON_AddStringToObject(a, "status", verdict_word(r->verdict, 1)) ||
         (r->reason && !cJSON_AddStringToObject(a, "reason", r->reason)) ||
+        !cJSON_AddNumberToObject(a, "fits", (double)r->nfit) ||
+        (r->deallocate >= 0 && !add_key(a, "deallocate", r->claims[r->deallocate])) ||
         !(nodes = cJSON_AddArrayToObject(a, "nodes")))
         goto oom;
     for (i = 0; i < r->nnodes; i++) {

@@ -8,6 +8,8 @@
  *              "claims": [ResourceClaim], "inFlight": [ResourceClaim], "pod": Pod,
  *              "filterTimeoutSeconds": the oracle's filter timeout (default 10)}
  *   answer:   {"name": ..., "status": "ok" | "unschedulable" | "error", "reason": ...,
+ *              "fits": nodes the pod can be bound to (alloc_result.nfit; ours only),
+ *              "deallocate": the claim (ns/name) PostFilter deallocates (ours only),
  *              "nodes": [{"node": name, "podFilter": "" or why, "status": "fit" |
  *              "unschedulable" | "error", "reason": ..., "allocations": [{"claim": ns/name,
  *              "devices": [{"request", "driver", "pool", "device", "adminAccess",

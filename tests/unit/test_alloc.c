@@ -74,16 +74,22 @@ static void check_first_fit(const char *path, const struct loaded *full)
     struct alloc_result r;
     struct dd_err err;
     size_t i, first;
+    int late;
 
     opt.first_fit = 1;
     assert_non_null(inv = alloc_inventory_new(&full->m, &opt, &err));
     assert_int_equal(alloc_pod(inv, asnap_pod(&full->m), 0, &r, &err), DD_OK);
-    if (r.nfit != (full->r.nfit ? 1u : 0u))
+    /* It stops at the first node that fits or errs (an error binds the pod nowhere). */
+    for (first = 0; first < full->r.nnodes; first++)
+        if (full->r.nodes[first].verdict != ALLOC_UNSCHEDULABLE && !full->r.nodes[first].pod_filter)
+            break;
+    /* An error after the first fit is what first_fit does not see (alloc.h). */
+    for (i = first + 1, late = 0; first < full->r.nnodes && i < full->r.nnodes; i++)
+        late |= full->r.nodes[first].verdict == ALLOC_FIT &&
+                full->r.nodes[i].verdict == ALLOC_ERROR && !full->r.nodes[i].pod_filter;
+    if (r.nfit != (full->r.nfit || late ? 1u : 0u))
         fail_msg("%s: first_fit found %zu fitting nodes, the full search %zu", path, r.nfit,
                  full->r.nfit);
-    for (first = 0; first < full->r.nnodes; first++)
-        if (full->r.nodes[first].verdict == ALLOC_FIT && !full->r.nodes[first].pod_filter)
-            break;
     assert_int_equal(r.nnodes, first < full->r.nnodes ? first + 1 : full->r.nnodes);
     for (i = 0; i < r.nnodes; i++) {
         assert_ptr_equal(r.nodes[i].node, full->r.nodes[i].node);
@@ -93,6 +99,7 @@ static void check_first_fit(const char *path, const struct loaded *full)
     }
     if (r.nfit)
         assert_true(r.nodes[r.nnodes - 1].verdict == ALLOC_FIT && !r.nodes[r.nnodes - 1].pod_filter);
+    assert_int_equal(r.deallocate, full->r.deallocate);
     alloc_result_release(&r);
     alloc_inventory_free(inv);
 }
@@ -142,6 +149,21 @@ static void check_case(const char *path)
         }
     }
     assert_int_equal(i, l.r.nnodes);
+    /* Where the pod can be bound, and what PostFilter deallocates, when the case says. */
+    if ((en = cJSON_GetObjectItem(expect, "fits"))) {
+        const char *d = cJSON_GetStringValue(cJSON_GetObjectItem(expect, "deallocate"));
+        if (l.r.nfit != (size_t)cJSON_GetNumberValue(en))
+            fail_msg("%s: fits on %zu node(s), stated %g", path, l.r.nfit, cJSON_GetNumberValue(en));
+        if (!d) {
+            assert_int_equal(l.r.deallocate, -1);
+        } else {
+            char key[512];
+            assert_true(l.r.deallocate >= 0);
+            snprintf(key, sizeof(key), "%s/%s", l.r.claims[l.r.deallocate]->o.ns,
+                     l.r.claims[l.r.deallocate]->o.name);
+            assert_string_equal(key, d);
+        }
+    }
     check_first_fit(path, &l);
     cJSON_Delete(expect);
     unload(&l);
