@@ -278,7 +278,7 @@ int dd_rules_class_capacity(const struct dra_model *m, const struct rule_options
     static const struct rule_options defaults = RULE_OPTIONS_INIT;
     struct dd_findings none = DD_FINDINGS_INIT;
     struct rule_names known;
-    struct rule_ctx ctx = { m, opt ? opt : &defaults, &none, NULL, &known, NULL };
+    struct rule_ctx ctx = { m, opt ? opt : &defaults, &none, NULL, &known, NULL, DD_LIVE };
     struct kv_gates gates;
     struct inventory inv;
     struct demand *dem = calloc(m->nclasses + 1, sizeof(*dem));
