@@ -3643,7 +3643,7 @@ static int judge_node(struct a_node *n, struct alloc_node *out, int explain)
 }
 
 enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec *ps,
-                     int explain, struct alloc_result *out, struct dd_err *err)
+                     int flags, struct alloc_result *out, struct dd_err *err)
 {
     const struct dra_model *m = inv->m;
     struct a_pod pod;
@@ -3701,7 +3701,7 @@ enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec
             n.steps = 0;
             n.max_steps = inv->opt.max_steps;
             n.on_node = 0;
-            r = judge_node(&n, o, explain);
+            r = judge_node(&n, o, flags & ALLOC_EXPLAIN);
             if (pod.ntodo)
                 clean(&n);
             free(n.error);
@@ -3710,8 +3710,11 @@ enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec
             if (r)
                 goto oom;
         }
-        if (o->verdict == ALLOC_FIT && !o->pod_filter)
-            out->nfit++;
+        if (o->verdict == ALLOC_FIT && !o->pod_filter && out->nfit++ == 0 &&
+            (flags & ALLOC_FIRST_FIT)) {
+            out->nnodes = i + 1;
+            break;
+        }
     }
     arena_free(&n.ar);
     pod_free(&pod);

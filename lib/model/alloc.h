@@ -173,13 +173,21 @@ struct alloc_result {
     size_t nfit;                  /* nodes that fit by the DRA filter and the pod's own */
 };
 
+/* alloc_pod's flags. */
+enum {
+    ALLOC_EXPLAIN = 1,   /* also fill each unfit node's `why` (a few more passes over its devices) */
+    ALLOC_FIRST_FIT = 2  /* stop at the first node that fits: out->nodes holds the nodes judged
+                            (in name order) up to it; enough to know whether the pod fits */
+};
+
 /*
  * Judges pod (a Pod, or a workload's pod template) on every Node of the inventory's model.
- * explain: also fill each unfit node's `why` (a few more passes over its devices).
+ * flags: ALLOC_* bits.  The pod need not belong to the inventory's model (the webhook judges
+ * the pod it admits against its view's): its claims and templates are found in that model.
  * Returns DD_OK with *out filled (release it with alloc_result_release), or DD_ENOMEM.
  */
 enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec *pod,
-                     int explain, struct alloc_result *out, struct dd_err *err);
+                     int flags, struct alloc_result *out, struct dd_err *err);
 
 void alloc_result_release(struct alloc_result *r);
 

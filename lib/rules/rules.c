@@ -113,8 +113,9 @@ static const struct dd_rule rule_table[] = {
       rule__check_first_available },
     { "AllocationModeAllUnsatisfiable", DD_SEV_ERROR, DD_STEP_DEVICES, OFFLINE_LIVE,
       "A request for all devices matches none, or more than 32 on a node", rule__check_all_mode },
-    { "InsufficientDevices", DD_SEV_WARNING, DD_STEP_DEVICES, OFFLINE_LIVE,
-      "Claims need more devices of a class than the known inventory offers", rule__check_devices },
+    { "DevicesDoNotFit", DD_SEV_WARNING, DD_STEP_DEVICES, ALL,
+      "No node can allocate a pod's claims together, as kube-scheduler's allocator decides it: "
+      "per node, which request, constraint, counter or capacity fails", rule__check_fit },
     { "PodConstraintsExcludeDeviceNodes", DD_SEV_ERROR, DD_STEP_DEVICES, OFFLINE_LIVE,
       "The pod's nodeSelector, node affinity or untolerated taints rule out every node that has "
       "its devices", rule__check_pod_constraints },

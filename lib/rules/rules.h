@@ -116,17 +116,6 @@ const struct dd_rule *dd_rule_find(const char *code);
 int dd_rules_run(const struct dra_model *m, const struct rule_options *opt,
                  struct dd_findings *out);
 
-/*
- * InsufficientDevices' counting, per DeviceClass of m (in m->classes order),
- * for judging one more claim against a cluster (the webhook):
- * supply[i] = devices of the known inventory that match class i (-1 when that
- * cannot be known), demand[i] = devices that claims in use or allocated
- * already take.  The arrays have m->nclasses entries; supply may be NULL
- * (demand only: the devices did not change, only claims).  0, or -1 on ENOMEM.
- */
-int dd_rules_class_capacity(const struct dra_model *m, const struct rule_options *opt,
-                            int64_t *supply, int64_t *demand);
-
 /* The name among names[0..n) that s most likely misspells (the engine's "did you mean"),
  * or NULL when none is close. */
 const char *dd_rules_nearest(const char *s, const char *const *names, size_t n);
