@@ -51,6 +51,9 @@ struct wh_view {
     size_t ndrivers;
     struct named *quotas;          /* ResourceQuotas, by "ns/name" */
     size_t nquotas;
+    struct dra_model full;         /* the devices, classes, templates, allocated claims and
+                                      nodes (copies in keep): what pods are allocated against */
+    struct rule_inventory *inv;    /* its allocator (DevicesDoNotFit) */
 };
 
 /* ---- view ------------------------------------------------------------------ */
@@ -169,6 +172,38 @@ static int keep_slices(struct wh_view *v, const struct dra_model *m)
     return dra_model_finish(&v->samples) == DD_OK ? 0 : -1;
 }
 
+/* What DevicesDoNotFit allocates a pod against, built once per view: every slice, class,
+ * template, allocated claim and node. */
+static int keep_full(struct wh_view *v, const cJSON *const *objs, size_t n)
+{
+    static const char *const kinds[] = { "ResourceSlice", "DeviceClass", "ResourceClaim",
+                                         "ResourceClaimTemplate", "Node" };
+    struct rule_options ro = RULE_OPTIONS_INIT;
+    size_t i, k;
+
+    for (i = 0; i < n; i++) {
+        const char *kind = dd_json_str(objs[i], "kind", NULL);
+        cJSON *dup;
+        for (k = 0; kind && k < sizeof(kinds) / sizeof(kinds[0]) && strcmp(kind, kinds[k]); k++)
+            ;
+        if (!kind || k == sizeof(kinds) / sizeof(kinds[0]))
+            continue;
+        if (!(dup = cJSON_Duplicate(objs[i], 1)))
+            return -1;
+        cJSON_AddItemToArray(v->keep, dup);
+        if (dra_model_add(&v->full, dup, NULL, 0) != DD_OK)
+            return -1;
+    }
+    if (dra_model_finish(&v->full) != DD_OK)
+        return -1;
+    ro.known_drivers = (const char *const *)v->drivers;
+    ro.nknown_drivers = v->ndrivers;
+    ro.known_drivers_all = 1;
+    ro.kube_minor = v->opt->kube_minor;
+    ro.gates = v->opt->gates;
+    return (v->inv = dd_rules_inventory_new(&v->full, &ro)) ? 0 : -1;
+}
+
 static int is_daemonset(const cJSON *o)
 {
     const char *kind = dd_json_str(o, "kind", NULL);
@@ -237,7 +272,9 @@ static int view_fill(struct wh_view *v, const cJSON *const *objs, size_t n,
             goto out;
     qsort(v->quotas, v->nquotas, sizeof(*v->quotas), cmp_named);
 
-    rc = keep_slices(v, &m);
+    if (keep_slices(v, &m) || keep_full(v, objs, n))
+        goto out;
+    rc = 0;
 out:
     dra_model_release(&m);
     dra_model_release(&ds);
@@ -254,8 +291,10 @@ struct wh_view *wh_view_build(const cJSON *const *objs, size_t n, const struct w
         v->opt = opt ? opt : &defaults;
         dra_model_init(&v->samples, NULL, NULL);
         v->samples.live = 1;
+        dra_model_init(&v->full, NULL, NULL);
+        v->full.live = 1;
         if ((v->keep = cJSON_CreateArray()) && (v->cel = dra_cel_cache_new()) &&
-            !view_fill(v, objs, n, same_devices)) {
+            (v->full.cel_cache = v->cel) && !view_fill(v, objs, n, same_devices)) {
             dra_cel_cache_freeze(v->cel);
             return v;
         }
@@ -284,6 +323,8 @@ void wh_view_free(struct wh_view *v)
     free(v->templates);
     free(v->drivers);
     free(v->quotas);
+    dd_rules_inventory_free(v->inv);
+    dra_model_release(&v->full);
     dra_model_release(&v->samples);
     dra_cel_cache_free(v->cel);
     cJSON_Delete(v->keep);
@@ -531,6 +572,7 @@ static enum dd_rc judge(const struct wh_view *v, const char *const *pending, siz
         ro.known_drivers_all = 1;
         ro.kube_minor = v->opt->kube_minor;
         ro.gates = v->opt->gates;
+        ro.inventory = v->inv;
     }
     ro.surface = DD_ADMISSION;
     if (dd_rules_run(m, &ro, &all)) {

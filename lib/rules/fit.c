@@ -32,6 +32,8 @@
 /* What the rule judges with: the run's model, or one that adds what lint assumes. */
 struct fit_env {
     const struct alloc_inventory *inv;
+    const struct dra_model *im;    /* the model inv was built from */
+    int borrowed;                  /* a copy of rule_options.inventory's: nothing owned */
     struct alloc_inventory *own;   /* owned, when built here */
     struct dra_model aux;          /* the model with assumed objects (aux_used) */
     int aux_used;
@@ -40,6 +42,11 @@ struct fit_env {
     const struct dra_driver *profile; /* a driver whose devices come from its profile */
     struct rule_names unknown;     /* drivers installed whose devices cannot be known */
     long profile_nodes;
+};
+
+/* dd_rules_inventory_new's: the environment, as a run builds it. */
+struct rule_inventory {
+    struct fit_env e;
 };
 
 static void gates_of(const struct rule_ctx *ctx, struct alloc_gates *g)
@@ -226,12 +233,14 @@ static int fit_env_init(struct rule_ctx *ctx, struct fit_env *e)
 
     memset(e, 0, sizeof(*e));
     if (ctx->opt->inventory) {
-        e->inv = ctx->opt->inventory;
-        return 0;
+        *e = ctx->opt->inventory->e;
+        e->borrowed = 1;
+        return e->inv ? 0 : 1;
     }
     /* At admission the model holds the object and a few samples, not the cluster. */
     if (ctx->surface == DD_ADMISSION)
         return 1;
+    e->im = m;
     for (i = 0; i < m->ndrivers; i++) {
         const struct dra_driver *d = &m->drivers[i];
         if (!*d->name || has_slices(m, d->name))
@@ -249,7 +258,7 @@ static int fit_env_init(struct rule_ctx *ctx, struct fit_env *e)
     need_aux |= !m->nodes.n;
     alloc_options_default(&opt);
     gates_of(ctx, &opt.gates);
-    opt.templates_as_claims = ctx->surface != DD_LIVE;
+    opt.templates_as_claims = ctx->surface != DD_LIVE; /* lint, admission: not created yet */
     if (need_aux) {
         dra_model_init(&e->aux, NULL, NULL);
         e->aux_used = 1;
@@ -316,6 +325,7 @@ static int fit_env_init(struct rule_ctx *ctx, struct fit_env *e)
             goto oom;
         if (!e->aux.nodes.n)
             return 1;
+        e->im = &e->aux;
     }
     if (!(e->own = alloc_inventory_new(need_aux ? &e->aux : m, &opt, &err)))
         goto oom;
@@ -328,6 +338,8 @@ oom:
 
 static void fit_env_free(struct fit_env *e)
 {
+    if (e->borrowed)
+        return;
     alloc_inventory_free(e->own);
     if (e->aux_used)
         dra_model_release(&e->aux);
@@ -528,7 +540,7 @@ static int group_nodes(const struct rule_ctx *ctx, const struct fit_env *e,
             G->none = 1;
             break;
         }
-        ours += !explained_elsewhere(ctx, r, n) && !bare(ctx->m, n);
+        ours += !explained_elsewhere(ctx, r, n) && !bare(e->im, n);
         alloc_why_text(r, n, why, sizeof(why));
         for (k = 0; k < G->ng && strcmp(text[k], why); k++)
             ;
@@ -564,13 +576,8 @@ static void report(struct rule_ctx *ctx, const struct fit_env *e, const struct d
     if (G->none)
         return;
     objname(&p->o, on, sizeof(on));
-    cat(msg, sizeof(msg), &len, "%s %s fits on no node: its claims (", p->o.kind, on);
-    for (i = 0; i < r->nclaims; i++)
-        cat(msg, sizeof(msg), &len, "%s%s %s", i ? ", " : "",
-            r->claims[i]->is_template ? "ResourceClaimTemplate" : "ResourceClaim",
-            r->claims[i]->o.name);
-    cat(msg, sizeof(msg), &len, ") cannot be allocated together on any of the %zu node(s), as "
-        "kube-scheduler's allocator decides it (Kubernetes v1.37 semantics). ", r->nnodes);
+    /* The first clause (up to a ';') is what the webhook's warning shows: the reasons first. */
+    cat(msg, sizeof(msg), &len, "%s %s fits on no node: ", p->o.kind, on);
     for (k = 0; k < G->ng; k++) {
         for (i = 0; i < G->g[k].nnamed; i++)
             cat(msg, sizeof(msg), &len, "%s%s", i ? ", " : "", G->g[k].named[i]->node->name);
@@ -581,6 +588,13 @@ static void report(struct rule_ctx *ctx, const struct fit_env *e, const struct d
     }
     if (G->other)
         cat(msg, sizeof(msg), &len, " %zu more node(s) for other reasons.", G->other);
+    cat(msg, sizeof(msg), &len, " Its claims (");
+    for (i = 0; i < r->nclaims; i++)
+        cat(msg, sizeof(msg), &len, "%s%s %s", i ? ", " : "",
+            r->claims[i]->is_template ? "ResourceClaimTemplate" : "ResourceClaim",
+            r->claims[i]->o.name);
+    cat(msg, sizeof(msg), &len, ") were allocated on each of the %zu node(s) as kube-scheduler's "
+        "allocator does it (Kubernetes v1.37 semantics), all together.", r->nnodes);
     if (first->why.kind == ALLOC_WHY_DEVICES && first->why.nalts)
         cls = first->why.alts[0].class_name;
     /* An error is a promise: only when the inventory is proven whole (a live cluster's, or
@@ -808,4 +822,42 @@ void rule__check_fit(struct rule_ctx *ctx)
     memo_free(&fm);
     free(claims);
     fit_env_free(&e);
+}
+
+/* ---- the inventory, built once per view (the webhook) --------------------------------------- */
+
+struct rule_inventory *dd_rules_inventory_new(const struct dra_model *m,
+                                              const struct rule_options *opt)
+{
+    static const struct rule_options defaults = RULE_OPTIONS_INIT;
+    struct rule_inventory *ri = calloc(1, sizeof(*ri));
+    struct rule_names known;
+    struct kv_gates gates;
+    struct rule_ctx ctx;
+    int rc;
+
+    if (!ri)
+        return NULL;
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.m = m;
+    ctx.opt = opt ? opt : &defaults;
+    ctx.surface = DD_LINT; /* built as lint builds it: the pods admitted have no claims yet */
+    rule__ctx_gates(&ctx, &gates);
+    rule__known_drivers(&ctx, &known);
+    ctx.known = &known;
+    if ((rc = fit_env_init(&ctx, &ri->e)) < 0) {
+        fit_env_free(&ri->e);
+        free(ri);
+        return NULL;
+    }
+    if (rc)
+        ri->e.inv = NULL; /* nothing to judge with */
+    return ri;
+}
+
+void dd_rules_inventory_free(struct rule_inventory *ri)
+{
+    if (ri)
+        fit_env_free(&ri->e);
+    free(ri);
 }

@@ -23,7 +23,7 @@
 struct dra_model;
 struct rule_names;
 struct kv_gates;
-struct alloc_inventory;
+struct rule_inventory;
 
 /*
  * Where a rule runs: lint (manifests, offline), live (the controller and `diagnose`, over a
@@ -55,10 +55,10 @@ struct rule_options {
                                   evicts the caches, so that every rule starts cold) */
     void *before_arg;
     enum dd_surface surface; /* where it runs; 0: DD_LIVE for a live model, else DD_LINT */
-    const struct alloc_inventory *inventory; /* admission: the cluster's devices, nodes and
-                                   allocated claims, built once per view (lib/model/alloc), that
-                                   the pods of the model are allocated against; NULL: the rules
-                                   build it from the model.  Borrowed */
+    const struct rule_inventory *inventory; /* admission: the cluster's devices, nodes and
+                                   allocated claims (dd_rules_inventory_new), built once per view,
+                                   that the pods of the model are allocated against; NULL: the
+                                   rules build it from the model (at admission: none).  Borrowed */
 };
 
 #define RULE_OPTIONS_INIT { NULL, 0, 0, 1, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL }
@@ -115,6 +115,16 @@ const struct dd_rule *dd_rule_find(const char *code);
  */
 int dd_rules_run(const struct dra_model *m, const struct rule_options *opt,
                  struct dd_findings *out);
+
+/*
+ * The allocator's inventory of a cluster's model m (lib/model/alloc), with what DevicesDoNotFit
+ * assumes where m lacks it (nodes from the slices, a profile driver's devices), for judging pods
+ * of other models against it (rule_options.inventory).  m must outlive it and stay unchanged;
+ * opt is read during the call only.  NULL on ENOMEM.
+ */
+struct rule_inventory *dd_rules_inventory_new(const struct dra_model *m,
+                                              const struct rule_options *opt);
+void dd_rules_inventory_free(struct rule_inventory *ri);
 
 /* The name among names[0..n) that s most likely misspells (the engine's "did you mean"),
  * or NULL when none is close. */

@@ -495,6 +495,74 @@ static void test_claim_config_warns(void **state)
 #undef CONFIG_CLAIM
 }
 
+/* A Pod or a workload whose claims fit on no node now: DevicesDoNotFit, as the controller
+ * would say once it is Pending (the view's allocator, built once per view). */
+static void test_pod_devices_do_not_fit(void **state)
+{
+    static const char *const src[] = {
+        SLICE, CLASS("gpu.example.com", "gpu.example.com"), TEMPLATE,
+        "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaimTemplate\",\"metadata\":{"
+        "\"name\":\"three-gpus\",\"namespace\":\"team\"},\"spec\":{\"spec\":{\"devices\":{"
+        "\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"gpu.example.com\","
+        "\"count\":3}}]}}}}",
+        /* holds both GPUs once added */
+        "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":"
+        "\"both\",\"namespace\":\"other\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\","
+        "\"exactly\":{\"deviceClassName\":\"gpu.example.com\",\"count\":2}}]}},\"status\":{"
+        "\"allocation\":{\"devices\":{\"results\":[{\"request\":\"gpu\",\"driver\":"
+        "\"gpu.example.com\",\"pool\":\"node-1\",\"device\":\"gpu-0\"},{\"request\":\"gpu\","
+        "\"driver\":\"gpu.example.com\",\"pool\":\"node-1\",\"device\":\"gpu-1\"}]}}}}" };
+#define GPU_POD(tmpl)                                                                          \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":{"         \
+    "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\",\"resources\":{\"claims\":[{"        \
+    "\"name\":\"gpu\"}]}}],\"resourceClaims\":[{\"name\":\"gpu\","                               \
+    "\"resourceClaimTemplateName\":\"" tmpl "\"}]}}"
+    const char *deploy =
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"},"
+        "\"spec\":{\"replicas\":1,\"selector\":{},\"template\":{\"spec\":{\"containers\":[{"
+        "\"name\":\"c\",\"image\":\"x\",\"resources\":{\"claims\":[{\"name\":\"gpu\"}]}}],"
+        "\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimTemplateName\":\"three-gpus\"}]}}}}";
+    cJSON *objs[5], *r;
+    struct wh_view *v;
+    struct wh_result res;
+    char w[4096];
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < 5; i++)
+        assert_non_null(objs[i] = cJSON_Parse(src[i]));
+    /* Two GPUs on node-1, none held. */
+    assert_non_null(v = wh_view_build((const cJSON *const *)objs, 4, NULL, NULL, NULL));
+    r = review(v, "", "v1", "Pod", "CREATE", "team", GPU_POD("three-gpus"), NULL, &res);
+    assert_true(allowed(r));
+    assert_contains(warnings(r, w, sizeof(w)), "DevicesDoNotFit: fits on no node: node-1: claim "
+                                               "three-gpus, request gpu asks for 3 devices");
+    assert_short(w);
+    cJSON_Delete(r);
+    free(res.body);
+    r = review(v, "apps", "v1", "Deployment", "CREATE", "team", deploy, NULL, &res);
+    assert_contains(warnings(r, w, sizeof(w)), "DevicesDoNotFit: ");
+    cJSON_Delete(r);
+    free(res.body);
+    r = review(v, "", "v1", "Pod", "CREATE", "team", GPU_POD("one-gpu"), NULL, &res);
+    assert_string_equal(warnings(r, w, sizeof(w)), "");
+    cJSON_Delete(r);
+    free(res.body);
+    wh_view_free(v);
+    /* Another claim holds both: one GPU does not fit now either. */
+    assert_non_null(v = wh_view_build((const cJSON *const *)objs, 5, NULL, NULL, NULL));
+    r = review(v, "", "v1", "Pod", "CREATE", "team", GPU_POD("one-gpu"), NULL, &res);
+    assert_contains(warnings(r, w, sizeof(w)), "DevicesDoNotFit: fits on no node: node-1: claim "
+                                               "one-gpu, request gpu asks for 1 device");
+    assert_short(w);
+    cJSON_Delete(r);
+    free(res.body);
+    wh_view_free(v);
+    for (i = 0; i < 5; i++)
+        cJSON_Delete(objs[i]);
+#undef GPU_POD
+}
+
 static void test_pod_template_over_quota(void **state)
 {
     struct fx *f = *state;
@@ -745,6 +813,7 @@ int main(void)
         cmocka_unit_test(test_quotas_by_namespace),
         cmocka_unit_test(test_claim_config_warns),
         cmocka_unit_test(test_claim_missing_class_and_devices),
+        cmocka_unit_test(test_pod_devices_do_not_fit),
         cmocka_unit_test(test_pod_template_over_quota),
         cmocka_unit_test(test_pending_class_not_warned),
         cmocka_unit_test(test_pending_class_workload),
