@@ -1137,7 +1137,7 @@ const struct cel__overload cel__ovl[] = {
     {"double", G, "string>double", CEL_LIB_STD, fn_double},
     {"double", G, "uint>double", CEL_LIB_STD, fn_double},
     {"duration", G, "duration>duration", CEL_LIB_STD, cel__fn_duration},
-    {"duration", G, "int>duration", CEL_LIB_STD, cel__fn_duration},
+    {"duration", G, "int>duration", CEL_LIB_INT_DURATION, cel__fn_duration},
     {"duration", G, "string>duration", CEL_LIB_STD, cel__fn_duration},
     {"dyn", G, "A>dyn", CEL_LIB_STD, fn_dyn},
     {"int", G, "int>int", CEL_LIB_STD, fn_int}, {"int", G, "double>int", CEL_LIB_STD, fn_int},
@@ -1379,6 +1379,10 @@ int cel__lib_enabled(const struct cel_env *env, enum cel__lib lib)
     if (lib == CEL_LIB_INCLUDES)
         return (env->features & CEL_FEATURE_LIST_ATTRIBUTES) != 0 ||
                (env->stored && env->kube_minor >= 36);
+    /* Which cel-go the release's binaries link, not a compatibility version: 1.37's
+     * (v0.29) no longer declares duration(int), for new and stored expressions alike. */
+    if (lib == CEL_LIB_INT_DURATION)
+        return env->kube_minor <= 36;
     return lib_since[lib] <= v;
 }
 

@@ -630,7 +630,7 @@ static enum dd_rc config_parse_named(struct kube_config *c, const char *buf, siz
     /* A kubeconfig is shallow; aliases are legal YAML but have no business here. */
     struct ydoc_limits lim = { 32, 16, 1000 };
     struct kc_doc d;
-    struct ydoc_sink sink = { &d, kc_on_doc, kc_on_error, NULL };
+    struct ydoc_sink sink = { &d, kc_on_doc, kc_on_error, NULL, NULL };
     enum dd_rc rc;
 
     memset(c, 0, sizeof(*c));

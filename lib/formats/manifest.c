@@ -43,6 +43,19 @@ struct load {
                            Chart.yaml): its non-Kubernetes documents are the chart's own */
 };
 
+/*
+ * What reading files keeps from one file to the next: the read buffer, and
+ * whether the last directory asked about holds a Chart.yaml (files come
+ * directory by directory, so each is looked at once, not once per file).
+ */
+struct reader {
+    const struct mf_limits *lim; /* borrowed; defaults filled in */
+    char *buf;                   /* owned; cap bytes */
+    size_t cap;
+    char *dir;                   /* owned; NULL before the first question */
+    int dir_chart;               /* dir holds a Chart.yaml */
+};
+
 static size_t pos_hash(const struct mf_pos_map *m, const cJSON *node)
 {
     uint64_t a = (uint64_t)(uintptr_t)node;
@@ -120,6 +133,8 @@ int mf_pos(const struct mf_set *set, const cJSON *node, int *line, int *col)
 {
     const struct mf_pos_entry *e;
 
+    if (set && ydoc_arena_pos(set->arena, node, line, col))
+        return 1;
     if (!set || !set->pos || !set->pos->n || !node)
         return 0;
     e = pos_slot(set->pos, node);
@@ -178,17 +193,20 @@ void mf_set_release(struct mf_set *set)
     if (set->pos)
         free(set->pos->slot);
     free(set->pos);
+    ydoc_arena_free(set->arena);
     {
         mf_keep_fn keep = set->keep;
         mf_skim_fn skim = set->skim;
         const char *skim_unless = set->skim_unless, *skim_unless2 = set->skim_unless2;
         void *keep_ctx = set->keep_ctx;
+        int compact = set->compact;
         mf_set_init(set);
         set->keep = keep;
         set->skim = skim;
         set->skim_unless = skim_unless;
         set->skim_unless2 = skim_unless2;
         set->keep_ctx = keep_ctx;
+        set->compact = compact;
     }
 }
 
@@ -360,18 +378,25 @@ static enum dd_rc add_document_objects(struct mf_set *set, const char *file, cJS
     return DD_OK;
 }
 
+/* With set->arena, root is the arena's and pos is NULL: the arena knows the positions. */
 static enum dd_rc on_document(void *ctx, cJSON *root, const struct ydoc_pos *pos, size_t npos)
 {
     struct load *ld = ctx;
     struct mf_set *set = ld->set;
     enum dd_rc rc = DD_ENOMEM;
+    int line = 0, col = 0;
     size_t i;
 
     if (!root)
         return DD_OK; /* empty document */
+    if (set->arena) {
+        ydoc_arena_pos(set->arena, root, &line, &col);
+    } else {
+        line = pos[0].line;
+        col = pos[0].col;
+    }
     if (!is_k8s(root)) {
-        rc = ld->chart_root ? DD_OK
-                            : not_k8s(set, ld->file, root, pos[0].line, pos[0].col, (size_t)-1);
+        rc = ld->chart_root ? DD_OK : not_k8s(set, ld->file, root, line, col, (size_t)-1);
         goto out;
     }
     if (set->keep && !is_list(root) && !set->keep(set->keep_ctx, root)) {
@@ -379,16 +404,21 @@ static enum dd_rc on_document(void *ctx, cJSON *root, const struct ydoc_pos *pos
         rc = DD_OK;
         goto out;
     }
-    if (grow(&set->roots, &set->caproots, set->nroots, sizeof(*set->roots)) != DD_OK ||
-        pos_reserve(set, npos) != DD_OK)
-        goto out;
-    set->roots[set->nroots++] = root;
-    for (i = 0; i < npos; i++)
-        pos_put(set->pos, pos[i].node, pos[i].line, pos[i].col);
-    rc = add_document_objects(set, ld->file, root, pos[0].line, pos[0].col);
+    if (!set->arena) {
+        if (grow(&set->roots, &set->caproots, set->nroots, sizeof(*set->roots)) != DD_OK ||
+            pos_reserve(set, npos) != DD_OK)
+            goto out;
+        set->roots[set->nroots++] = root;
+        for (i = 0; i < npos; i++)
+            pos_put(set->pos, pos[i].node, pos[i].line, pos[i].col);
+    }
+    rc = add_document_objects(set, ld->file, root, line, col);
     root = NULL;
 out:
-    cJSON_Delete(root);
+    if (set->arena && root)
+        ydoc_arena_drop(set->arena);
+    else
+        cJSON_Delete(root);
     return rc;
 }
 
@@ -511,28 +541,29 @@ static size_t template_chart(const char *path, int *found)
  */
 static int structural_action(const char *buf, size_t len, int *line, int *col)
 {
-    size_t i, bol = 0;
+    const char *end = buf + len, *p = buf, *bol = buf, *seen = buf, *nl, *k;
     int ln = 1;
 
-    for (i = 0; i + 1 < len; i++) {
-        if (buf[i] == '\n') {
-            ln++;
-            bol = i + 1;
+    /* Most files have no "{{": it is looked for first, and lines are counted only for a hit. */
+    while (p + 1 < end && (p = memchr(p, '{', (size_t)(end - p - 1))) != NULL) {
+        if (p[1] != '{') {
+            p++;
             continue;
         }
-        if (buf[i] != '{' || buf[i + 1] != '{')
-            continue;
-        {
-            size_t k = i;
-            while (k > bol && (buf[k - 1] == ' ' || buf[k - 1] == '\t'))
-                k--;
-            if (k == bol || (k >= bol + 1 && buf[k - 1] == '-' && k != i) ||
-                (k >= bol + 1 && buf[k - 1] == ':' && k != i)) {
-                *line = ln;
-                *col = (int)(i - bol) + 1;
-                return 1;
-            }
+        /* The line's start, searching only what no earlier hit has searched. */
+        if ((nl = memrchr(seen, '\n', (size_t)(p - seen))) != NULL)
+            bol = nl + 1;
+        seen = p;
+        for (k = p; k > bol && (k[-1] == ' ' || k[-1] == '\t'); k--)
+            ;
+        if (k == bol || ((k[-1] == '-' || k[-1] == ':') && k != p)) {
+            for (nl = buf; (nl = memchr(nl, '\n', (size_t)(bol - nl))) != NULL; nl++)
+                ln++;
+            *line = ln;
+            *col = (int)(p - bol) + 1;
+            return 1;
         }
+        p++;
     }
     return 0;
 }
@@ -558,7 +589,7 @@ static enum dd_rc note_error(void *ctx, const struct dd_err *err)
 static int parses(const char *buf, size_t len, const struct ydoc_limits *yl)
 {
     int failed = 0;
-    struct ydoc_sink sink = { &failed, discard_document, note_error, NULL };
+    struct ydoc_sink sink = { &failed, discard_document, note_error, NULL, NULL };
 
     return ydoc_parse_stream(buf, len, yl, &sink) == DD_OK && !failed;
 }
@@ -577,14 +608,31 @@ static enum dd_rc add_template(struct mf_set *set, const char *file, int line, i
     return DD_OK;
 }
 
-/* Parses one named buffer; lim already has its defaults.  on_disk: file is a path whose
- * directories may be looked at (a chart's files are told by its Chart.yaml). */
+/* 1 when file's directory holds a Chart.yaml. */
+static int in_chart_root(struct reader *rd, const char *file)
+{
+    size_t n = dir_len(file, strlen(file));
+    char *d;
+
+    if (rd->dir && strlen(rd->dir) == n && !memcmp(rd->dir, file, n))
+        return rd->dir_chart;
+    if ((d = strndup(file, n)) != NULL) {
+        free(rd->dir);
+        rd->dir = d;
+        rd->dir_chart = has_chart_yaml(file, n);
+        return rd->dir_chart;
+    }
+    return has_chart_yaml(file, n);
+}
+
+/* Parses one named buffer; lim already has its defaults.  rd (NULL for a buffer): file is a
+ * path whose directories may be looked at (a chart's files are told by its Chart.yaml). */
 static enum dd_rc load_named(struct mf_set *set, const char *file, const char *buf, size_t len,
-                             const struct mf_limits *lim, int on_disk)
+                             const struct mf_limits *lim, struct reader *rd)
 {
     struct ydoc_limits yl = { lim->max_depth, lim->max_documents, lim->max_alias_nodes };
     struct load ld = { set, file, 0 };
-    struct ydoc_sink sink = { &ld, on_document, on_error, on_warning };
+    struct ydoc_sink sink = { &ld, on_document, on_error, on_warning, NULL };
     struct ydoc_skim skim = { &ld, on_skim, set->skim_unless, set->skim_unless2, on_skipped };
     int line = 1, col = 1, in_chart = 0, action;
     size_t chart = 0;
@@ -594,9 +642,9 @@ static enum dd_rc load_named(struct mf_set *set, const char *file, const char *b
             return DD_ENOMEM;
         return DD_ETOOBIG;
     }
-    if (on_disk) {
+    if (rd) {
         chart = template_chart(file, &in_chart);
-        ld.chart_root = has_chart_yaml(file, dir_len(file, strlen(file)));
+        ld.chart_root = in_chart_root(rd, file);
     }
     action = structural_action(buf, len, &line, &col);
     if (in_chart || (action && !parses(buf, len, &yl))) {
@@ -616,6 +664,9 @@ static enum dd_rc load_named(struct mf_set *set, const char *file, const char *b
         }
         return add_template(set, file, line, col, in_chart ? file : NULL, chart);
     }
+    if (set->compact && !set->arena && !(set->arena = ydoc_arena_new()))
+        return DD_ENOMEM;
+    sink.arena = set->arena;
     return ydoc_parse_stream_skim(buf, len, &yl, &sink, set->keep && set->skim ? &skim : NULL, 0,
                                   NULL);
 }
@@ -632,22 +683,20 @@ enum dd_rc mf_load_buffer(struct mf_set *set, const char *name, const char *buf,
     file = intern_file(set, name ? name : "<buffer>");
     if (!file)
         return DD_ENOMEM;
-    return load_named(set, file, buf ? buf : "", len, &l, 0);
+    return load_named(set, file, buf ? buf : "", len, &l, NULL);
 }
 
 /*
- * Reads fd to its end into *out (a new buffer; free it), refusing more than
- * cap bytes.  A regular file's size is checked before anything is read.
+ * Reads fd to its end into rd->buf (*outlen bytes), refusing more than
+ * rd->lim->max_file_bytes.  A regular file's size is checked before anything is read.
  */
-static enum dd_rc read_all(int fd, size_t cap, char **out, size_t *outlen, int *err_no)
+static enum dd_rc read_all(int fd, struct reader *rd, size_t *outlen, int *err_no)
 {
-    enum dd_rc rc = DD_ENOMEM;
+    size_t cap = rd->lim->max_file_bytes, len = 0, size = 64 * 1024;
     struct stat st;
-    char *buf = NULL, *nb;
-    size_t len = 0, size = 64 * 1024;
     ssize_t got;
+    char *nb;
 
-    *out = NULL;
     *outlen = 0;
     *err_no = 0;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
@@ -656,46 +705,37 @@ static enum dd_rc read_all(int fd, size_t cap, char **out, size_t *outlen, int *
         size = (size_t)st.st_size + 1; /* +1: reading 0 bytes at the end proves EOF */
     }
     for (;;) {
-        if (len == size || !buf) {
-            if (buf)
-                size = size > cap / 2 ? cap + 1 : size * 2;
-            nb = realloc(buf, size);
-            if (!nb)
-                goto out;
-            buf = nb;
+        if (len == rd->cap || rd->cap < size) {
+            if (len == rd->cap && rd->cap >= size)
+                size = rd->cap > cap / 2 ? cap + 1 : rd->cap * 2;
+            if (!(nb = realloc(rd->buf, size)))
+                return DD_ENOMEM;
+            rd->buf = nb;
+            rd->cap = size;
         }
-        got = read(fd, buf + len, size - len);
+        got = read(fd, rd->buf + len, rd->cap - len);
         if (got < 0 && errno == EINTR)
             continue;
         if (got < 0) {
             *err_no = errno;
-            rc = DD_EIO;
-            goto out;
+            return DD_EIO;
         }
         if (got == 0)
             break;
         len += (size_t)got;
-        if (len > cap) {
-            rc = DD_ETOOBIG;
-            goto out;
-        }
+        if (len > cap)
+            return DD_ETOOBIG;
     }
-    *out = buf;
     *outlen = len;
-    buf = NULL;
-    rc = DD_OK;
-out:
-    free(buf);
-    return rc;
+    return DD_OK;
 }
 
 /* Loads one file (or stdin for "-"); input failures become diags and the return code. */
-static enum dd_rc load_file(struct mf_set *set, const char *path, const struct mf_limits *lim)
+static enum dd_rc load_file(struct mf_set *set, const char *path, struct reader *rd)
 {
     int is_stdin = strcmp(path, "-") == 0;
     const char *file = intern_file(set, is_stdin ? "<stdin>" : path);
     int fd = -1, err_no = 0;
-    char *buf = NULL;
     size_t len = 0;
     enum dd_rc rc;
 
@@ -706,20 +746,20 @@ static enum dd_rc load_file(struct mf_set *set, const char *path, const struct m
         err_no = errno;
         rc = DD_EIO;
     } else {
-        rc = read_all(fd, lim->max_file_bytes, &buf, &len, &err_no);
+        rc = read_all(fd, rd, &len, &err_no);
     }
     if (fd >= 0 && !is_stdin)
         close(fd);
     if (rc == DD_ETOOBIG) {
-        if (add_diag(set, MF_DIAG_ERROR, file, 0, 0, "file is larger than %zu bytes", lim->max_file_bytes))
+        if (add_diag(set, MF_DIAG_ERROR, file, 0, 0, "file is larger than %zu bytes",
+                     rd->lim->max_file_bytes))
             rc = DD_ENOMEM;
     } else if (rc == DD_EIO) {
         if (add_diag(set, MF_DIAG_ERROR, file, 0, 0, "cannot read: %s", strerror(err_no)))
             rc = DD_ENOMEM;
     } else if (rc == DD_OK) {
-        rc = load_named(set, file, buf, len, lim, !is_stdin);
+        rc = load_named(set, file, rd->buf, len, rd->lim, is_stdin ? NULL : rd);
     }
-    free(buf);
     return rc;
 }
 
@@ -736,12 +776,12 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static enum dd_rc walk(struct mf_set *set, const char *dir, const struct mf_limits *lim, int level,
+static enum dd_rc walk(struct mf_set *set, const char *dir, struct reader *rd, int level,
                        enum dd_rc *first);
 
 /* One directory entry; symlinks to files are followed, symlinks to directories are not (no cycles). */
 static enum dd_rc visit(struct mf_set *set, const char *path, const char *name, unsigned char type,
-                        const struct mf_limits *lim, int level, enum dd_rc *first)
+                        struct reader *rd, int level, enum dd_rc *first)
 {
     struct stat st;
     int is_dir = type == DT_DIR, is_reg = type == DT_REG;
@@ -755,10 +795,10 @@ static enum dd_rc visit(struct mf_set *set, const char *path, const char *name, 
     if (type == DT_LNK && stat(path, &st) == 0)
         is_reg = S_ISREG(st.st_mode);
     if (is_dir)
-        return walk(set, path, lim, level + 1, first);
+        return walk(set, path, rd, level + 1, first);
     if (!is_reg || !wanted_extension(name))
         return DD_OK;
-    rc = load_file(set, path, lim);
+    rc = load_file(set, path, rd);
     if (rc == DD_ENOMEM)
         return rc;
     if (rc != DD_OK)
@@ -766,7 +806,7 @@ static enum dd_rc visit(struct mf_set *set, const char *path, const char *name, 
     return DD_OK;
 }
 
-static enum dd_rc walk(struct mf_set *set, const char *dir, const struct mf_limits *lim, int level,
+static enum dd_rc walk(struct mf_set *set, const char *dir, struct reader *rd, int level,
                        enum dd_rc *first)
 {
     enum dd_rc rc = DD_ENOMEM;
@@ -821,7 +861,7 @@ static enum dd_rc walk(struct mf_set *set, const char *dir, const struct mf_limi
         if (slash)
             path[dlen] = '/';
         memcpy(path + dlen + (size_t)slash, names[i], nl + 1);
-        if (visit(set, path, names[i], (unsigned char)names[i][nl + 1], lim, level, first) !=
+        if (visit(set, path, names[i], (unsigned char)names[i][nl + 1], rd, level, first) !=
             DD_OK)
             goto out;
     }
@@ -838,6 +878,7 @@ out:
 enum dd_rc mf_load_path(struct mf_set *set, const char *path, const struct mf_limits *lim)
 {
     struct mf_limits l;
+    struct reader rd = { &l, NULL, 0, NULL, 0 };
     struct stat st;
     enum dd_rc first = DD_OK, rc;
 
@@ -845,10 +886,15 @@ enum dd_rc mf_load_path(struct mf_set *set, const char *path, const struct mf_li
         return DD_EINVAL;
     effective_limits(lim, &l);
     if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        rc = walk(set, path, &l, 0, &first);
-        return rc != DD_OK ? rc : first;
+        rc = walk(set, path, &rd, 0, &first);
+        if (rc == DD_OK)
+            rc = first;
+    } else {
+        rc = load_file(set, path, &rd);
     }
-    return load_file(set, path, &l);
+    free(rd.buf);
+    free(rd.dir);
+    return rc;
 }
 
 const char *mf_diag_format(const struct mf_diag *d, char *buf, size_t size)

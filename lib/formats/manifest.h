@@ -105,6 +105,14 @@ struct mf_set {
     const char *skim_unless2; /* the same */
     void *keep_ctx;         /* passed to keep and skim */
     size_t nfiltered;       /* objects read but dropped by keep (not in objs) */
+    /*
+     * Optional, set before loading: 1 keeps the trees compactly, with their
+     * positions, in one arena (struct ydoc_arena), about half the memory and
+     * less time.  The trees are then read-only: no node may be freed,
+     * detached, replaced or given new children.
+     */
+    int compact;
+    struct ydoc_arena *arena; /* private: the trees when compact */
 };
 
 #define MF_SET_INIT { 0 }

@@ -47,12 +47,17 @@ struct ydoc_pos {
  * Where documents and input errors go.  A callback returns DD_OK to go on;
  * any other code stops the stream and is returned by ydoc_parse_stream.
  */
+struct ydoc_arena;
+
 struct ydoc_sink {
     void *ctx; /* passed back unchanged */
     /*
      * One well-formed document.  root: a new tree, ownership passes to the
      * callee; NULL for an empty (or null) document.  pos[0..npos): borrowed,
      * valid during the call only; one entry for every node of root.
+     * With an arena (below): root belongs to the arena, pos is NULL and npos
+     * 0 (positions: ydoc_arena_pos), and the callee may give the document's
+     * space back with ydoc_arena_drop during the call.
      */
     enum dd_rc (*document)(void *ctx, cJSON *root, const struct ydoc_pos *pos, size_t npos);
     /*
@@ -67,7 +72,37 @@ struct ydoc_sink {
      * it — a key repeated in one mapping, of which the last value is kept.  err: borrowed.
      */
     enum dd_rc (*warning)(void *ctx, const struct dd_err *err);
+    /*
+     * Optional (NULL: every document is a tree of its own, freed with cJSON_Delete): where
+     * documents are built instead.  Borrowed.
+     */
+    struct ydoc_arena *arena;
 };
+
+/*
+ * An arena holds the documents of many streams compactly: nodes side by side
+ * with their positions (8 bytes a node instead of a table entry), texts packed
+ * without per-allocation headers, and everything freed at once.  Its trees are
+ * read-only: no node of them may be freed (cJSON_Delete), detached, replaced
+ * or given new children.  The same trees, positions, errors and return codes
+ * as without an arena.
+ */
+struct ydoc_arena *ydoc_arena_new(void); /* NULL when out of memory */
+
+/* Frees the arena and every tree in it (a may be NULL). */
+void ydoc_arena_free(struct ydoc_arena *a);
+
+/*
+ * Position of a node of a tree built in a (a may be NULL): returns 1 and
+ * fills line/col (either may be NULL), or 0 when the node is none of a's.
+ */
+int ydoc_arena_pos(const struct ydoc_arena *a, const cJSON *node, int *line, int *col);
+
+/*
+ * Only from sink->document: takes back the space of the document being
+ * delivered (its tree must not be used after the call).
+ */
+void ydoc_arena_drop(struct ydoc_arena *a);
 
 /*
  * Parses buf[0..len) (borrowed; need not be NUL-terminated) and feeds sink.

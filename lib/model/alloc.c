@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "cel/cel.h"
@@ -362,6 +363,7 @@ struct alloc_inventory {
     size_t *shared;               /* slices without nodeName, model order */
     size_t nshared, shared_cap;
     const cJSON *in_flight;
+    const struct dra_obj **nodes; /* the model's Nodes by name: the order nodes are judged in */
 };
 
 static size_t id_hash(const char *d, const char *p, const char *n)
@@ -649,6 +651,13 @@ static int hold_claim(struct alloc_inventory *inv, const cJSON *claim)
     return 0;
 }
 
+static int node_ptr_cmp(const void *a, const void *b)
+{
+    const struct dra_obj *const *x = a, *const *y = b;
+
+    return strcmp((*x)->name, (*y)->name);
+}
+
 struct alloc_inventory *alloc_inventory_new(const struct dra_model *m,
                                             const struct alloc_options *opt,
                                             struct dd_err *err)
@@ -680,8 +689,12 @@ struct alloc_inventory *alloc_inventory_new(const struct dra_model *m,
         !(inv->pools = calloc(m->nslices + 1, sizeof(*inv->pools))) ||
         !(inv->pool_idx = calloc(inv->pool_cap, sizeof(size_t))) ||
         !(inv->bynode = calloc(m->nslices + 1, sizeof(*inv->bynode))) ||
-        !(inv->node_idx = calloc(inv->node_cap, sizeof(size_t))))
+        !(inv->node_idx = calloc(inv->node_cap, sizeof(size_t))) ||
+        !(inv->nodes = calloc(m->nodes.n + 1, sizeof(*inv->nodes))))
         goto oom;
+    for (i = 0; i < m->nodes.n; i++)
+        inv->nodes[i] = &m->nodes.v[i];
+    qsort(inv->nodes, m->nodes.n, sizeof(*inv->nodes), node_ptr_cmp);
     for (i = 0; i < m->nslices; i++) {
         const struct dra_slice *ms = &m->slices[i];
         struct a_slice *s = &inv->slices[i];
@@ -793,6 +806,7 @@ void alloc_inventory_free(struct alloc_inventory *inv)
     free(inv->bynode);
     free(inv->node_idx);
     free(inv->shared);
+    free(inv->nodes);
     free(inv);
 }
 
@@ -870,8 +884,71 @@ struct stored {
     struct dd_err err;
 };
 
+/*
+ * A pod's tables indexed by device or pool ID span the whole inventory, but a pod touches
+ * the entries of the nodes it is judged on (one, when it fits on the first).  Large ones
+ * are fresh anonymous mappings, whose pages the kernel zeroes when first touched, so that
+ * they cost what the pod uses: calloc would hand back recycled heap and zero all of it,
+ * once per pod, the size of the cluster each time.
+ */
+#define ZMAP_MIN ((size_t)64 << 10)
+
+static void *zalloc(size_t n, size_t size)
+{
+    void *p;
+
+    if (size && n > (size_t)-1 / size)
+        return NULL;
+    if (n * size < ZMAP_MIN)
+        return calloc(n, size);
+    p = mmap(NULL, n * size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void zfree(void *p, size_t n, size_t size)
+{
+    if (!p)
+        return;
+    if (n * size < ZMAP_MIN)
+        free(p);
+    else
+        munmap(p, n * size);
+}
+
+/* A growing array of pointers in the arena. */
+struct pvec {
+    void **v;
+    size_t n, cap;
+};
+
+struct gp {                       /* the slices GatherPools collects for one pool ID */
+    unsigned epoch;
+    int64_t gen;
+    struct pvec v;
+    struct a_pool *pool;          /* the node's pool built from them */
+};
+
+/* A growing list of IDs. */
+struct idvec {
+    size_t *v;
+    size_t n, cap;
+};
+
+static int idvec_push(struct idvec *x, size_t id)
+{
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? 2 * x->cap : 16, *v = realloc(x->v, cap * sizeof(*v));
+        if (!v)
+            return -1;
+        x->v = v;
+        x->cap = cap;
+    }
+    x->v[x->n++] = id;
+    return 0;
+}
+
 struct a_avail {
-    int done;
+    int done, listed;
     size_t n;
     const char **set, **name;
     qty *val;
@@ -885,7 +962,7 @@ struct a_groups {
 };
 
 struct a_baseline {
-    int done;
+    int done, listed;
     size_t n;
     const char **set;
     struct a_groups *gr;
@@ -904,10 +981,15 @@ struct a_pod {
     struct a_baseline *base;      /* per pool ID */
     struct gp *gp;                /* per pool ID: GatherPools' collection */
     int **cidx;                   /* per device ID: counter_index */
+    /* The device IDs cidx holds an entry for, the pool IDs avail and base do: freeing a
+     * pod costs what it used, not the size of the inventory. */
+    struct idvec cidx_ids, avail_ids, base_ids;
     unsigned epoch;
     uint64_t *inuse;              /* per device ID: the claims (bits) allocating it */
     struct a_capent *capent;      /* per device ID: allocatingCapacity */
     struct stored *stored;        /* selectors compiled as stored expressions */
+    void *tables;                 /* one zalloc holding gp, avail, base, inuse, capent, cidx */
+    size_t tables_size;
 };
 
 static const char *claim_api(const struct dra_claim *c)
@@ -1077,15 +1159,45 @@ static int build_claim(struct a_pod *p, struct a_claim *c, const struct dra_clai
     return 0;
 }
 
+/* The pod's tables by pool and device ID, in one mapping (one system call, not six). */
+static int pod_tables(struct a_pod *p)
+{
+#define TABLE(field, n) \
+    do { \
+        off = (off + 15) & ~(size_t)15; \
+        if (base) \
+            p->field = (void *)(base + off); \
+        off += ((n) + 1) * sizeof(*p->field); \
+    } while (0)
+    size_t np = p->inv->npools, nd = p->inv->nids, off;
+    char *base = NULL;
+    int pass;
+
+    for (pass = 0; pass < 2; pass++) {
+        off = 0;
+        TABLE(gp, np);
+        TABLE(avail, np);
+        TABLE(base, np);
+        TABLE(inuse, nd);
+        TABLE(capent, nd);
+        TABLE(cidx, nd);
+        if (!pass && !(base = p->tables = zalloc(off, 1)))
+            return -1;
+        p->tables_size = off;
+    }
+    return 0;
+#undef TABLE
+}
+
 static void pod_free(struct a_pod *p)
 {
-    size_t i, j;
+    size_t i, j, k;
 
     for (i = 0; i < p->nrds; i++) {
         free(p->rds[i]->full);
         free(p->rds[i]->capreq_names);
         free(p->rds[i]->capreq_vals);
-        free(p->rds[i]->memo);
+        zfree(p->rds[i]->memo, p->inv->nids + 1, 1);
     }
     free(p->rds);
     for (i = 0; i < p->nclaims; i++) {
@@ -1095,41 +1207,42 @@ static void pod_free(struct a_pod *p)
         free(c->reqs);
         for (j = 0; j < c->ncons; j++) {
             free(c->cons[j].text);
-            free(c->cons[j].memo);
+            zfree(c->cons[j].memo, p->inv->nids + 1, sizeof(*c->cons[j].memo));
         }
         free(c->cons);
         free(c->key);
     }
     free(p->claims);
     free(p->todo);
-    free(p->gp);
-    if (p->cidx)
-        for (i = 0; i < p->inv->nids; i++)
-            free(p->cidx[i]);
-    free(p->cidx);
-    free(p->inuse);
-    free(p->capent);
+
+    for (i = 0; i < p->cidx_ids.n; i++)
+        free(p->cidx[p->cidx_ids.v[i]]);
+
+    free(p->cidx_ids.v);
+
     while (p->stored) {
         struct stored *x = p->stored->next;
         cel_program_free(p->stored->prog);
         free(p->stored);
         p->stored = x;
     }
-    if (p->avail)
-        for (i = 0; i < p->inv->npools; i++) {
-            free(p->avail[i].set);
-            free(p->avail[i].name);
-            free(p->avail[i].val);
-        }
-    free(p->avail);
-    if (p->base)
-        for (i = 0; i < p->inv->npools; i++) {
-            for (j = 0; j < p->base[i].n; j++)
-                free(p->base[i].gr[j].g);
-            free(p->base[i].set);
-            free(p->base[i].gr);
-        }
-    free(p->base);
+    for (k = 0; k < p->avail_ids.n; k++) {
+        i = p->avail_ids.v[k];
+        free(p->avail[i].set);
+        free(p->avail[i].name);
+        free(p->avail[i].val);
+    }
+
+    free(p->avail_ids.v);
+    for (k = 0; k < p->base_ids.n; k++) {
+        i = p->base_ids.v[k];
+        for (j = 0; j < p->base[i].n; j++)
+            free(p->base[i].gr[j].g);
+        free(p->base[i].set);
+        free(p->base[i].gr);
+    }
+    zfree(p->tables, p->tables_size, 1);
+    free(p->base_ids.v);
 }
 
 /* metav1.IsControlledBy: the claim's controller reference is the pod (by UID). */
@@ -1307,12 +1420,6 @@ static void arena_free(struct arena *a)
     a->head = NULL;
 }
 
-/* A growing array of pointers in the arena. */
-struct pvec {
-    void **v;
-    size_t n, cap;
-};
-
 static int pvec_push(struct arena *a, struct pvec *p, void *x)
 {
     if (p->n == p->cap) {
@@ -1351,13 +1458,6 @@ struct a_pool {
     qty *used;                    /* consumedCounters, by the pod's available counters' index */
     struct a_running *run;        /* consumedCompatibilityGroups */
     size_t nrun, caprun;
-};
-
-struct gp {                       /* the slices GatherPools collects for one pool ID */
-    unsigned epoch;
-    int64_t gen;
-    struct pvec v;
-    struct a_pool *pool;          /* the node's pool built from them */
 };
 
 static int node_matches(const cJSON *node, const char *node_name, const char *name, int all,
@@ -1784,6 +1884,10 @@ static enum cel_verdict sel_eval(struct a_pod *pod, const struct dra_selector *s
         }
         prog = st->prog;
     }
+    if (prog == sel->prog)
+        /* The device's CEL value built once per model and the verdict kept per
+         * (selector, device): every node and every pod asks the same questions. */
+        return dra_selector_match(pod->inv->m, sel, d->id, err);
     return cel_eval_device(prog, &d->dev, NULL, err);
 }
 
@@ -1801,7 +1905,7 @@ static int selectable(struct a_node *n, struct a_rd *rd, const struct a_dev *d)
 
     if (!n->inv->f.binding && d->binding_len)
         return 0;
-    if (!rd->memo && !(rd->memo = calloc(n->inv->nids + 1, 1))) {
+    if (!rd->memo && !(rd->memo = zalloc(n->inv->nids + 1, 1))) {
         fail(n, "out of memory");
         return -1;
     }
@@ -2096,6 +2200,9 @@ static struct a_avail *available(struct a_node *n, const struct a_pool *p)
 
     if (a->done)
         return a;
+    if (!a->listed && idvec_push(&n->pod->avail_ids, p->pid))
+        return NULL;
+    a->listed = 1;
     for (i = 0; i < p->nsets; i++)
         total += p->sets[i]->n;
     a->set = calloc(total + 1, sizeof(*a->set));
@@ -2139,6 +2246,10 @@ static const int *counter_index(struct a_node *n, const struct a_avail *a, const
         m += d->cons[k].n;
     if (!(v = malloc((m + 1) * sizeof(*v))))
         return NULL;
+    if (idvec_push(&n->pod->cidx_ids, d->id)) {
+        free(v);
+        return NULL;
+    }
     m = 0;
     for (k = 0; k < d->ncons; k++)
         for (c = 0; c < d->cons[k].n; c++) {
@@ -2264,6 +2375,9 @@ static struct a_baseline *baseline(struct a_node *n, const struct a_pool *p)
 
     if (b->done)
         return b;
+    if (!b->listed && idvec_push(&n->pod->base_ids, p->pid))
+        return NULL;
+    b->listed = 1;
     if (held_devices(n, p, &held))
         return NULL;
     for (i = 0; i < held.n; i++) {
@@ -2545,7 +2659,7 @@ static const cJSON *constraint_attr(struct a_node *n, struct a_constraint *k, co
 {
     const cJSON *a;
 
-    if (!k->memo && !(k->memo = calloc(n->inv->nids + 1, sizeof(*k->memo))))
+    if (!k->memo && !(k->memo = zalloc(n->inv->nids + 1, sizeof(*k->memo))))
         return attribute(d, k->attr);
     if (!k->memo[d->id])
         k->memo[d->id] = (a = attribute(d, k->attr)) ? a : &absent;
@@ -3570,12 +3684,6 @@ unknown:
 
 /* ---- the pod on every node ------------------------------------------------------------ */
 
-static int node_name_cmp(const void *a, const void *b)
-{
-    const struct alloc_node *x = a, *y = b;
-
-    return strcmp(x->node->name, y->node->name);
-}
 
 static int collect(struct a_node *n, struct alloc_node *out)
 {
@@ -3643,14 +3751,14 @@ static int judge_node(struct a_node *n, struct alloc_node *out, int explain)
 }
 
 enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec *ps,
-                     int flags, struct alloc_result *out, struct dd_err *err)
+                     int explain, struct alloc_result *out, struct dd_err *err)
 {
     const struct dra_model *m = inv->m;
     struct a_pod pod;
     struct a_node n;
     enum alloc_verdict pv = ALLOC_FIT;
     char *preason = NULL;
-    size_t i;
+    size_t i, cap;
     int r;
 
     memset(out, 0, sizeof(*out));
@@ -3668,24 +3776,28 @@ enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec
     out->verdict = pv;
     out->reason = preason;
     preason = NULL;
-    if (!(out->nodes = calloc(m->nodes.n + 1, sizeof(*out->nodes))) ||
-        !(pod.gp = calloc(inv->npools + 1, sizeof(*pod.gp))) ||
-        !(pod.avail = calloc(inv->npools + 1, sizeof(*pod.avail))) ||
-        !(pod.base = calloc(inv->npools + 1, sizeof(*pod.base))) ||
-        !(pod.inuse = calloc(inv->nids + 1, sizeof(*pod.inuse))) ||
-        !(pod.capent = calloc(inv->nids + 1, sizeof(*pod.capent))) ||
-        !(pod.cidx = calloc(inv->nids + 1, sizeof(*pod.cidx))))
+    /* first_fit grows the nodes as it judges them: a pod that fits on the first node
+     * costs that node, not the cluster. */
+    cap = inv->opt.first_fit ? 16 : m->nodes.n;
+    if (!(out->nodes = calloc(cap + 1, sizeof(*out->nodes))) ||
+        pod_tables(&pod))
         goto oom;
-    for (i = 0; i < m->nodes.n; i++)
-        out->nodes[i].node = &m->nodes.v[i];
-    out->nnodes = m->nodes.n;
-    qsort(out->nodes, out->nnodes, sizeof(*out->nodes), node_name_cmp);
     n.inv = inv;
     n.pod = &pod;
-    for (i = 0; i < out->nnodes; i++) {
-        struct alloc_node *o = &out->nodes[i];
+    for (i = 0; i < m->nodes.n; i++) {
+        struct alloc_node *o;
         char why[512];
 
+        if (i == cap) {
+            struct alloc_node *v = realloc(out->nodes, (2 * cap + 1) * sizeof(*v));
+            if (!v)
+                goto oom;
+            memset(v + cap, 0, (cap + 1) * sizeof(*v));
+            out->nodes = v;
+            cap *= 2;
+        }
+        o = &out->nodes[out->nnodes++];
+        o->node = inv->nodes[i];
         n.node = o->node->json;
         n.name = o->node->name;
         if (fit_pod_excluded(ps->spec, n.node, ps->replicas == -1, why, sizeof(why)) &&
@@ -3701,7 +3813,7 @@ enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec
             n.steps = 0;
             n.max_steps = inv->opt.max_steps;
             n.on_node = 0;
-            r = judge_node(&n, o, flags & ALLOC_EXPLAIN);
+            r = judge_node(&n, o, explain);
             if (pod.ntodo)
                 clean(&n);
             free(n.error);
@@ -3710,11 +3822,8 @@ enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec
             if (r)
                 goto oom;
         }
-        if (o->verdict == ALLOC_FIT && !o->pod_filter && out->nfit++ == 0 &&
-            (flags & ALLOC_FIRST_FIT)) {
-            out->nnodes = i + 1;
+        if (o->verdict == ALLOC_FIT && !o->pod_filter && out->nfit++ == 0 && inv->opt.first_fit)
             break;
-        }
     }
     arena_free(&n.ar);
     pod_free(&pod);

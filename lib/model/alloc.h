@@ -76,6 +76,10 @@ struct alloc_options {
     /* Search steps (allocateOne calls) per node before giving up, the stand-in for the
      * scheduler's 10 s filter timeout; 0: ALLOC_MAX_STEPS. */
     uint64_t max_steps;
+    /* Stop at the first node that fits (by the DRA filter and the pod's own): whether the
+     * pod fits anywhere, as a diagnosis asks it, costs one node's search instead of every
+     * node's.  alloc_result.nodes then holds the nodes judged, up to that one. */
+    int first_fit;
 };
 
 #define ALLOC_MAX_STEPS 20000000
@@ -173,21 +177,15 @@ struct alloc_result {
     size_t nfit;                  /* nodes that fit by the DRA filter and the pod's own */
 };
 
-/* alloc_pod's flags. */
-enum {
-    ALLOC_EXPLAIN = 1,   /* also fill each unfit node's `why` (a few more passes over its devices) */
-    ALLOC_FIRST_FIT = 2  /* stop at the first node that fits: out->nodes holds the nodes judged
-                            (in name order) up to it; enough to know whether the pod fits */
-};
-
 /*
  * Judges pod (a Pod, or a workload's pod template) on every Node of the inventory's model.
- * flags: ALLOC_* bits.  The pod need not belong to the inventory's model (the webhook judges
- * the pod it admits against its view's): its claims and templates are found in that model.
+ * explain: also fill each unfit node's `why` (a few more passes over its devices).  The pod
+ * need not belong to the inventory's model (the webhook judges the pod it admits against its
+ * view's): its claims and templates are found in that model.
  * Returns DD_OK with *out filled (release it with alloc_result_release), or DD_ENOMEM.
  */
 enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec *pod,
-                     int flags, struct alloc_result *out, struct dd_err *err);
+                     int explain, struct alloc_result *out, struct dd_err *err);
 
 void alloc_result_release(struct alloc_result *r);
 

@@ -259,6 +259,7 @@ static int fit_env_init(struct rule_ctx *ctx, struct fit_env *e)
     alloc_options_default(&opt);
     gates_of(ctx, &opt.gates);
     opt.templates_as_claims = ctx->surface != DD_LIVE; /* lint, admission: not created yet */
+    opt.first_fit = 1; /* whether it fits anywhere; when it fits nowhere every node is judged */
     if (need_aux) {
         dra_model_init(&e->aux, NULL, NULL);
         e->aux_used = 1;
@@ -792,14 +793,14 @@ void rule__check_fit(struct rule_ctx *ctx)
                 report_as(ctx, &e, p, &hit->r, &hit->groups, claims);
             continue;
         }
-        if (alloc_pod(e.inv, p, ALLOC_FIRST_FIT, &r, NULL) != DD_OK) {
+        if (alloc_pod(e.inv, p, 0, &r, NULL) != DD_OK) {
             ctx->out->oom = 1;
             free(key);
             break;
         }
         if (r.verdict == ALLOC_FIT && !r.nfit && r.nnodes) {
             alloc_result_release(&r);
-            if (alloc_pod(e.inv, p, ALLOC_EXPLAIN, &r, NULL) != DD_OK) {
+            if (alloc_pod(e.inv, p, 1, &r, NULL) != DD_OK) {
                 ctx->out->oom = 1;
                 free(key);
                 break;

@@ -6,7 +6,9 @@
  * the same position for every node, the same messages and return code.
  * A third read with skimming (struct ydoc_skim) must give the same sequence
  * again, except that documents the skimming rule allows to skip may be
- * reported as skipped instead.
+ * reported as skipped instead.  Both ways are read once more into an arena
+ * (struct ydoc_arena), giving back every other document as it is delivered:
+ * the documents kept must hold the same trees and positions at the end.
  *
  * A first byte 0x01..0x07 picks tighter limits and is skipped, as in
  * fuzz_manifest.c.
@@ -172,14 +174,96 @@ static void release(struct log *lg)
     free(lg->r);
 }
 
+struct alog {
+    struct log lg; /* first: on_err takes a struct alog too */
+    struct ydoc_arena *a;
+    size_t ndocs;
+};
+
+static enum dd_rc on_arena_doc(void *ctx, cJSON *root, const struct ydoc_pos *pos, size_t npos)
+{
+    struct alog *al = ctx;
+    struct rec *r = push(&al->lg);
+
+    if (pos || npos)
+        fail("positions handed over with an arena");
+    r->is_doc = 1;
+    if (root && al->ndocs++ % 2 == 1) {
+        ydoc_arena_drop(al->a);
+        r->is_doc = 3;
+        return DD_OK;
+    }
+    r->root = root;
+    return DD_OK;
+}
+
+static void same_in_arena(const struct ydoc_arena *a, const cJSON *x, const cJSON *y,
+                          const int *lc, size_t *k)
+{
+    int line = 0, col = 0;
+
+    if (x->type != y->type || (x->string == NULL) != (y->string == NULL) ||
+        (x->string && strcmp(x->string, y->string)) ||
+        (x->valuestring == NULL) != (y->valuestring == NULL) ||
+        (x->valuestring && strcmp(x->valuestring, y->valuestring)) ||
+        x->valueint != y->valueint ||
+        !(x->valuedouble == y->valuedouble || (isnan(x->valuedouble) && isnan(y->valuedouble))))
+        fail("a node differs in the arena");
+    if (!ydoc_arena_pos(a, x, &line, &col) || line != lc[2 * *k] || col != lc[2 * *k + 1])
+        fail("a position differs in the arena");
+    (*k)++;
+    for (x = x->child, y = y->child; x && y; x = x->next, y = y->next)
+        same_in_arena(a, x, y, lc, k);
+    if (x || y)
+        fail("children differ in the arena");
+}
+
+static void compare_arena(const uint8_t *data, size_t size, const struct ydoc_limits *lim,
+                          unsigned flags, const struct log *ref, enum dd_rc ref_rc)
+{
+    struct alog al;
+    struct ydoc_sink sink = { &al, on_arena_doc, on_err, NULL, NULL };
+    enum dd_rc rc;
+    size_t i, k;
+
+    memset(&al, 0, sizeof(al));
+    if (!(al.a = ydoc_arena_new()))
+        abort();
+    sink.arena = al.a;
+    rc = ydoc_parse_stream_ex((const char *)data, size, lim, &sink, flags, NULL);
+    if (rc != ref_rc || al.lg.n != ref->n)
+        fail("arena: return codes or number of entries differ");
+    for (i = 0; i < al.lg.n; i++) {
+        const struct rec *a = &al.lg.r[i], *b = &ref->r[i];
+        if ((a->is_doc != 0) != (b->is_doc != 0))
+            fail("arena: a document on one side, an error on the other");
+        if (!a->is_doc && (a->err.rc != b->err.rc || a->err.line != b->err.line ||
+                           a->err.col != b->err.col || strcmp(a->err.msg, b->err.msg)))
+            fail("arena: errors differ");
+        if (a->is_doc != 1)
+            continue;
+        if ((a->root == NULL) != (b->root == NULL))
+            fail("arena: an empty document on one side only");
+        k = 0;
+        if (a->root)
+            same_in_arena(al.a, a->root, b->root, b->lc, &k);
+        if (b->root && ydoc_arena_pos(al.a, b->root, NULL, NULL))
+            fail("arena: claims a node it does not hold");
+    }
+    for (i = 0; i < al.lg.n; i++)
+        al.lg.r[i].root = NULL; /* the arena's */
+    release(&al.lg);
+    ydoc_arena_free(al.a);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct ydoc_limits lim = { 16, 64, 200 };
     struct log fast = { 0 }, slow = { 0 }, skim = { 0 };
-    struct ydoc_sink sf = { &fast, on_doc, on_err, NULL }, ss = { &slow, on_doc, on_err, NULL };
-    struct ydoc_sink sk = { &skim, on_doc, on_err, NULL };
+    struct ydoc_sink sf = { &fast, on_doc, on_err, NULL, NULL }, ss = { &slow, on_doc, on_err, NULL, NULL };
+    struct ydoc_sink sk = { &skim, on_doc, on_err, NULL, NULL };
     struct ydoc_skim how = { &skim, skim_skip, "claims", NULL, skim_skipped };
     enum dd_rc rf, rs, rk;
     size_t i;
@@ -235,6 +319,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (a->n != b->n || (a->n && memcmp(a->lc, b->lc, 2 * a->n * sizeof(int))))
             fail("positions differ");
     }
+    compare_arena(data, size, &lim, 0, &fast, rf);
+    compare_arena(data, size, &lim, YDOC_LIBYAML_ONLY, &slow, rs);
     release(&fast);
     release(&slow);
     release(&skim);

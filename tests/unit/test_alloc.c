@@ -65,6 +65,38 @@ static void cel_for(const cJSON *snap)
     assert_int_equal(cel_set_default_env(&env), DD_OK);
 }
 
+/* first_fit judges the nodes in the same order and stops after the first that fits: the
+ * same verdicts up to it, and a fit exactly when the full search finds one. */
+static void check_first_fit(const char *path, const struct loaded *full)
+{
+    struct alloc_options opt = full->opt;
+    struct alloc_inventory *inv;
+    struct alloc_result r;
+    struct dd_err err;
+    size_t i, first;
+
+    opt.first_fit = 1;
+    assert_non_null(inv = alloc_inventory_new(&full->m, &opt, &err));
+    assert_int_equal(alloc_pod(inv, asnap_pod(&full->m), 0, &r, &err), DD_OK);
+    if (r.nfit != (full->r.nfit ? 1u : 0u))
+        fail_msg("%s: first_fit found %zu fitting nodes, the full search %zu", path, r.nfit,
+                 full->r.nfit);
+    for (first = 0; first < full->r.nnodes; first++)
+        if (full->r.nodes[first].verdict == ALLOC_FIT && !full->r.nodes[first].pod_filter)
+            break;
+    assert_int_equal(r.nnodes, first < full->r.nnodes ? first + 1 : full->r.nnodes);
+    for (i = 0; i < r.nnodes; i++) {
+        assert_ptr_equal(r.nodes[i].node, full->r.nodes[i].node);
+        if (r.nodes[i].verdict != full->r.nodes[i].verdict)
+            fail_msg("%s: node %s: %s with first_fit, %s without", path, r.nodes[i].node->name,
+                     word(r.nodes[i].verdict), word(full->r.nodes[i].verdict));
+    }
+    if (r.nfit)
+        assert_true(r.nodes[r.nnodes - 1].verdict == ALLOC_FIT && !r.nodes[r.nnodes - 1].pod_filter);
+    alloc_result_release(&r);
+    alloc_inventory_free(inv);
+}
+
 static void check_case(const char *path)
 {
     char *text = test_read_file(path), why[2048];
@@ -110,6 +142,7 @@ static void check_case(const char *path)
         }
     }
     assert_int_equal(i, l.r.nnodes);
+    check_first_fit(path, &l);
     cJSON_Delete(expect);
     unload(&l);
     cel_for(NULL);

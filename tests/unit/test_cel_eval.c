@@ -123,7 +123,7 @@ static cJSON *load_cases(void)
 {
     struct ydoc_limits lim = { 64, 2, 100 };
     cJSON *doc = NULL;
-    struct ydoc_sink sink = { &doc, keep_doc, NULL, NULL };
+    struct ydoc_sink sink = { &doc, keep_doc, NULL, NULL, NULL };
     FILE *f = fopen(CASES, "rb");
     static char buf[1 << 20];
     size_t len;

@@ -850,12 +850,13 @@ static void test_keep_and_skim(void **state)
         "---\n{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\"}\n"  /* 19-20: built, dropped */
         "---\napiVersion: v1\nkind: ConfigMap\nbad: [\n"               /* 21-24: an error */
         "---\nkind: ConfigMap\napiVersion: v1\n";                      /* 25-27: skimmed */
-    int skim;
+    int round;
 
     (void)state;
-    for (skim = 0; skim < 2; skim++) {
+    for (round = 0; round < 4; round++) {
         struct mf_set set = MF_SET_INIT;
-        int built = 0;
+        int built = 0, skim = round % 2;
+        set.compact = round >= 2;
         set.keep = keep_no_cm;
         set.keep_ctx = &built;
         set.skim = skim ? skim_no_cm : NULL;
@@ -872,29 +873,121 @@ static void test_keep_and_skim(void **state)
         /* Skimmed documents never reach keep: no tree was built for them. */
         assert_int_equal(built, skim ? 3 : 6);
         mf_set_release(&set);
+        assert_int_equal(set.compact, round >= 2);
     }
 }
 
 static void test_many_objects_positions(void **state)
 {
     struct mf_set set = MF_SET_INIT;
-    size_t cap = 3000 * 64, n = 0, i;
+    size_t cap = 5000 * 64, n = 0, i;
     char *text = malloc(cap);
 
     (void)state;
     assert_non_null(text);
-    for (i = 0; i < 3000; i++)
+    for (i = 0; i < 5000; i++)
         n += (size_t)snprintf(text + n, cap - n,
                               "---\napiVersion: v1\nkind: ConfigMap\ndata: {k: v%zu}\n", i);
-    /* The position index grows several times; every node stays findable. */
-    assert_int_equal(mf_load_buffer(&set, "many.yaml", text, n, NULL), DD_OK);
-    assert_int_equal(set.n, 3000);
-    for (i = 0; i < set.n; i++) {
-        assert_int_equal(set.objs[i].line, (int)(4 * i + 2));
-        assert_pos(&set, GET(set.objs[i].json, "data", "k"), (int)(4 * i + 4), 11);
+    /* The position index grows several times (compact: the arena takes several chunks);
+     * every node stays findable. */
+    for (set.compact = 0; set.compact < 2; set.compact++) {
+        assert_int_equal(mf_load_buffer(&set, "many.yaml", text, n, NULL), DD_OK);
+        assert_int_equal(set.n, 5000);
+        for (i = 0; i < set.n; i++) {
+            assert_int_equal(set.objs[i].line, (int)(4 * i + 2));
+            assert_pos(&set, GET(set.objs[i].json, "data", "k"), (int)(4 * i + 4), 11);
+        }
+        mf_set_release(&set);
     }
     free(text);
-    mf_set_release(&set);
+}
+
+/* Drops every third object a reader builds (so compact sets give space back between kept ones). */
+static int keep_two_of_three(void *ctx, const cJSON *obj)
+{
+    (void)obj;
+    return ++*(size_t *)ctx % 3 != 0;
+}
+
+static int skim_configmaps(void *ctx, const char *api_version, const char *kind)
+{
+    (void)ctx;
+    (void)api_version;
+    return strcmp(kind, "ConfigMap") == 0;
+}
+
+static int same_node(const struct mf_set *a, const cJSON *x, const struct mf_set *b,
+                     const cJSON *y)
+{
+    int l1 = 0, c1 = 0, l2 = 0, c2 = 0;
+
+    if (x->type != y->type || (x->string == NULL) != (y->string == NULL) ||
+        (x->string && strcmp(x->string, y->string)) ||
+        (x->valuestring == NULL) != (y->valuestring == NULL) ||
+        (x->valuestring && strcmp(x->valuestring, y->valuestring)) ||
+        x->valueint != y->valueint ||
+        !(x->valuedouble == y->valuedouble || (isnan(x->valuedouble) && isnan(y->valuedouble))))
+        return 0;
+    if (!mf_pos(a, x, &l1, &c1) || !mf_pos(b, y, &l2, &c2) || l1 != l2 || c1 != c2)
+        return 0;
+    for (x = x->child, y = y->child; x && y; x = x->next, y = y->next)
+        if (!same_node(a, x, b, y))
+            return 0;
+    return !x && !y;
+}
+
+/* A compact set holds what a plain one holds: objects, trees, positions, diagnostics. */
+static void compare_compact(const char *path)
+{
+    struct mf_set a = MF_SET_INIT, b = MF_SET_INIT;
+    size_t ka = 0, kb = 0, i;
+    enum dd_rc ra, rb;
+
+    a.keep = b.keep = keep_two_of_three;
+    a.skim = b.skim = skim_configmaps;
+    a.keep_ctx = &ka;
+    b.keep_ctx = &kb;
+    b.compact = 1;
+    ra = mf_load_path(&a, path, NULL);
+    rb = mf_load_path(&b, path, NULL);
+    assert_int_equal(ra, rb);
+    assert_int_equal(a.n, b.n);
+    assert_int_equal(a.nfiltered, b.nfiltered);
+    assert_int_equal(a.ndiags, b.ndiags);
+    assert_null(b.roots);
+    assert_null(b.pos);
+    for (i = 0; i < a.ndiags; i++) {
+        char x[2048], y[2048];
+        assert_string_equal(mf_diag_format(&a.diags[i], x, sizeof(x)),
+                            mf_diag_format(&b.diags[i], y, sizeof(y)));
+    }
+    for (i = 0; i < a.n; i++) {
+        const struct mf_object *x = &a.objs[i], *y = &b.objs[i];
+        assert_string_equal(x->file, y->file);
+        assert_string_equal(x->kind, y->kind);
+        assert_string_equal(x->api_version, y->api_version);
+        assert_string_equal(x->namespace_, y->namespace_);
+        assert_string_equal(x->name, y->name);
+        assert_int_equal(x->line, y->line);
+        assert_int_equal(x->col, y->col);
+        if (!same_node(&a, x->json, &b, y->json))
+            fail_msg("%s: object %zu (%s:%d) differs when compact", path, i, x->file, x->line);
+        /* Each set knows its own nodes only. */
+        assert_int_equal(mf_pos(&b, x->json, NULL, NULL), 0);
+    }
+    mf_set_release(&a);
+    mf_set_release(&b);
+}
+
+static void test_compact(void **state)
+{
+    (void)state;
+    compare_compact("tests/data");
+    compare_compact("tests/fuzz/corpus");
+    if (access("../shared/corpus/real", R_OK) == 0)
+        compare_compact("../shared/corpus/real");
+    else
+        fprintf(stderr, "test_compact: ../shared/corpus/real is absent, not compared\n");
 }
 
 int main(void)
@@ -923,6 +1016,7 @@ int main(void)
         cmocka_unit_test(test_release_and_reuse),
         cmocka_unit_test(test_many_objects_positions),
         cmocka_unit_test(test_keep_and_skim),
+        cmocka_unit_test(test_compact),
     };
 
     return cmocka_run_group_tests_name("manifest", tests, tmp_setup, tmp_teardown);

@@ -1,5 +1,6 @@
 /*
- * test_scaling.c - how cost grows: lint, a controller snapshot and a webhook decision over the
+ * test_scaling.c - how cost grows: lint (its loader reading the cluster from files, then its
+ * model and rules), a controller snapshot and a webhook decision over the
  * same generated cluster at N and at 10·N (claims, pods, templates, workloads, namespaces,
  * nodes and their devices each scaled), timed in one run.  Linear work takes about 10 times
  * as long at 10·N; one step that loops over everything once per element takes about 100
@@ -10,8 +11,11 @@
  */
 #include "harness.h"
 
+#include <ftw.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "formats/manifest.h"
 #include "model/dra.h"
 #include "rules/diagnose.h"
 #include "rules/rules.h"
@@ -366,7 +370,201 @@ static const char *rule_code(size_t i)
 
 #define LINT_N 200
 
-static void lint_once(struct guard *g, int z, const cJSON *objs, void *unused)
+/*
+ * The cluster as a repository: YAML in Kubernetes' style, ten objects a file, every fifth
+ * object a JSON file of its own, and a ConfigMap (which the loader skims: no rule reads it)
+ * after every other object.
+ */
+static int yaml_plain(const char *s)
+{
+    static const char *const words[] = { "y", "n", "yes", "no", "on", "off", "true", "false",
+                                         "null" };
+    size_t i;
+
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
+        return 0;
+    for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+        if (!strcasecmp(s, words[i]))
+            return 0;
+    return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/-") ==
+           strlen(s);
+}
+
+static void yaml_scalar(struct buf *b, const cJSON *v)
+{
+    char *q;
+
+    if (cJSON_IsString(v) && yaml_plain(v->valuestring)) {
+        put(b, "%s", v->valuestring);
+    } else if (cJSON_IsString(v)) {
+        assert_non_null(q = cJSON_PrintUnformatted(v));
+        put(b, "%s", q);
+        free(q);
+    } else if (cJSON_IsNumber(v)) {
+        put(b, "%.17g", v->valuedouble);
+    } else {
+        put(b, "%s", cJSON_IsTrue(v) ? "true" : cJSON_IsFalse(v) ? "false" : "null");
+    }
+}
+
+static void yaml_map(struct buf *b, const cJSON *map, int indent);
+static void yaml_seq(struct buf *b, const cJSON *seq, int indent);
+
+/* The value of a key at indent, after its colon. */
+static void yaml_value(struct buf *b, const cJSON *v, int indent)
+{
+    if (cJSON_IsObject(v) && v->child) {
+        put(b, "\n");
+        yaml_map(b, v, indent + 2);
+    } else if (cJSON_IsArray(v) && v->child) {
+        put(b, "\n");
+        yaml_seq(b, v, indent);
+    } else if (cJSON_IsObject(v) || cJSON_IsArray(v)) {
+        put(b, " %s\n", cJSON_IsObject(v) ? "{}" : "[]");
+    } else {
+        put(b, " ");
+        yaml_scalar(b, v);
+        put(b, "\n");
+    }
+}
+
+static void yaml_key(struct buf *b, const cJSON *c)
+{
+    cJSON *k = cJSON_CreateString(c->string);
+
+    assert_non_null(k);
+    yaml_scalar(b, k);
+    cJSON_Delete(k);
+    put(b, ":");
+}
+
+static void yaml_map(struct buf *b, const cJSON *map, int indent)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach(c, map) {
+        put(b, "%*s", indent, "");
+        yaml_key(b, c);
+        yaml_value(b, c, indent);
+    }
+}
+
+static void yaml_seq(struct buf *b, const cJSON *seq, int indent)
+{
+    const cJSON *it, *c;
+
+    cJSON_ArrayForEach(it, seq) {
+        if (cJSON_IsObject(it) && it->child) {
+            cJSON_ArrayForEach(c, it) {
+                put(b, "%*s%s", indent, "", c == it->child ? "- " : "  ");
+                yaml_key(b, c);
+                yaml_value(b, c, indent + 2);
+            }
+        } else if (cJSON_IsArray(it) && it->child) {
+            put(b, "%*s-\n", indent, "");
+            yaml_seq(b, it, indent + 2);
+        } else {
+            put(b, "%*s-", indent, "");
+            yaml_value(b, it, indent);
+        }
+    }
+}
+
+static void write_text(const char *dir, size_t n, const char *ext, const char *text)
+{
+    char path[128];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/f%05zu.%s", dir, n, ext);
+    assert_non_null(f = fopen(path, "w"));
+    assert_int_equal(fputs(text, f) >= 0, 1);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void write_repository(const char *dir, const cJSON *objs)
+{
+    struct buf b = { NULL, 0, 0 };
+    const cJSON *it;
+    size_t i = 0, files = 0;
+    char *json;
+
+    cJSON_ArrayForEach(it, objs) {
+        if (i % 5 == 4) {
+            assert_non_null(json = cJSON_Print(it));
+            write_text(dir, files++, "json", json);
+            free(json);
+        } else {
+            put(&b, "---\n");
+            yaml_map(&b, it, 0);
+        }
+        if (i % 2)
+            put(&b, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%zu\n"
+                    "  namespace: ns-0\ndata:\n  key: \"value %zu\"\n", i, i);
+        if (++i % 10 == 0 && b.n) {
+            write_text(dir, files++, "yaml", b.s);
+            b.n = 0;
+        }
+    }
+    if (b.n)
+        write_text(dir, files, "yaml", b.s);
+    free(b.s);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+/* The repositories of both sizes, written by the first round at each. */
+struct repos {
+    char dir[2][64];
+    int written[2];
+};
+
+static int keep_relevant(void *ctx, const cJSON *obj)
+{
+    (void)ctx;
+    return dra_object_relevant(obj);
+}
+
+static int skim_irrelevant(void *ctx, const char *api_version, const char *kind)
+{
+    (void)ctx;
+    return dra_kind_relevant(api_version, kind) != DRA_KIND_USED;
+}
+
+/* lint's loader, as lint_collect sets it up, into g[1]. */
+static void load_once(struct guard *g, int z, const cJSON *objs, struct repos *r)
+{
+    struct mf_set set = MF_SET_INIT;
+    double t;
+
+    if (!r->written[z]) {
+        snprintf(r->dir[z], sizeof(r->dir[z]), "/tmp/dd-scaling-XXXXXX");
+        assert_non_null(mkdtemp(r->dir[z]));
+        write_repository(r->dir[z], objs);
+        r->written[z] = 1;
+    }
+    set.keep = keep_relevant;
+    set.skim = skim_irrelevant;
+    set.skim_unless = DRA_CLAIMS_KEY;
+    set.compact = 1;
+    evict(&z);
+    t = cpu_now();
+    assert_int_equal(mf_load_path(&set, r->dir[z], NULL), DD_OK);
+    step(&g[1].s, z, "files read and parsed", cpu_now() - t);
+    assert_int_equal(set.n + set.nfiltered, 3 * (size_t)cJSON_GetArraySize(objs) / 2);
+    assert_int_equal(set.ndiags, 0);
+    evict(&z);
+    t = cpu_now();
+    mf_set_release(&set);
+    step(&g[1].s, z, "objects released", cpu_now() - t);
+}
+
+static void lint_once(struct guard *g, int z, const cJSON *objs, void *repos)
 {
     struct steps *s = &g->s;
     struct rule_options opt = RULE_OPTIONS_INIT;
@@ -376,7 +574,7 @@ static void lint_once(struct guard *g, int z, const cJSON *objs, void *unused)
     const cJSON *it;
     size_t i, nrules;
 
-    (void)unused;
+    load_once(g, z, objs, repos);
     dd_rules(&nrules);
     assert_true(nrules <= STEPS_MAX);
     opt.seconds = secs;
@@ -445,12 +643,28 @@ static void measure(struct guard *g, size_t ng, size_t dflt, int live, int round
         check(&g[i]);
 }
 
+static struct repos lint_repos;
+
 static void lint_scaling(void **state)
 {
-    struct guard g = { "lint", { { 0 }, { { 0 } }, 0 } };
+    /* The loader has a guard of its own: its time would raise the floor of lint's steps. */
+    struct guard g[2] = { { "lint", { { 0 }, { { 0 } }, 0 } },
+                          { "lint loader", { { 0 }, { { 0 } }, 0 } } };
 
     (void)state;
-    measure(&g, 1, LINT_N, 0, ROUNDS, lint_once, NULL);
+    measure(g, 2, LINT_N, 0, ROUNDS, lint_once, &lint_repos);
+}
+
+/* The repositories go whether the guards passed or not. */
+static int lint_teardown(void **state)
+{
+    int z;
+
+    (void)state;
+    for (z = 0; z < 2; z++)
+        if (lint_repos.written[z])
+            nftw(lint_repos.dir[z], remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return 0;
 }
 
 /* ---- a controller snapshot ----------------------------------------------------------- */
@@ -597,7 +811,7 @@ static void webhook_scaling(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(lint_scaling),
+        cmocka_unit_test_teardown(lint_scaling, lint_teardown),
         cmocka_unit_test(snapshot_scaling),
         cmocka_unit_test(webhook_scaling),
     };

@@ -5,7 +5,9 @@
  * does the same with generated inputs).  The snippets also check that the
  * fast path itself read them, so the comparison is not libyaml against
  * libyaml.  Every input is also read a third time with skimming, which may
- * only replace documents it is allowed to skip by a "skipped" report.
+ * only replace documents it is allowed to skip by a "skipped" report, and
+ * both ways again into an arena (struct ydoc_arena), which must hold the same
+ * trees and positions even when every other document is dropped.
  */
 #include "harness.h"
 
@@ -127,6 +129,8 @@ static int skippable(const cJSON *root)
     return skim_skip(NULL, av->valuestring, kind->valuestring) && !has_key(root, "claims");
 }
 
+static void release(struct log *lg);
+
 static int same_tree(const cJSON *a, const cJSON *b)
 {
     const cJSON *x, *y;
@@ -144,6 +148,99 @@ static int same_tree(const cJSON *a, const cJSON *b)
         if (!same_tree(x, y))
             return 0;
     return !x && !y;
+}
+
+/*
+ * Arena reads: every other document is given back as soon as it is delivered;
+ * the others are compared once the whole stream is read.
+ */
+struct alog {
+    struct log lg; /* first: on_err takes a struct alog too */
+    struct ydoc_arena *a;
+    size_t ndocs;
+};
+
+static enum dd_rc on_arena_doc(void *ctx, cJSON *root, const struct ydoc_pos *pos, size_t npos)
+{
+    struct alog *al = ctx;
+    struct rec *r;
+
+    assert_null(pos);
+    assert_int_equal(npos, 0);
+    assert_true(al->lg.n < sizeof(al->lg.r) / sizeof(al->lg.r[0]));
+    r = &al->lg.r[al->lg.n++];
+    memset(r, 0, sizeof(*r));
+    r->is_doc = 1;
+    if (root && al->ndocs++ % 2 == 1) {
+        ydoc_arena_drop(al->a);
+        r->is_doc = 3;
+        return DD_OK;
+    }
+    r->root = root;
+    return DD_OK;
+}
+
+/* Every field a reader sets, and the position of every node, against a tree of its own. */
+static void same_in_arena(const char *what, const struct ydoc_arena *a, const cJSON *x,
+                          const cJSON *y, const int *lc, size_t *k)
+{
+    int line = 0, col = 0;
+
+    if (x->type != y->type || (x->string == NULL) != (y->string == NULL) ||
+        (x->string && strcmp(x->string, y->string)) ||
+        (x->valuestring == NULL) != (y->valuestring == NULL) ||
+        (x->valuestring && strcmp(x->valuestring, y->valuestring)) ||
+        x->valueint != y->valueint ||
+        !(x->valuedouble == y->valuedouble || (isnan(x->valuedouble) && isnan(y->valuedouble))))
+        fail_msg("%s: node %zu differs in the arena", what, *k);
+    if (!ydoc_arena_pos(a, x, &line, &col) || line != lc[2 * *k] || col != lc[2 * *k + 1])
+        fail_msg("%s: node %zu: position %d:%d in the arena, not %d:%d", what, *k, line, col,
+                 lc[2 * *k], lc[2 * *k + 1]);
+    (*k)++;
+    for (x = x->child, y = y->child; x && y; x = x->next, y = y->next)
+        same_in_arena(what, a, x, y, lc, k);
+    if (x || y)
+        fail_msg("%s: children differ in the arena", what);
+}
+
+/* Reads text into an arena (flags as ydoc_parse_stream_ex) and compares it with ref. */
+static void compare_arena(const char *what, const char *text, size_t len, unsigned flags,
+                          const struct log *ref, enum dd_rc ref_rc)
+{
+    static struct alog al;
+    struct ydoc_limits lim = { 64, 100000, 10000 };
+    struct ydoc_sink sink = { &al, on_arena_doc, on_err, NULL, NULL };
+    enum dd_rc rc;
+    size_t i, k;
+
+    memset(&al, 0, sizeof(al));
+    assert_non_null(al.a = ydoc_arena_new());
+    sink.arena = al.a;
+    rc = ydoc_parse_stream_ex(text, len, &lim, &sink, flags, NULL);
+    if (rc != ref_rc || al.lg.n != ref->n)
+        fail_msg("%s: arena: rc %d vs %d, %zu vs %zu entries", what, rc, ref_rc, al.lg.n, ref->n);
+    for (i = 0; i < al.lg.n; i++) {
+        const struct rec *a = &al.lg.r[i], *b = &ref->r[i];
+        if ((a->is_doc != 0) != (b->is_doc != 0))
+            fail_msg("%s: arena: entry %zu: document vs error", what, i);
+        if (!a->is_doc && (a->err.line != b->err.line || a->err.col != b->err.col ||
+                           a->err.rc != b->err.rc || strcmp(a->err.msg, b->err.msg)))
+            fail_msg("%s: arena: error %zu differs", what, i);
+        if (a->is_doc != 1)
+            continue;
+        if ((a->root == NULL) != (b->root == NULL))
+            fail_msg("%s: arena: document %zu: empty vs not", what, i);
+        k = 0;
+        if (a->root)
+            same_in_arena(what, al.a, a->root, b->root, b->lc, &k);
+        /* A node of another tree is none of the arena's. */
+        if (b->root && ydoc_arena_pos(al.a, b->root, NULL, NULL))
+            fail_msg("%s: arena: claims a node it does not hold", what);
+    }
+    for (i = 0; i < al.lg.n; i++)
+        al.lg.r[i].root = NULL; /* the arena's */
+    release(&al.lg);
+    ydoc_arena_free(al.a);
 }
 
 static void release(struct log *lg)
@@ -165,8 +262,8 @@ static struct ydoc_stats compare(const char *what, const char *text, size_t len)
 {
     static struct log fast, slow, skim;
     struct ydoc_limits lim = { 64, 100000, 10000 };
-    struct ydoc_sink sf = { &fast, on_doc, on_err, NULL }, ss = { &slow, on_doc, on_err, NULL };
-    struct ydoc_sink sk = { &skim, on_doc, on_err, NULL };
+    struct ydoc_sink sf = { &fast, on_doc, on_err, NULL, NULL }, ss = { &slow, on_doc, on_err, NULL, NULL };
+    struct ydoc_sink sk = { &skim, on_doc, on_err, NULL, NULL };
     struct ydoc_skim how = { &skim, skim_skip, "claims", NULL, skim_skipped };
     struct ydoc_stats st = { 0, 0, 0 }, st2 = { 0, 0, 0 };
     enum dd_rc rf, rs, rk;
@@ -214,6 +311,8 @@ static struct ydoc_stats compare(const char *what, const char *text, size_t len)
         if (a->n != b->n || (a->n && memcmp(a->lc, b->lc, 2 * a->n * sizeof(int))))
             fail_msg("%s: document %zu: positions differ", what, i);
     }
+    compare_arena(what, text, len, 0, &fast, rf);
+    compare_arena(what, text, len, YDOC_LIBYAML_ONLY, &slow, rs);
     release(&fast);
     release(&slow);
     return st;
@@ -381,7 +480,7 @@ static void test_values(void **state)
                                "h: \"\\ud83d\\ude00\"\n" /* 11: a JSON surrogate pair */
                                "i: 9007199254740993\n"; /* 12: past a double's 53 bits */
     struct ydoc_limits lim = { 64, 10, 10 };
-    struct ydoc_sink sink = { &lg, on_doc, on_err, NULL };
+    struct ydoc_sink sink = { &lg, on_doc, on_err, NULL, NULL };
     const cJSON *root;
 
     (void)state;
