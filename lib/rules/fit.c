@@ -32,7 +32,6 @@
 /* What the rule judges with: the run's model, or one that adds what lint assumes. */
 struct fit_env {
     const struct alloc_inventory *inv;
-    const struct dra_model *im;    /* the model inv was built from */
     int borrowed;                  /* a copy of rule_options.inventory's: nothing owned */
     struct alloc_inventory *own;   /* owned, when built here */
     struct dra_model aux;          /* the model with assumed objects (aux_used) */
@@ -41,6 +40,8 @@ struct fit_env {
     int assumed_nodes;             /* nodes taken from the slices' nodeName */
     const struct dra_driver *profile; /* a driver whose devices come from its profile */
     struct rule_names unknown;     /* drivers installed whose devices cannot be known */
+    const char **snodes;           /* owned array: nodes named by node-local slices, sorted */
+    size_t nsnodes;
     long profile_nodes;
 };
 
@@ -190,31 +191,34 @@ static int made_add(struct fit_env *e, cJSON *o)
     return dra_model_add(&e->aux, o, NULL, 0) == DD_OK ? 0 : -1;
 }
 
-/* Node names the node-local slices give, without repeats, into e->made; their count. */
-static long slice_nodes(const struct dra_model *m, struct fit_env *e, cJSON *names)
+static int cmp_str(const void *a, const void *b)
 {
-    size_t i;
-    long n = 0;
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
 
+/* The node names node-local slices give, sorted, without repeats, into e->snodes.  0, or -1
+ * on ENOMEM. */
+static int slice_nodes(const struct dra_model *m, struct fit_env *e)
+{
+    size_t i, n = 0;
+
+    if (!(e->snodes = calloc(m->nslices + 1, sizeof(*e->snodes))))
+        return -1;
     for (i = 0; i < m->nslices; i++) {
         const char *node = dd_json_str(m->slices[i].o.json, "spec", "nodeName", NULL);
-        const cJSON *it;
-        int seen = 0;
-        if (!node || !*node)
-            continue;
-        cJSON_ArrayForEach(it, names)
-            if (!strcmp(it->valuestring, node) && (seen = 1))
-                break;
-        if (!seen && n < FIT_MAX_NODES) {
-            cJSON *s = cJSON_CreateString(node);
-            if (!s)
-                return -1;
-            cJSON_AddItemToArray(names, s);
-            n++;
-        }
+        if (node && *node)
+            e->snodes[n++] = node;
     }
-    (void)e;
-    return n;
+    qsort(e->snodes, n, sizeof(*e->snodes), cmp_str);
+    for (i = 0; i < n; i++)
+        if (!e->nsnodes || strcmp(e->snodes[e->nsnodes - 1], e->snodes[i]))
+            e->snodes[e->nsnodes++] = e->snodes[i];
+    return 0;
+}
+
+static int has_slice_on(const struct fit_env *e, const char *node)
+{
+    return e->nsnodes && bsearch(&node, e->snodes, e->nsnodes, sizeof(*e->snodes), cmp_str);
 }
 
 /*
@@ -240,7 +244,6 @@ static int fit_env_init(struct rule_ctx *ctx, struct fit_env *e)
     /* At admission the model holds the object and a few samples, not the cluster. */
     if (ctx->surface == DD_ADMISSION)
         return 1;
-    e->im = m;
     for (i = 0; i < m->ndrivers; i++) {
         const struct dra_driver *d = &m->drivers[i];
         if (!*d->name || has_slices(m, d->name))
@@ -255,6 +258,8 @@ static int fit_env_init(struct rule_ctx *ctx, struct fit_env *e)
     }
     if (!m->nslices && !e->profile)
         return 1;
+    if (slice_nodes(m, e))
+        return -1;
     need_aux |= !m->nodes.n;
     alloc_options_default(&opt);
     gates_of(ctx, &opt.gates);
@@ -282,11 +287,15 @@ static int fit_env_init(struct rule_ctx *ctx, struct fit_env *e)
             if (dra_model_add(&e->aux, m->nodes.v[i].json, NULL, 0) != DD_OK)
                 goto oom;
         if (!m->nodes.n) {
-            long n = slice_nodes(m, e, names);
-            if (n < 0)
-                goto oom;
+            long n = (long)(e->nsnodes < FIT_MAX_NODES ? e->nsnodes : FIT_MAX_NODES), k;
+            for (k = 0; k < n; k++) {
+                cJSON *nm = cJSON_CreateString(e->snodes[k]);
+                if (!nm)
+                    goto oom;
+                cJSON_AddItemToArray(names, nm);
+            }
             if (!n && e->profile) {
-                long want = dra_node_count(m, ctx->opt->nodes), k;
+                long want = dra_node_count(m, ctx->opt->nodes);
                 e->profile_nodes = want < FIT_MAX_NODES ? want : FIT_MAX_NODES;
                 for (k = 0; k < e->profile_nodes; k++) {
                     char nm[64];
@@ -326,7 +335,6 @@ static int fit_env_init(struct rule_ctx *ctx, struct fit_env *e)
             goto oom;
         if (!e->aux.nodes.n)
             return 1;
-        e->im = &e->aux;
     }
     if (!(e->own = alloc_inventory_new(need_aux ? &e->aux : m, &opt, &err)))
         goto oom;
@@ -341,6 +349,7 @@ static void fit_env_free(struct fit_env *e)
 {
     if (e->borrowed)
         return;
+    free(e->snodes);
     alloc_inventory_free(e->own);
     if (e->aux_used)
         dra_model_release(&e->aux);
@@ -481,7 +490,7 @@ static int explained_elsewhere(const struct rule_ctx *ctx, const struct alloc_re
 
 /* A node with no device for the pod and no slice of its own: true, but no cause by itself
  * (clusters have CPU-only nodes); it is named when another node's reason is reported. */
-static int bare(const struct dra_model *m, const struct alloc_node *n)
+static int bare(const struct fit_env *e, const struct alloc_node *n)
 {
     size_t i;
 
@@ -490,12 +499,7 @@ static int bare(const struct dra_model *m, const struct alloc_node *n)
     for (i = 0; i < n->why.nalts; i++)
         if (n->why.alts[i].on_node || n->why.alts[i].skipped)
             return 0;
-    for (i = 0; i < m->nslices; i++)
-        if (STRIEQ(dd_json_str(m->slices[i].o.json, "spec", "nodeName", NULL) ?
-                   dd_json_str(m->slices[i].o.json, "spec", "nodeName", NULL) : "",
-                   n->node->name))
-            return 0;
-    return 1;
+    return !has_slice_on(e, n->node->name);
 }
 
 /* Whether a claim of r may take devices of a driver whose devices cannot be known (or of
@@ -541,7 +545,7 @@ static int group_nodes(const struct rule_ctx *ctx, const struct fit_env *e,
             G->none = 1;
             break;
         }
-        ours += !explained_elsewhere(ctx, r, n) && !bare(e->im, n);
+        ours += !explained_elsewhere(ctx, r, n) && !bare(e, n);
         alloc_why_text(r, n, why, sizeof(why));
         for (k = 0; k < G->ng && strcmp(text[k], why); k++)
             ;
@@ -793,18 +797,14 @@ void rule__check_fit(struct rule_ctx *ctx)
                 report_as(ctx, &e, p, &hit->r, &hit->groups, claims);
             continue;
         }
-        if (alloc_pod(e.inv, p, 0, &r, NULL) != DD_OK) {
+        /* Explained as it goes: a pod that fits stops at its first node (first_fit), one that
+         * does not is judged once, every node with its reason. */
+        if (alloc_pod(e.inv, p, 1, &r, NULL) != DD_OK) {
             ctx->out->oom = 1;
             free(key);
             break;
         }
         if (r.verdict == ALLOC_FIT && !r.nfit && r.nnodes) {
-            alloc_result_release(&r);
-            if (alloc_pod(e.inv, p, 1, &r, NULL) != DD_OK) {
-                ctx->out->oom = 1;
-                free(key);
-                break;
-            }
             if (group_nodes(ctx, &e, &r, &groups))
                 ctx->out->oom = 1;
             report(ctx, &e, p, &r, &groups);
