@@ -15,7 +15,8 @@
  *   CREATE   warnings only: the findings about the object of every rule whose surfaces
  *       include admission (lib/rules/rules.c): QuotaExceeded (the namespace's ResourceQuota
  *       status.used plus what this object makes), DeviceClassNotFound, ClaimTemplateNotFound,
- *       ClaimNotConsumedByContainer, PodBypassesScheduler, OpaqueConfigDriverMismatch,
+ *       DevicesDoNotFit (a Pod or workload that fits on no node now, by the view's
+ *       allocator), ClaimNotConsumedByContainer, PodBypassesScheduler, OpaqueConfigDriverMismatch,
  *       NodePrepareFailed, and the selector codes above.  The webhook has no checks of its own.
  *   DeviceTaintRule CREATE/UPDATE   a warning when it is NoExecute and its selector matches
  *       every device (DeviceTaintRuleEvictsAll): it would evict every DRA pod.

@@ -167,6 +167,16 @@ static void exit_codes(void **state)
     RUN(&R, NULL, "lint", "--complete",
         "tests/data/lint/alloc/two-nodes-one-gpu-each/fixed/cluster.yaml");
     assert_int_equal(R.status, 0);
+    /* explain shows the allocator's verdict on each node. */
+    RUN(&R, NULL, "explain", "pod", "trainer", "-n", "two-nodes-one-gpu-each", "-f",
+        "tests/data/lint/alloc/two-nodes-one-gpu-each/broken/cluster.yaml");
+    assert_contains(R.out, "fits on 0 of 2 node(s)");
+    assert_contains(R.out, "tnogeb-n2: does not fit: claim two-gpus, request gpu asks for 2 "
+                           "devices");
+    RUN(&R, NULL, "explain", "pod", "trainer", "-n", "two-nodes-one-gpu-each-fixed", "-f",
+        "tests/data/lint/alloc/two-nodes-one-gpu-each/fixed/cluster.yaml");
+    assert_contains(R.out, "fits on 1 of 2 node(s)");
+    assert_contains(R.out, "two-gpus/gpu -> gpu.example.com/tnogef-n1/gpu-1");
 }
 
 static void formats(void **state)
