@@ -181,7 +181,7 @@ static void default_namespace(struct mf_set *set, const char *ns)
         if (*o->namespace_ || !namespaced(o->api_version, o->kind) || !cJSON_IsObject(meta) ||
             cJSON_GetObjectItemCaseSensitive(meta, "namespace"))
             continue;
-        if (!(v = cJSON_AddStringToObject(meta, "namespace", ns)))
+        if (!(v = mf_set_add_string(set, meta, "namespace", ns)))
             continue;
         o->namespace_ = v->valuestring;
     }

@@ -39,7 +39,9 @@
 #include "formats/json.h"
 #include "client/kube.h"
 
-#define SIM_KUBELET_VERSION "v1.36.3"
+/* The kubelet it stands for: the release of the cluster it joins (e2e/cluster exports
+ * DD_K8S_VERSION), else the release the e2e runs by default. */
+#define SIM_KUBELET_VERSION_DEFAULT "v1.37.2"
 #define SIM_RUNTIME_VERSION "containerd://1.7.24"
 #define SIM_OS_IMAGE "Debian GNU/Linux 12 (bookworm)"
 #define SIM_ENV_ANNOTATION "sim.dra-doctor.io/env"
@@ -147,6 +149,13 @@ static void now_str(char *buf, size_t n, int micro)
         snprintf(buf, n, "%s.%06dZ", base, (int)((ts.tv_nsec / 1000) % 1000000));
     else
         snprintf(buf, n, "%sZ", base);
+}
+
+static const char *kubelet_version(void)
+{
+    const char *v = getenv("DD_K8S_VERSION");
+
+    return v && v[0] == 'v' && strlen(v) < 32 ? v : SIM_KUBELET_VERSION_DEFAULT;
 }
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -533,7 +542,7 @@ static cJSON *node_status(void)
     add_str(info, "kernelVersion", "6.1.0-sim-amd64");
     add_str(info, "osImage", SIM_OS_IMAGE);
     add_str(info, "containerRuntimeVersion", SIM_RUNTIME_VERSION);
-    add_str(info, "kubeletVersion", SIM_KUBELET_VERSION);
+    add_str(info, "kubeletVersion", kubelet_version());
     add_str(info, "operatingSystem", "linux");
     add_str(info, "architecture", "amd64");
     return s;
@@ -623,7 +632,7 @@ static void node_ensure(void)
     copy(g.node_uid, sizeof(g.node_uid), dd_json_str(out, "metadata", "uid", NULL));
     cJSON_Delete(out);
     say("created Node %s (uid %s, kubelet %s, runtime %s)", g.node, g.node_uid,
-        SIM_KUBELET_VERSION, SIM_RUNTIME_VERSION);
+        kubelet_version(), SIM_RUNTIME_VERSION);
     node_put_status(1);
     g.next_heartbeat = mono() + HEARTBEAT_S;
     g.next_lease = 0;
@@ -2463,7 +2472,7 @@ int main(int argc, char **argv)
     struct dd_err err = { 0 };
     struct kube_client_opts o = KUBE_CLIENT_OPTS_INIT;
     struct sigaction sa;
-    char runlink[PATH_MAX];
+    char runlink[PATH_MAX], agent[128];
     int i;
 
     g.interval_ms = 200;
@@ -2523,7 +2532,8 @@ int main(int argc, char **argv)
     o.request_timeout_ms = 10000;
     o.max_retries = 1;
     o.backoff_max_ms = 1000;
-    o.user_agent = "kubelet/" SIM_KUBELET_VERSION " (linux/amd64) nodesim";
+    snprintf(agent, sizeof(agent), "kubelet/%s (linux/amd64) nodesim", kubelet_version());
+    o.user_agent = agent;
     g.kc = kube_client_new(&g.cfg, &o, &err);
     if (!g.kc) {
         say("client: %s", err.msg);

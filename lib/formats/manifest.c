@@ -172,6 +172,32 @@ void mf_set_init(struct mf_set *set)
     memset(set, 0, sizeof(*set));
 }
 
+cJSON *mf_set_add_string(struct mf_set *set, cJSON *obj, const char *key, const char *value)
+{
+    cJSON *v;
+
+    /* A compact tree's nodes are the arena's and are never freed one by one: a node added
+     * to one is remembered and freed on its own. */
+    if (!ydoc_arena_pos(set->arena, obj, NULL, NULL))
+        return cJSON_AddStringToObject(obj, key, value);
+    if (set->nadded == set->capadded) {
+        size_t cap = set->capadded ? 2 * set->capadded : 16;
+        cJSON **a = realloc(set->added, cap * sizeof(*a));
+        if (!a)
+            return NULL;
+        set->added = a;
+        set->capadded = cap;
+    }
+    if (!(v = cJSON_CreateString(value)))
+        return NULL;
+    if (!cJSON_AddItemToObject(obj, key, v)) {
+        cJSON_Delete(v);
+        return NULL;
+    }
+    set->added[set->nadded++] = v;
+    return v;
+}
+
 void mf_set_release(struct mf_set *set)
 {
     size_t i;
@@ -180,6 +206,11 @@ void mf_set_release(struct mf_set *set)
         return;
     for (i = 0; i < set->nroots; i++)
         cJSON_Delete(set->roots[i]);
+    for (i = 0; i < set->nadded; i++) {
+        set->added[i]->next = set->added[i]->prev = NULL;
+        cJSON_Delete(set->added[i]);
+    }
+    free(set->added);
     for (i = 0; i < set->ndiags; i++) {
         free(set->diags[i].text);
         free(set->diags[i].chart);

@@ -113,9 +113,18 @@ struct mf_set {
      */
     int compact;
     struct ydoc_arena *arena; /* private: the trees when compact */
+    cJSON **added;            /* private: nodes mf_set_add_string gave arena trees */
+    size_t nadded, capadded;
 };
 
 #define MF_SET_INIT { 0 }
+
+/*
+ * Adds the member key: value (a string) to obj, a node of one of set's trees,
+ * compact or not: the set owns the new node and frees it with the tree.
+ * Returns the new node, or NULL when out of memory.
+ */
+cJSON *mf_set_add_string(struct mf_set *set, cJSON *obj, const char *key, const char *value);
 
 /* Initialises an empty set (same as MF_SET_INIT). */
 void mf_set_init(struct mf_set *set);
