@@ -80,6 +80,10 @@ struct alloc_options {
      * pod fits anywhere, as a diagnosis asks it, costs one node's search instead of every
      * node's.  alloc_result.nodes then holds the nodes judged, up to that one. */
     int first_fit;
+    /* The Nodes to judge on instead of the model's (lint assumes them when its input has
+     * none); NULL: the model's.  Borrowed: they must outlive the inventory. */
+    const struct dra_obj *nodes;
+    size_t nnodes;
 };
 
 #define ALLOC_MAX_STEPS 20000000

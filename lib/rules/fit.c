@@ -24,7 +24,7 @@
 #include "model/alloc.h"
 #include "model/drivers.h"
 
-#define FIT_MAX_NODES 1000      /* nodes assumed for a profile's devices */
+#define FIT_MAX_NODES 1000      /* nodes assumed for a profile's devices (--nodes) */
 #define FIT_MAX_DEVICES 128     /* devices per assumed slice (a ResourceSlice's limit) */
 #define FIT_MAX_GROUPS 6        /* reasons named in one finding */
 #define FIT_NODES_NAMED 3       /* nodes named per reason */
@@ -42,6 +42,8 @@ struct fit_env {
     struct rule_names unknown;     /* drivers installed whose devices cannot be known */
     const char **snodes;           /* owned array: nodes named by node-local slices, sorted */
     size_t nsnodes;
+    struct dra_obj *nodes;         /* owned array: the nodes assumed (their JSON in made) */
+    size_t nnodes;
     long profile_nodes;
 };
 
@@ -260,7 +262,6 @@ static int fit_env_init(struct rule_ctx *ctx, struct fit_env *e)
         return 1;
     if (slice_nodes(m, e))
         return -1;
-    need_aux |= !m->nodes.n;
     alloc_options_default(&opt);
     gates_of(ctx, &opt.gates);
     opt.templates_as_claims = ctx->surface != DD_LIVE; /* lint, admission: not created yet */
@@ -287,7 +288,7 @@ static int fit_env_init(struct rule_ctx *ctx, struct fit_env *e)
             if (dra_model_add(&e->aux, m->nodes.v[i].json, NULL, 0) != DD_OK)
                 goto oom;
         if (!m->nodes.n) {
-            long n = (long)(e->nsnodes < FIT_MAX_NODES ? e->nsnodes : FIT_MAX_NODES), k;
+            long n = (long)e->nsnodes, k;
             for (k = 0; k < n; k++) {
                 cJSON *nm = cJSON_CreateString(e->snodes[k]);
                 if (!nm)
@@ -336,6 +337,26 @@ static int fit_env_init(struct rule_ctx *ctx, struct fit_env *e)
         if (!e->aux.nodes.n)
             return 1;
     }
+    if (!need_aux && !m->nodes.n) {
+        /* Only the nodes are missing: the allocator judges the ones the slices name. */
+        size_t k;
+        if (!e->nsnodes)
+            return 1;
+        if (!(e->made = cJSON_CreateArray()) ||
+            !(e->nodes = calloc(e->nsnodes, sizeof(*e->nodes))))
+            goto oom;
+        for (k = 0; k < e->nsnodes; k++) {
+            cJSON *nj = node_json(e->snodes[k]);
+            if (!nj)
+                goto oom;
+            cJSON_AddItemToArray(e->made, nj);
+            e->nodes[k] = (struct dra_obj){ nj, "v1", "Node", "", e->snodes[k], NULL, 0 };
+        }
+        e->nnodes = k;
+        e->assumed_nodes = 1;
+        opt.nodes = e->nodes;
+        opt.nnodes = e->nnodes;
+    }
     if (!(e->own = alloc_inventory_new(need_aux ? &e->aux : m, &opt, &err)))
         goto oom;
     e->inv = e->own;
@@ -349,8 +370,9 @@ static void fit_env_free(struct fit_env *e)
 {
     if (e->borrowed)
         return;
-    free(e->snodes);
     alloc_inventory_free(e->own);
+    free(e->snodes);
+    free(e->nodes);
     if (e->aux_used)
         dra_model_release(&e->aux);
     cJSON_Delete(e->made);
