@@ -71,6 +71,11 @@ $(B)/review-bench: bench/review-bench.c $(B)/libdd.a
 	@echo "  LINK    $@"
 	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -o $@ $< $(B)/libdd.a $(LDLIBS)
 
+# The controller's CPU per watch event in process, for docs/benchmarks.md.
+$(B)/event-bench: bench/event-bench.c $(B)/libdd.a
+	@echo "  LINK    $@"
+	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -o $@ $< $(B)/libdd.a $(LDLIBS)
+
 $(B)/tests/%: tests/unit/%.c $(B)/libdd.a $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $@"
@@ -137,9 +142,10 @@ test: deps
 	@scripts/prebuild.sh wait
 	scripts/summary.sh
 
-bench: dra-doctor $(B)/nodesim
+bench: dra-doctor $(B)/nodesim $(B)/event-bench
 	bench/lint-bench.sh
 	bench/controller-bench.sh $(B)
+	$(B)/event-bench -e 10 5000 50000
 	CC="$(CC)" bench/webhook-bench.sh
 	CC="$(CC)" bench/cel-bench.sh $(B)
 	CC="$(CC)" bench/alloc-bench.sh $(B)

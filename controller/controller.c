@@ -1,16 +1,15 @@
 /*
- * controller.c - `dra-doctor controller`: informers -> snapshot -> work queue
- * -> per-pod diagnosis -> annotations and Events.
+ * controller.c - `dra-doctor controller`: the live cache's snapshots -> work queue ->
+ * per-pod diagnosis -> annotations and Events.
  *
- * Threads: one reflector per watched resource (lib/client/informer), one snapshot
- * builder, N workers, the leader-election candidate, the HTTP server, and
- * the main thread waiting for SIGTERM.  Reflector handlers only record what
- * changed (see "informer handlers"); the builder batches changes into a new
- * snapshot at most every SNAPSHOT_MIN_MS and then enqueues the pods they may
- * affect (a pod's own change: that pod; a class, claim or slice: every pod
- * whose diagnosis differs from its annotations); a worker compares the
- * diagnosis with the pod's annotations and patches only on a difference, so
- * the loop converges.
+ * Threads: the live cache's (lib/client/live: one reflector per watched resource, one
+ * snapshot builder), N workers, the leader-election candidate, the HTTP server, and the
+ * main thread waiting for SIGTERM.  The cache's hooks only record what changed (see
+ * "what changed"); after each burst the cache builds a snapshot and the controller then
+ * enqueues the pods it may affect (a pod's own change: that pod; a class, claim or slice:
+ * every pod whose diagnosis differs from its annotations); a worker compares the
+ * diagnosis with the pod's annotations and patches only on a difference, so the loop
+ * converges.
  */
 #include "controller.h"
 
@@ -28,13 +27,15 @@
 #include <unistd.h>
 
 #include "rules/diagnose.h"
+#include "rules/snapshot.h"
 #include "client/httpd.h"
 #include "client/informer.h"
-#include "formats/json.h"
 #include "client/lease.h"
-#include "snapshot.h"
-#include "cluster.h"
+#include "client/live.h"
 #include "client/workqueue.h"
+#include "formats/json.h"
+#include "model/keep.h"
+#include "rules/cluster.h"
 
 #define SNAPSHOT_MIN_MS 100  /* batch bursts of changes into one rebuild */
 #define SNAPSHOT_SETTLE_MS 20 /* the first change after a quiet spell waits for its burst */
@@ -43,6 +44,8 @@
                                 transient allocation */
 #define SAR_TTL_MS 60000     /* SubjectAccessReview answers are asked again at least this often */
 #define KEY_MAX WQ_KEY_SIZE
+#define MAX_WATCHED 16
+#define RES_PODS 0           /* the pods' store: cluster_resources lists them first */
 #define REPORTER "dra-doctor"
 #define FIELD_MANAGER "dra-doctor"
 
@@ -58,53 +61,50 @@ struct ctl_opts {
     const char *feature_gates; /* --feature-gates: over what the API server tells */
 };
 
+/* What a watched resource's changes mean to the snapshot. */
+enum watch_kind { W_OTHER, W_PODS, W_EVENTS, W_NODES };
+
 struct ctl {
     struct ctl_opts o;
     struct kube_config cfg;
     struct cluster_info cluster; /* the API server's release, served versions and gates */
     struct rule_options ropt;  /* the rule engine's options for them */
-    size_t nstores;            /* snap_resources, then extra[] */
-    struct snap_resource extra[4]; /* what the API server has beyond them: DeviceTaintRules in
-                                     the version they are served in, workloads' FailedCreate
-                                     Events, mutating webhooks and policies */
+    struct live_resource res[MAX_WATCHED]; /* cluster_resources, then what the API server has
+                                              beyond them (cluster_extra_resources) */
+    enum watch_kind kind[MAX_WATCHED];
+    size_t nres;
+    struct cluster_resource extra[4];
     struct posted { char key[320]; } *posted; /* Events posted on objects that are no pods */
     size_t nposted, capposted;
-    struct inf_store *stores[16];
-    struct inf_reflector *refl[16];
+    struct live *lc;           /* the informers and the current snapshot */
     struct wq *q;
     struct lease *lease;
     struct httpd *http;
-    pthread_mutex_t mu;        /* guards snap, dirty */
-    pthread_cond_t cv;
-    struct snapshot *snap;     /* current snapshot; refs guarded by mu */
-    int dirty;                 /* the caches changed since the last snapshot */
-    int requeue_all;           /* ...in a way any pod's diagnosis may depend on */
+    pthread_mutex_t mu;        /* guards the three below */
+    int requeue_all;           /* the caches changed in a way any pod's diagnosis may depend on */
     char **pending;            /* pods whose own state changed since the last snapshot */
     size_t npending, cappending;
-    /* Snapshots borrow the informers' objects instead of copying them; an object a store
-     * lets go of waits in the graveyard until no snapshot that may hold it is alive. */
-    pthread_mutex_t gmu;       /* guards everything below */
-    struct grave { cJSON *obj; uint64_t epoch; } *graves;
-    size_t ngraves, capgraves;
-    uint64_t collect_id;       /* id of the newest snapshot that started collecting */
-    uint64_t alive[256];       /* ids of snapshots not yet freed */
-    size_t nalive;
-    int led;                   /* builder thread only: leading at its last look */
-    struct snapshot_cache cache; /* builder thread only: what the next snapshots reuse */
-    uint64_t sar_stamp;        /* builder thread only: RBAC and DaemonSet caches when asked */
+    /* The builder thread's (the cache's build, after and idle hooks): */
+    int led;                   /* leading at its last look */
+    struct kube_client *client; /* SubjectAccessReviews and object Events */
+    struct cluster_sars sars;  /* SubjectAccessReview answers, asked again when RBAC changed */
+    struct dra_cel_cache *cel; /* compiled selectors the snapshots share */
+    uint64_t sar_stamp;        /* RBAC and DaemonSet caches when the answers were asked */
     int64_t sar_at_ms;
+    char **built_keys;         /* the pods the last snapshot was built for */
+    size_t nbuilt;
+    int built_all;
     atomic_int stop;
-    atomic_ulong reconciles, errors, patches, events, builds;
-    atomic_ulong build_us, build_max_us, build_cpu_us; /* time spent building snapshots */
+    atomic_ulong reconciles, errors, patches, events;
 };
 
-/* ---- informer handlers ---------------------------------------------------- */
+/* ---- what changed -------------------------------------------------------------------- */
 /*
- * Handlers only record what changed.  A pod's own change (or an Event about
- * it) re-diagnoses that pod once the next snapshot holds the change; a
- * change to anything else (a class, a slice, a quota...) re-diagnoses every
- * pod.  Node heartbeats change nothing a rule reads and are ignored, or a
- * cluster with many nodes would rebuild forever.
+ * The cache's changed hook only records what changed.  A pod's own change (or an Event
+ * about it) re-diagnoses that pod once the next snapshot holds the change; a change to
+ * anything else (a class, a slice, a quota...) re-diagnoses every pod.  Node heartbeats
+ * change nothing a rule reads and are ignored, or a cluster with many nodes would rebuild
+ * forever.
  */
 
 #define MAX_PENDING 10000 /* beyond that, re-diagnosing everything is cheaper to track */
@@ -117,21 +117,7 @@ static int pod_has_claims(const cJSON *pod)
            dra_requests_extended(dd_json_path(pod, "spec", NULL));
 }
 
-static void mark_dirty_locked(struct ctl *c, int all)
-{
-    c->dirty = 1;
-    c->requeue_all |= all;
-    pthread_cond_signal(&c->cv);
-}
-
-static void mark_dirty(struct ctl *c)
-{
-    pthread_mutex_lock(&c->mu);
-    mark_dirty_locked(c, 0);
-    pthread_mutex_unlock(&c->mu);
-}
-
-static void note_pod(struct ctl *c, const char *ns, const char *name)
+static int note_pod(struct ctl *c, const char *ns, const char *name)
 {
     char key[KEY_MAX], *dup;
 
@@ -149,28 +135,26 @@ static void note_pod(struct ctl *c, const char *ns, const char *name)
         c->pending[c->npending++] = dup;
     else
         c->requeue_all = 1;
-    mark_dirty_locked(c, 0);
     pthread_mutex_unlock(&c->mu);
+    return 1;
 }
 
-static void on_any(struct ctl *c);
+static int on_any(struct ctl *c)
+{
+    pthread_mutex_lock(&c->mu);
+    c->requeue_all = 1;
+    pthread_mutex_unlock(&c->mu);
+    return 1;
+}
 
 /* A pod with claims matters to itself; a kubelet plugin's pod (whether its driver runs on a
  * node) to every pod. */
-static void on_pod(struct ctl *c, const cJSON *pod)
+static int on_pod(struct ctl *c, const cJSON *pod)
 {
     if (pod_has_claims(pod))
-        note_pod(c, dd_json_str(pod, "metadata", "namespace", NULL),
-                 dd_json_str(pod, "metadata", "name", NULL));
-    else if (dra_pod_registers_plugin(pod))
-        on_any(c);
-}
-
-static void on_any(struct ctl *c)
-{
-    pthread_mutex_lock(&c->mu);
-    mark_dirty_locked(c, 1);
-    pthread_mutex_unlock(&c->mu);
+        return note_pod(c, dd_json_str(pod, "metadata", "namespace", NULL),
+                        dd_json_str(pod, "metadata", "name", NULL));
+    return dra_pod_registers_plugin(pod) ? on_any(c) : 0;
 }
 
 static int same(const char *a, const char *b)
@@ -179,17 +163,17 @@ static int same(const char *a, const char *b)
 }
 
 /* Only Events the diagnosis reads matter, and only to the pod they are about (the cache
- * keeps no others, see snapshot_keep). */
-static void on_event(struct ctl *c, const cJSON *e)
+ * keeps no others, see keep_object). */
+static int on_event(struct ctl *c, const cJSON *e)
 {
     const cJSON *about = dd_json_path(e, "involvedObject", NULL);
 
-    if (!diag_event_reason_used(dd_json_str(e, "reason", NULL)))
-        return;
+    if (!keep_event_reason(dd_json_str(e, "reason", NULL)))
+        return 0;
     if (same(dd_json_str(about, "kind", NULL), "Pod"))
-        note_pod(c, dd_json_str(about, "namespace", NULL), dd_json_str(about, "name", NULL));
-    else
-        on_any(c); /* a workload's: judged on the workload (PodClaimFieldsRemoved) */
+        return note_pod(c, dd_json_str(about, "namespace", NULL),
+                        dd_json_str(about, "name", NULL));
+    return on_any(c); /* a workload's: judged on the workload (PodClaimFieldsRemoved) */
 }
 
 /* 1 when objects a and b have the same members, but for member skip (may be absent). */
@@ -227,42 +211,47 @@ static int pod_change(const cJSON *a, const cJSON *b)
                          dd_json_path(mb, "annotations", NULL), 1) ? 0 : 2;
 }
 
-static void h_pod_add(void *ctx, const cJSON *o) { on_pod(ctx, o); }
-
-static void h_pod_upd(void *ctx, const cJSON *a, const cJSON *b)
+static int pod_changed(struct ctl *c, const cJSON *a, const cJSON *b)
 {
-    struct ctl *c = ctx;
     char key[KEY_MAX];
 
+    if (!a || !b)
+        return on_pod(c, a ? a : b);
     switch (pod_change(a, b)) {
     case 0:
-        return;
+        return 0;
     case 2:
         /* Nothing the diagnosis reads changed: the current snapshot serves, a worker only
          * compares the diagnosis with the new annotations. */
         if (pod_has_claims(b) && inf_key(b, key, sizeof(key)))
             wq_add(c->q, key);
-        return;
+        return 0;
     default:
-        on_pod(c, b);
+        return on_pod(c, b);
     }
 }
-static void h_pod_del(void *ctx, const cJSON *o) { on_pod(ctx, o); }
-static void h_ev_add(void *ctx, const cJSON *o) { on_event(ctx, o); }
-static void h_ev_upd(void *ctx, const cJSON *a, const cJSON *b) { (void)a; on_event(ctx, b); }
-static void h_ev_del(void *ctx, const cJSON *o) { (void)ctx; (void)o; }
-static void h_any_add(void *ctx, const cJSON *o) { (void)o; on_any(ctx); }
-static void h_any_upd(void *ctx, const cJSON *a, const cJSON *b) { (void)a; (void)b; on_any(ctx); }
-static void h_any_del(void *ctx, const cJSON *o) { (void)o; on_any(ctx); }
 
-static void h_node_upd(void *ctx, const cJSON *a, const cJSON *b)
+/* The cache's changed hook: old NULL for an add, obj NULL for a delete. */
+static int changed(void *ctx, size_t r, const cJSON *old, const cJSON *obj)
 {
-    if (same(dd_json_str(a, "metadata", "annotations", DRA_NODE_CDI_ANNOTATION, NULL),
-             dd_json_str(b, "metadata", "annotations", DRA_NODE_CDI_ANNOTATION, NULL)) &&
-        same(dd_json_str(a, "status", "nodeInfo", "containerRuntimeVersion", NULL),
-             dd_json_str(b, "status", "nodeInfo", "containerRuntimeVersion", NULL)))
-        return;
-    on_any(ctx);
+    struct ctl *c = ctx;
+
+    switch (c->kind[r]) {
+    case W_PODS:
+        return pod_changed(c, old, obj);
+    case W_EVENTS:
+        return obj ? on_event(c, obj) : 0;
+    case W_NODES:
+        if (old && obj &&
+            same(dd_json_str(old, "metadata", "annotations", DRA_NODE_CDI_ANNOTATION, NULL),
+                 dd_json_str(obj, "metadata", "annotations", DRA_NODE_CDI_ANNOTATION, NULL)) &&
+            same(dd_json_str(old, "status", "nodeInfo", "containerRuntimeVersion", NULL),
+                 dd_json_str(obj, "status", "nodeInfo", "containerRuntimeVersion", NULL)))
+            return 0;
+        return on_any(c);
+    default:
+        return on_any(c);
+    }
 }
 
 /* ---- snapshots ------------------------------------------------------------ */
@@ -293,127 +282,6 @@ static int look_claims(void *ctx, const cJSON *pod)
     return pod_has_claims(pod);
 }
 
-/* The informers' drop hook: objects may still be borrowed by a snapshot collected before. */
-static void on_drop(void *ctx, cJSON *obj)
-{
-    struct ctl *c = ctx;
-
-    pthread_mutex_lock(&c->gmu);
-    if (c->ngraves == c->capgraves) {
-        size_t cap = c->capgraves ? c->capgraves * 2 : 256;
-        struct grave *g = realloc(c->graves, cap * sizeof(*g));
-        if (!g) {
-            /* Cannot defer: leaking one object beats freeing one a snapshot may hold. */
-            pthread_mutex_unlock(&c->gmu);
-            return;
-        }
-        c->graves = g;
-        c->capgraves = cap;
-    }
-    c->graves[c->ngraves].obj = obj;
-    c->graves[c->ngraves++].epoch = c->collect_id;
-    pthread_mutex_unlock(&c->gmu);
-}
-
-/* Frees the dropped objects no alive snapshot can hold (all of them when none is alive). */
-static void sweep(struct ctl *c)
-{
-    uint64_t min = UINT64_MAX;
-    size_t i, k = 0;
-
-    pthread_mutex_lock(&c->gmu);
-    for (i = 0; i < c->nalive; i++)
-        if (c->alive[i] < min)
-            min = c->alive[i];
-    for (i = 0; i < c->ngraves; i++) {
-        /* A snapshot with id <= epoch may have collected the object before it was dropped. */
-        if (c->graves[i].epoch < min)
-            cJSON_Delete(c->graves[i].obj);
-        else
-            c->graves[k++] = c->graves[i];
-    }
-    c->ngraves = k;
-    pthread_mutex_unlock(&c->gmu);
-}
-
-/* Registers a new snapshot id before it collects objects; 0 when too many are alive. */
-static uint64_t snap_begin(struct ctl *c)
-{
-    uint64_t id = 0;
-
-    pthread_mutex_lock(&c->gmu);
-    if (c->nalive < sizeof(c->alive) / sizeof(c->alive[0])) {
-        id = ++c->collect_id;
-        c->alive[c->nalive++] = id;
-    }
-    pthread_mutex_unlock(&c->gmu);
-    return id;
-}
-
-static void snap_end(struct ctl *c, uint64_t id)
-{
-    size_t i;
-
-    pthread_mutex_lock(&c->gmu);
-    for (i = 0; i < c->nalive; i++)
-        if (c->alive[i] == id) {
-            c->alive[i] = c->alive[--c->nalive];
-            break;
-        }
-    pthread_mutex_unlock(&c->gmu);
-    sweep(c);
-}
-
-static struct snapshot *snap_get(struct ctl *c)
-{
-    struct snapshot *s;
-
-    pthread_mutex_lock(&c->mu);
-    if ((s = c->snap))
-        s->refs++;
-    pthread_mutex_unlock(&c->mu);
-    return s;
-}
-
-static void snap_put(struct ctl *c, struct snapshot *s)
-{
-    uint64_t id;
-    int last;
-
-    if (!s)
-        return;
-    pthread_mutex_lock(&c->mu);
-    last = --s->refs == 0;
-    pthread_mutex_unlock(&c->mu);
-    if (!last)
-        return;
-    id = s->id;
-    snapshot_free(s);
-    snap_end(c, id);
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-    while (nanosleep(&ts, &ts) && errno == EINTR)
-        ;
-}
-
-static void timed_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, long ms)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts); /* the condition variable's default clock */
-    ts.tv_sec += ms / 1000;
-    ts.tv_nsec += (ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
-    pthread_cond_timedwait(cv, mu, &ts);
-}
-
 static int64_t mono_ms(void)
 {
     struct timespec ts;
@@ -422,21 +290,13 @@ static int64_t mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int64_t clock_us(clockid_t clock)
-{
-    struct timespec ts;
-
-    clock_gettime(clock, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-/* The index of snap_resources entry resource. */
-static size_t resource_index(const char *resource)
+/* The index of the watched resource named resource (c->nres when none). */
+static size_t resource_index(const struct ctl *c, const char *resource)
 {
     size_t i;
 
-    for (i = 0; i < snap_nresources; i++)
-        if (!strcmp(snap_resources[i].resource, resource))
+    for (i = 0; i < c->nres; i++)
+        if (!strcmp(c->res[i].resource, resource))
             break;
     return i;
 }
@@ -454,10 +314,10 @@ static void refresh_sars(struct ctl *c)
     int64_t now = mono_ms();
 
     for (i = 0; i < sizeof(deps) / sizeof(deps[0]); i++)
-        if ((r = resource_index(deps[i])) < snap_nresources)
-            stamp += inf_store_generation(c->stores[r]);
+        if ((r = resource_index(c, deps[i])) < c->nres)
+            stamp += inf_store_generation(live_store(c->lc, r));
     if (stamp != c->sar_stamp || now - c->sar_at_ms >= SAR_TTL_MS) {
-        snapshot_cache_forget_sars(&c->cache);
+        cluster_sars_forget(&c->sars);
         c->sar_stamp = stamp;
         c->sar_at_ms = now;
     }
@@ -471,6 +331,7 @@ static void refresh_sars(struct ctl *c)
  */
 static size_t check_all_pods(struct ctl *c, const struct snapshot *s)
 {
+    struct inf_store *pods = live_store(c->lc, RES_PODS);
     size_t i, n = 0;
 
     for (i = 0; i < s->m.npods; i++) {
@@ -482,7 +343,7 @@ static size_t check_all_pods(struct ctl *c, const struct snapshot *s)
             continue;
         diag_pod_indexed(&s->m, &s->f, s->ix, p, &r);
         snprintf(key, sizeof(key), "%s/%s", p->o.ns, p->o.name);
-        if (inf_store_with(c->stores[0], key, look_annotated, &r) == 0) {
+        if (inf_store_with(pods, key, look_annotated, &r) == 0) {
             wq_add(c->q, key);
             n++;
         }
@@ -490,136 +351,102 @@ static size_t check_all_pods(struct ctl *c, const struct snapshot *s)
     return n;
 }
 
-static int synced(struct ctl *c);
-
 static void post_object_findings(struct ctl *c, struct kube_client *k, const struct snapshot *s);
 
-static void *builder(void *arg)
+static void free_keys(char **keys, size_t n)
 {
-    struct ctl *c = arg;
-    struct kube_client *client;
-    struct dd_err err;
+    while (n)
+        free(keys[--n]);
+    free(keys);
+}
+
+/* The cache's build hook (builder thread): a snapshot of every store. */
+static void *build(void *ctx, struct live *lc, const void *cur, struct dd_err *err)
+{
+    struct ctl *c = ctx;
+    const struct snapshot_sars sars = { cluster_sar_ask, &c->sars };
+    const cJSON **objs = NULL;
+    struct snapshot *s = NULL;
+    size_t nobjs = 0;
+
+    if (!c->client && !(c->client = kube_client_new(&c->cfg, NULL, err)))
+        return NULL;
+    c->sars.client = c->client;
+    /* What changed before this point is in this snapshot; later changes go to the next. */
+    pthread_mutex_lock(&c->mu);
+    free_keys(c->built_keys, c->nbuilt);
+    c->built_keys = c->pending;
+    c->nbuilt = c->npending;
+    c->built_all = c->requeue_all || !cur;
+    c->pending = NULL;
+    c->npending = c->cappending = 0;
+    c->requeue_all = 0;
+    pthread_mutex_unlock(&c->mu);
+    refresh_sars(c);
+    if (live_collect(lc, &objs, &nobjs))
+        dd_failf(err, DD_ENOMEM, "out of memory collecting the caches");
+    else
+        s = snapshot_build(NULL, objs, nobjs, &sars, c->cel, &c->ropt, err); /* takes objs */
+    if (!s) {
+        /* The pods it was for are looked at again after the next one. */
+        pthread_mutex_lock(&c->mu);
+        c->requeue_all = 1;
+        pthread_mutex_unlock(&c->mu);
+    }
+    return s;
+}
+
+static void free_view(void *ctx, void *view)
+{
+    (void)ctx;
+    snapshot_free(view);
+}
+
+/*
+ * The cache's after hook: the workers compare each affected pod's diagnosis with its
+ * annotations: first the pods whose own state changed, then, when anything else changed,
+ * every pod whose annotations differ (check_all_pods).
+ */
+static void after(void *ctx, const void *view)
+{
+    struct ctl *c = ctx;
     size_t i;
 
-    dd_err_clear(&err);
-    client = kube_client_new(&c->cfg, NULL, &err);
-    while (!atomic_load(&c->stop)) {
-        const cJSON **objs = NULL;
-        size_t nobjs = 0;
-        uint64_t id;
-        struct snapshot *s, *old;
-        char **keys;
-        size_t nkeys;
-        int64_t t0, cpu0;
-        int all, idle = 0;
-
-        pthread_mutex_lock(&c->mu);
-        while (!c->dirty && !atomic_load(&c->stop)) {
-            int led;
-            idle = 1;
-            if (!c->lease) {
-                pthread_cond_wait(&c->cv, &c->mu);
-                continue;
-            }
-            /*
-             * Workers drop the keys they get while not leading, so a
-             * replica that becomes leader (at start, after a failover, or
-             * after losing the Lease for a while) must go over every pod
-             * once: a fresh snapshot enqueues them all.
-             */
-            timed_wait_ms(&c->cv, &c->mu, LEADER_POLL_MS);
-            led = lease_is_leader(c->lease);
-            if (led && !c->led)
-                mark_dirty_locked(c, 1);
-            c->led = led;
-        }
-        if (idle && !atomic_load(&c->stop)) {
-            /* The first change after a quiet spell rarely comes alone (a claim, then its
-             * pod; a kubectl apply of several objects): let the burst arrive. */
-            pthread_mutex_unlock(&c->mu);
-            sleep_ms(SNAPSHOT_SETTLE_MS);
-            pthread_mutex_lock(&c->mu);
-        }
-        /*
-         * Not before every cache has its first list: a snapshot with the pods but not yet
-         * their claims would say the claims do not exist (seen on the real node, installing
-         * the controller into a cluster whose pods were already stuck).
-         */
-        if (!synced(c) && !atomic_load(&c->stop)) {
-            pthread_mutex_unlock(&c->mu);
-            sleep_ms(50);
-            continue; /* still dirty: the loop comes back here */
-        }
-        /* What changed before the copy below is in this snapshot; later changes mark
-         * the next one dirty. */
-        c->dirty = 0;
-        all = c->requeue_all || !c->snap;
-        c->requeue_all = 0;
-        keys = c->pending;
-        nkeys = c->npending;
-        c->pending = NULL;
-        c->npending = c->cappending = 0;
-        pthread_mutex_unlock(&c->mu);
-        if (atomic_load(&c->stop)) {
-            while (nkeys)
-                free(keys[--nkeys]);
-            free(keys);
-            break;
-        }
-        t0 = clock_us(CLOCK_MONOTONIC);
-        cpu0 = clock_us(CLOCK_THREAD_CPUTIME_ID);
-        refresh_sars(c);
-        id = snap_begin(c);
-        s = NULL;
-        if (id && !inf_stores_collect(c->stores, c->nstores, &objs, &nobjs))
-            s = snapshot_build(NULL, objs, nobjs, client, &c->cache, &c->ropt,
-                               &err); /* takes objs */
-        else if (id)
-            dd_failf(&err, DD_ENOMEM, "out of memory collecting the caches");
-        if (!s) {
-            if (id)
-                snap_end(c, id);
-            fprintf(stderr, "dra-doctor controller: %s\n", id ? err.msg : "too many snapshots");
-            while (nkeys)
-                free(keys[--nkeys]);
-            free(keys);
-            on_any(c);
-            sleep_ms(1000);
-            continue;
-        }
-        s->id = id;
-        atomic_fetch_add(&c->builds, 1);
-        t0 = clock_us(CLOCK_MONOTONIC) - t0;
-        atomic_fetch_add(&c->build_cpu_us,
-                         (unsigned long)(clock_us(CLOCK_THREAD_CPUTIME_ID) - cpu0));
-        atomic_fetch_add(&c->build_us, (unsigned long)t0);
-        if ((unsigned long)t0 > atomic_load(&c->build_max_us))
-            atomic_store(&c->build_max_us, (unsigned long)t0);
-        pthread_mutex_lock(&c->mu);
-        old = c->snap;
-        c->snap = s;
-        pthread_mutex_unlock(&c->mu);
-        snap_put(c, old);
-        /* The workers compare each affected pod's diagnosis with its annotations: first
-         * the pods whose own state changed, then, when anything else changed, every pod
-         * whose annotations differ (check_all_pods). */
-        for (i = 0; i < nkeys; i++) {
-            wq_add(c->q, keys[i]);
-            free(keys[i]);
-        }
-        free(keys);
-        t0 = mono_ms();
-        if (all && (!c->lease || lease_is_leader(c->lease))) {
-            check_all_pods(c, s);
-            post_object_findings(c, client, s);
-        }
-        /* Rest, so that a burst of changes makes one more snapshot, not dozens. */
-        t0 = mono_ms() - t0;
-        if (t0 < SNAPSHOT_MIN_MS)
-            sleep_ms(SNAPSHOT_MIN_MS - t0);
+    for (i = 0; i < c->nbuilt; i++)
+        wq_add(c->q, c->built_keys[i]);
+    free_keys(c->built_keys, c->nbuilt);
+    c->built_keys = NULL;
+    c->nbuilt = 0;
+    if (c->built_all && (!c->lease || lease_is_leader(c->lease))) {
+        check_all_pods(c, view);
+        post_object_findings(c, c->client, view);
     }
-    kube_client_free(client);
-    return NULL;
+}
+
+/*
+ * The cache's idle hook.  Workers drop the keys they get while not leading, so a replica
+ * that becomes leader (at start, after a failover, or after losing the Lease for a while)
+ * must go over every pod once: a fresh snapshot enqueues them all.
+ */
+static int idle(void *ctx)
+{
+    struct ctl *c = ctx;
+    int led = lease_is_leader(c->lease), gained = led && !c->led;
+
+    c->led = led;
+    if (gained)
+        on_any(c);
+    return gained;
+}
+
+static struct snapshot *snap_get(struct ctl *c)
+{
+    return live_view_get(c->lc, NULL, NULL);
+}
+
+static void snap_put(struct ctl *c, struct snapshot *s)
+{
+    live_view_put(c->lc, s);
 }
 
 /* ---- reconcile ------------------------------------------------------------ */
@@ -769,7 +596,7 @@ static int reconcile(struct ctl *c, struct kube_client *k, const char *key)
         /* The snapshot predates the pod: wait for the next one, which re-queues it (a
          * deleted pod, -1, is nothing to wait for). */
         snap_put(c, s);
-        if (inf_store_with(c->stores[0], key, look_claims, NULL) > 0)
+        if (inf_store_with(live_store(c->lc, RES_PODS), key, look_claims, NULL) > 0)
             note_pod(c, ns, name);
         return 0;
     }
@@ -778,9 +605,9 @@ static int reconcile(struct ctl *c, struct kube_client *k, const char *key)
     /* Most pods a snapshot re-queues are annotated as they should be already: a look at
      * the cached pod (newer than the snapshot's, with our own last patch) says so without
      * copying it.  -1: it is gone. */
-    if (inf_store_with(c->stores[0], key, look_annotated, &r))
+    if (inf_store_with(live_store(c->lc, RES_PODS), key, look_annotated, &r))
         return 0;
-    if (!(pod = inf_store_get(c->stores[0], key)))
+    if (!(pod = inf_store_get(live_store(c->lc, RES_PODS), key)))
         return 0;
     old_root = ann(pod, DIAG_ANN_ROOT_CAUSE);
     old_msg = ann(pod, DIAG_ANN_MESSAGE);
@@ -835,29 +662,6 @@ static void *worker(void *arg)
 
 /* ---- health and metrics --------------------------------------------------- */
 
-static int synced(struct ctl *c)
-{
-    size_t i;
-
-    for (i = 0; i < c->nstores; i++)
-        if (!c->refl[i] || !inf_reflector_synced(c->refl[i]))
-            return 0;
-    return 1;
-}
-
-static void text(struct httpd_response *r, int status, const char *s)
-{
-    r->status = status;
-    r->body = strdup(s);
-    r->len = r->body ? strlen(r->body) : 0;
-}
-
-static void h_healthz(void *ctx, const char *m, const char *b, size_t n, struct httpd_response *r)
-{
-    (void)ctx; (void)m; (void)b; (void)n;
-    text(r, 200, "ok\n");
-}
-
 static void h_readyz(void *ctx, const char *m, const char *b, size_t n, struct httpd_response *r)
 {
     struct ctl *c = ctx;
@@ -866,11 +670,11 @@ static void h_readyz(void *ctx, const char *m, const char *b, size_t n, struct h
     (void)m; (void)b; (void)n;
     if (!c->cluster.supported) {
         snprintf(msg, sizeof(msg), "unsupported cluster: %s\n", c->cluster.says);
-        text(r, 503, msg);
-    } else if (synced(ctx))
-        text(r, 200, "ok\n");
+        httpd_text(r, 503, msg);
+    } else if (live_synced(c->lc))
+        httpd_text(r, 200, "ok\n");
     else
-        text(r, 503, "caches not synced\n");
+        httpd_text(r, 503, "caches not synced\n");
 }
 
 /* Pods by the code of their dra-doctor.io/root-cause annotation, for
@@ -918,16 +722,10 @@ static void h_metrics(void *ctx, const char *m, const char *b, size_t n, struct 
     struct snapshot *s = snap_get(c);
     size_t len = 0, cap = 32768, i, j, nrules;
     const struct dd_rule *rules = dd_rules(&nrules);
-    unsigned long restarts = 0, relists = 0;
     char *buf = malloc(cap);
     struct stuck *st = calloc(1, sizeof(*st));
 
     (void)m; (void)b; (void)n;
-    for (i = 0; i < c->nstores; i++)
-        if (c->refl[i]) {
-            restarts += inf_reflector_watch_restarts(c->refl[i]);
-            relists += inf_reflector_relists(c->refl[i]);
-        }
 #define OUT(...) (len += buf && len < cap ? (size_t)snprintf(buf + len, cap - len, __VA_ARGS__) : 0)
     OUT("# HELP dra_doctor_reconciles_total Pods reconciled.\n# TYPE dra_doctor_reconciles_total counter\n"
         "dra_doctor_reconciles_total %lu\n", atomic_load(&c->reconciles));
@@ -939,24 +737,9 @@ static void h_metrics(void *ctx, const char *m, const char *b, size_t n, struct 
         atomic_load(&c->patches));
     OUT("# HELP dra_doctor_events_total Events emitted.\n# TYPE dra_doctor_events_total counter\n"
         "dra_doctor_events_total %lu\n", atomic_load(&c->events));
-    OUT("# HELP dra_doctor_snapshots_total Snapshots built.\n# TYPE dra_doctor_snapshots_total counter\n"
-        "dra_doctor_snapshots_total %lu\n", atomic_load(&c->builds));
-    OUT("# HELP dra_doctor_snapshot_build_seconds_total Time spent building snapshots.\n"
-        "# TYPE dra_doctor_snapshot_build_seconds_total counter\n"
-        "dra_doctor_snapshot_build_seconds_total %.6f\n", atomic_load(&c->build_us) / 1e6);
-    OUT("# HELP dra_doctor_snapshot_build_cpu_seconds_total CPU time of the snapshot builds.\n"
-        "# TYPE dra_doctor_snapshot_build_cpu_seconds_total counter\n"
-        "dra_doctor_snapshot_build_cpu_seconds_total %.6f\n", atomic_load(&c->build_cpu_us) / 1e6);
-    OUT("# HELP dra_doctor_snapshot_build_max_seconds The longest snapshot build.\n"
-        "# TYPE dra_doctor_snapshot_build_max_seconds gauge\n"
-        "dra_doctor_snapshot_build_max_seconds %.6f\n", atomic_load(&c->build_max_us) / 1e6);
+    live_metrics(c->lc, buf, buf ? cap : 0, &len);
     OUT("# HELP dra_doctor_workqueue_depth Keys waiting.\n# TYPE dra_doctor_workqueue_depth gauge\n"
         "dra_doctor_workqueue_depth %zu\n", wq_len(c->q));
-    OUT("# HELP dra_doctor_watch_restarts_total Watches restarted.\n"
-        "# TYPE dra_doctor_watch_restarts_total counter\ndra_doctor_watch_restarts_total %lu\n",
-        restarts);
-    OUT("# HELP dra_doctor_relists_total Full relists (410 Gone and errors).\n"
-        "# TYPE dra_doctor_relists_total counter\ndra_doctor_relists_total %lu\n", relists);
     OUT("# HELP dra_doctor_leader 1 when this replica holds the lease.\n"
         "# TYPE dra_doctor_leader gauge\ndra_doctor_leader %d\n",
         !c->lease || lease_is_leader(c->lease));
@@ -971,7 +754,7 @@ static void h_metrics(void *ctx, const char *m, const char *b, size_t n, struct 
     if (st) {
         for (i = 0; i < nrules && i < STUCK_CODES_MAX; i++)
             st->code[st->n++] = rules[i].code;
-        inf_store_foreach(c->stores[0], count_stuck, st);
+        inf_store_foreach(live_store(c->lc, RES_PODS), count_stuck, st);
         OUT("# HELP dra_doctor_pods_with_root_cause Pods whose dra-doctor.io/root-cause "
             "annotation names this code (stuck DRA pods).\n"
             "# TYPE dra_doctor_pods_with_root_cause gauge\n");
@@ -1131,36 +914,26 @@ bad:
     return -1;
 }
 
-static void shutdown_all(struct ctl *c, pthread_t *threads, int nthreads, const pthread_t *b)
+static void shutdown_all(struct ctl *c, pthread_t *threads, int nthreads)
 {
-    size_t i;
     int t;
 
     atomic_store(&c->stop, 1);
     wq_shutdown(c->q);
-    mark_dirty(c);
     for (t = 0; t < nthreads; t++)
         pthread_join(threads[t], NULL);
-    if (b)
-        pthread_join(*b, NULL);
+    live_stop(c->lc);
     if (c->lease)
         lease_stop(c->lease); /* releases the Lease so a successor takes over at once */
     if (c->http)
         httpd_stop(c->http);
-    for (i = 0; i < c->nstores; i++)
-        if (c->refl[i])
-            inf_reflector_stop(c->refl[i]);
-    for (i = 0; i < c->nstores; i++)
-        inf_store_free(c->stores[i]); /* their objects go to the graveyard */
-    if (c->snap)
-        snap_put(c, c->snap);
-    sweep(c);
-    free(c->graves);
+    live_free(c->lc);
+    dra_cel_cache_free(c->cel); /* after the last snapshot */
+    cluster_sars_forget(&c->sars);
+    kube_client_free(c->client);
     free(c->posted);
-    snapshot_cache_release(&c->cache); /* after the last snapshot */
-    while (c->npending)
-        free(c->pending[--c->npending]);
-    free(c->pending);
+    free_keys(c->pending, c->npending);
+    free_keys(c->built_keys, c->nbuilt);
     wq_free(c->q);
     kube_config_release(&c->cfg);
 }
@@ -1171,26 +944,64 @@ static void shutdown_all(struct ctl *c, pthread_t *threads, int nthreads, const 
  */
 static int discover(struct ctl *c)
 {
+    size_t i, nextra;
+
     c->ropt = (struct rule_options)RULE_OPTIONS_INIT;
     if (cluster_start(&c->cfg, "controller", c->o.feature_gates, 1, &c->cluster, &c->ropt))
         return -1;
-    c->nstores = snap_nresources + cluster_extra_resources(&c->cluster, c->extra, 4);
+    nextra = cluster_extra_resources(&c->cluster, c->extra, 4);
+    for (i = 0; i < cluster_nresources + nextra && i < MAX_WATCHED; i++) {
+        const struct cluster_resource *r = i < cluster_nresources
+                                               ? &cluster_resources[i]
+                                               : &c->extra[i - cluster_nresources];
+        c->res[i] = (struct live_resource){ r->group, r->version, r->resource, r->selector,
+                                            keep_object };
+        c->kind[i] = !strcmp(r->resource, "pods")     ? W_PODS
+                     : !strcmp(r->resource, "events") ? W_EVENTS
+                     : !strcmp(r->resource, "nodes")  ? W_NODES
+                                                      : W_OTHER;
+    }
+    c->nres = i;
     return 0;
+}
+
+/* The snapshots' cache: every resource, objects trimmed page by page while listing (so no
+ * list holds more than one page of whole objects), a snapshot after each burst. */
+static int start_cache(struct ctl *c, struct dd_err *err)
+{
+    struct live_opts lo;
+    struct live_hooks lh = { c, changed, NULL, NULL, build, free_view, NULL, after, NULL };
+
+    memset(&lo, 0, sizeof(lo));
+    lo.res = c->res;
+    lo.nres = c->nres;
+    lo.transform = keep_trim;
+    lo.page_size = LIST_PAGE;
+    lo.settle_ms = SNAPSHOT_SETTLE_MS;
+    lo.rest_ms = SNAPSHOT_MIN_MS;
+    lo.after_synced = 1;
+    lo.who = "controller";
+    lo.prefix = "dra_doctor_";
+    lo.noun = "snapshot";
+    if (c->lease) {
+        lo.idle_ms = LEADER_POLL_MS;
+        lh.idle = idle;
+    }
+    if (!(c->cel = dra_cel_cache_new()) || !(c->lc = live_new(&lo, &lh, err)))
+        return -1;
+    return live_start(c->lc, &c->cfg, err);
 }
 
 int controller_main(int argc, char **argv)
 {
     struct ctl *c = calloc(1, sizeof(*c));
-    struct inf_handlers pods, events, nodes, others;
     struct httpd_route routes[3];
-    pthread_t threads[64], b;
+    pthread_t threads[64];
     struct httpd_opts hopts;
     struct lease_opts lopts;
     struct dd_err err;
     sigset_t sigs;
-    char path[256];
-    int nthreads = 0, have_builder = 0, code = 2, sig, rc;
-    size_t i;
+    int nthreads = 0, code = 2, sig, rc;
 
     if (!c)
         return 2;
@@ -1213,52 +1024,9 @@ int controller_main(int argc, char **argv)
     sigaddset(&sigs, SIGINT);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     pthread_mutex_init(&c->mu, NULL);
-    pthread_mutex_init(&c->gmu, NULL);
-    pthread_cond_init(&c->cv, NULL);
     c->q = wq_new(NULL);
-    pods = (struct inf_handlers){ c, h_pod_add, h_pod_upd, h_pod_del };
-    events = (struct inf_handlers){ c, h_ev_add, h_ev_upd, h_ev_del };
-    nodes = (struct inf_handlers){ c, h_any_add, h_node_upd, h_any_del };
-    others = (struct inf_handlers){ c, h_any_add, h_any_upd, h_any_del };
     if (discover(c))
         goto out;
-    for (i = 0; i < c->nstores; i++) {
-        const struct snap_resource *r = i < snap_nresources ? &snap_resources[i]
-                                                             : &c->extra[i - snap_nresources];
-        struct inf_reflector_opts ro;
-        if (!(c->stores[i] = inf_store_new()))
-            goto out;
-        inf_store_set_drop(c->stores[i], on_drop, c);
-        memset(&ro, 0, sizeof(ro));
-        kube_path(path, sizeof(path), r->group, r->version, r->resource, NULL, NULL, NULL);
-        ro.path = path;
-        ro.selector = r->selector;
-        ro.transform = snapshot_trim;
-        ro.keep = snapshot_keep;
-        ro.page_size = LIST_PAGE; /* pages are trimmed one by one: keep them small */
-        if (!(c->refl[i] = inf_reflector_start(
-                  &c->cfg, &ro, c->stores[i],
-                  !strcmp(r->resource, "pods")     ? &pods
-                  : !strcmp(r->resource, "events") ? &events
-                  : !strcmp(r->resource, "nodes")  ? &nodes
-                                                   : &others,
-                  &err))) {
-            fprintf(stderr, "dra-doctor controller: watching %s: %s\n", r->resource, err.msg);
-            goto out;
-        }
-    }
-    if (c->o.port) {
-        routes[0] = (struct httpd_route){ "/healthz", h_healthz, c, NULL };
-        routes[1] = (struct httpd_route){ "/readyz", h_readyz, c, NULL };
-        routes[2] = (struct httpd_route){ "/metrics", h_metrics, c, NULL };
-        memset(&hopts, 0, sizeof(hopts));
-        hopts.bind = c->o.bind;
-        hopts.port = c->o.port;
-        if (!(c->http = httpd_start(&hopts, routes, 3, &err))) {
-            fprintf(stderr, "dra-doctor controller: metrics server: %s\n", err.msg);
-            goto out;
-        }
-    }
     if (c->o.leader_elect) {
         memset(&lopts, 0, sizeof(lopts));
         lopts.ns = c->o.lease_ns ? c->o.lease_ns
@@ -1273,9 +1041,22 @@ int controller_main(int argc, char **argv)
             goto out;
         }
     }
-    if (pthread_create(&b, NULL, builder, c))
+    if (start_cache(c, &err)) {
+        fprintf(stderr, "dra-doctor controller: %s\n", err.msg);
         goto out;
-    have_builder = 1;
+    }
+    if (c->o.port) {
+        routes[0] = (struct httpd_route){ "/healthz", httpd_ok, c, NULL };
+        routes[1] = (struct httpd_route){ "/readyz", h_readyz, c, NULL };
+        routes[2] = (struct httpd_route){ "/metrics", h_metrics, c, NULL };
+        memset(&hopts, 0, sizeof(hopts));
+        hopts.bind = c->o.bind;
+        hopts.port = c->o.port;
+        if (!(c->http = httpd_start(&hopts, routes, 3, &err))) {
+            fprintf(stderr, "dra-doctor controller: metrics server: %s\n", err.msg);
+            goto out;
+        }
+    }
     for (; nthreads < c->o.workers; nthreads++)
         if (pthread_create(&threads[nthreads], NULL, worker, c))
             goto out;
@@ -1285,10 +1066,8 @@ int controller_main(int argc, char **argv)
     fprintf(stderr, "dra-doctor controller: %s: shutting down\n", strsignal(sig));
     code = 0;
 out:
-    shutdown_all(c, threads, nthreads, have_builder ? &b : NULL);
+    shutdown_all(c, threads, nthreads);
     pthread_mutex_destroy(&c->mu);
-    pthread_mutex_destroy(&c->gmu);
-    pthread_cond_destroy(&c->cv);
     free(c);
     return code;
 }

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "rules/diagnose.h"
-#include "snapshot.h"
-#include "cluster.h"
+#include "rules/snapshot.h"
+#include "rules/cluster.h"
 
 static void usage(FILE *f)
 {
@@ -35,32 +35,6 @@ static void usage(FILE *f)
 "  -h, --help\n"
 "\n"
 "exit status: 0 no pod has a DRA fault, 1 some pod has one, 2 usage or API error.\n");
-}
-
-/* Lists each extra resource (the API server's beyond snapshot.c's) into objs; one the
- * client may not list is skipped.  0, or -1 with err. */
-static int list_extra(struct kube_client *c, const struct snap_resource *r, size_t n,
-                      cJSON *objs, struct dd_err *err)
-{
-    struct kube_status st;
-    char path[256];
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        cJSON *items = NULL, *it;
-        kube_path(path, sizeof(path), r[i].group, r[i].version, r[i].resource, NULL, NULL, NULL);
-        if (kube_list(c, path, r[i].selector, 500, &items, NULL, &st, err) != DD_OK) {
-            if (st.http == 403 || st.http == 404) {
-                dd_err_clear(err);
-                continue;
-            }
-            return -1;
-        }
-        while ((it = cJSON_DetachItemFromArray(items, 0)))
-            cJSON_AddItemToArray(objs, it);
-        cJSON_Delete(items);
-    }
-    return 0;
 }
 
 static void print_json(cJSON *pods)
@@ -87,7 +61,8 @@ int diagnose_main(int argc, char **argv)
     };
     const char *ns = NULL, *kubeconfig = NULL, *context = NULL, *pod = NULL, *gates = NULL;
     struct rule_options ropt = RULE_OPTIONS_INIT;
-    struct snap_resource extra[4];
+    struct cluster_resource extra[4];
+    struct cluster_sars sars = { NULL, NULL, 0, 0 };
     struct cluster_info ci;
     size_t nextra = 0;
     int all = 0, json = 0, show = 0, ch, bad = 0;
@@ -149,13 +124,15 @@ int diagnose_main(int argc, char **argv)
         cluster_rule_options(&ci, 1, &ropt);
         nextra = cluster_extra_resources(&ci, extra, 4);
     }
-    if (c && (objs = snapshot_list_all(c, &err)) && list_extra(c, extra, nextra, objs, &err)) {
-        cJSON_Delete(objs);
-        objs = NULL;
-    }
+    if (c)
+        objs = cluster_list_all(c, extra, nextra, &err);
+    sars.client = c;
     /* snapshot_build takes objs, also when it fails. */
-    if (!c || !objs || !(s = snapshot_build(objs, NULL, 0, c, NULL, &ropt, &err))) {
+    if (!c || !objs ||
+        !(s = snapshot_build(objs, NULL, 0, &(struct snapshot_sars){ cluster_sar_ask, &sars },
+                             NULL, &ropt, &err))) {
         fprintf(stderr, "dra-doctor diagnose: %s\n", err.msg);
+        cluster_sars_forget(&sars);
         kube_client_free(c);
         kube_config_release(&cfg);
         return 2;
@@ -209,6 +186,7 @@ int diagnose_main(int argc, char **argv)
         printf("Pod %s: no DRA fault found\n", pod);
     cJSON_Delete(out);
     snapshot_free(s);
+    cluster_sars_forget(&sars);
     kube_client_free(c);
     kube_config_release(&cfg);
     return bad ? 1 : 0;

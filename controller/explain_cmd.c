@@ -25,7 +25,8 @@
 #include "client/kube.h"
 #include "formats/manifest.h"
 #include "model/alloc.h"
-#include "snapshot.h"
+#include "rules/snapshot.h"
+#include "rules/cluster.h"
 
 static void usage(FILE *f)
 {
@@ -369,6 +370,7 @@ int explain_main(int argc, char **argv)
     size_t npaths = 0;
     struct cel_env env = *cel_default_env();
     struct kube_config cfg;
+    struct cluster_sars sars = { NULL, NULL, 0, 0 };
     struct kube_client *c = NULL;
     struct snapshot *s = NULL;
     struct dd_err err;
@@ -441,8 +443,12 @@ int explain_main(int argc, char **argv)
         }
         if (!o.ns)
             o.ns = cfg.namespace_ ? cfg.namespace_ : "default";
-        if ((c = kube_client_new(&cfg, NULL, &err)) && (objs = snapshot_list_all(c, &err)))
-            s = snapshot_build(objs, NULL, 0, c, NULL, NULL, &err);
+        if ((c = kube_client_new(&cfg, NULL, &err)) &&
+            (objs = cluster_list_all(c, NULL, 0, &err))) {
+            sars.client = c;
+            s = snapshot_build(objs, NULL, 0, &(struct snapshot_sars){ cluster_sar_ask, &sars },
+                               NULL, NULL, &err);
+        }
     }
     if (!s) {
         fprintf(stderr, "dra-doctor explain: %s\n", err.msg);
@@ -499,6 +505,7 @@ int explain_main(int argc, char **argv)
 done:
     cJSON_Delete(out);
     snapshot_free(s);
+    cluster_sars_forget(&sars);
     kube_client_free(c);
     if (!npaths)
         kube_config_release(&cfg);

@@ -1,8 +1,8 @@
 /*
  * webhook.c - `dra-doctor webhook`: the HTTPS validating admission webhook.
  *
- * Informers keep the objects decisions read (classes, slices, claims,
- * templates, quotas, DaemonSets); a builder thread turns them into an
+ * A live cache (lib/client/live) keeps the objects decisions read (classes,
+ * slices, claims, templates, quotas, DaemonSets) and turns them into an
  * immutable view (review.h) when they change, at most every BUILD_MIN_MS;
  * request threads judge AdmissionReviews against the current view and the
  * DeviceClasses created since it was built (struct pending).  No API call on
@@ -30,13 +30,14 @@
 
 #include "client/httpd.h"
 #include "client/informer.h"
-#include "formats/json.h"
 #include "client/kube.h"
+#include "client/live.h"
 #include "client/settle.h"
+#include "formats/json.h"
 #include "formats/manifest.h"
+#include "model/keep.h"
 #include "review.h"
-#include "snapshot.h"
-#include "cluster.h"
+#include "rules/cluster.h"
 
 #define BUILD_MIN_MS 200           /* batches bursts of cache changes into one view */
 #define DEFAULT_MAX_BODY (4u << 20) /* an AdmissionReview carries object and oldObject */
@@ -56,22 +57,21 @@ static int keep_allocated(const cJSON *claim)
     return dd_json_path(claim, "status", "allocation", NULL) != NULL;
 }
 
-/* What the webhook watches: what review.c's view reads.  `devices`: the kinds each class's
- * device supply depends on (a change of the others only changes demand).  `classes`: the
- * DeviceClasses, whose names are pending from their creation until a view holds them. */
-static const struct watched {
-    struct snap_resource r;
-    int (*keep)(const cJSON *obj);
-    int devices, classes;
-} watched[] = {
-    { { "resource.k8s.io", "v1", "deviceclasses", NULL }, NULL, 1, 1 },
-    { { "resource.k8s.io", "v1", "resourceslices", NULL }, NULL, 1, 0 },
-    { { "resource.k8s.io", "v1", "resourceclaims", NULL }, keep_allocated, 0, 0 },
-    { { "resource.k8s.io", "v1", "resourceclaimtemplates", NULL }, NULL, 0, 0 },
-    { { "", "v1", "resourcequotas", NULL }, NULL, 0, 0 },
-    { { "apps", "v1", "daemonsets", NULL }, NULL, 1, 0 },
+/* What the webhook watches: what review.c's view reads. */
+static const struct live_resource watched[] = {
+    { "resource.k8s.io", "v1", "deviceclasses", NULL, NULL },
+    { "resource.k8s.io", "v1", "resourceslices", NULL, NULL },
+    { "resource.k8s.io", "v1", "resourceclaims", NULL, keep_allocated },
+    { "resource.k8s.io", "v1", "resourceclaimtemplates", NULL, NULL },
+    { "", "v1", "resourcequotas", NULL, NULL },
+    { "apps", "v1", "daemonsets", NULL, NULL },
 };
 #define NWATCHED (sizeof(watched) / sizeof(watched[0]))
+/* The DeviceClasses, whose names are pending from their creation until a view holds them. */
+#define W_CLASSES 0
+/* The kinds each class's device supply depends on (a change of the others only changes
+ * demand): classes, slices, DaemonSets. */
+#define W_DEVICES(r) ((r) == 0 || (r) == 1 || (r) == 5)
 
 /* Metrics labels: the kinds the webhook is registered for, then everything else. */
 static const char *const kinds[] = { "DeviceClass", "ResourceClaim", "ResourceClaimTemplate",
@@ -105,12 +105,6 @@ struct wh_opts {
     const char *feature_gates;      /* --feature-gates */
 };
 
-/* A view and the requests reading it. */
-struct vref {
-    struct wh_view *view;
-    int refs;                       /* guarded by wh.mu */
-};
-
 /*
  * DeviceClass names the class informer has seen created that the current view does not
  * hold yet: `kubectl apply -f dir/` sends a class and the claims using it back to back, well
@@ -123,33 +117,17 @@ struct pending {
     const char *names[];            /* into the same allocation */
 };
 
-struct wh;
-
-/* One informer's handler context: which resource changed. */
-struct watch_ctx {
-    struct wh *w;
-    int devices;                    /* watched[].devices */
-    int classes;                    /* watched[].classes */
-};
-
 struct wh {
     struct wh_opts o;
     struct kube_config cfg;
     struct cluster_info cluster;    /* what the API server is (cluster.h), asked once at start */
-    struct inf_store *stores[NWATCHED];
-    struct inf_reflector *refl[NWATCHED];
-    struct watch_ctx wctx[NWATCHED];
+    struct live *lc;                /* the informers and the current view (NULL: null baseline) */
     struct mf_set fixed;            /* --objects, while the view is built from it */
-    pthread_mutex_t mu;             /* guards cur, pending, dirty, stop and the graveyard */
-    pthread_cond_t cv;
-    struct vref *cur;
+    pthread_mutex_t mu;             /* guards pending, devices_dirty and the waiting room;
+                                       taken inside the cache's lock, never around it */
     struct pending *pending;        /* owned (one reference); NULL when empty */
-    int dirty, stop;
-    int devices_dirty;              /* classes, slices or DaemonSets changed since cur */
-    /* Objects the stores let go of while a view is being built wait here until it is. */
-    int building;
-    cJSON **graves;
-    size_t ngraves, capgraves;
+    int devices_dirty;              /* classes, slices or DaemonSets changed since the view
+                                       the next build starts from */
     atomic_int draining;
     /* Requests waiting for the caches to catch up (their httpd_call), guarded by mu;
      * settle_caught_up follows "the published view holds every change seen". */
@@ -158,7 +136,6 @@ struct wh {
     int flush;                      /* stopping: nothing parks any more, the waker resumes all */
     atomic_ulong waits[SETTLE_NLANES][NOUTCOMES];
     struct httpd *http;             /* for its certificate reload counters */
-    atomic_ulong builds;
     atomic_ulong count[NKINDS][NOPS][NVERDICTS];
     atomic_ulong hist[NBUCKETS + 1];
     atomic_ullong sum_us;
@@ -166,38 +143,50 @@ struct wh {
 
 /* ---- views ------------------------------------------------------------------ */
 
+/* The pending class names a request reads with the view: referenced under the cache's lock,
+ * as the view is (live_view_get's with). */
+static void with_pending(void *ctx, const void *view)
+{
+    struct pending **pend = ctx;
+    struct wh *w = (struct wh *)pend[1];
+
+    (void)view;
+    pthread_mutex_lock(&w->mu);
+    if ((pend[0] = w->pending))
+        pend[0]->refs++;
+    pthread_mutex_unlock(&w->mu);
+}
+
 /* The current view and, when pend is not NULL, the pending class names to read with it
  * (*pend NULL when there are none): taken together, so they agree. */
-static struct vref *view_get(struct wh *w, struct pending **pend)
+static struct wh_view *view_get(struct wh *w, struct pending **pend)
 {
-    struct vref *r;
+    struct pending *with[2] = { NULL, (struct pending *)(void *)w };
+    struct wh_view *v;
 
-    pthread_mutex_lock(&w->mu);
-    if ((r = w->cur))
-        r->refs++;
-    if (pend && (*pend = w->pending))
-        (*pend)->refs++;
-    pthread_mutex_unlock(&w->mu);
-    return r;
+    if (!w->lc) {
+        if (pend)
+            *pend = NULL;
+        return NULL;
+    }
+    v = live_view_get(w->lc, pend ? with_pending : NULL, with);
+    if (pend)
+        *pend = with[0];
+    return v;
 }
 
 /* Drops the references view_get gave (either may be NULL). */
-static void view_put(struct wh *w, struct vref *r, struct pending *pend)
+static void view_put(struct wh *w, struct wh_view *v, struct pending *pend)
 {
-    int last = 0, last_pend = 0;
+    int last_pend = 0;
 
-    if (!r && !pend)
+    if (v)
+        live_view_put(w->lc, v);
+    if (!pend)
         return;
     pthread_mutex_lock(&w->mu);
-    if (r)
-        last = --r->refs == 0;
-    if (pend)
-        last_pend = --pend->refs == 0;
+    last_pend = --pend->refs == 0;
     pthread_mutex_unlock(&w->mu);
-    if (last) {
-        wh_view_free(r->view);
-        free(r);
-    }
     if (last_pend)
         free(pend);
 }
@@ -268,94 +257,86 @@ static struct pending *pending_swap(struct wh *w, struct pending *p)
     return old && --old->refs == 0 ? old : NULL;
 }
 
-static void publish(struct wh *w, struct wh_view *v)
+/* The cache's published hook (under its lock). */
+static void published(void *ctx, const void *view, int caught_up)
 {
-    struct vref *r = calloc(1, sizeof(*r)), *old;
+    struct wh *w = ctx;
     struct pending *gone;
 
-    if (!r) {
-        wh_view_free(v);
-        return;
-    }
-    r->view = v;
-    r->refs = 1;
     pthread_mutex_lock(&w->mu);
-    old = w->cur;
-    w->cur = r;
     /* In the same step, so no request reads this view with fewer pending names than the
      * last: names the view holds stop being pending; those created after its caches were
      * read stay until the next one. */
-    gone = pending_swap(w, pending_with(w->pending, NULL, in_view, v));
-    if (w->settle && !w->dirty) {
+    gone = pending_swap(w, pending_with(w->pending, NULL, in_view, view));
+    if (w->settle && caught_up) {
         settle_caught_up(w->settle, 1);
         pthread_cond_signal(&w->wake);
     }
     pthread_mutex_unlock(&w->mu);
     free(gone);
-    view_put(w, old, NULL);
-    atomic_fetch_add(&w->builds, 1);
 }
 
-static void on_drop(void *ctx, cJSON *obj)
+/* The cache's dirtied hook (under its lock): the current view is behind. */
+static void dirtied(void *ctx)
 {
     struct wh *w = ctx;
 
     pthread_mutex_lock(&w->mu);
-    if (w->building) {
-        if (w->ngraves == w->capgraves) {
-            size_t cap = w->capgraves ? w->capgraves * 2 : 256;
-            cJSON **g = realloc(w->graves, cap * sizeof(*g));
-            if (!g) {
-                /* Cannot defer: leaking one object beats freeing one being read. */
-                pthread_mutex_unlock(&w->mu);
-                return;
-            }
-            w->graves = g;
-            w->capgraves = cap;
-        }
-        w->graves[w->ngraves++] = obj;
-        obj = NULL;
-    }
+    if (w->settle)
+        settle_caught_up(w->settle, 0);
     pthread_mutex_unlock(&w->mu);
-    cJSON_Delete(obj);
 }
 
-/* Marks the view dirty; for the class informer, a class created (added) or deleted (gone)
- * enters or leaves the pending names. */
-static void changed(struct watch_ctx *c, const cJSON *added, const cJSON *gone)
+/* The cache's changed hook: every change counts; for the class informer, a class created
+ * (added) or deleted (gone) enters or leaves the pending names. */
+static int changed(void *ctx, size_t r, const cJSON *old, const cJSON *obj)
 {
-    struct wh *w = c->w;
-    const char *add = c->classes ? dd_json_str(added, "metadata", "name", NULL) : NULL;
-    const char *del = c->classes ? dd_json_str(gone, "metadata", "name", NULL) : NULL;
+    struct wh *w = ctx;
+    const char *add = r == W_CLASSES && !old ? dd_json_str(obj, "metadata", "name", NULL) : NULL;
+    const char *del = r == W_CLASSES && !obj ? dd_json_str(old, "metadata", "name", NULL) : NULL;
     struct pending *drop = NULL;
 
     pthread_mutex_lock(&w->mu);
     if (add || (del && w->pending))
         drop = pending_swap(w, pending_with(w->pending, add, del ? same_name : NULL, del));
-    w->dirty = 1;
-    w->devices_dirty |= c->devices;
-    if (w->settle)
-        settle_caught_up(w->settle, 0);
-    pthread_cond_signal(&w->cv);
+    w->devices_dirty |= W_DEVICES(r);
     pthread_mutex_unlock(&w->mu);
     free(drop);
+    return 1;
 }
 
-static void on_add(void *ctx, const cJSON *obj)
+/* The cache's build hook: a view of the caches.  When only claims, templates or quotas
+ * changed, the current view's device supply per class still holds: reusing it skips
+ * evaluating every class against every device, the bulk of a build. */
+static void *build(void *ctx, struct live *lc, const void *cur, struct dd_err *err)
 {
-    changed(ctx, obj, NULL);
+    struct wh *w = ctx;
+    const cJSON **objs;
+    struct wh_view *v = NULL;
+    size_t nobjs;
+    int devices;
+
+    pthread_mutex_lock(&w->mu);
+    devices = w->devices_dirty || !cur;
+    w->devices_dirty = 0;
+    pthread_mutex_unlock(&w->mu);
+    if (live_collect(lc, &objs, &nobjs))
+        dd_failf(err, DD_ENOMEM, "out of memory collecting the caches");
+    else
+        v = wh_view_build(objs, nobjs, &w->o.review, devices ? NULL : cur, err);
+    free(objs);
+    if (!v) {
+        pthread_mutex_lock(&w->mu);
+        w->devices_dirty = 1; /* the next build cannot trust the old view's supply */
+        pthread_mutex_unlock(&w->mu);
+    }
+    return v;
 }
 
-static void on_update(void *ctx, const cJSON *a, const cJSON *b)
+static void free_view(void *ctx, void *view)
 {
-    (void)a;
-    (void)b;
-    changed(ctx, NULL, NULL);
-}
-
-static void on_delete(void *ctx, const cJSON *obj)
-{
-    changed(ctx, NULL, obj);
+    (void)ctx;
+    wh_view_free(view);
 }
 
 static void sleep_ms(long ms)
@@ -366,93 +347,7 @@ static void sleep_ms(long ms)
         ;
 }
 
-static void *builder(void *arg)
-{
-    struct wh *w = arg;
-
-    for (;;) {
-        const cJSON **objs;
-        size_t nobjs;
-        struct wh_view *v = NULL;
-        struct vref *prev = NULL;
-        struct dd_err err;
-        cJSON **graves;
-        size_t i, ngraves;
-
-        pthread_mutex_lock(&w->mu);
-        while (!w->dirty && !w->stop)
-            pthread_cond_wait(&w->cv, &w->mu);
-        if (w->stop) {
-            pthread_mutex_unlock(&w->mu);
-            break;
-        }
-        w->dirty = 0;
-        w->building = 1;
-        /* When only claims, templates or quotas changed, the current view's device supply
-         * per class still holds: reusing it skips evaluating every class against every
-         * device, the bulk of a build. */
-        if (!w->devices_dirty && w->cur) {
-            prev = w->cur;
-            prev->refs++;
-        }
-        w->devices_dirty = 0;
-        pthread_mutex_unlock(&w->mu);
-
-        dd_err_clear(&err);
-        if (inf_stores_collect(w->stores, NWATCHED, &objs, &nobjs))
-            dd_failf(&err, DD_ENOMEM, "out of memory collecting the caches");
-        else
-            v = wh_view_build(objs, nobjs, &w->o.review, prev ? prev->view : NULL, &err);
-        free(objs);
-        view_put(w, prev, NULL);
-        if (!v) {
-            pthread_mutex_lock(&w->mu);
-            w->devices_dirty = 1; /* the next build cannot trust the old view's supply */
-            pthread_mutex_unlock(&w->mu);
-        }
-
-        pthread_mutex_lock(&w->mu);
-        w->building = 0;
-        graves = w->graves;
-        ngraves = w->ngraves;
-        w->graves = NULL;
-        w->ngraves = w->capgraves = 0;
-        pthread_mutex_unlock(&w->mu);
-        for (i = 0; i < ngraves; i++)
-            cJSON_Delete(graves[i]);
-        free(graves);
-        if (v)
-            publish(w, v);
-        else
-            fprintf(stderr, "dra-doctor webhook: %s; keeping the previous view\n", err.msg);
-        /* A build frees as much as it allocates: give it back rather than let each
-         * build's peak stay resident. */
-        malloc_trim(0);
-        sleep_ms(BUILD_MIN_MS);
-    }
-    return NULL;
-}
-
-static int synced(struct wh *w)
-{
-    size_t i;
-
-    if (w->o.objects)
-        return 1;
-    for (i = 0; i < NWATCHED; i++)
-        if (!w->refl[i] || !inf_reflector_synced(w->refl[i]))
-            return 0;
-    return 1;
-}
-
 /* ---- HTTP ------------------------------------------------------------------- */
-
-static void text(struct httpd_response *r, int status, const char *msg)
-{
-    r->status = status;
-    r->body = strdup(msg);
-    r->len = r->body ? strlen(r->body) : 0;
-}
 
 static size_t label_index(const char *const *labels, size_t n, const char *s)
 {
@@ -497,12 +392,12 @@ static void null_answer(const char *body, struct httpd_response *r)
     if (u)
         e = strchr(u += 7, '"');
     if (!e) {
-        text(r, 400, "no request.uid\n");
+        httpd_text(r, 400, "no request.uid\n");
         return;
     }
     n = (size_t)(e - u) + 128;
     if (!(out = malloc(n))) {
-        text(r, 500, "out of memory\n");
+        httpd_text(r, 500, "out of memory\n");
         return;
     }
     r->len = (size_t)snprintf(out, n, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":"
@@ -516,8 +411,8 @@ static enum dd_rc review(struct wh *w, const char *body, size_t len, struct wh_r
                          struct dd_err *err)
 {
     struct pending *pend;
-    struct vref *vr = view_get(w, &pend);
-    enum dd_rc rc = wh_review(vr ? vr->view : NULL, pend ? pend->names : NULL,
+    struct wh_view *vr = view_get(w, &pend);
+    enum dd_rc rc = wh_review(vr, pend ? pend->names : NULL,
                               pend ? pend->n : 0, body, len, res, err);
 
     view_put(w, vr, pend);
@@ -615,7 +510,7 @@ static void h_validate(void *ctx, const char *method, const char *body, size_t l
 
     free(held);
     if (strcmp(method, "POST")) {
-        text(r, 405, "POST an AdmissionReview (admission.k8s.io/v1)\n");
+        httpd_text(r, 405, "POST an AdmissionReview (admission.k8s.io/v1)\n");
         return;
     }
     if (w->o.null_baseline) {
@@ -643,38 +538,32 @@ static void h_validate(void *ctx, const char *method, const char *body, size_t l
     }
     observe(w, "other", "other", 3, now_s() - t0);
     if (rc == DD_ENOMEM) {
-        text(r, 500, "out of memory\n");
+        httpd_text(r, 500, "out of memory\n");
     } else {
         char msg[sizeof(err.msg) + 64];
         snprintf(msg, sizeof(msg), "malformed AdmissionReview: %s\n", err.msg);
-        text(r, 400, msg);
+        httpd_text(r, 400, msg);
     }
-}
-
-static void h_healthz(void *ctx, const char *m, const char *b, size_t n, struct httpd_response *r)
-{
-    (void)ctx; (void)m; (void)b; (void)n;
-    text(r, 200, "ok\n");
 }
 
 static void h_readyz(void *ctx, const char *m, const char *b, size_t n, struct httpd_response *r)
 {
     struct wh *w = ctx;
-    struct vref *vr = view_get(w, NULL);
+    struct wh_view *vr = view_get(w, NULL);
 
     (void)m; (void)b; (void)n;
     char msg[sizeof(w->cluster.says) + 32];
 
     if (atomic_load(&w->draining))
-        text(r, 503, "shutting down\n");
+        httpd_text(r, 503, "shutting down\n");
     else if (!w->o.objects && !w->o.null_baseline && !w->cluster.supported) {
         snprintf(msg, sizeof(msg), "unsupported cluster: %s\n", w->cluster.says);
-        text(r, 503, msg);
+        httpd_text(r, 503, msg);
     }
-    else if (!w->o.null_baseline && (!vr || !synced(w)))
-        text(r, 503, "caches not synced yet\n");
+    else if (!w->o.null_baseline && (!vr || !live_synced(w->lc)))
+        httpd_text(r, 503, "caches not synced yet\n");
     else
-        text(r, 200, "ok\n");
+        httpd_text(r, 200, "ok\n");
     view_put(w, vr, NULL);
 }
 
@@ -691,7 +580,7 @@ static void h_metrics(void *ctx, const char *m, const char *b, size_t n, struct 
     http = w->http;
     pthread_mutex_unlock(&w->mu);
     if (!buf) {
-        text(r, 500, "out of memory\n");
+        httpd_text(r, 500, "out of memory\n");
         return;
     }
 #define OUT(...) (len += len < cap ? (size_t)snprintf(buf + len, cap - len, __VA_ARGS__) : 0)
@@ -733,9 +622,8 @@ static void h_metrics(void *ctx, const char *m, const char *b, size_t n, struct 
         OUT("dra_doctor_webhook_waiting{lane=\"%s\"} %u\n", lanes[i],
             w->settle ? settle_waiting(w->settle, (enum settle_lane)i) : 0);
     pthread_mutex_unlock(&w->mu);
-    OUT("# HELP dra_doctor_webhook_views_total Views of the caches built.\n"
-        "# TYPE dra_doctor_webhook_views_total counter\ndra_doctor_webhook_views_total %lu\n",
-        atomic_load(&w->builds));
+    if (w->lc)
+        live_metrics(w->lc, buf, cap, &len);
     if (http)
         OUT("# HELP dra_doctor_webhook_cert_reloads_total Serving certificate reloads.\n"
             "# TYPE dra_doctor_webhook_cert_reloads_total counter\n"
@@ -961,7 +849,7 @@ static int load_fixed(struct wh *w)
         fprintf(stderr, "dra-doctor webhook: %s\n", err.msg);
         return -1;
     }
-    publish(w, v);
+    live_start_fixed(w->lc, v);
     return 0;
 }
 
@@ -978,42 +866,40 @@ static int discover(struct wh *w)
     return 0;
 }
 
-static int start_informers(struct wh *w)
+/* The view's cache: what review.c reads, a view at most every BUILD_MIN_MS after changes;
+ * with --objects, one fixed view instead. */
+static int start_cache(struct wh *w)
 {
+    const struct live_hooks lh = { w, changed, dirtied, NULL, build, free_view, published,
+                                   NULL, NULL };
+    struct live_opts lo;
     struct dd_err err;
-    size_t i;
 
+    memset(&lo, 0, sizeof(lo));
+    lo.res = watched;
+    lo.nres = w->o.objects ? 0 : NWATCHED;
+    lo.transform = keep_trim;
+    lo.rest_ms = BUILD_MIN_MS;
+    lo.trim_heap = 1;
+    lo.who = "webhook";
+    lo.prefix = "dra_doctor_webhook_";
+    lo.noun = "view";
     dd_err_clear(&err);
+    if (!(w->lc = live_new(&lo, &lh, &err))) {
+        fprintf(stderr, "dra-doctor webhook: %s\n", err.msg);
+        return -1;
+    }
+    if (w->o.objects)
+        return load_fixed(w);
     if (kube_config_load(&w->cfg, w->o.kubeconfig, w->o.context, &err) != DD_OK) {
         fprintf(stderr, "dra-doctor webhook: %s\n", err.msg);
         return -1;
     }
     if (discover(w))
         return -1;
-    for (i = 0; i < NWATCHED; i++) {
-        struct inf_handlers hs = { NULL, on_add, on_update, on_delete };
-        struct inf_reflector_opts ro;
-        char path[256];
-
-        memset(&ro, 0, sizeof(ro));
-        kube_path(path, sizeof(path), watched[i].r.group, watched[i].r.version,
-                  watched[i].r.resource, NULL, NULL, NULL);
-        ro.path = path;
-        ro.selector = watched[i].r.selector;
-        ro.transform = snapshot_trim;
-        ro.keep = watched[i].keep;
-        w->wctx[i].w = w;
-        w->wctx[i].devices = watched[i].devices;
-        w->wctx[i].classes = watched[i].classes;
-        hs.ctx = &w->wctx[i];
-        if (!(w->stores[i] = inf_store_new()))
-            return -1;
-        inf_store_set_drop(w->stores[i], on_drop, w);
-        if (!(w->refl[i] = inf_reflector_start(&w->cfg, &ro, w->stores[i], &hs, &err))) {
-            fprintf(stderr, "dra-doctor webhook: watching %s: %s\n", watched[i].r.resource,
-                    err.msg);
-            return -1;
-        }
+    if (live_start(w->lc, &w->cfg, &err)) {
+        fprintf(stderr, "dra-doctor webhook: %s\n", err.msg);
+        return -1;
     }
     return 0;
 }
@@ -1025,10 +911,9 @@ int webhook_main(int argc, char **argv)
     struct httpd_opts ho;
     struct httpd *http = NULL;
     struct dd_err err;
-    pthread_t bt, wt;
-    int have_builder = 0, have_waker = 0, rc = 1, sig = 0;
+    pthread_t wt;
+    int have_waker = 0, rc = 1, sig = 0;
     sigset_t set;
-    size_t i;
 
     if (!w)
         return 1;
@@ -1041,7 +926,6 @@ int webhook_main(int argc, char **argv)
     }
     rc = 1;
     pthread_mutex_init(&w->mu, NULL);
-    pthread_cond_init(&w->cv, NULL);
     {
         pthread_condattr_t ca;
         pthread_condattr_init(&ca);
@@ -1049,7 +933,6 @@ int webhook_main(int argc, char **argv)
         pthread_cond_init(&w->wake, &ca);
         pthread_condattr_destroy(&ca);
     }
-    w->dirty = 1; /* a first view even if every cache stays empty */
     /* Every thread started from here on inherits the mask: only sigwait below sees them. */
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
@@ -1066,14 +949,10 @@ int webhook_main(int argc, char **argv)
             !(have_waker = !pthread_create(&wt, NULL, waker, w)))
             goto out;
     }
-    if (!w->o.null_baseline) {
-        if (w->o.objects ? load_fixed(w) : start_informers(w))
-            goto out;
-        if (!w->o.objects && !(have_builder = !pthread_create(&bt, NULL, builder, w)))
-            goto out;
-    }
+    if (!w->o.null_baseline && start_cache(w))
+        goto out;
     routes[0] = (struct httpd_route){ "/validate", h_validate, w, "application/json" };
-    routes[1] = (struct httpd_route){ "/healthz", h_healthz, w, NULL };
+    routes[1] = (struct httpd_route){ "/healthz", httpd_ok, w, NULL };
     routes[2] = (struct httpd_route){ "/readyz", h_readyz, w, NULL };
     routes[3] = (struct httpd_route){ "/metrics", h_metrics, w, NULL };
     memset(&ho, 0, sizeof(ho));
@@ -1110,25 +989,11 @@ out:
     if (have_waker)
         pthread_join(wt, NULL);
     httpd_stop(http);
-    pthread_mutex_lock(&w->mu);
-    w->stop = 1;
-    pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
-    if (have_builder)
-        pthread_join(bt, NULL);
-    for (i = 0; i < NWATCHED; i++) {
-        inf_reflector_stop(w->refl[i]);
-        if (w->stores[i])
-            inf_store_free(w->stores[i]);
-    }
-    if (w->cur)
-        view_put(w, w->cur, NULL);
+    live_free(w->lc);
     free(w->pending);
-    free(w->graves);
     settle_free(w->settle);
     mf_set_release(&w->fixed);
     kube_config_release(&w->cfg);
-    pthread_cond_destroy(&w->cv);
     pthread_cond_destroy(&w->wake);
     pthread_mutex_destroy(&w->mu);
     free(w);

@@ -865,6 +865,15 @@ static struct cel__val eval_unary(struct cel__ctx *c, const struct cel__node *n)
     }
     if (a.kind == CEL_V_DOUBLE)
         return mk_double(-a.v.d);
+    /* No -_ overload takes a duration, but cel-go's runtime dispatches a dyn operand by its
+     * traits, and Duration is a Negater: -dyn(duration('1s')) is -1s. */
+    if (a.kind == CEL_V_DURATION) {
+        struct cel__val d = a;
+        if (a.v.dur == INT64_MIN)
+            return overflow(c);
+        d.v.dur = -a.v.dur;
+        return d;
+    }
     return no_overload(c, "-_", &a, NULL);
 }
 

@@ -845,3 +845,20 @@ void httpd_stop(struct httpd *h)
         close(lsock);
     httpd_free(h);
 }
+
+void httpd_text(struct httpd_response *r, int status, const char *msg)
+{
+    r->status = status;
+    r->body = strdup(msg);
+    r->len = r->body ? strlen(r->body) : 0;
+}
+
+void httpd_ok(void *ctx, const char *method, const char *body, size_t len,
+              struct httpd_response *r)
+{
+    (void)ctx;
+    (void)method;
+    (void)body;
+    (void)len;
+    httpd_text(r, 200, "ok\n");
+}

@@ -103,6 +103,14 @@ unsigned long httpd_cert_reload_errors(struct httpd *h);
  */
 void httpd_resume(struct httpd_call *call);
 
+/* A plain-text answer: status and a copy of msg (500 without a body when out of memory is
+ * left to the server: body NULL). */
+void httpd_text(struct httpd_response *r, int status, const char *msg);
+
+/* A handler answering 200 "ok" to anything: /healthz, alive while the process serves. */
+void httpd_ok(void *ctx, const char *method, const char *body, size_t len,
+              struct httpd_response *r);
+
 /*
  * Stops accepting, finishes in-flight requests and waits for the open
  * connections to end (answers given meanwhile close their keep-alive

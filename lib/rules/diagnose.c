@@ -95,7 +95,8 @@ static void add_cand(struct pod_view *v, const char *code, const struct dd_findi
     v->nc++;
 }
 
-/* The Event reasons last_event is asked for. */
+/* The Event reasons last_event is asked for (lib/model/keep.c's keep_event_reason keeps
+ * Events of these reasons only). */
 #define EV_CLAIM_CREATION "FailedResourceClaimCreation"
 #define EV_SCHEDULING "FailedScheduling"
 /* The kubelet's, when NodePrepareResources cannot be called (kubelet 1.36:
@@ -103,14 +104,6 @@ static void add_cand(struct pod_view *v, const char *code, const struct dd_findi
  * registered"; the Event's message is "Failed to prepare dynamic resources: " + that). */
 #define EV_PREPARE "FailedPrepareDynamicResources"
 #define NOT_REGISTERED " is not registered"
-
-int diag_event_reason_used(const char *reason)
-{
-    /* FailedCreate: a workload controller's pod refused by the API server
-     * (PodClaimFieldsRemoved). */
-    return reason && (STRIEQ(reason, EV_CLAIM_CREATION) || STRIEQ(reason, EV_SCHEDULING) ||
-                      STRIEQ(reason, EV_PREPARE) || STRIEQ(reason, "FailedCreate"));
-}
 
 static const struct dra_event *last_event(const struct dra_model *m, const struct dra_podspec *p,
                                           const char *reason, const char *needle)

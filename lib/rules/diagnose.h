@@ -59,12 +59,6 @@ void diag_pod_indexed(const struct dra_model *m, const struct dd_findings *findi
                       struct diag_result *out);
 
 /*
- * 1 when diag_pod may read an Event with this reason (reason may be NULL): Events
- * with other reasons change no diagnosis, so a cache may keep only their keys.
- */
-int diag_event_reason_used(const char *reason);
-
-/*
  * A pod may name a ResourceClaim that does not exist because the quota
  * rejected it (the seed's `second-gpu`).  Its spec is lost, but the quota
  * says which class it wanted.  For every such pod claim whose namespace has a

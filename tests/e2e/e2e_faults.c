@@ -45,7 +45,7 @@
 #define LEASE_S 4          /* --leader-elect-lease-duration in scripts/e2e.sh */
 #define TAKEOVER_SLACK_S 5 /* allowed on top of the lease duration */
 #define NEW_LEADER_S 5     /* a new leader diagnoses what it saw as a follower within this */
-#define NWATCHES 11        /* informers of the controller (snap_resources in controller/snapshot.c) */
+#define NWATCHES 11        /* informers of the controller (cluster_resources in controller/cluster.c) */
 
 
 static double now_s(void)

@@ -15,7 +15,8 @@
 #include "rules/diagnose.h"
 #include "formats/json.h"
 #include "rules/rules.h"
-#include "snapshot.h"
+#include "model/keep.h"
+#include "rules/snapshot.h"
 
 #define DIR "tests/data/real-node/"
 
@@ -43,9 +44,9 @@ static void load(struct capture *c, const char *name, int trimmed)
     c->m.live = 1;
     cJSON_ArrayForEach(it, cJSON_GetObjectItem(c->doc, "objects")) {
         if (trimmed) {
-            if (!snapshot_keep(it))
+            if (!keep_object(it))
                 continue;
-            snapshot_trim(it);
+            keep_trim(it);
         }
         assert_int_equal(dra_model_add(&c->m, it, NULL, 0), DD_OK);
     }

@@ -6,7 +6,7 @@
  */
 #include "harness.h"
 #include "client/kube.h"
-#include "cluster.h"
+#include "rules/cluster.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

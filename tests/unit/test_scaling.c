@@ -19,7 +19,8 @@
 #include "model/dra.h"
 #include "rules/diagnose.h"
 #include "rules/rules.h"
-#include "snapshot.h"
+#include "model/keep.h"
+#include "rules/snapshot.h"
 #include "review.h"
 
 #define RATIO_MAX 15.0
@@ -718,12 +719,12 @@ static void snapshot_once(struct guard *g, int z, const cJSON *objs, void *cache
 static void snapshot_scaling(void **state)
 {
     struct guard g = { "controller snapshot", { { 0 }, { { 0 } }, 0 } };
-    struct snapshot_cache cache;
+    struct dra_cel_cache *cel = dra_cel_cache_new();
 
     (void)state;
-    memset(&cache, 0, sizeof(cache));
-    measure(&g, 1, SNAP_N, 1, ROUNDS, snapshot_once, &cache);
-    snapshot_cache_release(&cache);
+    assert_non_null(cel);
+    measure(&g, 1, SNAP_N, 1, ROUNDS, snapshot_once, cel);
+    dra_cel_cache_free(cel);
 }
 
 /* ---- a webhook decision ------------------------------------------------------------ */

@@ -1,6 +1,6 @@
 /*
- * test_snapshot.c - the controller's caches keep objects trimmed (snapshot_trim) and
- * filtered (snapshot_keep); that must change no diagnosis.  Every fixture -- the lint
+ * test_snapshot.c - the controller's caches keep objects trimmed (keep_trim) and
+ * filtered (keep_object); that must change no diagnosis.  Every fixture -- the lint
  * cases of tests/data/lint/, and objects a real API server served
  * (tests/data/live/bench-sample.json, managedFields and all), also with the statuses a
  * kubelet writes -- is diagnosed from whole objects and from trimmed ones: the findings
@@ -16,7 +16,8 @@
 #include "rules/diagnose.h"
 #include "formats/json.h"
 #include "formats/manifest.h"
-#include "snapshot.h"
+#include "model/keep.h"
+#include "rules/snapshot.h"
 
 #define LINT_DATA "tests/data/lint"
 #define LIVE_SAMPLE "tests/data/live/bench-sample.json"
@@ -32,8 +33,8 @@ static cJSON *copy_all(const cJSON *objs, int trim)
         cJSON *c = cJSON_Duplicate(it, 1);
         assert_non_null(c);
         if (trim) {
-            snapshot_trim(c);
-            if (!snapshot_keep(c)) {
+            keep_trim(c);
+            if (!keep_object(c)) {
                 cJSON_Delete(c);
                 continue;
             }
@@ -403,8 +404,8 @@ static void trim_keeps_only_what_is_read(void **state)
                                           "\"reason\":\"DeletionByDeviceTaintManager\","
                                           "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]"));
     }
-    snapshot_trim(pod);
-    assert_true(snapshot_keep(pod));
+    keep_trim(pod);
+    assert_true(keep_object(pod));
     n = 0;
     cJSON_ArrayForEach(it, dd_json_path(pod, "metadata", NULL))
         n++;
@@ -434,23 +435,23 @@ static void trim_keeps_only_what_is_read(void **state)
     assert_true(cJSON_GetObjectItemCaseSensitive(pod, "kind")->type & cJSON_IsReference);
     copy = cJSON_Duplicate(pod, 1);
     assert_true(cJSON_Compare(copy, pod, 1));
-    snapshot_trim(copy); /* trimming twice changes nothing */
+    keep_trim(copy); /* trimming twice changes nothing */
     assert_true(cJSON_Compare(copy, pod, 1));
     cJSON_Delete(copy);
     cJSON_Delete(pod);
 
     /* A pod without claims, and Events of reasons no diagnosis reads, are not kept. */
     pod = cJSON_Duplicate(find(objs, "Pod", "bench-h-00", "plain"), 1);
-    snapshot_trim(pod);
-    assert_false(snapshot_keep(pod));
+    keep_trim(pod);
+    assert_false(keep_object(pod));
     cJSON_Delete(pod);
     ev = cJSON_Duplicate(find(objs, "Event", "bench-h-00", "p.2"), 1);
-    snapshot_trim(ev);
-    assert_false(snapshot_keep(ev));
+    keep_trim(ev);
+    assert_false(keep_object(ev));
     cJSON_Delete(ev);
     ev = cJSON_Duplicate(find(objs, "Event", "bench-quota-0", "p.1"), 1);
-    snapshot_trim(ev);
-    assert_true(snapshot_keep(ev));
+    keep_trim(ev);
+    assert_true(keep_object(ev));
     assert_null(dd_json_path(ev, "source", NULL));
     assert_null(dd_json_path(ev, "involvedObject", "uid", NULL));
     assert_string_equal(dd_json_str(ev, "reason", NULL), "FailedResourceClaimCreation");

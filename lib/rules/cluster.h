@@ -47,13 +47,47 @@ int cluster_start(const struct kube_config *cfg, const char *who, const char *fl
  * exposition set in g (KV_FROM_SERVER); returns how many DRA gates it set. */
 int cluster_gates_from_metrics(const char *text, struct kv_gates *g);
 
-/* What the cluster has beyond snapshot.c's snap_resources that the rules read, into out
- * (at most max; returns how many): DeviceTaintRules in the version they are served in,
- * workloads' FailedCreate Events, mutating webhooks and (1.36+) policies.  The strings are
- * ci's or static. */
-struct snap_resource;
-size_t cluster_extra_resources(const struct cluster_info *ci, struct snap_resource *out,
+/* A resource the controller watches (and `diagnose` lists). */
+struct cluster_resource {
+    const char *group;     /* "" for the core API */
+    const char *version;
+    const char *resource;  /* plural */
+    const char *selector;  /* query fragment for LIST/WATCH, or NULL */
+};
+
+/* What a snapshot is made of on every cluster: pods (first: the controller relies on it),
+ * nodes, namespaces, quotas, Events about pods, DeviceClasses, claims, templates, slices,
+ * DaemonSets, cluster RBAC. */
+extern const struct cluster_resource cluster_resources[];
+extern const size_t cluster_nresources;
+
+/* What the cluster has beyond cluster_resources that the rules read, into out (at most
+ * max; returns how many): DeviceTaintRules in the version they are served in, workloads'
+ * FailedCreate Events, mutating webhooks and (1.36+) policies.  The strings are ci's or
+ * static. */
+size_t cluster_extra_resources(const struct cluster_info *ci, struct cluster_resource *out,
                                size_t max);
+
+/* Lists every cluster_resources entry and then extra[0..nextra) with c into one array (new;
+ * cJSON_Delete it).  A resource the client may not list (403; or 404 for an extra one) is
+ * skipped, with a note on stderr for the first ones; other errors fail (NULL, err). */
+cJSON *cluster_list_all(struct kube_client *c, const struct cluster_resource *extra,
+                        size_t nextra, struct dd_err *err);
+
+/*
+ * SubjectAccessReview answers for the snapshot (lib/rules/snapshot.h's snapshot_sars):
+ * asked once per ServiceAccount and verb with client and remembered until
+ * cluster_sars_forget.  Zero it, then set client (borrowed; one thread at a time).
+ */
+struct cluster_sars {
+    struct kube_client *client;
+    struct cluster_sar { char *ns, *sa; const char *verb; int allowed; } *v;
+    size_t n, cap;
+};
+
+/* The snapshot_sars ask function over a struct cluster_sars (ctx). */
+int cluster_sar_ask(void *ctx, const char *ns, const char *sa, const char *verb);
+void cluster_sars_forget(struct cluster_sars *s);
 
 /* Options for the rule engine: the release and gates of ci (borrowed); also sets the process's
  * CEL environment to theirs (cel_set_default_env: call before anything compiles), stored 1

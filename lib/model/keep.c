@@ -1,309 +1,31 @@
-#include "snapshot.h"
+/*
+ * keep.c - what a live cache keeps of an object (see keep.h).
+ */
+#include "model/keep.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <strings.h>
 
-#include "rules/diagnose.h"
 #include "formats/json.h"
+#include "model/dra.h"
 
-/* Annotations dra-doctor reads (its own); the cache keeps no others. */
-#define SNAPSHOT_ANN_PREFIX "dra-doctor.io/"
+/* Annotations dra-doctor reads (its own); the caches keep no others. */
+#define KEEP_ANN_PREFIX "dra-doctor.io/"
 
-const struct snap_resource snap_resources[] = {
-    { "", "v1", "pods", NULL },
-    { "", "v1", "nodes", NULL },
-    { "", "v1", "namespaces", NULL },
-    { "", "v1", "resourcequotas", NULL },
-    { "", "v1", "events", "fieldSelector=involvedObject.kind%3DPod" },
-    { "resource.k8s.io", "v1", "deviceclasses", NULL },
-    { "resource.k8s.io", "v1", "resourceclaims", NULL },
-    { "resource.k8s.io", "v1", "resourceclaimtemplates", NULL },
-    { "resource.k8s.io", "v1", "resourceslices", NULL },
-    { "apps", "v1", "daemonsets", NULL },
-    { "rbac.authorization.k8s.io", "v1", "clusterroles", NULL },
-    { "rbac.authorization.k8s.io", "v1", "clusterrolebindings", NULL },
-};
-const size_t snap_nresources = sizeof(snap_resources) / sizeof(snap_resources[0]);
-
-/* The verbs a kubelet plugin needs on its slices: the ones DriverRBACDenied judges. */
-#define sar_verbs drv_slice_verbs
-
-static size_t nsar_verbs(void)
+int keep_event_reason(const char *reason)
 {
-    size_t n = 0;
-
-    while (sar_verbs[n])
-        n++;
-    return n;
-}
-
-/* One SubjectAccessReview: may ServiceAccount ns/sa do verb on resourceslices cluster-wide? */
-static int ask_sar(struct kube_client *c, const char *ns, const char *sa, const char *verb)
-{
-    char body[1024];
-    cJSON *out = NULL;
-    int allowed;
-
-    snprintf(body, sizeof(body),
-             "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":\"SubjectAccessReview\","
-             "\"spec\":{\"user\":\"system:serviceaccount:%s:%s\",\"groups\":["
-             "\"system:serviceaccounts\",\"system:serviceaccounts:%s\",\"system:authenticated\"],"
-             "\"resourceAttributes\":{\"group\":\"resource.k8s.io\",\"resource\":"
-             "\"resourceslices\",\"verb\":\"%s\"}}}",
-             ns, sa, ns, verb);
-    if (kube_request(c, "POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", NULL, body,
-                     strlen(body), &out, NULL, NULL) != DD_OK)
-        return -1;
-    allowed = dd_json_true(out, "status", "allowed", NULL);
-    cJSON_Delete(out);
-    return allowed;
-}
-
-void snapshot_cache_forget_sars(struct snapshot_cache *c)
-{
-    while (c->nsar) {
-        c->nsar--;
-        free(c->sar[c->nsar].ns);
-        free(c->sar[c->nsar].sa);
-    }
-    free(c->sar);
-    c->sar = NULL;
-    c->capsar = 0;
-}
-
-void snapshot_cache_release(struct snapshot_cache *c)
-{
-    snapshot_cache_forget_sars(c);
-    dra_cel_cache_free(c->cel);
-    c->cel = NULL;
-}
-
-/* The cached answer for ns/sa and verb: 0 or 1, or -1 when there is none. */
-static int sar_cached(const struct snapshot_cache *c, const char *ns, const char *sa,
-                      const char *verb)
-{
+    /* lib/rules/diagnose.c's last_event: claim creation, scheduling and the kubelet's prepare
+     * failures about pods; FailedCreate about a workload controller's refused pods
+     * (PodClaimFieldsRemoved). */
+    static const char *const used[] = { "FailedResourceClaimCreation", "FailedScheduling",
+                                        "FailedPrepareDynamicResources", "FailedCreate", NULL };
     size_t i;
 
-    for (i = 0; c && i < c->nsar; i++)
-        if (!strcmp(c->sar[i].ns, ns) && !strcmp(c->sar[i].sa, sa) && c->sar[i].verb == verb)
-            return c->sar[i].allowed;
-    return -1;
-}
-
-/* Remembers an answer; out of memory forgets it (it is asked again next time). */
-static void sar_remember(struct snapshot_cache *c, const char *ns, const char *sa,
-                         const char *verb, int allowed)
-{
-    struct snapshot_sar_entry *e;
-
-    if (!c)
-        return;
-    if (c->nsar == c->capsar) {
-        size_t cap = c->capsar ? 2 * c->capsar : 16;
-        struct snapshot_sar_entry *v = realloc(c->sar, cap * sizeof(*v));
-        if (!v)
-            return;
-        c->sar = v;
-        c->capsar = cap;
-    }
-    e = &c->sar[c->nsar];
-    if (!(e->ns = strdup(ns)) || !(e->sa = strdup(sa))) {
-        free(e->ns);
-        return;
-    }
-    e->verb = verb;
-    e->allowed = allowed;
-    c->nsar++;
-}
-
-/* Asks once per driver ServiceAccount (or takes the cached answer); unanswered questions
- * leave RBAC objects to decide. */
-static int collect_sar(struct snapshot *s, struct kube_client *c, struct snapshot_cache *sars)
-{
-    const struct dra_model *m = &s->m;
-    size_t i, j, k, cap = m->ndrivers * nsar_verbs(), off = 0, need = 0;
-
-    for (i = 0; i < m->ndrivers; i++)
-        need += strlen(m->drivers[i].ds->o.ns) + strlen(m->drivers[i].ds->service_account) + 2;
-    if (!cap)
-        return 0;
-    s->sar = calloc(cap, sizeof(*s->sar));
-    s->sar_strings = malloc(need + 1);
-    if (!s->sar || !s->sar_strings)
-        return -1;
-    for (i = 0; i < m->ndrivers; i++) {
-        const char *ns = m->drivers[i].ds->o.ns, *sa = m->drivers[i].ds->service_account;
-        char *pns, *psa;
-        int seen = 0;
-        for (j = 0; j < i; j++)
-            seen |= m->drivers[j].ds == m->drivers[i].ds;
-        if (seen)
-            continue;
-        pns = s->sar_strings + off;
-        off += (size_t)snprintf(pns, need + 1 - off, "%s", ns) + 1;
-        psa = s->sar_strings + off;
-        off += (size_t)snprintf(psa, need + 1 - off, "%s", sa) + 1;
-        for (k = 0; sar_verbs[k]; k++) {
-            int a = sar_cached(sars, ns, sa, sar_verbs[k]);
-            if (a < 0 && (a = ask_sar(c, ns, sa, sar_verbs[k])) >= 0)
-                sar_remember(sars, ns, sa, sar_verbs[k], a);
-            if (a < 0)
-                continue;
-            s->sar[s->nsar].ns = pns;
-            s->sar[s->nsar].sa = psa;
-            s->sar[s->nsar].verb = sar_verbs[k];
-            s->sar[s->nsar++].allowed = a;
-        }
-    }
+    for (i = 0; reason && used[i]; i++)
+        if (!strcasecmp(reason, used[i]))
+            return 1;
     return 0;
-}
-
-/* Workers look a pod up for every key they take: index the Pods once per snapshot. */
-static int index_pods(struct snapshot *s)
-{
-    size_t cap = 16, i;
-
-    while (cap < 2 * s->m.npods)
-        cap *= 2;
-    if (!(s->pod_idx = calloc(cap, sizeof(*s->pod_idx))))
-        return -1;
-    s->npod_idx = cap;
-    for (i = 0; i < s->m.npods; i++) {
-        const struct dra_podspec *p = &s->m.pods[i];
-        size_t h;
-        if (strcmp(p->o.kind, "Pod"))
-            continue;
-        for (h = dra_key_hash(p->o.ns, p->o.name) & (cap - 1); s->pod_idx[h]; h = (h + 1) & (cap - 1))
-            ;
-        s->pod_idx[h] = i + 1;
-    }
-    return 0;
-}
-
-/* Thread CPU seconds since *t, and *t moved to now. */
-static double lap(struct timespec *t)
-{
-    struct timespec now;
-    double d;
-
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-    d = (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) / 1e9;
-    *t = now;
-    return d;
-}
-
-struct snapshot *snapshot_build(cJSON *owned, const cJSON **borrowed, size_t n,
-                                struct kube_client *client, struct snapshot_cache *cache,
-                                const struct rule_options *opt, struct dd_err *err)
-{
-    struct snapshot *s = calloc(1, sizeof(*s));
-    struct timespec t;
-    const cJSON *it;
-    size_t i;
-
-    if (!s) {
-        cJSON_Delete(owned);
-        free(borrowed);
-        dd_failf(err, DD_ENOMEM, "out of memory building a snapshot");
-        return NULL;
-    }
-    s->objects = owned;
-    s->borrowed = borrowed;
-    s->nborrowed = n;
-    s->refs = 1;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    dra_model_init(&s->m, NULL, NULL);
-    s->m.live = 1;
-    if (cache) {
-        /* Programs the previous snapshots used and the last one no longer does go now. */
-        if (!cache->cel)
-            cache->cel = dra_cel_cache_new();
-        dra_cel_cache_trim(cache->cel);
-        s->m.cel_cache = cache->cel;
-    }
-    cJSON_ArrayForEach(it, owned)
-        if (dra_model_add(&s->m, it, NULL, 0) != DD_OK)
-            goto oom;
-    for (i = 0; i < n; i++)
-        if (dra_model_add(&s->m, borrowed[i], NULL, 0) != DD_OK)
-            goto oom;
-    if (dra_model_finish(&s->m) != DD_OK)
-        goto oom;
-    s->steps.model = lap(&t);
-    s->assumed = diag_assume_rejected_claims(&s->m);
-    cJSON_ArrayForEach(it, s->assumed)
-        if (dra_model_add(&s->m, it, NULL, 0) != DD_OK)
-            goto oom;
-    s->steps.assume = lap(&t);
-    if (client && collect_sar(s, client, cache))
-        goto oom;
-    s->m.sar = s->sar;
-    s->m.nsar = s->nsar;
-    lap(&t);
-    if (dd_rules_run(&s->m, opt, &s->f))
-        goto oom;
-    s->steps.rules = lap(&t);
-    if (index_pods(s))
-        goto oom;
-    s->ix = diag_index_new(&s->f); /* without it, diag_pod_indexed looks at every finding */
-    s->steps.index = lap(&t);
-    return s;
-oom:
-    snapshot_free(s);
-    dd_failf(err, DD_ENOMEM, "out of memory building a snapshot");
-    return NULL;
-}
-
-cJSON *snapshot_list_all(struct kube_client *c, struct dd_err *err)
-{
-    cJSON *all = cJSON_CreateArray();
-    char path[256];
-    size_t i;
-
-    if (!all) {
-        dd_failf(err, DD_ENOMEM, "out of memory");
-        return NULL;
-    }
-    for (i = 0; i < snap_nresources; i++) {
-        const struct snap_resource *r = &snap_resources[i];
-        struct kube_status st;
-        cJSON *items = NULL, *it;
-        char *rv = NULL;
-        enum dd_rc rc;
-
-        kube_path(path, sizeof(path), r->group, r->version, r->resource, NULL, NULL, NULL);
-        rc = kube_list(c, path, r->selector, 500, &items, &rv, &st, err);
-        free(rv);
-        if (rc != DD_OK && st.http == 403) {
-            fprintf(stderr, "dra-doctor: note: cannot list %s (forbidden); diagnosing without "
-                    "them\n", r->resource);
-            continue;
-        }
-        if (rc != DD_OK) {
-            cJSON_Delete(all);
-            return NULL;
-        }
-        while (items && (it = cJSON_DetachItemFromArray(items, 0)))
-            cJSON_AddItemToArray(all, it);
-        cJSON_Delete(items);
-    }
-    return all;
-}
-
-const struct dra_podspec *snapshot_pod(const struct snapshot *s, const char *ns, const char *name)
-{
-    size_t h, mask = s->npod_idx - 1;
-
-    if (!s->npod_idx)
-        return NULL;
-    for (h = dra_key_hash(ns, name) & mask; s->pod_idx[h]; h = (h + 1) & mask) {
-        const struct dra_podspec *p = &s->m.pods[s->pod_idx[h] - 1];
-        if (!strcmp(p->o.ns, ns) && !strcmp(p->o.name, name))
-            return p;
-    }
-    return NULL;
 }
 
 /* Keeps only the named members of object o (NULL-terminated list); o may be NULL. */
@@ -348,7 +70,7 @@ static void trim_annotations(cJSON *meta)
         return;
     for (it = ann->child; it; it = next) {
         next = it->next;
-        if (!it->string || strncmp(it->string, SNAPSHOT_ANN_PREFIX, strlen(SNAPSHOT_ANN_PREFIX)))
+        if (!it->string || strncmp(it->string, KEEP_ANN_PREFIX, strlen(KEEP_ANN_PREFIX)))
             cJSON_Delete(cJSON_DetachItemViaPointer(ann, it));
     }
     if (!ann->child)
@@ -419,9 +141,9 @@ static void share_words(cJSON *o)
 }
 
 /*
- * What each kind keeps, from what lib/model/dra.c, lib/rules/rules.c, lib/model/rbac.c, lib/model/quota.c,
- * lib/rules/diagnose.c and the controller read (test_snapshot.c proves the diagnosis of
- * trimmed objects equal to that of whole ones).  Kinds not named keep everything but
+ * What each kind keeps, from what lib/model/dra.c, lib/rules/rules.c, lib/model/rbac.c,
+ * lib/model/quota.c, lib/rules/diagnose.c and the controller read (test_snapshot.c proves
+ * the diagnosis of trimmed objects equal to that of whole ones).  Kinds not named keep everything but
  * metadata they do not need: they are few.
  */
 /* Of a container's requests and limits, only the extended resources (ExtendedResource*). */
@@ -581,7 +303,7 @@ static void trim_kind(cJSON *obj)
     }
     if (!strcmp(av, "v1") && !strcmp(kind, "Event")) {
         keep_only(meta, meta_keep);
-        if (!diag_event_reason_used(dd_json_str(obj, "reason", NULL))) {
+        if (!keep_event_reason(dd_json_str(obj, "reason", NULL))) {
             keep_only(obj, event_stub);
             return;
         }
@@ -640,7 +362,7 @@ static void trim_kind(cJSON *obj)
     keep_only(meta, strcmp(kind, "ClusterRole") && strcmp(kind, "Role") ? meta_keep : meta_role);
 }
 
-void snapshot_trim(cJSON *obj)
+void keep_trim(cJSON *obj)
 {
     if (!cJSON_IsObject(obj))
         return;
@@ -648,7 +370,7 @@ void snapshot_trim(cJSON *obj)
     share_words(obj);
 }
 
-int snapshot_keep(const cJSON *obj)
+int keep_object(const cJSON *obj)
 {
     const char *kind = dd_json_str(obj, "kind", NULL);
     const char *av = dd_json_str(obj, "apiVersion", NULL);
@@ -662,22 +384,6 @@ int snapshot_keep(const cJSON *obj)
                dra_pod_registers_plugin(obj) ||
                dra_requests_extended(dd_json_path(obj, "spec", NULL));
     if (!strcmp(kind, "Event"))
-        return diag_event_reason_used(dd_json_str(obj, "reason", NULL));
+        return keep_event_reason(dd_json_str(obj, "reason", NULL));
     return 1;
-}
-
-void snapshot_free(struct snapshot *s)
-{
-    if (!s)
-        return;
-    diag_index_free(s->ix);
-    dd_findings_release(&s->f);
-    dra_model_release(&s->m);
-    cJSON_Delete(s->objects);
-    free(s->borrowed);
-    cJSON_Delete(s->assumed);
-    free(s->sar);
-    free(s->sar_strings);
-    free(s->pod_idx);
-    free(s);
 }

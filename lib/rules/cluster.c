@@ -1,4 +1,4 @@
-#include "cluster.h"
+#include "rules/cluster.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,7 +6,22 @@
 
 #include "cel/cel.h"
 #include "formats/json.h"
-#include "snapshot.h"
+
+const struct cluster_resource cluster_resources[] = {
+    { "", "v1", "pods", NULL },
+    { "", "v1", "nodes", NULL },
+    { "", "v1", "namespaces", NULL },
+    { "", "v1", "resourcequotas", NULL },
+    { "", "v1", "events", "fieldSelector=involvedObject.kind%3DPod" },
+    { "resource.k8s.io", "v1", "deviceclasses", NULL },
+    { "resource.k8s.io", "v1", "resourceclaims", NULL },
+    { "resource.k8s.io", "v1", "resourceclaimtemplates", NULL },
+    { "resource.k8s.io", "v1", "resourceslices", NULL },
+    { "apps", "v1", "daemonsets", NULL },
+    { "rbac.authorization.k8s.io", "v1", "clusterroles", NULL },
+    { "rbac.authorization.k8s.io", "v1", "clusterrolebindings", NULL },
+};
+const size_t cluster_nresources = sizeof(cluster_resources) / sizeof(cluster_resources[0]);
 
 int cluster_gates_from_metrics(const char *text, struct kv_gates *g)
 {
@@ -153,23 +168,23 @@ void cluster_rule_options(const struct cluster_info *ci, int stored, struct rule
     cel_set_default_env(&env);
 }
 
-size_t cluster_extra_resources(const struct cluster_info *ci, struct snap_resource *out,
+size_t cluster_extra_resources(const struct cluster_info *ci, struct cluster_resource *out,
                                size_t max)
 {
     size_t n = 0;
 
     if (ci->taint_rules[0] && n < max)
-        out[n++] = (struct snap_resource){ "resource.k8s.io", ci->taint_rules, "devicetaintrules",
+        out[n++] = (struct cluster_resource){ "resource.k8s.io", ci->taint_rules, "devicetaintrules",
                                            NULL };
     if (n < max)
-        out[n++] = (struct snap_resource){ "", "v1", "events",
+        out[n++] = (struct cluster_resource){ "", "v1", "events",
                                            "fieldSelector=reason%3DFailedCreate" };
     if (n < max)
-        out[n++] = (struct snap_resource){ "admissionregistration.k8s.io", "v1",
+        out[n++] = (struct cluster_resource){ "admissionregistration.k8s.io", "v1",
                                            "mutatingwebhookconfigurations", NULL };
     /* GA (admissionregistration.k8s.io/v1) from 1.36. */
     if (ci->minor >= 36 && n < max)
-        out[n++] = (struct snap_resource){ "admissionregistration.k8s.io", "v1",
+        out[n++] = (struct cluster_resource){ "admissionregistration.k8s.io", "v1",
                                            "mutatingadmissionpolicies", NULL };
     return n;
 }
@@ -196,4 +211,108 @@ int cluster_start(const struct kube_config *cfg, const char *who, const char *fl
     }
     kube_client_free(k);
     return rc;
+}
+
+cJSON *cluster_list_all(struct kube_client *c, const struct cluster_resource *extra,
+                        size_t nextra, struct dd_err *err)
+{
+    cJSON *all = cJSON_CreateArray();
+    char path[256];
+    size_t i;
+
+    if (!all) {
+        dd_failf(err, DD_ENOMEM, "out of memory");
+        return NULL;
+    }
+    for (i = 0; i < cluster_nresources + nextra; i++) {
+        const struct cluster_resource *r = i < cluster_nresources ? &cluster_resources[i]
+                                                                   : &extra[i - cluster_nresources];
+        struct kube_status st;
+        cJSON *items = NULL, *it;
+        enum dd_rc rc;
+
+        kube_path(path, sizeof(path), r->group, r->version, r->resource, NULL, NULL, NULL);
+        rc = kube_list(c, path, r->selector, 500, &items, NULL, &st, err);
+        if (rc != DD_OK && (st.http == 403 || (i >= cluster_nresources && st.http == 404))) {
+            if (i < cluster_nresources)
+                fprintf(stderr, "dra-doctor: note: cannot list %s (forbidden); diagnosing "
+                        "without them\n", r->resource);
+            dd_err_clear(err);
+            continue;
+        }
+        if (rc != DD_OK) {
+            cJSON_Delete(all);
+            return NULL;
+        }
+        while (items && (it = cJSON_DetachItemFromArray(items, 0)))
+            cJSON_AddItemToArray(all, it);
+        cJSON_Delete(items);
+    }
+    return all;
+}
+
+/* One SubjectAccessReview: may ServiceAccount ns/sa do verb on resourceslices cluster-wide? */
+static int ask_sar(struct kube_client *c, const char *ns, const char *sa, const char *verb)
+{
+    char body[1024];
+    cJSON *out = NULL;
+    int allowed;
+
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":\"SubjectAccessReview\","
+             "\"spec\":{\"user\":\"system:serviceaccount:%s:%s\",\"groups\":["
+             "\"system:serviceaccounts\",\"system:serviceaccounts:%s\",\"system:authenticated\"],"
+             "\"resourceAttributes\":{\"group\":\"resource.k8s.io\",\"resource\":"
+             "\"resourceslices\",\"verb\":\"%s\"}}}",
+             ns, sa, ns, verb);
+    if (kube_request(c, "POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", NULL, body,
+                     strlen(body), &out, NULL, NULL) != DD_OK)
+        return -1;
+    allowed = dd_json_true(out, "status", "allowed", NULL);
+    cJSON_Delete(out);
+    return allowed;
+}
+
+int cluster_sar_ask(void *ctx, const char *ns, const char *sa, const char *verb)
+{
+    struct cluster_sars *s = ctx;
+    struct cluster_sar *e;
+    size_t i;
+    int a;
+
+    for (i = 0; i < s->n; i++)
+        if (!strcmp(s->v[i].ns, ns) && !strcmp(s->v[i].sa, sa) && !strcmp(s->v[i].verb, verb))
+            return s->v[i].allowed;
+    if (!s->client || (a = ask_sar(s->client, ns, sa, verb)) < 0)
+        return -1;
+    /* Out of memory forgets the answer: it is asked again next time. */
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 16;
+        struct cluster_sar *v = realloc(s->v, cap * sizeof(*v));
+        if (!v)
+            return a;
+        s->v = v;
+        s->cap = cap;
+    }
+    e = &s->v[s->n];
+    if (!(e->ns = strdup(ns)) || !(e->sa = strdup(sa))) {
+        free(e->ns);
+        return a;
+    }
+    e->verb = verb;
+    e->allowed = a;
+    s->n++;
+    return a;
+}
+
+void cluster_sars_forget(struct cluster_sars *s)
+{
+    while (s->n) {
+        s->n--;
+        free(s->v[s->n].ns);
+        free(s->v[s->n].sa);
+    }
+    free(s->v);
+    s->v = NULL;
+    s->cap = 0;
 }

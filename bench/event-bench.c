@@ -1,0 +1,296 @@
+/*
+ * event-bench - the controller's CPU per watch event, in process: what its builder does
+ * after one pod changes (lib/rules/snapshot over every cached object, then that pod's
+ * diagnosis), on clusters of several sizes in one run, and the ratio of the largest to the
+ * smallest (issue 18: at 50,000 pods within 2x of 5,000).
+ *
+ *   event-bench [-e EVENTS] PODS...      (default: 5000 50000)
+ *
+ * The cluster has the issue's shape: one node per 50 pods with 10 devices each (50,000 pods:
+ * 1,000 nodes, 10,000 devices), one driver, two DeviceClasses, a claim of its own per pod;
+ * half the pods run on an allocated device, the others are Pending with the scheduler's
+ * Event.  An event replaces one Pending pod by a copy whose status changed (what a watch
+ * delivers and the controller's changed hook counts), as the store does; the previous
+ * snapshot is freed after the new one is built, as the live cache does.  No API server:
+ * SubjectAccessReviews are not asked (the controller caches those across builds anyway).
+ *
+ * Prints per size: objects, the first build (CPU s), CPU per event (ms, mean of EVENTS)
+ * split into model, rules, index and the pod's diagnosis, and the ratio to the first size.
+ * Built by `make build/release/event-bench`; not part of the binary.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "err.h"
+#include "rules/diagnose.h"
+#include "rules/snapshot.h"
+
+#define PODS_PER_NODE 50
+#define DEVICES_PER_NODE 10
+
+/* A memory stream for the generated JSON (exits when out of memory). */
+static FILE *stream(char **s, size_t *n)
+{
+    FILE *f = open_memstream(s, n);
+
+    if (!f) {
+        fprintf(stderr, "event-bench: out of memory\n");
+        exit(1);
+    }
+    return f;
+}
+
+static void pod(FILE *b, size_t i, size_t node, int running, int gen)
+{
+    char on[64] = "";
+
+    if (running)
+        snprintf(on, sizeof(on), "\"nodeName\":\"node-%zu\",", node);
+    fprintf(b, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"pod-%zu\","
+           "\"namespace\":\"ns-%zu\",\"uid\":\"u%zu\"},\"spec\":{%s\"resourceClaims\":[{"
+           "\"name\":\"gpu\",\"resourceClaimName\":\"claim-%zu\"}],\"containers\":[{\"name\":"
+           "\"app\",\"image\":\"app:1\",\"resources\":{\"claims\":[{\"name\":\"gpu\"}]}}]},",
+        i, i % 50, i, on, i);
+    if (running)
+        fprintf(b, "\"status\":{\"phase\":\"Running\"}}");
+    else
+        fprintf(b, "\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\","
+               "\"status\":\"False\",\"reason\":\"Unschedulable\",\"message\":\"try %d\"}]}}",
+            gen);
+}
+
+/* The cluster of pods pods (a JSON array; exits on failure). */
+static cJSON *cluster(size_t pods)
+{
+    size_t nodes = (pods + PODS_PER_NODE - 1) / PODS_PER_NODE, i, d;
+    char *text;
+    size_t len;
+    FILE *b = stream(&text, &len);
+    cJSON *all;
+
+    fprintf(b, "[{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\",\"metadata\":{"
+            "\"name\":\"gpu.example.com\"},\"spec\":{\"selectors\":[{\"cel\":{\"expression\":"
+            "\"device.driver == 'gpu.example.com'\"}}]}},"
+            "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\",\"metadata\":{"
+            "\"name\":\"gpu-big.example.com\"},\"spec\":{\"selectors\":[{\"cel\":{\"expression\":"
+            "\"device.driver == 'gpu.example.com' && device.capacity['gpu.example.com'].memory"
+            ".compareTo(quantity('40Gi')) >= 0\"}}]}},"
+            "{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"metadata\":{\"name\":\"plugin\","
+            "\"namespace\":\"dra\"},\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"plugin\"}},"
+            "\"template\":{\"metadata\":{\"labels\":{\"app\":\"plugin\"}},\"spec\":{"
+            "\"serviceAccountName\":\"driver\",\"containers\":[{\"name\":\"plugin\",\"image\":"
+            "\"registry.k8s.io/dra-example-driver/dra-example-driver:v0.2.0\",\"env\":[{\"name\":"
+            "\"DRIVER_NAME\",\"value\":\"gpu.example.com\"}]}]}}}}");
+    for (i = 0; i < nodes; i++) {
+        fprintf(b, ",{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"node-%zu\","
+                "\"labels\":{\"kubernetes.io/hostname\":\"node-%zu\"}},\"status\":{\"nodeInfo\":"
+                "{\"containerRuntimeVersion\":\"containerd://2.0.4\"}}}", i, i);
+        fprintf(b, ",{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceSlice\",\"metadata\":"
+                "{\"name\":\"node-%zu-gpu\"},\"spec\":{\"driver\":\"gpu.example.com\",\"nodeName\":"
+                "\"node-%zu\",\"pool\":{\"name\":\"node-%zu\",\"generation\":1,"
+                "\"resourceSliceCount\":1},\"devices\":[", i, i, i);
+        for (d = 0; d < DEVICES_PER_NODE; d++)
+            fprintf(b, "%s{\"name\":\"gpu-%zu\",\"attributes\":{\"index\":{\"int\":%zu}},"
+                    "\"capacity\":{\"memory\":{\"value\":\"%s\"}}}", d ? "," : "", d, d,
+                d % 2 ? "40Gi" : "80Gi");
+        fprintf(b, "]}}");
+        fprintf(b, ",{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"plugin-%zu\","
+                "\"namespace\":\"dra\",\"ownerReferences\":[{\"kind\":\"DaemonSet\",\"name\":"
+                "\"plugin\"}]},\"spec\":{\"nodeName\":\"node-%zu\",\"containers\":[{\"name\":"
+                "\"plugin\",\"image\":\"i\"}],\"volumes\":[{\"name\":\"reg\",\"hostPath\":"
+                "{\"path\":\"/var/lib/kubelet/plugins_registry\"}}]},\"status\":{\"phase\":"
+                "\"Running\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}", i, i);
+    }
+    for (i = 0; i < pods; i++) {
+        size_t node = i / PODS_PER_NODE;
+        int running = i % 2;
+        fprintf(b, ",{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":"
+                "{\"name\":\"claim-%zu\",\"namespace\":\"ns-%zu\"},\"spec\":{\"devices\":{"
+                "\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"%s\"}}]}}",
+            i, i % 50, i % 3 ? "gpu.example.com" : "gpu-big.example.com");
+        if (running)
+            fprintf(b, ",\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"gpu\","
+                    "\"driver\":\"gpu.example.com\",\"pool\":\"node-%zu\",\"device\":\"gpu-%zu\"}]},"
+                    "\"nodeSelector\":{\"nodeSelectorTerms\":[{\"matchFields\":[{\"key\":"
+                    "\"metadata.name\",\"operator\":\"In\",\"values\":[\"node-%zu\"]}]}]}},"
+                    "\"reservedFor\":[{\"resource\":\"pods\",\"name\":\"pod-%zu\",\"uid\":\"u%zu\"}]}",
+                node, (i / 2) % DEVICES_PER_NODE, node, i, i);
+        fprintf(b, "},");
+        pod(b, i, node, running, 0);
+        if (!running)
+            fprintf(b, ",{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"e-%zu\","
+                    "\"namespace\":\"ns-%zu\"},\"type\":\"Warning\",\"reason\":"
+                    "\"FailedScheduling\",\"message\":\"0/%zu nodes are available: cannot "
+                    "allocate all claims.\",\"involvedObject\":{\"kind\":\"Pod\",\"namespace\":"
+                    "\"ns-%zu\",\"name\":\"pod-%zu\"}}", i, i % 50, nodes, i % 50, i);
+    }
+    fprintf(b, "]");
+    fclose(b);
+    if (!(all = cJSON_Parse(text))) {
+        fprintf(stderr, "event-bench: generated JSON does not parse\n");
+        exit(1);
+    }
+    free(text);
+    return all;
+}
+
+static double cpu_now(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+#define MAX_RULES 256
+
+/* A snapshot of every object of all (as the live cache's collect and the build hook do);
+ * each rule's CPU seconds added to secs[] (as dd_rules() orders them). */
+static struct snapshot *build(const cJSON *all, struct dra_cel_cache *cel, double *secs)
+{
+    struct rule_options opt = RULE_OPTIONS_INIT;
+    size_t n = 0;
+    const cJSON **objs = malloc(((size_t)cJSON_GetArraySize(all) + 1) * sizeof(*objs));
+    const cJSON *it;
+    struct snapshot *s;
+    struct dd_err err;
+
+    if (!objs)
+        exit(1);
+    cJSON_ArrayForEach(it, all)
+        objs[n++] = it;
+    opt.seconds = secs;
+    dd_err_clear(&err);
+    if (!(s = snapshot_build(NULL, objs, n, NULL, cel, &opt, &err))) {
+        fprintf(stderr, "event-bench: %s\n", err.msg);
+        exit(1);
+    }
+    return s;
+}
+
+struct result {
+    size_t pods, objects;
+    double first, model, rules, index, diag, total;
+    double rule[MAX_RULES];     /* per rule, over the events */
+};
+
+static void run(size_t pods, int events, struct result *r)
+{
+    struct dra_cel_cache *cel = dra_cel_cache_new();
+    cJSON *all = cluster(pods);
+    struct snapshot *cur;
+    double t;
+    int e;
+
+    memset(r, 0, sizeof(*r));
+    r->pods = pods;
+    r->objects = (size_t)cJSON_GetArraySize(all);
+    t = cpu_now();
+    cur = build(all, cel, NULL);
+    r->first = cpu_now() - t;
+    for (e = 0; e < events; e++) {
+        /* A Pending pod (even index) somewhere in the cluster gets a new status. */
+        size_t i = (((size_t)e * 7919) % pods) & ~(size_t)1;
+        char name[64];
+        char *text;
+        size_t len;
+        FILE *b = stream(&text, &len);
+        const struct dra_podspec *p;
+        struct diag_result dr;
+        struct snapshot *next;
+        cJSON *it, *obj;
+        double t0, t1;
+
+        pod(b, i, 0, 0, e + 1);
+        fclose(b);
+        obj = cJSON_Parse(text);
+        free(text);
+        snprintf(name, sizeof(name), "pod-%zu", i);
+        cJSON_ArrayForEach(it, all)
+            if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(it, "kind")), "Pod") &&
+                !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(
+                            cJSON_GetObjectItem(it, "metadata"), "name")), name))
+                break;
+        if (!obj || !it) {
+            fprintf(stderr, "event-bench: no %s\n", name);
+            exit(1);
+        }
+        cJSON_ReplaceItemViaPointer(all, it, obj);
+        /* The store's lookup above is not the controller's cost (its store is a hash). */
+        t0 = cpu_now();
+        next = build(all, cel, r->rule);
+        t1 = cpu_now();
+        snprintf(name, sizeof(name), "ns-%zu", i % 50);
+        if (!(p = snapshot_pod(next, name, cJSON_GetStringValue(cJSON_GetObjectItem(
+                                              cJSON_GetObjectItem(obj, "metadata"), "name"))))) {
+            fprintf(stderr, "event-bench: the snapshot lost pod-%zu\n", i);
+            exit(1);
+        }
+        diag_pod_indexed(&next->m, &next->f, next->ix, p, &dr);
+        r->diag += cpu_now() - t1;
+        snapshot_free(cur);
+        cur = next;
+        r->total += cpu_now() - t0;
+        r->model += next->steps.model + next->steps.assume;
+        r->rules += next->steps.rules;
+        r->index += next->steps.index;
+    }
+    snapshot_free(cur);
+    cJSON_Delete(all);
+    dra_cel_cache_free(cel);
+}
+
+int main(int argc, char **argv)
+{
+    size_t sizes[8] = { 5000, 50000 }, nsizes = 0, i;
+    static struct result r[8];
+    size_t nrules, k, top[4] = { 0 };
+    const struct dd_rule *rules = dd_rules(&nrules);
+    int events = 20, a;
+
+    for (a = 1; a < argc; a++) {
+        if (!strcmp(argv[a], "-e") && a + 1 < argc) {
+            events = atoi(argv[++a]);
+        } else if (argv[a][0] >= '1' && argv[a][0] <= '9' && nsizes < 8) {
+            sizes[nsizes++] = (size_t)strtoul(argv[a], NULL, 10);
+        } else {
+            fprintf(stderr, "usage: event-bench [-e EVENTS] PODS...\n");
+            return 2;
+        }
+    }
+    if (!nsizes)
+        nsizes = 2;
+    if (events < 1)
+        events = 1;
+    printf("%8s %9s %11s %12s %9s %9s %9s %9s %7s\n", "pods", "objects", "first CPU s",
+           "CPU/event ms", "model", "rules", "index", "diag", "ratio");
+    for (i = 0; i < nsizes; i++) {
+        run(sizes[i], events, &r[i]);
+        printf("%8zu %9zu %11.3f %12.2f %9.2f %9.2f %9.2f %9.3f %7.2f\n", r[i].pods,
+               r[i].objects, r[i].first, 1e3 * r[i].total / events, 1e3 * r[i].model / events,
+               1e3 * r[i].rules / events, 1e3 * r[i].index / events, 1e3 * r[i].diag / events,
+               r[i].total / r[0].total);
+        fflush(stdout);
+    }
+    /* Where the largest size's rules spend it: the four costliest. */
+    for (a = 0; a < 4; a++) {
+        double best = -1;
+        for (k = 0; k < nrules && k < MAX_RULES; k++) {
+            int j, taken = 0;
+            for (j = 0; j < a; j++)
+                taken |= top[j] == k;
+            if (!taken && r[nsizes - 1].rule[k] > best) {
+                best = r[nsizes - 1].rule[k];
+                top[a] = k;
+            }
+        }
+    }
+    printf("rules at %zu pods, ms per event (ratio to %zu pods):", r[nsizes - 1].pods, r[0].pods);
+    for (k = 0; k < 4; k++)
+        printf(" %s %.2f (%.1f)", rules[top[k]].code, 1e3 * r[nsizes - 1].rule[top[k]] / events,
+               r[0].rule[top[k]] > 0 ? r[nsizes - 1].rule[top[k]] / r[0].rule[top[k]] : 0.0);
+    printf("\n");
+    return 0;
+}

@@ -1,0 +1,31 @@
+/*
+ * keep.h - what a live cache keeps of an object: the informers' transform and filter for
+ * the controller's and the webhook's caches (lib/client/live).
+ *
+ * A trimmed object diagnoses as the whole one does (tests/unit/test_snapshot.c): every
+ * member the model (lib/model/dra.c), the rules, the diagnosis and the controller read is
+ * kept, the rest goes before the object is cached.  Reading a new field means keeping it
+ * here.
+ */
+#ifndef DD_KEEP_H
+#define DD_KEEP_H
+
+#include <cjson/cJSON.h>
+
+/*
+ * Drops from obj (in place) what nothing reads: for Pods, ResourceClaims, Events, Nodes,
+ * ResourceSlices and ResourceQuotas all but the members read; for every kind, metadata
+ * other than name, namespace and dra-doctor's own annotations.  Common keys and values
+ * then point at static strings instead of copies (cJSON's StringIsConst and IsReference
+ * flags, which cJSON_Delete honours).  Trimming twice changes nothing.
+ */
+void keep_trim(cJSON *obj);
+
+/* After keep_trim: 0 for objects no diagnosis reads (Pods without resource claims, extended
+ * resources or a kubelet plugin's volumes; Events of reasons keep_event_reason rejects). */
+int keep_object(const cJSON *obj);
+
+/* 1 when the diagnosis reads Events with this reason (reason may be NULL). */
+int keep_event_reason(const char *reason);
+
+#endif

@@ -1,0 +1,70 @@
+/*
+ * snapshot.h - a live cluster's snapshot: the objects the diagnosis reads, the live
+ * evidence (SubjectAccessReview answers, stand-ins for claims the quota rejected), the
+ * model and the engine's findings, built in one go.
+ *
+ * Built by the controller from its live cache (lib/client/live) and by `dra-doctor
+ * diagnose` and `explain` from one round of LISTs.  A snapshot is immutable once built and
+ * reference-counted, so workers can keep reading the one they hold while a newer one is
+ * built.  Pure: the caller asks the API server (SubjectAccessReviews) through the
+ * callback it passes.
+ */
+#ifndef DD_SNAPSHOT_H
+#define DD_SNAPSHOT_H
+
+#include <stddef.h>
+#include <cjson/cJSON.h>
+
+#include "rules/diagnose.h"
+#include "model/dra.h"
+#include "rules/finding.h"
+#include "rules/rules.h"
+
+/*
+ * Where SubjectAccessReview answers come from: ask(ctx, ns, sa, verb) says whether
+ * ServiceAccount ns/sa may do verb on resourceslices.resource.k8s.io cluster-wide: 1 yes,
+ * 0 no, -1 unknown (RBAC objects then decide).  The strings are borrowed for the call.
+ */
+struct snapshot_sars {
+    int (*ask)(void *ctx, const char *ns, const char *sa, const char *verb);
+    void *ctx;
+};
+
+struct snapshot {
+    cJSON *objects;         /* owned objects (an array), or NULL */
+    const cJSON **borrowed; /* owned array of borrowed objects (the controller's caches) */
+    size_t nborrowed;
+    cJSON *assumed;         /* owned: stand-in claims (diag_assume_rejected_claims), or NULL */
+    struct dra_sar *sar;    /* owned array */
+    size_t nsar;
+    char *sar_strings;      /* owned storage behind sar[].ns/sa */
+    struct dra_model m;
+    struct dd_findings f;
+    struct diag_index *ix;  /* owned: f indexed for diag_pod_indexed; NULL after ENOMEM */
+    size_t *pod_idx;        /* owned: open-addressing index of Pods (1 + position; 0 empty) */
+    size_t npod_idx;        /* its capacity, a power of two */
+    struct snapshot_steps { /* thread CPU seconds of snapshot_build's steps (the rules' own,
+                               rule by rule, through opt->seconds) */
+        double model, assume, rules, index;
+    } steps;
+};
+
+/*
+ * Builds a snapshot from objects: owned (a cJSON array, taken) and/or
+ * borrowed[0..n) (the array is taken and freed with the snapshot; the objects
+ * are only borrowed and must outlive it).  Either may be NULL.  Ownership
+ * passes even on failure.  sars, when not NULL, is asked about each driver's
+ * ServiceAccount.  cel, when not NULL, holds the compiled selectors successive
+ * snapshots share (lib/model/dra.h's dra_cel_cache: built on one thread at a time; it
+ * must outlive the snapshot).  opt may be NULL.  Returns NULL on ENOMEM (err says so).
+ */
+struct snapshot *snapshot_build(cJSON *owned, const cJSON **borrowed, size_t n,
+                                const struct snapshot_sars *sars, struct dra_cel_cache *cel,
+                                const struct rule_options *opt, struct dd_err *err);
+
+/* The Pod ns/name of the snapshot, or NULL (constant time). */
+const struct dra_podspec *snapshot_pod(const struct snapshot *s, const char *ns, const char *name);
+
+void snapshot_free(struct snapshot *s);
+
+#endif
