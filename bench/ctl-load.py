@@ -23,7 +23,7 @@ Load (defaults; BENCH_PODS scales the pod counts):
   real scheduler, pods bound to the fake nodes; no kubelet runs, so they stay
   Pending with every claim allocated, which the controller treats as healthy)
   and 330 for each fault: ClaimNotFound, DeviceClassNotFound,
-  SelectorMatchesNoDriver, DriverRBACDenied, InsufficientDevices, QuotaExceeded.
+  SelectorMatchesNoDriver, DriverRBACDenied, DevicesDoNotFit, QuotaExceeded.
 """
 import base64
 import http.client
@@ -215,7 +215,7 @@ class Allocator:
             if node >= NODES:
                 sys.exit("ctl-load: out of devices of " + drv)
             if d == 0 and node == 0 and dev < 2:
-                continue  # the RARE devices stay for the InsufficientDevices classes
+                continue  # the RARE devices stay for the scarce classes (DevicesDoNotFit)
             return node_name(node), "dev-%d" % dev
 
 
@@ -379,7 +379,7 @@ def plan():
     fault("dcnf", "DeviceClassNotFound", lambda i: "no-such-class-%d" % (i % 5))
     fault("typo", "SelectorMatchesNoDriver", lambda i: "cls-typo-%d" % (i % len(TYPOS)))
     fault("rbac", "DriverRBACDenied", lambda i: "cls-denied-%d" % (i % 3))
-    fault("scarce", "InsufficientDevices|", lambda i: "cls-scarce-%d" % (i % 3))
+    fault("scarce", "DevicesDoNotFit|", lambda i: "cls-scarce-%d" % (i % 3))
     # QuotaExceeded: per namespace one claim uses the quota up (its pod is healthy); the
     # other claim was rejected by the quota, so its pod references a missing claim.  One
     # rejected claim per namespace, because the controller (at df8d0e2) reports

@@ -24,6 +24,7 @@
 #include "model/kubever.h"
 #include "client/kube.h"
 #include "formats/manifest.h"
+#include "model/alloc.h"
 #include "rules/snapshot.h"
 #include "rules/cluster.h"
 
@@ -36,7 +37,9 @@ static void usage(FILE *f)
 "its requests), each DeviceClass and request selector's result on it - true, false\n"
 "or a CEL runtime error - and, for a false or an error, the smallest part of the\n"
 "expression that decided it with the values it saw; then what else excludes a\n"
-"matching device (allocated to another claim, not on the pod's node).\n"
+"matching device (allocated to another claim, not on the pod's node).  For an\n"
+"unscheduled pod, then each node's verdict as kube-scheduler's allocator reaches it\n"
+"(Kubernetes v1.37.2): the devices a fitting node would give, or why a node does not fit.\n"
 "\n"
 "Without -f, reads the cluster (read-only, like `diagnose`); with -f, manifests.\n"
 "\n"
@@ -270,6 +273,61 @@ static int explain_claim(const struct dra_model *m, const struct dra_claim *c, c
     return short_of || !matched;
 }
 
+/* The allocator's verdict on every node for pod p (what DevicesDoNotFit reads). */
+static void explain_alloc(const struct dra_model *m, const struct dra_podspec *p, int manifests,
+                          cJSON *out, int json)
+{
+    struct alloc_options opt;
+    struct alloc_inventory *inv;
+    struct alloc_result r;
+    struct dd_err err;
+    cJSON *arr = NULL;
+    char why[2048];
+    size_t i, j;
+
+    alloc_options_default(&opt);
+    opt.templates_as_claims = manifests; /* the pod's claims are not created yet */
+    if (!(inv = alloc_inventory_new(m, &opt, &err)) || alloc_pod(inv, p, 1, &r, &err) != DD_OK) {
+        fprintf(stderr, "dra-doctor explain: %s\n", err.msg);
+        alloc_inventory_free(inv);
+        return;
+    }
+    if (json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "allocation", "kube-scheduler v1.37.2 structured allocator");
+        if (r.reason)
+            cJSON_AddStringToObject(o, "reason", r.reason);
+        arr = cJSON_AddArrayToObject(o, "nodes");
+        cJSON_AddItemToArray(out, o);
+    } else {
+        printf("Allocation, node by node, as kube-scheduler's allocator does it (Kubernetes "
+               "v1.37.2): fits on %zu of %zu node(s)%s%s\n", r.nfit, r.nnodes,
+               r.reason ? ": " : "", r.reason ? r.reason : "");
+        if (!r.nnodes)
+            printf("  (no Node objects: nothing to allocate on)\n");
+    }
+    for (i = 0; i < r.nnodes; i++) {
+        const struct alloc_node *n = &r.nodes[i];
+        int fits = n->verdict == ALLOC_FIT && !n->pod_filter;
+        alloc_why_text(&r, n, why, sizeof(why));
+        if (json) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "node", n->node->name);
+            cJSON_AddBoolToObject(o, "fits", fits);
+            if (!fits)
+                cJSON_AddStringToObject(o, "why", why);
+            cJSON_AddItemToArray(arr, o);
+            continue;
+        }
+        printf("  %s: %s%s\n", n->node->name, fits ? "fits" : "does not fit: ", fits ? "" : why);
+        for (j = 0; fits && j < n->npicks; j++)
+            printf("      %s/%s -> %s/%s/%s\n", r.claims[n->picks[j].claim]->o.name,
+                   n->picks[j].request, n->picks[j].driver, n->picks[j].pool, n->picks[j].device);
+    }
+    alloc_result_release(&r);
+    alloc_inventory_free(inv);
+}
+
 static struct snapshot *from_files(const char *const *paths, size_t n, struct dd_err *err)
 {
     struct mf_set set = MF_SET_INIT;
@@ -435,6 +493,8 @@ int explain_main(int argc, char **argv)
             if (!o.json)
                 printf("\n");
         }
+        if (!*p->node && !o.request)
+            explain_alloc(&s->m, p, npaths > 0, out, o.json);
     }
     if (o.json) {
         char *txt = cJSON_PrintUnformatted(out);

@@ -9,7 +9,7 @@ lint's findings:
 
     SelectorSyntaxError                           -> compile_error (API server rejects)
     SelectorRuntimeError, SelectorUnknownAttribute -> runtime_error (scheduler aborts)
-    SelectorMatchesNoDriver, InsufficientDevices  -> false (device does not match)
+    SelectorMatchesNoDriver, DevicesDoNotFit  -> false (device does not match)
     none of these                                 -> true
 
 The JSON is written with ASCII escapes, as kubectl would send it, so an expression
@@ -84,7 +84,7 @@ def outcome(binary, extra, case, tmpdir):
                       ("SelectorRuntimeError", "runtime_error"),
                       ("SelectorUnknownAttribute", "runtime_error"),
                       ("SelectorMatchesNoDriver", "false"),
-                      ("InsufficientDevices", "false")):
+                      ("DevicesDoNotFit", "false")):
         if code in codes:
             return out, codes[code]
     return "true", ""

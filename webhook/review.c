@@ -4,14 +4,13 @@
  * A view is what a request needs from the whole cluster, computed once per
  * cache change instead of once per request: registered drivers, copies of
  * the classes, templates and a few ResourceSlices per driver (one for each
- * distinct device shape: enough for attribute checks), each ResourceQuota's
- * hard and used figures, and each class's device supply and demand.
+ * distinct device shape: enough for attribute checks), and the ResourceQuotas
+ * (their status.used is what the quota admission counted before).
  *
  * A request is then judged by the rule engine over a model of a handful of
  * objects: the incoming one, the templates and classes it names, and those
- * slices.  The engine's findings about the incoming object become the
- * verdict; quota and free-device warnings add this object's cost (lib/model/quota,
- * the evaluator's counting) to the view's figures.
+ * slices (and the namespace's quotas).  The findings about the incoming object of the
+ * rules that run at admission become the verdict: the webhook checks nothing itself.
  */
 #include "review.h"
 
@@ -39,17 +38,6 @@ struct named {
     const cJSON *obj;              /* borrowed from view->keep */
 };
 
-struct vquota {
-    char *ns, *name;               /* owned */
-    struct vq_item { char *key; int64_t hard, used; } *items; /* owned */
-    size_t nitems;
-};
-
-struct vclass {
-    char *name;                    /* owned */
-    int64_t supply, demand;        /* dd_rules_class_capacity; supply -1 unknown */
-};
-
 struct wh_view {
     const struct wh_options *opt;
     cJSON *keep;                   /* owned copies: classes, templates, sample slices */
@@ -61,10 +49,11 @@ struct wh_view {
     struct dra_cel_cache *cel;     /* every class's compiled selectors; frozen once built */
     char **drivers;                /* owned, sorted */
     size_t ndrivers;
-    struct vquota *quotas;         /* sorted by namespace */
+    struct named *quotas;          /* ResourceQuotas, by "ns/name" */
     size_t nquotas;
-    struct vclass *cap;            /* sorted by name */
-    size_t ncap;
+    struct dra_model full;         /* the devices, classes, templates, allocated claims and
+                                      nodes (copies in keep): what pods are allocated against */
+    struct rule_inventory *inv;    /* its allocator (DevicesDoNotFit) */
 };
 
 /* ---- view ------------------------------------------------------------------ */
@@ -72,16 +61,6 @@ struct wh_view {
 static int cmp_named(const void *a, const void *b)
 {
     return strcmp(((const struct named *)a)->key, ((const struct named *)b)->key);
-}
-
-static int cmp_quota(const void *a, const void *b)
-{
-    return strcmp(((const struct vquota *)a)->ns, ((const struct vquota *)b)->ns);
-}
-
-static int cmp_vclass(const void *a, const void *b)
-{
-    return strcmp(((const struct vclass *)a)->name, ((const struct vclass *)b)->name);
 }
 
 static const cJSON *find_named(const struct named *v, size_t n, const char *key)
@@ -193,30 +172,36 @@ static int keep_slices(struct wh_view *v, const struct dra_model *m)
     return dra_model_finish(&v->samples) == DD_OK ? 0 : -1;
 }
 
-static int keep_quota(struct vquota *q, const struct dra_quota *src)
+/* What DevicesDoNotFit allocates a pod against, built once per view: every slice, class,
+ * template, allocated claim and node. */
+static int keep_full(struct wh_view *v, const cJSON *const *objs, size_t n)
 {
-    const cJSON *used = dd_json_path(src->o.json, "status", "used", NULL);
-    size_t i;
+    static const char *const kinds[] = { "ResourceSlice", "DeviceClass", "ResourceClaim",
+                                         "ResourceClaimTemplate", "Node" };
+    struct rule_options ro = RULE_OPTIONS_INIT;
+    size_t i, k;
 
-    q->ns = strdup(src->o.ns);
-    q->name = strdup(src->o.name);
-    q->items = calloc(src->nhard + 1, sizeof(*q->items));
-    if (!q->ns || !q->name || !q->items)
-        return -1;
-    for (i = 0; i < src->nhard; i++) {
-        const char *u = dd_json_str(used, src->hard[i].key, NULL);
-        struct vq_item *it = &q->items[q->nitems];
-        if (strcmp(src->hard[i].key, QUOTA_CLAIM_COUNT_KEY) &&
-            !strstr(src->hard[i].key, QUOTA_CLASS_SUFFIX))
+    for (i = 0; i < n; i++) {
+        const char *kind = dd_json_str(objs[i], "kind", NULL);
+        cJSON *dup;
+        for (k = 0; kind && k < sizeof(kinds) / sizeof(kinds[0]) && strcmp(kind, kinds[k]); k++)
+            ;
+        if (!kind || k == sizeof(kinds) / sizeof(kinds[0]))
             continue;
-        if (!(it->key = strdup(src->hard[i].key)))
+        if (!(dup = cJSON_Duplicate(objs[i], 1)))
             return -1;
-        it->hard = src->hard[i].hard;
-        if (!u || !dd_quantity_int(u, &it->used))
-            it->used = 0;
-        q->nitems++;
+        cJSON_AddItemToArray(v->keep, dup);
+        if (dra_model_add(&v->full, dup, NULL, 0) != DD_OK)
+            return -1;
     }
-    return 0;
+    if (dra_model_finish(&v->full) != DD_OK)
+        return -1;
+    ro.known_drivers = (const char *const *)v->drivers;
+    ro.nknown_drivers = v->ndrivers;
+    ro.known_drivers_all = 1;
+    ro.kube_minor = v->opt->kube_minor;
+    ro.gates = v->opt->gates;
+    return (v->inv = dd_rules_inventory_new(&v->full, &ro)) ? 0 : -1;
 }
 
 static int is_daemonset(const cJSON *o)
@@ -226,24 +211,19 @@ static int is_daemonset(const cJSON *o)
     return kind && !strcmp(kind, "DaemonSet");
 }
 
-static const struct vclass *find_cap(const struct wh_view *v, const char *cls);
-
 static int view_fill(struct wh_view *v, const cJSON *const *objs, size_t n,
                      const struct wh_view *same)
 {
     struct dra_model m, ds;
-    struct rule_options ro = RULE_OPTIONS_INIT;
-    int64_t *supply = NULL, *demand = NULL;
     size_t i, cap;
     int rc = -1;
 
-    /* DaemonSets only name drivers: their device counts need Node objects the webhook does
-     * not watch, so free devices are counted from slices alone. */
+    (void)same;
+    /* DaemonSets only name drivers. */
     dra_model_init(&m, NULL, NULL);
     dra_model_init(&ds, NULL, NULL);
     m.live = ds.live = 1;
     m.cel_cache = v->cel;
-    m.devices_unjudged = same != NULL; /* the supply per class comes from same */
     for (i = 0; i < n; i++)
         if (dra_model_add(is_daemonset(objs[i]) ? &ds : &m, objs[i], NULL, 0) != DD_OK)
             goto out;
@@ -263,31 +243,13 @@ static int view_fill(struct wh_view *v, const cJSON *const *objs, size_t n,
         if (add_driver(v, v->opt->known_drivers[i], cap))
             goto out;
 
-    v->classes = calloc(m.nclasses + 1, sizeof(*v->classes));
-    v->cap = calloc(m.nclasses + 1, sizeof(*v->cap));
-    supply = calloc(m.nclasses + 1, sizeof(*supply));
-    demand = calloc(m.nclasses + 1, sizeof(*demand));
-    if (!v->classes || !v->cap || !supply || !demand)
+    if (!(v->classes = calloc(m.nclasses + 1, sizeof(*v->classes))))
         goto out;
-    ro.kube_minor = v->opt->kube_minor;
-    ro.gates = v->opt->gates;
-    if (m.nclasses && dd_rules_class_capacity(&m, &ro, same ? NULL : supply, demand))
-        goto out;
-    for (i = 0; i < m.nclasses; i++) {
+    for (i = 0; i < m.nclasses; i++)
         if (keep_named(v, m.classes[i].o.json, "", m.classes[i].o.name, v->classes,
-                       &v->nclasses) ||
-            !(v->cap[i].name = strdup(m.classes[i].o.name)))
+                       &v->nclasses))
             goto out;
-        if (same) {
-            const struct vclass *c = find_cap(same, m.classes[i].o.name);
-            supply[i] = c ? c->supply : -1;
-        }
-        v->cap[i].supply = supply[i];
-        v->cap[i].demand = demand[i];
-        v->ncap++;
-    }
     qsort(v->classes, v->nclasses, sizeof(*v->classes), cmp_named);
-    qsort(v->cap, v->ncap, sizeof(*v->cap), cmp_vclass);
     if (!(v->class_names = calloc(v->nclasses + 1, sizeof(*v->class_names))))
         goto out;
     for (i = 0; i < v->nclasses; i++)
@@ -305,14 +267,15 @@ static int view_fill(struct wh_view *v, const cJSON *const *objs, size_t n,
     if (!(v->quotas = calloc(m.nquotas + 1, sizeof(*v->quotas))))
         goto out;
     for (i = 0; i < m.nquotas; i++)
-        if (keep_quota(&v->quotas[v->nquotas++], &m.quotas[i]))
+        if (keep_named(v, m.quotas[i].o.json, m.quotas[i].o.ns, m.quotas[i].o.name, v->quotas,
+                       &v->nquotas))
             goto out;
-    qsort(v->quotas, v->nquotas, sizeof(*v->quotas), cmp_quota);
+    qsort(v->quotas, v->nquotas, sizeof(*v->quotas), cmp_named);
 
-    rc = keep_slices(v, &m);
+    if (keep_slices(v, &m) || keep_full(v, objs, n))
+        goto out;
+    rc = 0;
 out:
-    free(supply);
-    free(demand);
     dra_model_release(&m);
     dra_model_release(&ds);
     return rc;
@@ -328,8 +291,10 @@ struct wh_view *wh_view_build(const cJSON *const *objs, size_t n, const struct w
         v->opt = opt ? opt : &defaults;
         dra_model_init(&v->samples, NULL, NULL);
         v->samples.live = 1;
+        dra_model_init(&v->full, NULL, NULL);
+        v->full.live = 1;
         if ((v->keep = cJSON_CreateArray()) && (v->cel = dra_cel_cache_new()) &&
-            !view_fill(v, objs, n, same_devices)) {
+            (v->full.cel_cache = v->cel) && !view_fill(v, objs, n, same_devices)) {
             dra_cel_cache_freeze(v->cel);
             return v;
         }
@@ -341,7 +306,7 @@ struct wh_view *wh_view_build(const cJSON *const *objs, size_t n, const struct w
 
 void wh_view_free(struct wh_view *v)
 {
-    size_t i, j;
+    size_t i;
 
     if (!v)
         return;
@@ -351,21 +316,15 @@ void wh_view_free(struct wh_view *v)
         free(v->templates[i].key);
     for (i = 0; v->drivers && v->drivers[i]; i++)
         free(v->drivers[i]);
-    for (i = 0; i < v->nquotas; i++) {
-        for (j = 0; j < v->quotas[i].nitems; j++)
-            free(v->quotas[i].items[j].key);
-        free(v->quotas[i].items);
-        free(v->quotas[i].ns);
-        free(v->quotas[i].name);
-    }
-    for (i = 0; i < v->ncap; i++)
-        free(v->cap[i].name);
+    for (i = 0; i < v->nquotas; i++)
+        free(v->quotas[i].key);
     free(v->class_names);
     free(v->classes);
     free(v->templates);
     free(v->drivers);
     free(v->quotas);
-    free(v->cap);
+    dd_rules_inventory_free(v->inv);
+    dra_model_release(&v->full);
     dra_model_release(&v->samples);
     dra_cel_cache_free(v->cel);
     cJSON_Delete(v->keep);
@@ -455,15 +414,6 @@ static int same_obj(const struct dd_finding *f, const struct dra_obj *o)
            !strcmp(f->obj.name, o->name);
 }
 
-/* The codes a webhook reports: about the incoming object itself, knowable before it exists. */
-static const char *const webhook_codes[] = { "SelectorSyntaxError", "SelectorMatchesNoDriver",
-                                             "SelectorUnknownAttribute", "DeviceClassNotFound",
-                                             "ClaimTemplateNotFound",
-                                             "ClaimNotConsumedByContainer",
-                                             "PodBypassesScheduler",
-                                             "OpaqueConfigDriverMismatch",
-                                             "NodePrepareFailed", "DeviceTaintRuleEvictsAll" };
-
 static int has_selectors(const struct dra_claim_spec *spec)
 {
     size_t i, j;
@@ -506,8 +456,30 @@ static enum dd_rc add_classes(struct dra_model *m, const struct wh_view *v,
     return rc;
 }
 
+/* Adds the view's ResourceQuotas of namespace ns: QuotaExceeded counts what the object makes
+ * on top of their status.used. */
+static enum dd_rc add_quotas(struct dra_model *m, const struct wh_view *v, const char *ns)
+{
+    size_t lo = 0, hi = v->nquotas, mid, n = strlen(ns);
+    enum dd_rc rc = DD_OK;
+
+    while (lo < hi) { /* the first key >= "ns/" */
+        mid = lo + (hi - lo) / 2;
+        int c = strncmp(v->quotas[mid].key, ns, n);
+        if (c < 0 || (!c && v->quotas[mid].key[n] < '/'))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; rc == DD_OK && lo < v->nquotas && !strncmp(v->quotas[lo].key, ns, n) &&
+           v->quotas[lo].key[n] == '/'; lo++)
+        rc = dra_model_add(m, v->quotas[lo].obj, NULL, 0);
+    return rc;
+}
+
 /*
- * The model a request is judged on: obj, the templates a pod spec names,
+ * The model a request is judged on: obj, the templates a pod spec names, the ResourceQuotas
+ * of its namespace (a pod's, a claim's),
  * the classes its claims request, and (when selectors are to be judged) the
  * sample slices.  *self is obj's entry.
  */
@@ -532,6 +504,9 @@ static enum dd_rc request_model(struct dra_model *m, const struct wh_view *v, co
     if (!is_class && !is_claim && !is_rule && !m->npods)
         return DD_OK;
     slices = is_class || is_rule;
+    if (v && (m->npods || (is_claim && !m->claims[0].is_template)) &&
+        (rc = add_quotas(m, v, m->npods ? m->pods[0].o.ns : m->claims[0].o.ns)) != DD_OK)
+        return rc;
     for (i = 0; v && m->npods && i < m->pods[0].nclaims; i++) {
         const struct dra_pod_claim *pc = &m->pods[0].claims[i];
         char key[512];
@@ -597,9 +572,9 @@ static enum dd_rc judge(const struct wh_view *v, const char *const *pending, siz
         ro.known_drivers_all = 1;
         ro.kube_minor = v->opt->kube_minor;
         ro.gates = v->opt->gates;
+        ro.inventory = v->inv;
     }
-    ro.only = webhook_codes;
-    ro.nonly = sizeof(webhook_codes) / sizeof(webhook_codes[0]);
+    ro.surface = DD_ADMISSION;
     if (dd_rules_run(m, &ro, &all)) {
         dd_findings_release(&all);
         return DD_ENOMEM;
@@ -664,145 +639,18 @@ static enum dd_rc decide_class(const struct wh_view *v, const cJSON *req, const 
     return rc;
 }
 
-/* "gpu.example.com devices" for a class key, "ResourceClaims" for the count key. */
-static void quota_what(const char *key, char *buf, size_t size)
-{
-    const char *sfx = strstr(key, QUOTA_CLASS_SUFFIX);
-
-    if (sfx)
-        snprintf(buf, size, "%.*s devices", (int)(sfx - key), key);
-    else
-        snprintf(buf, size, "ResourceClaims");
-}
-
-/* The first of the view's quotas (sorted by namespace) in ns, or v->nquotas. */
-static size_t first_quota(const struct wh_view *v, const char *ns)
-{
-    size_t lo = 0, hi = v->nquotas, mid;
-
-    while (lo < hi) {
-        mid = lo + (hi - lo) / 2;
-        if (strcmp(v->quotas[mid].ns, ns) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-static void check_quota(const struct wh_view *v, const char *ns, const struct quota_usage *cost,
-                        const char *who, struct decision *d)
-{
-    size_t i, j;
-
-    for (i = first_quota(v, ns); i < v->nquotas && !strcmp(v->quotas[i].ns, ns); i++) {
-        const struct vquota *q = &v->quotas[i];
-        for (j = 0; j < q->nitems; j++) {
-            int64_t need = quota_usage_get(cost, q->items[j].key);
-            char what[256];
-            if (need <= 0 || q->items[j].used + need <= q->items[j].hard)
-                continue;
-            quota_what(q->items[j].key, what, sizeof(what));
-            warnf(d, "QuotaExceeded: ResourceQuota %s allows %lld %s, %lld in use; %s needs %lld",
-                  q->name, (long long)q->items[j].hard, what, (long long)q->items[j].used, who,
-                  (long long)need);
-        }
-    }
-}
-
-static const struct vclass *find_cap(const struct wh_view *v, const char *cls)
-{
-    struct vclass k = { (char *)cls, 0, 0 };
-
-    return v->ncap ? bsearch(&k, v->cap, v->ncap, sizeof(k), cmp_vclass) : NULL;
-}
-
-/* Devices per class an object makes claims for (ExactCount requests; All and firstAvailable
- * have no fixed figure). */
-struct need {
-    const char *cls;
-    int64_t n;
-};
-
-static void need_add(struct need *nv, size_t *nn, size_t cap, const struct dra_claim_spec *spec,
-                     int64_t mult)
-{
-    size_t i, k;
-
-    for (i = 0; i < spec->nreq; i++) {
-        const struct dra_request *r = &spec->req[i];
-        if (r->nsub || r->all || !r->class_name)
-            continue;
-        for (k = 0; k < *nn && strcmp(nv[k].cls, r->class_name); k++)
-            ;
-        if (k == *nn) {
-            if (k == cap)
-                continue;
-            nv[(*nn)++] = (struct need){ r->class_name, 0 };
-        }
-        nv[k].n += r->count * mult;
-    }
-}
-
-static void check_free(const struct wh_view *v, const struct need *nv, size_t nn, const char *who,
-                       struct decision *d)
-{
-    size_t i;
-
-    for (i = 0; i < nn; i++) {
-        const struct vclass *c = find_cap(v, nv[i].cls);
-        int64_t left;
-        if (!c || c->supply < 0 || c->demand + nv[i].n <= c->supply)
-            continue;
-        left = c->supply > c->demand ? c->supply - c->demand : 0;
-        warnf(d, "InsufficientDevices: DeviceClass %s has %lld free device(s) of %lld; %s needs "
-              "%lld", c->name, (long long)left, (long long)c->supply, who, (long long)nv[i].n);
-    }
-}
-
 static enum dd_rc decide_claims(const struct wh_view *v, const char *const *pending,
                                 size_t npending, const cJSON *obj, struct decision *d)
 {
     struct dd_findings found = DD_FINDINGS_INIT;
-    struct quota_usage cost = QUOTA_USAGE_INIT;
-    struct need nv[32];
     struct dra_model m;
     const struct dra_obj *self = NULL;
-    char who[320] = "";
-    size_t i, j, nn = 0;
     enum dd_rc rc;
+    size_t i;
 
     rc = judge(v, pending, npending, obj, &found, &m, &self);
     for (i = 0; rc == DD_OK && i < found.n; i++)
         warn_finding(d, &found.v[i], "");
-    if (rc == DD_OK && self && v) {
-        if (m.npods) {
-            const struct dra_podspec *p = &m.pods[0];
-            int64_t pods = p->replicas < 0 ? 1 : p->replicas;
-            for (j = 0; j < p->nclaims; j++) {
-                const struct dra_claim *t;
-                if (!p->claims[j].tmpl || !(t = dra_find_claim(&m, p->o.ns, p->claims[j].tmpl, 1)))
-                    continue;
-                if (quota_usage_add_claim(&cost, &t->spec, pods))
-                    rc = DD_ENOMEM;
-                need_add(nv, &nn, 32, &t->spec, pods);
-            }
-            if (p->replicas < 0)
-                snprintf(who, sizeof(who), "each node's %s %s", self->kind, self->name);
-            else
-                snprintf(who, sizeof(who), "%s %s", self->kind, self->name);
-        } else if (m.nclaims) {
-            const struct dra_claim *c = &m.claims[0];
-            if (quota_usage_add_claim(&cost, &c->spec, 1))
-                rc = DD_ENOMEM;
-            need_add(nv, &nn, 32, &c->spec, 1);
-            snprintf(who, sizeof(who), c->is_template ? "each claim of template %s" : "claim %s",
-                     self->name);
-        }
-        check_quota(v, self->ns, &cost, who, d);
-        check_free(v, nv, nn, who, d);
-    }
-    quota_usage_release(&cost);
     dd_findings_release(&found);
     dra_model_release(&m);
     return rc;

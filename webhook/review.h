@@ -12,13 +12,12 @@
  *       edits such as a finalizer's removal never get stuck);
  *       SelectorUnknownAttribute and SelectorSyntaxError warn.
  *   ResourceClaim, ResourceClaimTemplate, Pod and pod-template workloads
- *   CREATE   warnings only: QuotaExceeded (the namespace's ResourceQuota
- *       status.used plus what this object makes, counted by lib/model/quota as the
- *       quota evaluator counts), DeviceClassNotFound, ClaimTemplateNotFound,
- *       InsufficientDevices (the class's devices minus those claims already
- *       take, dd_rules_class_capacity), ClaimNotConsumedByContainer,
- *       PodBypassesScheduler, OpaqueConfigDriverMismatch, NodePrepareFailed,
- *       and the selector codes above.
+ *   CREATE   warnings only: the findings about the object of every rule whose surfaces
+ *       include admission (lib/rules/rules.c): QuotaExceeded (the namespace's ResourceQuota
+ *       status.used plus what this object makes), DeviceClassNotFound, ClaimTemplateNotFound,
+ *       DevicesDoNotFit (a Pod or workload that fits on no node now, by the view's
+ *       allocator), ClaimNotConsumedByContainer, PodBypassesScheduler, OpaqueConfigDriverMismatch,
+ *       NodePrepareFailed, and the selector codes above.  The webhook has no checks of its own.
  *   DeviceTaintRule CREATE/UPDATE   a warning when it is NoExecute and its selector matches
  *       every device (DeviceTaintRuleEvictsAll): it would evict every DRA pod.
  * Everything else is allowed without a word.
@@ -56,8 +55,8 @@ struct wh_view;
  * view copies what it keeps).  opt is borrowed for the view's lifetime.
  * same_devices, when not NULL, is an earlier view built from the same
  * DeviceClasses, ResourceSlices and DaemonSets (only claims, templates or
- * quotas changed since; borrowed for the call): its device supply per class
- * is reused instead of evaluating every class against every device.
+ * quotas changed since; borrowed for the call); nothing of it is reused now (the devices
+ * claims hold change with them).
  * Returns NULL on ENOMEM (err says so).
  */
 struct wh_view *wh_view_build(const cJSON *const *objs, size_t n, const struct wh_options *opt,

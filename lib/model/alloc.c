@@ -363,7 +363,9 @@ struct alloc_inventory {
     size_t *shared;               /* slices without nodeName, model order */
     size_t nshared, shared_cap;
     const cJSON *in_flight;
-    const struct dra_obj **nodes; /* the model's Nodes by name: the order nodes are judged in */
+    const struct dra_obj **nodes; /* the model's Nodes (or opt.nodes) by name: the order nodes
+                                     are judged in */
+    size_t nnodes;
 };
 
 static size_t id_hash(const char *d, const char *p, const char *n)
@@ -690,11 +692,13 @@ struct alloc_inventory *alloc_inventory_new(const struct dra_model *m,
         !(inv->pool_idx = calloc(inv->pool_cap, sizeof(size_t))) ||
         !(inv->bynode = calloc(m->nslices + 1, sizeof(*inv->bynode))) ||
         !(inv->node_idx = calloc(inv->node_cap, sizeof(size_t))) ||
-        !(inv->nodes = calloc(m->nodes.n + 1, sizeof(*inv->nodes))))
+        !(inv->nodes = calloc((inv->opt.nodes ? inv->opt.nnodes : m->nodes.n) + 1,
+                              sizeof(*inv->nodes))))
         goto oom;
-    for (i = 0; i < m->nodes.n; i++)
-        inv->nodes[i] = &m->nodes.v[i];
-    qsort(inv->nodes, m->nodes.n, sizeof(*inv->nodes), node_ptr_cmp);
+    inv->nnodes = inv->opt.nodes ? inv->opt.nnodes : m->nodes.n;
+    for (i = 0; i < inv->nnodes; i++)
+        inv->nodes[i] = inv->opt.nodes ? &inv->opt.nodes[i] : &m->nodes.v[i];
+    qsort(inv->nodes, inv->nnodes, sizeof(*inv->nodes), node_ptr_cmp);
     for (i = 0; i < m->nslices; i++) {
         const struct dra_slice *ms = &m->slices[i];
         struct a_slice *s = &inv->slices[i];
@@ -3773,7 +3777,6 @@ static int reserved_for_none_but(const struct dra_claim *c, const struct dra_pod
 enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec *ps,
                      int explain, struct alloc_result *out, struct dd_err *err)
 {
-    const struct dra_model *m = inv->m;
     struct a_pod pod;
     struct a_node n;
     enum alloc_verdict pv = ALLOC_FIT;
@@ -3799,13 +3802,13 @@ enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec
     preason = NULL;
     /* first_fit grows the nodes as it judges them: a pod that fits on the first node
      * costs that node, not the cluster. */
-    cap = inv->opt.first_fit ? 16 : m->nodes.n;
+    cap = inv->opt.first_fit ? 16 : inv->nnodes;
     if (!(out->nodes = calloc(cap + 1, sizeof(*out->nodes))) ||
         pod_tables(&pod))
         goto oom;
     n.inv = inv;
     n.pod = &pod;
-    for (i = 0; i < m->nodes.n; i++) {
+    for (i = 0; i < inv->nnodes; i++) {
         struct alloc_node *o;
         char why[512];
 

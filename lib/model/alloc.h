@@ -83,6 +83,10 @@ struct alloc_options {
      * error on a node after the first fit goes unseen (the full search says the pod fits
      * nowhere then: a missed diagnosis, never a false one). */
     int first_fit;
+    /* The Nodes to judge on instead of the model's (lint assumes them when its input has
+     * none); NULL: the model's.  Borrowed: they must outlive the inventory. */
+    const struct dra_obj *nodes;
+    size_t nnodes;
 };
 
 #define ALLOC_MAX_STEPS 20000000
@@ -192,7 +196,9 @@ struct alloc_result {
 
 /*
  * Judges pod (a Pod, or a workload's pod template) on every Node of the inventory's model.
- * explain: also fill each unfit node's `why` (a few more passes over its devices).
+ * explain: also fill each unfit node's `why` (a few more passes over its devices).  The pod
+ * need not belong to the inventory's model (the webhook judges the pod it admits against its
+ * view's): its claims and templates are found in that model.
  * Returns DD_OK with *out filled (release it with alloc_result_release), or DD_ENOMEM.
  */
 enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec *pod,

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int add(struct quota_usage *u, const char *key, int64_t n)
+int quota_usage_add(struct quota_usage *u, const char *key, int64_t n)
 {
     size_t i;
 
@@ -52,14 +52,14 @@ int quota_usage_add_claim(struct quota_usage *u, const struct dra_claim_spec *sp
 
     if (claims <= 0)
         return 0;
-    if (add(u, QUOTA_CLAIM_COUNT_KEY, claims))
+    if (quota_usage_add(u, QUOTA_CLAIM_COUNT_KEY, claims))
         return -1;
     for (i = 0; i < spec->nreq; i++) {
         const struct dra_request *r = &spec->req[i];
 
         if (!r->nsub) {
             if (r->class_name && class_key(key, sizeof(key), r->class_name) &&
-                add(u, key, mul_sat(request_devices(r), claims)))
+                quota_usage_add(u, key, mul_sat(request_devices(r), claims)))
                 return -1;
             continue;
         }
@@ -79,7 +79,7 @@ int quota_usage_add_claim(struct quota_usage *u, const struct dra_claim_spec *sp
                 if (r->sub[k].class_name && !strcmp(r->sub[k].class_name, cls) &&
                     request_devices(&r->sub[k]) > most)
                     most = request_devices(&r->sub[k]);
-            if (class_key(key, sizeof(key), cls) && add(u, key, mul_sat(most, claims)))
+            if (class_key(key, sizeof(key), cls) && quota_usage_add(u, key, mul_sat(most, claims)))
                 return -1;
         }
     }

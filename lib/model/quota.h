@@ -35,6 +35,9 @@ struct quota_usage {
 /* Adds what one claim with this spec costs, times `claims` (claims >= 0).  0, or -1 on ENOMEM. */
 int quota_usage_add_claim(struct quota_usage *u, const struct dra_claim_spec *spec, int64_t claims);
 
+/* Adds n (saturating) to key's usage.  0, or -1 on ENOMEM. */
+int quota_usage_add(struct quota_usage *u, const char *key, int64_t n);
+
 /* The usage recorded for key (0 when none). */
 int64_t quota_usage_get(const struct quota_usage *u, const char *key);
 

@@ -176,32 +176,47 @@ static int dra_quota_key(const struct dra_quota_item *h)
     return !strcmp(h->key, QUOTA_CLAIM_COUNT_KEY) || strstr(h->key, QUOTA_CLASS_SUFFIX);
 }
 
+/* "gpu.example.com devices" for a class key, "ResourceClaims" for the count key. */
+static void quota_what(const char *key, char *buf, size_t size)
+{
+    const char *sfx = strstr(key, QUOTA_CLASS_SUFFIX);
+
+    if (sfx)
+        snprintf(buf, size, "%.*s devices", (int)(sfx - key), key);
+    else
+        snprintf(buf, size, "ResourceClaims");
+}
+
+/* The first clause says it all (the webhook's warning is that clause): the quota, what is in
+ * use, what the object needs. */
 static void quota_report(struct rule_ctx *ctx, const struct dra_quota *q,
                          const struct claim_event *ev, const struct dra_quota_item *h,
-                         int64_t per, int64_t need)
+                         int64_t used, int64_t need)
 {
-    char msg[MSG_MAX], fix[MSG_MAX], qn[300], on[300], cls[256] = "";
+    char msg[MSG_MAX], fix[MSG_MAX], qn[300], on[300], what[300], cls[256] = "";
     const char *sfx = strstr(h->key, QUOTA_CLASS_SUFFIX);
+    int64_t total = used + need;
     size_t len = 0;
 
     objname(&q->o, qn, sizeof(qn));
     objname(ev->o, on, sizeof(on));
+    quota_what(h->key, what, sizeof(what));
+    cat(msg, sizeof(msg), &len, "ResourceQuota %s allows %lld %s, %lld in use, and ", q->o.name,
+        (long long)h->hard, what, (long long)used);
     if (ev->tmpl)
         cat(msg, sizeof(msg), &len,
-            "%s %s creates %lld claim(s) from ResourceClaimTemplate %s; with them the namespace "
-            "needs %s=%lld, but ResourceQuota %s allows %lld, so kube-controller-manager's "
-            "claim creation is rejected (\"exceeded quota: %s\") and the pod never gets its "
-            "claim.",
-            ev->o->kind, on, (long long)ev->claims, ev->tmpl, h->key, (long long)need, qn,
-            (long long)h->hard, q->o.name);
+            "%s %s needs %lld; with its %lld claim(s) from ResourceClaimTemplate %s the "
+            "namespace needs %s=%lld, so kube-controller-manager's claim creation is rejected "
+            "(\"exceeded quota: %s\") and the pod never gets its claim.",
+            ev->o->kind, ev->o->name, (long long)need, (long long)ev->claims, ev->tmpl, h->key,
+            (long long)total, q->o.name);
     else
         cat(msg, sizeof(msg), &len,
-            "ResourceClaim %s needs %s=%lld; with the claims before it the namespace needs %lld, "
-            "but ResourceQuota %s allows %lld, so the API server rejects it (\"exceeded quota: "
-            "%s\").",
-            on, h->key, (long long)per, (long long)need, qn, (long long)h->hard, q->o.name);
+            "claim %s needs %lld; with it the namespace needs %s=%lld, so the API server rejects "
+            "it (\"exceeded quota: %s\").",
+            ev->o->name, (long long)need, h->key, (long long)total, q->o.name);
     snprintf(fix, sizeof(fix), "Raise %s in ResourceQuota %s to at least %lld, or remove that limit.",
-             h->key, qn, (long long)need);
+             h->key, qn, (long long)total);
     if (sfx && (size_t)(sfx - h->key) < sizeof(cls))
         memcpy(cls, h->key, (size_t)(sfx - h->key));
     scope(ctx, emit(ctx, ctx->rule->severity, ev->o, 0, msg, fix), *cls ? cls : NULL, NULL,
@@ -212,14 +227,24 @@ static void quota_report(struct rule_ctx *ctx, const struct dra_quota *q,
  * Admits claims in order as the quota admission would: a claim that does not
  * fit is reported and, being rejected, charges nothing, so every later claim
  * is judged against what was really admitted.  Of a template's N claims the
- * ones that fit are admitted and the rest reported.
+ * ones that fit are admitted and the rest reported.  What the namespace holds before the
+ * first: nothing in a snapshot that holds its claims (lint, live); at admission, where the
+ * model holds only the object being created, the quota's status.used.
  */
 static void quota_one(struct rule_ctx *ctx, const struct dra_quota *q,
-                      const struct claim_event *ev, size_t nev)
+                      const struct claim_event *ev, size_t nev, int admission)
 {
     struct quota_usage u = QUOTA_USAGE_INIT;
+    const cJSON *status_used = dd_json_path(q->o.json, "status", "used", NULL);
     size_t i, k;
 
+    for (k = 0; admission && k < q->nhard; k++) {
+        const char *s = dd_json_str(status_used, q->hard[k].key, NULL);
+        int64_t n;
+        if (dra_quota_key(&q->hard[k]) && s && dd_quantity_int(s, &n) && n > 0 &&
+            quota_usage_add(&u, q->hard[k].key, n))
+            ctx->out->oom = 1;
+    }
     for (i = 0; i < nev; i++) {
         struct quota_usage one = QUOTA_USAGE_INIT;
         int64_t fit = ev[i].claims;
@@ -243,9 +268,8 @@ static void quota_one(struct rule_ctx *ctx, const struct dra_quota *q,
             }
         }
         if (over)
-            quota_report(ctx, q, &ev[i], over, quota_usage_get(&one, over->key),
-                         quota_usage_get(&u, over->key) +
-                             quota_usage_get(&one, over->key) * ev[i].claims);
+            quota_report(ctx, q, &ev[i], over, quota_usage_get(&u, over->key),
+                         quota_usage_get(&one, over->key) * ev[i].claims);
         if (fit > 0 && quota_usage_add_claim(&u, ev[i].spec, fit))
             ctx->out->oom = 1;
         quota_usage_release(&one);
@@ -347,7 +371,7 @@ void rule__check_quota(struct rule_ctx *ctx)
                 ev[nev++].tmpl = t->o.name;
             }
         }
-        quota_one(ctx, q, ev, nev);
+        quota_one(ctx, q, ev, nev, ctx->surface == DD_ADMISSION);
     }
 out:
     if (!ev)

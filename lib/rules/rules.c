@@ -18,146 +18,152 @@
 #include "model/drivers.h"
 #include "rules/suggest.h"
 
+/* Surfaces: most rules judge a whole snapshot, lint's or a live cluster's; those that also
+ * judge one object at admission say so (ALL). */
+#define OFFLINE_LIVE (DD_LINT | DD_LIVE)
+#define ALL (DD_LINT | DD_LIVE | DD_ADMISSION)
+
 /* Pipeline order: the input is read -> claim created -> references resolve -> driver
  * publishes -> selector matches -> enough devices -> CDI injects. */
 static const struct dd_rule rule_table[] = {
-    { "InputUnreadable", DD_SEV_ERROR, DD_STEP_NONE,
+    { "InputUnreadable", DD_SEV_ERROR, DD_STEP_NONE, DD_LINT,
       "A file or document cannot be read (malformed, oversized, unreadable): nothing in it is "
       "checked (lint only)", NULL },
-    { "InputDuplicateKey", DD_SEV_WARNING, DD_STEP_NONE,
+    { "InputDuplicateKey", DD_SEV_WARNING, DD_STEP_NONE, DD_LINT,
       "A mapping repeats a key: kubectl keeps the last value and silently drops the earlier one "
       "(lint only)", NULL },
-    { "InputNotKubernetes", DD_SEV_WARNING, DD_STEP_NONE,
+    { "InputNotKubernetes", DD_SEV_WARNING, DD_STEP_NONE, DD_LINT,
       "A document is not a Kubernetes object, or lacks a proper apiVersion and kind (lint only)",
       NULL },
-    { "HelmChartNotRendered", DD_SEV_INFO, DD_STEP_NONE,
+    { "HelmChartNotRendered", DD_SEV_INFO, DD_STEP_NONE, DD_LINT,
       "Helm or Go template files are not checked: render the chart first (lint only)", NULL },
-    { "ObjectVariants", DD_SEV_INFO, DD_STEP_NONE,
+    { "ObjectVariants", DD_SEV_INFO, DD_STEP_NONE, DD_LINT,
       "One object is defined in several files (per-platform copies, overlays): each variant is "
       "checked with the variants beside it, never counted together (lint only)", NULL },
-    { "APIVersionNotServed", DD_SEV_ERROR, DD_STEP_NONE,
+    { "APIVersionNotServed", DD_SEV_ERROR, DD_STEP_NONE, DD_LINT,
       "An object uses a resource.k8s.io version the target Kubernetes release does not serve",
       rule__check_api_versions },
-    { "FieldNotInAPIVersion", DD_SEV_ERROR, DD_STEP_NONE,
+    { "FieldNotInAPIVersion", DD_SEV_ERROR, DD_STEP_NONE, DD_LINT,
       "An object has a field its resource.k8s.io version does not have (another version's "
       "shape): the API server's strict decoding refuses it (lint only)",
       rule__check_field_shapes },
-    { "PodClaimSourceRemoved", DD_SEV_ERROR, DD_STEP_NONE,
+    { "PodClaimSourceRemoved", DD_SEV_ERROR, DD_STEP_NONE, DD_LINT,
       "A pod's resourceClaims entry uses `source`, removed in Kubernetes 1.31",
       rule__check_claim_source },
-    { "PodClaimFieldsRemoved", DD_SEV_ERROR, DD_STEP_NONE,
+    { "PodClaimFieldsRemoved", DD_SEV_ERROR, DD_STEP_NONE, DD_LIVE,
       "A workload's pods are refused for a claim entry without a name, which its template has: "
       "a mutating webhook or policy removed it (live clusters)",
       rule__check_claim_fields_removed },
-    { "ContainerClaimNameUnknown", DD_SEV_ERROR, DD_STEP_NONE,
+    { "ContainerClaimNameUnknown", DD_SEV_ERROR, DD_STEP_NONE, DD_LINT,
       "A container's resources.claims names a claim the pod does not have",
       rule__check_container_claims },
-    { "AdminAccessNamespaceLabelMissing", DD_SEV_ERROR, DD_STEP_CLAIM,
+    { "AdminAccessNamespaceLabelMissing", DD_SEV_ERROR, DD_STEP_CLAIM, OFFLINE_LIVE,
       "A claim asks for admin access in a namespace without the admin-access label",
       rule__check_admin_access },
-    { "QuotaExceeded", DD_SEV_ERROR, DD_STEP_CLAIM,
+    { "QuotaExceeded", DD_SEV_ERROR, DD_STEP_CLAIM, ALL,
       "Claims need more DRA devices or claim objects than a ResourceQuota allows", rule__check_quota },
-    { "ClaimNotFound", DD_SEV_WARNING, DD_STEP_CLAIM,
+    { "ClaimNotFound", DD_SEV_WARNING, DD_STEP_CLAIM, OFFLINE_LIVE,
       "A pod references a ResourceClaim that does not exist", rule__check_claim_ref },
-    { "ClaimTemplateNotFound", DD_SEV_WARNING, DD_STEP_CLAIM,
+    { "ClaimTemplateNotFound", DD_SEV_WARNING, DD_STEP_CLAIM, ALL,
       "A pod references a ResourceClaimTemplate that does not exist", rule__check_template_ref },
-    { "DeviceClassNotFound", DD_SEV_WARNING, DD_STEP_CLASS,
+    { "DeviceClassNotFound", DD_SEV_WARNING, DD_STEP_CLASS, ALL,
       "A claim requests a DeviceClass that does not exist", rule__check_class_ref },
-    { "ExtendedResourceNotBacked", DD_SEV_ERROR, DD_STEP_CLASS,
+    { "ExtendedResourceNotBacked", DD_SEV_ERROR, DD_STEP_CLASS, OFFLINE_LIVE,
       "A pod asks for an extended resource that no DeviceClass maps and no device plugin offers",
       rule__check_extended_backed },
-    { "ExtendedResourceConflict", DD_SEV_WARNING, DD_STEP_CLASS,
+    { "ExtendedResourceConflict", DD_SEV_WARNING, DD_STEP_CLASS, OFFLINE_LIVE,
       "Two DeviceClasses map one extended resource, or a node's device plugin still advertises "
       "it: one of them is never used", rule__check_extended_conflict },
-    { "DriverRBACDenied", DD_SEV_ERROR, DD_STEP_DRIVER,
+    { "DriverRBACDenied", DD_SEV_ERROR, DD_STEP_DRIVER, OFFLINE_LIVE,
       "A DRA driver's ServiceAccount may not create, update and delete ResourceSlices",
       rule__check_rbac },
-    { "DriverNotPublishing", DD_SEV_ERROR, DD_STEP_DRIVER,
+    { "DriverNotPublishing", DD_SEV_ERROR, DD_STEP_DRIVER, DD_LIVE,
       "A DRA driver is installed but publishes no ResourceSlices (live clusters only)",
       rule__check_publishing },
-    { "DriverNotPublishingOnNode", DD_SEV_ERROR, DD_STEP_DRIVER,
+    { "DriverNotPublishingOnNode", DD_SEV_ERROR, DD_STEP_DRIVER, DD_LIVE,
       "A driver's plugin is ready on a node but publishes no ResourceSlice there, or only "
       "empty ones (live clusters only)", rule__check_publishing_on_node },
-    { "DriverDaemonSetMissingOnNode", DD_SEV_ERROR, DD_STEP_DRIVER,
+    { "DriverDaemonSetMissingOnNode", DD_SEV_ERROR, DD_STEP_DRIVER, OFFLINE_LIVE,
       "A driver's plugin DaemonSet cannot run on the nodes that need its devices",
       rule__check_plugin_nodes },
-    { "PoolIncomplete", DD_SEV_WARNING, DD_STEP_DRIVER,
+    { "PoolIncomplete", DD_SEV_WARNING, DD_STEP_DRIVER, OFFLINE_LIVE,
       "A pool has fewer slices of its newest generation than resourceSliceCount says, or "
       "slices disagreeing on it", rule__check_pool_complete },
-    { "PoolInvalid", DD_SEV_ERROR, DD_STEP_DRIVER,
+    { "PoolInvalid", DD_SEV_ERROR, DD_STEP_DRIVER, OFFLINE_LIVE,
       "A pool holds the same device name twice (one pool name published from several nodes)",
       rule__check_pool_valid },
-    { "SliceNodeSelectionMatchesNoNode", DD_SEV_ERROR, DD_STEP_DRIVER,
+    { "SliceNodeSelectionMatchesNoNode", DD_SEV_ERROR, DD_STEP_DRIVER, OFFLINE_LIVE,
       "A ResourceSlice's nodeName or nodeSelector matches no node", rule__check_slice_nodes },
-    { "SelectorSyntaxError", DD_SEV_ERROR, DD_STEP_SELECTOR,
+    { "SelectorSyntaxError", DD_SEV_ERROR, DD_STEP_SELECTOR, ALL,
       "A CEL device selector does not compile or is not a boolean", rule__check_syntax },
-    { "SelectorMatchesNoDriver", DD_SEV_ERROR, DD_STEP_SELECTOR,
+    { "SelectorMatchesNoDriver", DD_SEV_ERROR, DD_STEP_SELECTOR, ALL,
       "A device selector requires a driver name that no known DRA driver has", rule__check_driver },
-    { "SelectorUnknownAttribute", DD_SEV_WARNING, DD_STEP_SELECTOR,
+    { "SelectorUnknownAttribute", DD_SEV_WARNING, DD_STEP_SELECTOR, ALL,
       "A device selector reads an attribute or capacity no published device has", rule__check_attrs },
-    { "SelectorRuntimeError", DD_SEV_ERROR, DD_STEP_SELECTOR,
+    { "SelectorRuntimeError", DD_SEV_ERROR, DD_STEP_SELECTOR, OFFLINE_LIVE,
       "A device selector fails with a CEL runtime error on a published device, which aborts "
       "the allocation of every claim that uses it", rule__check_runtime },
-    { "DeviceTaintNotTolerated", DD_SEV_ERROR, DD_STEP_DEVICES,
+    { "DeviceTaintNotTolerated", DD_SEV_ERROR, DD_STEP_DEVICES, OFFLINE_LIVE,
       "Every device a request could get has a taint it does not tolerate", rule__check_device_taints },
-    { "DeviceTaintRuleEvictsAll", DD_SEV_WARNING, DD_STEP_NONE,
+    { "DeviceTaintRuleEvictsAll", DD_SEV_WARNING, DD_STEP_NONE, ALL,
       "A NoExecute DeviceTaintRule's selector matches every device: it evicts every DRA pod",
       rule__check_taint_rule_scope },
-    { "PrioritizedListExhausted", DD_SEV_ERROR, DD_STEP_DEVICES,
+    { "PrioritizedListExhausted", DD_SEV_ERROR, DD_STEP_DEVICES, OFFLINE_LIVE,
       "None of a request's firstAvailable alternatives can be satisfied",
       rule__check_first_available },
-    { "AllocationModeAllUnsatisfiable", DD_SEV_ERROR, DD_STEP_DEVICES,
+    { "AllocationModeAllUnsatisfiable", DD_SEV_ERROR, DD_STEP_DEVICES, OFFLINE_LIVE,
       "A request for all devices matches none, or more than 32 on a node", rule__check_all_mode },
-    { "InsufficientDevices", DD_SEV_WARNING, DD_STEP_DEVICES,
-      "Claims need more devices of a class than the known inventory offers", rule__check_devices },
-    { "PodConstraintsExcludeDeviceNodes", DD_SEV_ERROR, DD_STEP_DEVICES,
+    { "DevicesDoNotFit", DD_SEV_WARNING, DD_STEP_DEVICES, ALL,
+      "No node can allocate a pod's claims together, as kube-scheduler's allocator decides it: "
+      "per node, which request, constraint, counter or capacity fails", rule__check_fit },
+    { "PodConstraintsExcludeDeviceNodes", DD_SEV_ERROR, DD_STEP_DEVICES, OFFLINE_LIVE,
       "The pod's nodeSelector, node affinity or untolerated taints rule out every node that has "
       "its devices", rule__check_pod_constraints },
-    { "ClaimStatusRBACDenied", DD_SEV_ERROR, DD_STEP_ALLOCATED,
+    { "ClaimStatusRBACDenied", DD_SEV_ERROR, DD_STEP_ALLOCATED, OFFLINE_LIVE,
       "A scheduler or a driver that writes ResourceClaim status may not update "
       "resourceclaims/binding or resourceclaims/driver (Kubernetes 1.36+)",
       rule__check_claim_status_rbac },
-    { "PodBypassesScheduler", DD_SEV_ERROR, DD_STEP_ALLOCATED,
+    { "PodBypassesScheduler", DD_SEV_ERROR, DD_STEP_ALLOCATED, ALL,
       "A pod with claims sets spec.nodeName, so the scheduler never allocates them",
       rule__check_bypass },
-    { "ClaimAllocatedOnOtherNode", DD_SEV_ERROR, DD_STEP_ALLOCATED,
+    { "ClaimAllocatedOnOtherNode", DD_SEV_ERROR, DD_STEP_ALLOCATED, OFFLINE_LIVE,
       "A shared claim is allocated where the pod cannot go, or a workload's replicas share one "
       "claim but cannot share its node",
       rule__check_claim_node },
-    { "ReservedForLimitReached", DD_SEV_ERROR, DD_STEP_ALLOCATED,
+    { "ReservedForLimitReached", DD_SEV_ERROR, DD_STEP_ALLOCATED, OFFLINE_LIVE,
       "More pods share one ResourceClaim than its status.reservedFor can hold (256)",
       rule__check_reserved_for },
-    { "BindingConditionsNotMet", DD_SEV_WARNING, DD_STEP_ALLOCATED,
+    { "BindingConditionsNotMet", DD_SEV_WARNING, DD_STEP_ALLOCATED, DD_LIVE,
       "A claim's allocated device waits for binding conditions that are not True (live "
       "clusters)", rule__check_binding_conditions },
-    { "ClaimNotAllocated", DD_SEV_WARNING, DD_STEP_ALLOCATED,
+    { "ClaimNotAllocated", DD_SEV_WARNING, DD_STEP_ALLOCATED, DD_LIVE,
       "A pod's claim exists but is not allocated, for a reason no other rule explains "
       "(per pod, controller only)", NULL },
-    { "StaleResourceSlices", DD_SEV_WARNING, DD_STEP_PREPARE,
+    { "StaleResourceSlices", DD_SEV_WARNING, DD_STEP_PREPARE, DD_LIVE,
       "Node-local slices of a driver whose plugin no longer runs on that node (live clusters)",
       rule__check_stale_slices },
-    { "KubeletPluginNotRegistered", DD_SEV_ERROR, DD_STEP_PREPARE,
+    { "KubeletPluginNotRegistered", DD_SEV_ERROR, DD_STEP_PREPARE, DD_LIVE,
       "The kubelet cannot prepare a pod's claims: their DRA driver is not registered on the "
       "pod's node (per pod, controller only)", NULL },
-    { "NodePrepareFailed", DD_SEV_ERROR, DD_STEP_PREPARE,
+    { "NodePrepareFailed", DD_SEV_ERROR, DD_STEP_PREPARE, ALL,
       "The driver refuses to prepare a claim (its opaque parameters, its feature gates)",
       rule__check_config_params },
-    { "CDIDisabled", DD_SEV_ERROR, DD_STEP_CDI,
+    { "CDIDisabled", DD_SEV_ERROR, DD_STEP_CDI, OFFLINE_LIVE,
       "The container runtime has CDI disabled, so DRA devices are never injected",
       rule__check_cdi_enabled },
-    { "CDISpecDirNotShared", DD_SEV_ERROR, DD_STEP_CDI,
+    { "CDISpecDirNotShared", DD_SEV_ERROR, DD_STEP_CDI, OFFLINE_LIVE,
       "A DRA driver writes CDI specs to a directory the container runtime does not read",
       rule__check_cdi_dir },
-    { "CDIInjectionFailed", DD_SEV_ERROR, DD_STEP_CDI,
+    { "CDIInjectionFailed", DD_SEV_ERROR, DD_STEP_CDI, DD_LIVE,
       "The runtime failed to inject a pod's CDI devices, for a reason no other rule explains "
       "(per pod, controller only)", NULL },
-    { "OpaqueConfigDriverMismatch", DD_SEV_WARNING, DD_STEP_RUNNING,
+    { "OpaqueConfigDriverMismatch", DD_SEV_WARNING, DD_STEP_RUNNING, ALL,
       "A claim's or class's opaque configuration names a driver its devices do not come from",
       rule__check_config_driver },
-    { "ClaimNotConsumedByContainer", DD_SEV_WARNING, DD_STEP_RUNNING,
+    { "ClaimNotConsumedByContainer", DD_SEV_WARNING, DD_STEP_RUNNING, ALL,
       "A claim's devices reach no container: none lists the claim, or names a request it lacks",
       rule__check_claims_consumed },
-    { "DeviceUnhealthy", DD_SEV_WARNING, DD_STEP_RUNNING,
+    { "DeviceUnhealthy", DD_SEV_WARNING, DD_STEP_RUNNING, OFFLINE_LIVE,
       "A running container's DRA device is reported Unhealthy by its driver (live clusters)",
       rule__check_device_health },
 };
@@ -399,6 +405,7 @@ int dd_rules_run(const struct dra_model *m, const struct rule_options *opt,
 
     ctx.m = m;
     ctx.opt = opt ? opt : &defaults;
+    ctx.surface = ctx.opt->surface ? ctx.opt->surface : m->live ? DD_LIVE : DD_LINT;
     ctx.out = out;
     rule__ctx_gates(&ctx, &gates);
     rule__known_drivers(&ctx, &known);
@@ -406,7 +413,8 @@ int dd_rules_run(const struct dra_model *m, const struct rule_options *opt,
     for (i = 0; i < NRULES; i++) {
         struct timespec t0, t1;
         ctx.rule = &rule_table[i];
-        if (!rule_table[i].check || !selected(ctx.opt, rule_table[i].code))
+        if (!rule_table[i].check || !(rule_table[i].surfaces & ctx.surface) ||
+            !selected(ctx.opt, rule_table[i].code))
             continue;
         if (ctx.opt->before)
             ctx.opt->before(ctx.opt->before_arg);

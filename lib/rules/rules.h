@@ -23,6 +23,14 @@
 struct dra_model;
 struct rule_names;
 struct kv_gates;
+struct rule_inventory;
+
+/*
+ * Where a rule runs: lint (manifests, offline), live (the controller and `diagnose`, over a
+ * whole cluster's snapshot) and admission (the webhook, over the object being created and
+ * the view of the cluster it is judged against).  A rule runs only on its surfaces.
+ */
+enum dd_surface { DD_LINT = 1, DD_LIVE = 2, DD_ADMISSION = 4 };
 
 struct rule_options {
     const char *const *known_drivers; /* extra driver names (--known-driver); borrowed */
@@ -46,9 +54,14 @@ struct rule_options {
     void (*before)(void *arg); /* optional: called before each rule runs, untimed (that test
                                   evicts the caches, so that every rule starts cold) */
     void *before_arg;
+    enum dd_surface surface; /* where it runs; 0: DD_LIVE for a live model, else DD_LINT */
+    const struct rule_inventory *inventory; /* admission: the cluster's devices, nodes and
+                                   allocated claims (dd_rules_inventory_new), built once per view,
+                                   that the pods of the model are allocated against; NULL: the
+                                   rules build it from the model (at admission: none).  Borrowed */
 };
 
-#define RULE_OPTIONS_INIT { NULL, 0, 0, 1, 0, NULL, 0, 0, NULL, NULL, NULL, NULL }
+#define RULE_OPTIONS_INIT { NULL, 0, 0, 1, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL }
 
 struct rule_ctx {
     const struct dra_model *m;     /* the snapshot; borrowed */
@@ -59,6 +72,7 @@ struct rule_ctx {
                                        computed once per run */
     const struct kv_gates *gates;  /* the gates the rules ask (rule__gate): opt->gates, or the
                                       release's defaults */
+    enum dd_surface surface;       /* where it runs now (opt->surface, or the model's) */
 };
 
 /*
@@ -83,6 +97,7 @@ struct dd_rule {
     const char *code;            /* e.g. "SelectorMatchesNoDriver" */
     enum dd_severity severity;   /* default severity; a check may lower it (e.g. partial input) */
     enum dd_step step;           /* where the cause stops a pod */
+    unsigned surfaces;           /* enum dd_surface bits: where it runs */
     const char *summary;         /* one line, no trailing period */
     void (*check)(struct rule_ctx *ctx); /* NULL for live-only codes reported by the controller */
 };
@@ -102,15 +117,14 @@ int dd_rules_run(const struct dra_model *m, const struct rule_options *opt,
                  struct dd_findings *out);
 
 /*
- * InsufficientDevices' counting, per DeviceClass of m (in m->classes order),
- * for judging one more claim against a cluster (the webhook):
- * supply[i] = devices of the known inventory that match class i (-1 when that
- * cannot be known), demand[i] = devices that claims in use or allocated
- * already take.  The arrays have m->nclasses entries; supply may be NULL
- * (demand only: the devices did not change, only claims).  0, or -1 on ENOMEM.
+ * The allocator's inventory of a cluster's model m (lib/model/alloc), with what DevicesDoNotFit
+ * assumes where m lacks it (nodes from the slices, a profile driver's devices), for judging pods
+ * of other models against it (rule_options.inventory).  m must outlive it and stay unchanged;
+ * opt is read during the call only.  NULL on ENOMEM.
  */
-int dd_rules_class_capacity(const struct dra_model *m, const struct rule_options *opt,
-                            int64_t *supply, int64_t *demand);
+struct rule_inventory *dd_rules_inventory_new(const struct dra_model *m,
+                                              const struct rule_options *opt);
+void dd_rules_inventory_free(struct rule_inventory *ri);
 
 /* The name among names[0..n) that s most likely misspells (the engine's "did you mean"),
  * or NULL when none is close. */

@@ -207,8 +207,10 @@ void rule__check_driver(struct rule_ctx *ctx);
 void rule__check_attrs(struct rule_ctx *ctx);
 void rule__check_runtime(struct rule_ctx *ctx);
 
+/* fit.c: the allocator's verdict on a pod */
+void rule__check_fit(struct rule_ctx *ctx);
+
 /* inventory.c: devices and pools */
-void rule__check_devices(struct rule_ctx *ctx);
 void rule__check_pool_complete(struct rule_ctx *ctx);
 void rule__check_pool_valid(struct rule_ctx *ctx);
 void rule__check_slice_nodes(struct rule_ctx *ctx);

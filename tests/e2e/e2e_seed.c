@@ -114,7 +114,7 @@ static void fault_devices(void **state)
     for (;;) {
         char *r0 = pod_annotation("pod0", "dra-doctor.io/root-cause");
         char *r1 = pod_annotation("pod1", "dra-doctor.io/root-cause");
-        int d0 = r0 && !strcmp(r0, "InsufficientDevices"), d1 = r1 && !strcmp(r1, "InsufficientDevices");
+        int d0 = r0 && !strcmp(r0, "DevicesDoNotFit"), d1 = r1 && !strcmp(r1, "DevicesDoNotFit");
         free(r0);
         free(r1);
         if (d0 != d1) {
@@ -123,10 +123,10 @@ static void fault_devices(void **state)
             break;
         }
         if (now_s() > end)
-            fail_msg("neither pod (or both) diagnosed InsufficientDevices");
+            fail_msg("neither pod (or both) diagnosed DevicesDoNotFit");
         usleep(250000);
     }
-    expect(wait, "InsufficientDevices", NULL, NULL, "the known inventory offers 1");
+    expect(wait, "DevicesDoNotFit", NULL, NULL, "fits on no node");
     expect_phase(run, "Running");
     expect_gpu(run);
     regs = registrations();
@@ -232,14 +232,14 @@ static void all_six(void **state)
     expect_phase("pod0", "Running");
     expect("pod0", NULL, NULL, NULL, NULL);
     assert_int_equal(expect_gpu("pod0"), 0);
-    expect("pod1", "QuotaExceeded", "InsufficientDevices", NULL, NULL);
+    expect("pod1", "QuotaExceeded", "DevicesDoNotFit", NULL, NULL);
 
     /* 5. Two devices: only the quota remains for pod1. */
     regs = registrations();
     apply(SEED "fixed/driver-daemonset.yaml");
     wait_rollout();
     wait_registered(regs);
-    expect("pod1", "QuotaExceeded", NULL, "InsufficientDevices", NULL);
+    expect("pod1", "QuotaExceeded", NULL, "DevicesDoNotFit", NULL);
 
     /* 6. The quota, and the second claim applied again: both pods run, one GPU each, as in
      * the contest's goal state. */

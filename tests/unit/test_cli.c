@@ -152,23 +152,31 @@ static void exit_codes(void **state)
     assert_contains(R.out, "error[SelectorMatchesNoDriver]");
     RUN(&R, NULL, "lint", SEED "broken", "--fail-on", "never");
     assert_int_equal(R.status, 0);
-    /* fault 5 alone is a warning: fails only with --fail-on warning. */
-    RUN(&R, NULL, "lint", "--nodes", "1", SEED "fixed/driver-rbac.yaml", SEED "fixed/deviceclass.yaml",
-        SEED "fault-5-devices/driver-daemonset.yaml", SEED "fixed/pods.yaml",
-        SEED "fixed/resourceclaim-first.yaml", SEED "fixed/resourceclaim-second.yaml");
+    /* Devices that fit on no node: a warning while the input may not be the whole cluster
+     * (fails only with --fail-on warning), an error with --complete. */
+    RUN(&R, NULL, "lint", "tests/data/lint/alloc/two-nodes-one-gpu-each/broken/cluster.yaml");
     assert_int_equal(R.status, 0);
-    assert_contains(R.out, "warning[InsufficientDevices]");
-    RUN(&R, NULL, "lint", "--fail-on", "warning", SEED "fixed/driver-rbac.yaml",
-        SEED "fixed/deviceclass.yaml", SEED "fault-5-devices/driver-daemonset.yaml",
-        SEED "fixed/pods.yaml", SEED "fixed/resourceclaim-first.yaml",
-        SEED "fixed/resourceclaim-second.yaml");
+    assert_contains(R.out, "warning[DevicesDoNotFit]");
+    RUN(&R, NULL, "lint", "--fail-on", "warning",
+        "tests/data/lint/alloc/two-nodes-one-gpu-each/broken/cluster.yaml");
     assert_int_equal(R.status, 1);
-    /* --nodes 2 doubles the example driver's per-node devices. */
-    RUN(&R, NULL, "lint", "--nodes", "2", "--fail-on", "warning", SEED "fixed/driver-rbac.yaml",
-        SEED "fixed/deviceclass.yaml", SEED "fault-5-devices/driver-daemonset.yaml",
-        SEED "fixed/pods.yaml", SEED "fixed/resourceclaim-first.yaml",
-        SEED "fixed/resourceclaim-second.yaml");
+    RUN(&R, NULL, "lint", "--complete",
+        "tests/data/lint/alloc/two-nodes-one-gpu-each/broken/cluster.yaml");
+    assert_int_equal(R.status, 1);
+    assert_contains(R.out, "error[DevicesDoNotFit]");
+    RUN(&R, NULL, "lint", "--complete",
+        "tests/data/lint/alloc/two-nodes-one-gpu-each/fixed/cluster.yaml");
     assert_int_equal(R.status, 0);
+    /* explain shows the allocator's verdict on each node. */
+    RUN(&R, NULL, "explain", "pod", "trainer", "-n", "two-nodes-one-gpu-each", "-f",
+        "tests/data/lint/alloc/two-nodes-one-gpu-each/broken/cluster.yaml");
+    assert_contains(R.out, "fits on 0 of 2 node(s)");
+    assert_contains(R.out, "tnogeb-n2: does not fit: claim two-gpus, request gpu asks for 2 "
+                           "devices");
+    RUN(&R, NULL, "explain", "pod", "trainer", "-n", "two-nodes-one-gpu-each-fixed", "-f",
+        "tests/data/lint/alloc/two-nodes-one-gpu-each/fixed/cluster.yaml");
+    assert_contains(R.out, "fits on 1 of 2 node(s)");
+    assert_contains(R.out, "two-gpus/gpu -> gpu.example.com/tnogef-n1/gpu-1");
 }
 
 static void formats(void **state)
@@ -177,7 +185,7 @@ static void formats(void **state)
     RUN(&R, NULL, "lint", "-o", "json", SEED "broken", "--containerd-config",
         SEED "broken/containerd-config.toml");
     assert_int_equal(R.status, 1);
-    assert_contains(R.out, "\"summary\":{\"errors\":5,\"warnings\":1");
+    assert_contains(R.out, "\"summary\":{\"errors\":5,\"warnings\":0");
     assert_contains(R.out, "\"code\":\"QuotaExceeded\"");
     RUN(&R, NULL, "lint", "-o", "sarif", SEED "broken");
     assert_contains(R.out, "\"version\":\t\"2.1.0\"");

@@ -13,7 +13,7 @@
  * its finding is required: slice verbs cut to get/list/watch (DriverRBACDenied), the CDI root's
  * hostPath moved off the runtime's spec directories (CDISpecDirNotShared), a DeviceClass with
  * the driver's name misspelt (SelectorMatchesNoDriver with "did you mean"), more devices
- * claimed than published (InsufficientDevices), a quota smaller than the claims
+ * claimed than a node publishes (DevicesDoNotFit), a quota smaller than the claims
  * (QuotaExceeded).  The same again with every image replaced by one no profile knows: the
  * generic detection must still find each driver DaemonSet and its RBAC fault.
  */
@@ -503,8 +503,8 @@ static int plant_devices(struct copy *c, const struct dra_model *m, const struct
              "\"namespace\":\"planted\"},\"spec\":{\"resourceClaims\":[{\"name\":\"r\","
              "\"resourceClaimName\":\"planted-three\"}],\"containers\":[{\"name\":\"c\","
              "\"image\":\"busybox\",\"resources\":{\"claims\":[{\"name\":\"r\"}]}}]}}");
-    strcpy(want_kind, "DeviceClass");
-    strcpy(want_name, "planted-devices");
+    strcpy(want_kind, "Pod");
+    strcpy(want_name, "planted-pod");
     return 1;
 }
 
@@ -535,7 +535,7 @@ static const struct {
     { "DriverRBACDenied", "slice verbs cut to get/list/watch", plant_rbac },
     { "CDISpecDirNotShared", "CDI root's hostPath moved off the spec directories", plant_cdi },
     { "SelectorMatchesNoDriver", "a DeviceClass with the driver's name misspelt", plant_typo },
-    { "InsufficientDevices", "3 devices claimed, 2 published", plant_devices },
+    { "DevicesDoNotFit", "a pod's claim for 3 devices, 2 published on the only node", plant_devices },
     { "QuotaExceeded", "a quota of 1 device for 2 claims", plant_quota },
 };
 

@@ -331,7 +331,7 @@ static void seed_broken(void **state)
     check("seed-broken", "pod0", "DriverRBACDenied",
           "SelectorMatchesNoDriver,CDIDisabled,CDISpecDirNotShared", NULL,
           "cannot create, update, delete resourceslices", NULL);
-    check("seed-broken", "pod1", "QuotaExceeded", "InsufficientDevices", NULL,
+    check("seed-broken", "pod1", "QuotaExceeded", NULL, NULL,
           "ResourceClaim dra-tutorial/second-gpu does not exist", NULL);
 }
 

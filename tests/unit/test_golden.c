@@ -156,9 +156,6 @@ static void seed_messages(void **state)
         } else if (!strcmp(f->code, "QuotaExceeded")) {
             assert_contains(f->message, "gpu.example.com.deviceclass.resource.k8s.io/devices");
             assert_contains(f->fix, "to at least 2");
-        } else if (!strcmp(f->code, "InsufficientDevices")) {
-            assert_contains(f->message, "NUM_DEVICES=1");
-            assert_contains(f->fix, "NUM_DEVICES");
         } else if (!strcmp(f->code, "CDIDisabled")) {
             assert_contains(f->fix, "enable_cdi = true");
             assert_contains(f->file, "containerd-config.toml");
@@ -167,7 +164,7 @@ static void seed_messages(void **state)
             assert_contains(f->fix, "CDI_ROOT=/var/run/cdi");
         }
     }
-    assert_int_equal(res.findings.n, 6);
+    assert_int_equal(res.findings.n, 5);
     lint_result_release(&res);
     free_files(&files);
 }
@@ -219,6 +216,22 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         CASE("seed/fixed"),
+        CASE("alloc/two-nodes-one-gpu-each/broken"),
+        CASE("alloc/two-nodes-one-gpu-each/fixed"),
+        CASE("alloc/pcie-root-not-shared/broken"),
+        CASE("alloc/pcie-root-not-shared/fixed"),
+        CASE("alloc/two-requests-same-model/broken"),
+        CASE("alloc/two-requests-same-model/fixed"),
+        CASE("alloc/capacity-not-reached/broken"),
+        CASE("alloc/capacity-not-reached/fixed"),
+        CASE("alloc/nic-pool-other-node/broken"),
+        CASE("alloc/nic-pool-other-node/fixed"),
+        CASE("alloc/two-claims-one-gpu-each-node/broken"),
+        CASE("alloc/two-claims-one-gpu-each-node/fixed"),
+        CASE("alloc/all-plus-another/broken"),
+        CASE("alloc/all-plus-another/fixed"),
+        CASE("alloc/class-keeps-two-of-four/broken"),
+        CASE("alloc/class-keeps-two-of-four/fixed"),
         CASE("seed/broken"),
         CASE("seed/fault-1-rbac"),
         CASE("seed/fault-2-typo"),

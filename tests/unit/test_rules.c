@@ -248,49 +248,47 @@ static void quota_exceeded(void **state)
     snap_free(&s);
 }
 
-static void insufficient_devices(void **state)
+/* A template asking for n devices of class cls. */
+#define TEMPLATE_N(name, cls, n)                                                               \
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaimTemplate\",\"metadata\":"   \
+    "{\"name\":\"" name "\",\"namespace\":\"t\"},\"spec\":{\"spec\":{\"devices\":{\"requests\":"  \
+    "[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"" cls "\",\"count\":" n "}}]}}}}"
+
+/* Each pod is allocated as the scheduler allocates it, on one node: the node of SLICE2 has
+ * two GPUs. */
+static void devices_do_not_fit(void **state)
 {
     struct snap s;
     const struct dd_finding *f;
     (void)state;
 
-    /* Slices offer 2 devices; 3 pods each need one. */
     f = only(&s, objs("[%s,%s,%s,%s]", CLASS("gpu", "device.driver == 'gpu.example.com'"),
-                      SLICE2, TEMPLATE("tmpl", "gpu"), DEPLOY("d", "3", "tmpl")),
-             "InsufficientDevices", 1);
-    assert_contains(f->message, "need 3 device(s)");
-    assert_contains(f->message, "offers 2");
+                      SLICE2, TEMPLATE_N("tmpl", "gpu", "3"), DEPLOY("d", "1", "tmpl")),
+             "DevicesDoNotFit", 1);
+    assert_string_equal(f->obj.kind, "Deployment");
+    assert_contains(f->message, "n1: claim tmpl, request gpu asks for 3 devices");
+    assert_contains(f->message, "no Node objects");
+    assert_int_equal(f->severity, DD_SEV_WARNING); /* nodes assumed from the slices */
+    assert_contains(f->fix, "at most 2 device(s)");
     snap_free(&s);
     only(&s, objs("[%s,%s,%s,%s]", CLASS("gpu", "device.driver == 'gpu.example.com'"), SLICE2,
-                  TEMPLATE("tmpl", "gpu"), DEPLOY("d", "2", "tmpl")),
-         "InsufficientDevices", 0);
+                  TEMPLATE_N("tmpl", "gpu", "2"), DEPLOY("d", "3", "tmpl")),
+         "DevicesDoNotFit", 0);
     snap_free(&s);
     /* The class selector narrows the inventory: only index 1 matches. */
     only(&s, objs("[%s,%s,%s,%s]",
                   CLASS("gpu", "device.attributes['gpu.example.com'].index == 1"), SLICE2,
-                  TEMPLATE("tmpl", "gpu"), DEPLOY("d", "2", "tmpl")),
-         "InsufficientDevices", 1);
+                  TEMPLATE_N("tmpl", "gpu", "2"), DEPLOY("d", "1", "tmpl")),
+         "DevicesDoNotFit", 1);
     snap_free(&s);
-    /* Inventory from the example driver's profile: NUM_DEVICES per node. */
+    /* Inventory from the example driver's profile: NUM_DEVICES per node, --nodes nodes. */
     f = only(&s, objs("[%s,%s,%s,%s,%s]", CLASS("gpu", "device.driver == 'gpu.example.com'"),
                       DS(ENV("NUM_DEVICES", "1") "," ENV("CDI_ROOT", "/var/run/cdi"),
                          "/var/run/cdi"),
-                      ROLE("[\"list\",\"watch\",\"create\",\"update\",\"delete\"]"), TEMPLATE("tmpl", "gpu"),
-                      DEPLOY("d", "2", "tmpl")),
-             "InsufficientDevices", 1);
-    assert_contains(f->fix, "NUM_DEVICES");
-    snap_free(&s);
-    /* --nodes multiplies per-node counts. */
-    snap_load(&s, objs("[%s,%s,%s,%s,%s]", CLASS("gpu", "device.driver == 'gpu.example.com'"),
-                       DS(ENV("NUM_DEVICES", "1") "," ENV("CDI_ROOT", "/var/run/cdi"),
-                          "/var/run/cdi"),
-                       ROLE("[\"list\",\"watch\",\"create\",\"update\",\"delete\"]"), TEMPLATE("tmpl", "gpu"),
-                       DEPLOY("d", "2", "tmpl")));
-    {
-        struct rule_options o = RULE_OPTIONS_INIT;
-        o.nodes = 2;
-        assert_int_equal(snap_run(&s, &o, NULL), 0);
-    }
+                      ROLE("[\"list\",\"watch\",\"create\",\"update\",\"delete\"]"),
+                      TEMPLATE_N("tmpl", "gpu", "2"), DEPLOY("d", "1", "tmpl")),
+             "DevicesDoNotFit", 1);
+    assert_contains(f->message, "1 device(s) per node are assumed, on 1 node(s)");
     snap_free(&s);
 }
 
@@ -518,7 +516,7 @@ int main(void)
         cmocka_unit_test(selector_runtime_error),
         cmocka_unit_test(not_found_rules),
         cmocka_unit_test(quota_exceeded),
-        cmocka_unit_test(insufficient_devices),
+        cmocka_unit_test(devices_do_not_fit),
         cmocka_unit_test(driver_rbac_denied),
         cmocka_unit_test(cdi_spec_dir_not_shared),
         cmocka_unit_test(cdi_disabled),
