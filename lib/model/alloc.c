@@ -159,7 +159,11 @@ static size_t hash_str(size_t h, const char *s)
 {
     for (; *s; s++)
         h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return (h ^ 0xff) * 1099511628211ULL;
+    h = (h ^ 0xff) * 1099511628211ULL;
+    /* FNV's low bits depend only on the keys' low bits, and the tables index by the low bits:
+     * names that differ in a digit or two ("node-17"/"gpu-3") piled into long probe runs,
+     * the inventory's build growing faster than the cluster.  The high bits folded in. */
+    return h ^ (h >> 29) ^ (h >> 47);
 }
 
 #define HASH0 ((size_t)1469598103934665603ULL)

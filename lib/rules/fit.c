@@ -826,7 +826,9 @@ void rule__check_fit(struct rule_ctx *ctx)
             free(key);
             break;
         }
-        if (r.verdict == ALLOC_FIT && !r.nfit && r.nnodes) {
+        /* A pod whose claim kube-scheduler's PostFilter will deallocate has no final
+         * verdict yet: the next snapshot, without that allocation, judges it. */
+        if (r.verdict == ALLOC_FIT && !r.nfit && r.nnodes && r.deallocate < 0) {
             if (group_nodes(ctx, &e, &r, &groups))
                 ctx->out->oom = 1;
             report(ctx, &e, p, &r, &groups);

@@ -24,6 +24,11 @@
 #include "review.h"
 
 #define RATIO_MAX 15.0
+/* One step alone may reach 20: a step that walks a larger working set (the allocator judging
+ * every node for a pod that fits nowhere, 10x the devices no longer in the caches) pays 1.3-1.6x
+ * per element at 10*N, which is memory, not a loop over everything; a quadratic step is ~100,
+ * an N log N one ~14. */
+#define STEP_RATIO_MAX 20.0
 #define ROUNDS 3
 #define STEPS_MAX 64
 
@@ -306,7 +311,9 @@ static void step(struct steps *s, int z, const char *name, double seconds)
 }
 
 /*
- * The verdict: the whole's ratio and each step's at most RATIO_MAX.  A step too small at N
+ * The verdict: the whole's ratio at most RATIO_MAX, each step's at most STEP_RATIO_MAX (the
+ * returned figure scales a step's ratio to RATIO_MAX, so both are held to one limit).  A step
+ * too small at N
  * to be timed apart from noise is measured against a floor of 5 % of the whole: one that
  * grows with the square of the input still passes the limit at 10·N only if it took less
  * than 0.75 % of the whole at N.
@@ -322,22 +329,24 @@ static double verdict(const char *guard, const struct steps *s, const char **wor
         all[1] += s->t[1][i];
     }
     floor = all[0] / 20;
-    max = all[1] / all[0];
+    /* A guard of one step (the webhook's view build) is that step, held to a step's limit. */
+    max = s->n > 1 ? all[1] / all[0] : 0;
     *worst = "(all)";
     for (i = 0; i < s->n; i++) {
         r[i] = s->t[1][i] / (s->t[0][i] > floor ? s->t[0][i] : floor);
-        if (r[i] > max) {
-            max = r[i];
+        /* Scaled to the whole's limit, so that one number says how far from failing it is. */
+        if (r[i] * RATIO_MAX / STEP_RATIO_MAX > max) {
+            max = r[i] * RATIO_MAX / STEP_RATIO_MAX;
             *worst = s->name[i];
         }
     }
     if (!print)
         return max;
-    print_message("%s: %zu steps, %.2f ms at N, %.2f ms at 10*N: ratio %.1f, worst step %s "
-                  "%.1f (at most %.0f)\n", guard, s->n, all[0] * 1e3, all[1] * 1e3,
-                  all[1] / all[0], *worst, max, RATIO_MAX);
+    print_message("%s: %zu steps, %.2f ms at N, %.2f ms at 10*N: ratio %.1f (at most %.0f), "
+                  "worst %s, %.1f of the limit\n", guard, s->n, all[0] * 1e3, all[1] * 1e3,
+                  all[1] / all[0], s->n > 1 ? RATIO_MAX : STEP_RATIO_MAX, *worst, max / RATIO_MAX);
     for (i = 0; i < s->n; i++)
-        if (s->t[1][i] > all[1] / 50 || r[i] > RATIO_MAX)
+        if (s->t[1][i] > all[1] / 50 || r[i] > STEP_RATIO_MAX)
             print_message("  %-36s %9.3f ms %9.3f ms  x%.1f\n", s->name[i], s->t[0][i] * 1e3,
                           s->t[1][i] * 1e3, r[i]);
     return max;
@@ -354,9 +363,13 @@ static void check(const struct guard *g)
     const char *worst;
     double r = verdict(g->name, &g->s, &worst, 1);
 
-    if (r > RATIO_MAX)
-        fail_msg("%s: cost grows faster than the input: step %s takes %.1f times as long at "
-                 "10*N as at N (at most %.0f)", g->name, worst, r, RATIO_MAX);
+    if (r > RATIO_MAX) {
+        int all = !strcmp(worst, "(all)");
+        fail_msg("%s: cost grows faster than the input: %s%s takes %.1f times as long at "
+                 "10*N as at N (at most %.0f)", g->name, all ? "the whole" : "step ",
+                 all ? "" : worst, all ? r : r * STEP_RATIO_MAX / RATIO_MAX,
+                 all ? RATIO_MAX : STEP_RATIO_MAX);
+    }
 }
 
 /* The rules' codes, for naming steps. */
