@@ -64,7 +64,7 @@ void diag_pod_indexed(const struct dra_model *m, const struct dd_findings *findi
  * says which class it wanted.  For every such pod claim whose namespace has a
  * ResourceQuota at its limit for a class, this returns a stand-in claim for
  * one device of that class, annotated dra-doctor.io/assumed, so the rules can
- * count it (QuotaExceeded names it, InsufficientDevices counts it).  Returns
+ * count it (QuotaExceeded names it).  Returns
  * a new array of objects to dra_model_add (the caller keeps it alive as long
  * as the model, then cJSON_Delete), or NULL when there is none (or on ENOMEM).
  * Only for live snapshots: call after dra_model_finish, before dd_rules_run.

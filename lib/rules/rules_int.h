@@ -145,7 +145,7 @@ void rule__join_names(char *buf, size_t size, const struct rule_names *s);
  * What the engine makes of the driver names a selector requires: none known, and whether the
  * first unknown one is a plausible misspelling of a known or profile driver (suggestion).
  * Used by SelectorMatchesNoDriver and, so that each fault is reported on its own, by
- * InsufficientDevices, which counts the devices of the driver a typo meant.
+ * DevicesDoNotFit, which stays silent where a typo is the cause.
  */
 struct driver_verdict {
     int unknown;            /* 1: every driver name the selector allows is unknown */
