@@ -4,7 +4,7 @@
 Each case of ../shared/corpus/cel/cases.json (schema in the file; data, never copied
 into the repository) becomes one manifest: a DeviceClass with the expression, a
 ResourceSlice holding the device, a ResourceClaim for exactly one device of the
-class and a Pod using it (lint counts demand from pods).  The outcome is read from
+class, a Pod using it and a Node (lint's allocator judges the pod on it).  The outcome is read from
 lint's findings:
 
     SelectorSyntaxError                           -> compile_error (API server rejects)
@@ -39,6 +39,8 @@ def manifest(case):
         if k in dev:
             d[k] = dev[k]
     return {"apiVersion": "v1", "kind": "List", "items": [
+        # One Node for the allocator to judge the pod on (lint assumes none for allNodes).
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "conformance-node"}},
         {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
          "metadata": {"name": "conformance"},
          "spec": {"selectors": [{"cel": {"expression": case["expression"]}}]}},

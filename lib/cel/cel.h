@@ -26,7 +26,7 @@ struct cel_limits {
 };
 
 /* The limits Kubernetes applies to a DRA selector. */
-#define CEL_LIMITS_DEFAULT { 10 * 1024, 100, 1000000 }
+#define CEL_LIMITS_DEFAULT { 10 * 1024, 250, 1000000 }
 
 struct cel_program;
 
