@@ -103,7 +103,7 @@ verdict() { awk -v v="$1" -v lim="$2" 'BEGIN { print (v != "" && v + 0 <= lim + 
 table() {
     echo "| measure | value | target |"
     echo "|---|---:|---|"
-    echo "| load | $npods pods, $nclaims claims, $nevents events, 200 DeviceClasses, 500 ResourceSlices, ${BENCH_NODES:-100} nodes | |"
+    echo "| load | $npods pods, $nclaims claims, $nevents events, 200 DeviceClasses, $((5 * ${BENCH_NODES:-100})) ResourceSlices, ${BENCH_NODES:-100} nodes | |"
     echo "| time until every pod diagnosed | ${all_s} s | |"
     echo "| CPU s / peak RSS / RSS then | ${cpu1} s / ${hwm1} MiB / ${rss1} MiB | |"
     echo "| reaction p50 / p90 | ${p50} s / ${p90} s | |"
