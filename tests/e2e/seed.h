@@ -104,6 +104,14 @@ static __attribute__((unused)) void wait_rollout(void)
  * exception, so that the controller has the contest's broken class to diagnose. */
 static __attribute__((unused)) void apply_class(const char *file)
 {
+    double end = now_s() + WAIT_S;
+
+    /* A node that just restarted (a new containerd) restarts the webhook's pods too: until
+     * they are back in the Service's endpoints the API server cannot call it at all
+     * (failurePolicy Fail), which is not the answer this waits for. */
+    while (sh("kubectl apply -f %s 2>&1", file) && strstr(out, "failed calling webhook") &&
+           now_s() < end)
+        usleep(500000);
     if (!sh("kubectl apply -f %s 2>&1", file))
         return;
     assert_contains(out, "admission webhook \"deviceclasses.dra-doctor.io\" denied the request");
