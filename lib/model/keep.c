@@ -172,8 +172,15 @@ static void trim_kind(cJSON *obj)
                                        NULL };
     static const char *const meta_keep[] = { "name", "namespace", "generateName",
                                              "annotations", NULL };
+    /* A pod being deleted is no longer judged (lib/rules/fit.c). */
     static const char *const meta_pod[] = { "name", "namespace", "generateName", "uid",
-                                            "annotations", NULL };
+                                            "annotations", "deletionTimestamp", NULL };
+    /* A claim: whether the pod it was generated for controls it (the scheduler's PreFilter
+     * takes a template's claim only then: lib/model/alloc.c), whether it is being deleted. */
+    static const char *const meta_claim[] = { "name", "namespace", "generateName",
+                                              "annotations", "ownerReferences",
+                                              "deletionTimestamp", NULL };
+    static const char *const claim_owner[] = { "uid", "controller", NULL };
     static const char *const meta_role[] = { "name", "namespace", "generateName", "labels",
                                              "annotations", NULL };
     /* Pods: the claims, the node, the phase, waiting containers' reasons (CDI errors),
@@ -206,7 +213,7 @@ static void trim_kind(cJSON *obj)
     static const char *const claim_status[] = { "name", "resourceClaimName", NULL };
     /* Claims: the requests; of the status, that it is allocated and by which drivers. */
     static const char *const claim_spec[] = { "devices", NULL };
-    static const char *const claim_devices[] = { "requests", "config", NULL };
+    static const char *const claim_devices[] = { "requests", "constraints", "config", NULL };
     static const char *const claim_st[] = { "allocation", "reservedFor", "devices", NULL };
     static const char *const alloc[] = { "devices", "nodeSelector", NULL };
     static const char *const alloc_devices[] = { "results", NULL };
@@ -334,7 +341,8 @@ static void trim_kind(cJSON *obj)
         return;
     }
     if (!strncmp(av, "resource.k8s.io/", 16) && !strcmp(kind, "ResourceClaim")) {
-        keep_only(meta, meta_keep);
+        keep_only(meta, meta_claim);
+        keep_only_each(member(meta, "ownerReferences"), claim_owner);
         keep_only(obj, top);
         keep_only(spec, claim_spec);
         keep_only(member(spec, "devices"), claim_devices);

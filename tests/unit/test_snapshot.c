@@ -459,6 +459,113 @@ static void trim_keeps_only_what_is_read(void **state)
     cJSON_Delete(objs);
 }
 
+/*
+ * objs as a live cluster holds them once the resourceclaim controller has made each pod's
+ * claims from its templates: a claim per template reference, controlled by the pod (by
+ * UID), recorded in the pod's resourceClaimStatuses; the pod Pending.
+ */
+static void generate_claims(cJSON *objs)
+{
+    cJSON *pod, *pc, *tmpl, *add = cJSON_CreateArray();
+
+    cJSON_ArrayForEach(pod, objs) {
+        char uid[300];
+        cJSON *st, *rcs;
+        if (!same_str(dd_json_str(pod, "kind", NULL), "Pod"))
+            continue;
+        snprintf(uid, sizeof(uid), "uid-%s", dd_json_str(pod, "metadata", "name", NULL));
+        cJSON_AddStringToObject(cJSON_GetObjectItem(pod, "metadata"), "uid", uid);
+        st = cJSON_AddObjectToObject(pod, "status");
+        cJSON_AddStringToObject(st, "phase", "Pending");
+        rcs = cJSON_AddArrayToObject(st, "resourceClaimStatuses");
+        cJSON_ArrayForEach(pc, dd_json_arr(pod, "spec", "resourceClaims", NULL)) {
+            const char *t = dd_json_str(pc, "resourceClaimTemplateName", NULL);
+            char name[300];
+            cJSON *c, *ref, *rs;
+            snprintf(name, sizeof(name), "%s-%s-x", dd_json_str(pod, "metadata", "name", NULL),
+                     dd_json_str(pc, "name", NULL));
+            tmpl = find(objs, "ResourceClaimTemplate", dd_json_str(pod, "metadata", "namespace",
+                                                                   NULL), t);
+            c = cJSON_CreateObject();
+            cJSON_AddStringToObject(c, "apiVersion", "resource.k8s.io/v1");
+            cJSON_AddStringToObject(c, "kind", "ResourceClaim");
+            set_member(c, "metadata", "{}");
+            cJSON_AddStringToObject(cJSON_GetObjectItem(c, "metadata"), "name", name);
+            cJSON_AddStringToObject(cJSON_GetObjectItem(c, "metadata"), "namespace",
+                                    dd_json_str(pod, "metadata", "namespace", NULL));
+            ref = cJSON_CreateObject();
+            cJSON_AddStringToObject(ref, "apiVersion", "v1");
+            cJSON_AddStringToObject(ref, "kind", "Pod");
+            cJSON_AddStringToObject(ref, "name", dd_json_str(pod, "metadata", "name", NULL));
+            cJSON_AddStringToObject(ref, "uid", uid);
+            cJSON_AddTrueToObject(ref, "controller");
+            cJSON_AddTrueToObject(ref, "blockOwnerDeletion");
+            cJSON_AddItemToArray(cJSON_AddArrayToObject(cJSON_GetObjectItem(c, "metadata"),
+                                                        "ownerReferences"), ref);
+            cJSON_AddItemToObject(c, "spec", cJSON_Duplicate(dd_json_path(tmpl, "spec", "spec",
+                                                                          NULL), 1));
+            cJSON_AddItemToArray(add, c);
+            rs = cJSON_CreateObject();
+            cJSON_AddStringToObject(rs, "name", dd_json_str(pc, "name", NULL));
+            cJSON_AddStringToObject(rs, "resourceClaimName", name);
+            cJSON_AddItemToArray(rcs, rs);
+        }
+    }
+    while ((pc = cJSON_DetachItemFromArray(add, 0)))
+        cJSON_AddItemToArray(objs, pc);
+    cJSON_Delete(add);
+}
+
+/*
+ * Issue 21's allocation shapes as the controller sees them live: their claims generated from
+ * the templates, each controlled by its pod (the scheduler takes it only then) and with the
+ * claim's constraints - both of which the trim once dropped, so that the controller never
+ * found those shapes unfit.  Whole and trimmed, each broken shape's root cause is
+ * DevicesDoNotFit and each fixed twin's is not; a pod or claim being deleted is not judged.
+ */
+static void trimmed_generated_claims_diagnose_alike(void **state)
+{
+    static const char *const shapes[] = {
+        "all-plus-another", "capacity-not-reached", "class-keeps-two-of-four",
+        "nic-pool-other-node", "pcie-root-not-shared", "two-claims-one-gpu-each-node",
+        "two-nodes-one-gpu-each", "two-requests-same-model",
+    };
+    char dir[256], ns[128];
+    size_t i;
+    int fixed;
+
+    (void)state;
+    for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+        for (fixed = 0; fixed < 2; fixed++) {
+            cJSON *objs, *it;
+            snprintf(dir, sizeof(dir), LINT_DATA "/alloc/%s/%s", shapes[i], fixed ? "fixed" : "broken");
+            snprintf(ns, sizeof(ns), "%s%s", shapes[i], fixed ? "-fixed" : "");
+            objs = load_dir(dir);
+            generate_claims(objs);
+            assert_int_equal(compare_live(objs, dir), 1);
+            if (fixed) {
+                /* No DaemonSet: the slices' driver has no plugin (StaleResourceSlices). */
+                root_is(objs, ns, "trainer", "StaleResourceSlices");
+                cJSON_Delete(objs);
+                continue;
+            }
+            root_is(objs, ns, "trainer", "DevicesDoNotFit");
+            /* Being deleted: the pod, then (the pod back) its claim. */
+            set_member(cJSON_GetObjectItem(find(objs, "Pod", ns, "trainer"), "metadata"),
+                       "deletionTimestamp", "\"2026-12-02T00:00:00Z\"");
+            compare_live(objs, dir);
+            root_is(objs, ns, "trainer", "StaleResourceSlices");
+            cJSON_DeleteItemFromObject(cJSON_GetObjectItem(find(objs, "Pod", ns, "trainer"),
+                                                           "metadata"), "deletionTimestamp");
+            cJSON_ArrayForEach(it, objs)
+                if (same_str(dd_json_str(it, "kind", NULL), "ResourceClaim"))
+                    set_member(cJSON_GetObjectItem(it, "metadata"), "deletionTimestamp",
+                               "\"2026-12-02T00:00:00Z\"");
+            compare_live(objs, dir);
+            cJSON_Delete(objs);
+        }
+}
+
 /* The index of findings finds, for every pod of the seed's fix sequence, what a look at
  * every finding finds (test_diagnose.c checks the diagnoses themselves). */
 static void indexed_diagnosis_of_lint_seed(void **state)
@@ -478,6 +585,7 @@ int main(void)
         cmocka_unit_test(trimmed_live_objects_with_statuses_diagnose_alike),
         cmocka_unit_test(trimmed_lint_cases_diagnose_alike),
         cmocka_unit_test(indexed_diagnosis_of_lint_seed),
+        cmocka_unit_test(trimmed_generated_claims_diagnose_alike),
     };
 
     return cmocka_run_group_tests_name("snapshot", tests, NULL, NULL);
