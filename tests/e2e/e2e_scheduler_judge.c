@@ -31,57 +31,14 @@
 /* The generator and dra-doctor's side of the differential harness: generate(), ours(). */
 #include "../fuzz/fuzz_alloc_diff.c"
 
-#include "client/kube.h"
-
-#include <time.h>
+#include "apply.h"
 
 #define MAX_DRAWS 400
 #define VERDICT_SECONDS 30
 #define ADMIN_ACCESS_LABEL "resource.kubernetes.io/admin-access"
 #define CASE_LABEL "dra-doctor.io/judge-case"
 
-static struct kube_client *kc;
-
-static void msleep(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-    nanosleep(&ts, NULL);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* ---- the snapshot as the cluster can hold it -------------------------------------------- */
-
-/* s with every `from` replaced by `to` (a new string). */
-static char *replace(const char *s, const char *from, const char *to)
-{
-    size_t lf = strlen(from), lt = strlen(to), n = 0, k = 0;
-    const char *p;
-    char *r;
-
-    for (p = s; (p = strstr(p, from)); p += lf)
-        n++;
-    r = malloc(strlen(s) + n * (lt > lf ? lt - lf : 0) + 1);
-    assert_non_null(r);
-    while (*s) {
-        if (!strncmp(s, from, lf)) {
-            memcpy(r + k, to, lt);
-            k += lt;
-            s += lf;
-        } else {
-            r[k++] = *s++;
-        }
-    }
-    r[k] = '\0';
-    return r;
-}
 
 /* Deletes every member called key, at any depth. */
 static void strip(cJSON *o, const char *key)
@@ -127,15 +84,6 @@ static int duplicate_names(const cJSON *snap)
     return 0;
 }
 
-static cJSON *toleration(const char *key)
-{
-    cJSON *t = cJSON_CreateObject();
-
-    cJSON_AddStringToObject(t, "key", key);
-    cJSON_AddStringToObject(t, "operator", "Exists");
-    return t;
-}
-
 /*
  * The generated snapshot `gen` as case `id` applies it (a new tree): see the file's comment.
  */
@@ -148,7 +96,7 @@ static cJSON *applicable(const cJSON *gen, const char *id, const char *ns)
         "bindingConditions", "bindingFailureConditions", "bindsToNode", "allocationTimestamp",
     };
     char *text = cJSON_PrintUnformatted(gen), *t, to[64];
-    cJSON *snap, *c, *it, *pod, *spec, *aff, *terms, *term, *exprs, *e, *tol;
+    cJSON *snap, *c, *it, *pod, *spec, *aff, *terms, *term, *exprs, *e;
     size_t i;
 
     /* Names: this case's drivers (their attribute domains and selectors with them), nodes,
@@ -226,21 +174,9 @@ static cJSON *applicable(const cJSON *gen, const char *id, const char *ns)
                                     "2026-01-01T00:00:00Z");
     }
     cJSON_ArrayForEach(c, cJSON_GetObjectItem(snap, "nodes")) {
-        cJSON *m = cJSON_GetObjectItem(c, "metadata"), *st, *cond, *res;
-        cJSON_AddStringToObject(cJSON_GetObjectItem(m, "labels"), CASE_LABEL, id);
-        cJSON_DeleteItemFromObject(c, "status");
-        st = cJSON_AddObjectToObject(c, "status");
-        cond = cJSON_CreateObject();
-        cJSON_AddItemToArray(cJSON_AddArrayToObject(st, "conditions"), cond);
-        cJSON_AddStringToObject(cond, "type", "Ready");
-        cJSON_AddStringToObject(cond, "status", "True");
-        cJSON_AddStringToObject(cond, "reason", "KubeletReady");
-        cJSON_AddStringToObject(cond, "message", "a plain API object (e2e_scheduler_judge)");
-        res = cJSON_AddObjectToObject(st, "capacity");
-        cJSON_AddStringToObject(res, "cpu", "8");
-        cJSON_AddStringToObject(res, "memory", "32Gi");
-        cJSON_AddStringToObject(res, "pods", "110");
-        cJSON_AddItemToObject(st, "allocatable", cJSON_Duplicate(res, 1));
+        cJSON_AddStringToObject(cJSON_GetObjectItem(cJSON_GetObjectItem(c, "metadata"), "labels"),
+                                CASE_LABEL, id);
+        simulated_node_status(c, "a plain API object (e2e_scheduler_judge)");
     }
 
     /* The pod: claims of templates by the names they were generated under. */
@@ -279,87 +215,11 @@ static cJSON *applicable(const cJSON *gen, const char *id, const char *ns)
     cJSON_AddStringToObject(e, "key", CASE_LABEL);
     cJSON_AddStringToObject(e, "operator", "In");
     cJSON_AddItemToArray(cJSON_AddArrayToObject(e, "values"), cJSON_CreateString(id));
-    if (!(tol = cJSON_GetObjectItem(spec, "tolerations")))
-        tol = cJSON_AddArrayToObject(spec, "tolerations");
-    cJSON_AddItemToArray(tol, toleration("node.kubernetes.io/not-ready"));
-    cJSON_AddItemToArray(tol, toleration("node.kubernetes.io/unreachable"));
+    tolerate_simulated_nodes(spec);
     return snap;
 }
 
 /* ---- the cluster ------------------------------------------------------------------------- */
-
-/* What a case made, to delete: API paths. */
-struct made {
-    char path[64][192];
-    size_t n;
-};
-
-static void made_add(struct made *m, const char *path)
-{
-    if (m->n < sizeof(m->path) / sizeof(m->path[0]))
-        snprintf(m->path[m->n++], sizeof(m->path[0]), "%s", path);
-}
-
-/* POSTs a copy of o without its status (kind and apiVersion set) to collection; then the
- * status, when o has one, with a merge patch of the status subresource.  0, or -1 with
- * why filled. */
-static int create(struct made *m, const char *group, const char *version, const char *kind,
-                  const char *resource, const char *ns, const cJSON *o, char *why, size_t size)
-{
-    cJSON *body = cJSON_Duplicate(o, 1), *status = cJSON_DetachItemFromObject(body, "status");
-    const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "metadata"), "name"));
-    char coll[192], path[192], api[64];
-    struct kube_status st = {0};
-    struct dd_err err;
-    enum dd_rc rc;
-
-    snprintf(api, sizeof(api), "%s%s%s", group, *group ? "/" : "", version);
-    cJSON_DeleteItemFromObject(body, "apiVersion");
-    cJSON_DeleteItemFromObject(body, "kind");
-    cJSON_AddStringToObject(body, "apiVersion", api);
-    cJSON_AddStringToObject(body, "kind", kind);
-    kube_path(coll, sizeof(coll), group, version, resource, ns, NULL, NULL);
-    kube_path(path, sizeof(path), group, version, resource, ns, name, NULL);
-    rc = kube_create(kc, coll, body, NULL, &st, &err);
-    cJSON_Delete(body);
-    if (rc != DD_OK) {
-        snprintf(why, size, "%s %s: %ld %s", kind, name, st.http, st.message);
-        cJSON_Delete(status);
-        return -1;
-    }
-    made_add(m, path);
-    if (status && cJSON_GetArraySize(status) > 0) {
-        cJSON *patch = cJSON_CreateObject();
-        char *text;
-        cJSON_AddItemToObject(patch, "status", status);
-        status = NULL;
-        text = cJSON_PrintUnformatted(patch);
-        cJSON_Delete(patch);
-        kube_path(path, sizeof(path), group, version, resource, ns, name, "status");
-        rc = kube_patch(kc, path, KUBE_PATCH_MERGE, text, NULL, 0, NULL, &st, &err);
-        free(text);
-        if (rc != DD_OK) {
-            snprintf(why, size, "%s %s status: %ld %s", kind, name, st.http, st.message);
-            return -1;
-        }
-    }
-    cJSON_Delete(status);
-    return 0;
-}
-
-/* Deletes what a case made, newest first (the pod at once: no kubelet will confirm it). */
-static void delete_all(struct made *m)
-{
-    struct kube_status st;
-    struct dd_err err;
-    char path[224];
-
-    while (m->n) {
-        const char *p = m->path[--m->n];
-        snprintf(path, sizeof(path), "%s%s", p, strstr(p, "/pods/") ? "?gracePeriodSeconds=0" : "");
-        (void)kube_request(kc, "DELETE", path, NULL, NULL, 0, NULL, &st, &err);
-    }
-}
 
 /* Events of the case's pod with this reason: the message of the newest, or NULL (a new string). */
 static char *pod_event(const char *ns, const char *reason)
@@ -776,32 +636,10 @@ static void scheduler_agrees(void **state)
     assert_true(unsched > 0);
 }
 
-static int setup(void **state)
-{
-    struct kube_config cfg;
-    struct dd_err err;
-
-    (void)state;
-    if (kube_config_load(&cfg, NULL, NULL, &err) != DD_OK) {
-        fprintf(stderr, "kubeconfig: %s\n", err.msg);
-        return -1;
-    }
-    kc = kube_client_new(&cfg, NULL, &err);
-    kube_config_release(&cfg);
-    return kc ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    kube_client_free(kc);
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(scheduler_agrees),
     };
-    return cmocka_run_group_tests_name("e2e-scheduler-judge", tests, setup, teardown);
+    return cmocka_run_group_tests_name("e2e-scheduler-judge", tests, apply_setup, apply_teardown);
 }
