@@ -129,6 +129,30 @@ static void delete_all(struct made *m)
     }
 }
 
+/* Waits up to `seconds` for the n namespaces named at names, names + stride, ... to be gone
+ * (a claim's finalizer is the resourceclaim controller's: they go in the background); the
+ * number still there. */
+static size_t namespaces_left(const char *names, size_t stride, size_t n, double seconds)
+{
+    double end = now_s() + seconds;
+    size_t i, left = n;
+
+    while (left && now_s() < end) {
+        left = 0;
+        for (i = 0; i < n; i++) {
+            char path[192];
+            struct kube_status st;
+            struct dd_err err;
+            kube_path(path, sizeof(path), "", "v1", "namespaces", NULL, names + i * stride, NULL);
+            if (kube_get(kc, path, NULL, &st, &err) != DD_ENOTFOUND)
+                left++;
+        }
+        if (left)
+            msleep(500);
+    }
+    return left;
+}
+
 /* The node lifecycle controller's taints on a Node no kubelet keeps Ready, tolerated (any
  * effect): pod.spec.tolerations gets both. */
 static void tolerate_simulated_nodes(cJSON *spec)

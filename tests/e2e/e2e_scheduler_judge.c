@@ -468,6 +468,7 @@ static void scheduler_agrees(void **state)
     int want = n_env ? atoi(n_env) : 30, judged = 0, agree = 0, bound = 0, unsched = 0;
     int refused = 0, draws, nns = 0, fit_cases = 0, unfit_cases = 0;
     static char namespaces[MAX_DRAWS][32];
+    size_t left;
     double t0 = now_s();
 
     (void)state;
@@ -610,25 +611,8 @@ static void scheduler_agrees(void **state)
         return;
     }
     /* Every namespace goes (its claims' finalizers are the resourceclaim controller's). */
-    {
-        double end = now_s() + 60;
-        int i, left = nns;
-        while (left && now_s() < end) {
-            left = 0;
-            for (i = 0; i < nns; i++) {
-                char path[192];
-                struct kube_status st;
-                struct dd_err err;
-                kube_path(path, sizeof(path), "", "v1", "namespaces", NULL, namespaces[i], NULL);
-                if (kube_get(kc, path, NULL, &st, &err) != DD_ENOTFOUND)
-                    left++;
-            }
-            if (left)
-                msleep(500);
-        }
-        if (left)
-            fail_msg("%d namespace(s) of the cases still there after 60 s", left);
-    }
+    if (nns && (left = namespaces_left(namespaces[0], sizeof(namespaces[0]), (size_t)nns, 60)))
+        fail_msg("%zu namespace(s) of the cases still there after 60 s", left);
     assert_int_equal(judged, want);
     assert_int_equal(agree, judged);
     /* A sample that only ever binds (or never does) judges half of the allocator. */

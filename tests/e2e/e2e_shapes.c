@@ -74,7 +74,7 @@ struct run {
     int fixed;
     char name[96];                 /* "<shape>/broken" */
     char id[32];                   /* the prefix of its Nodes' names: "tnogeb" */
-    char ns[64];
+    char ns[64], pod[64];
     char nodes[MAX_NODES][64];
     size_t nnodes;
     struct made m;
@@ -124,8 +124,10 @@ static void load(struct run *r, struct mf_set *set)
     free(renamed);
     r->nnodes = 0;
     for (i = 0; i < set->n; i++) {
-        if (!strcmp(set->objs[i].kind, "Pod"))
+        if (!strcmp(set->objs[i].kind, "Pod")) {
             snprintf(r->ns, sizeof(r->ns), "%s", set->objs[i].namespace_);
+            snprintf(r->pod, sizeof(r->pod), "%s", set->objs[i].name);
+        }
         if (!strcmp(set->objs[i].kind, "Node") && r->nnodes < MAX_NODES)
             snprintf(r->nodes[r->nnodes++], sizeof(r->nodes[0]), "%s", set->objs[i].name);
     }
@@ -194,7 +196,7 @@ static cJSON *get_pod(const struct run *r)
     struct kube_status st;
     struct dd_err err;
 
-    kube_path(path, sizeof(path), "", "v1", "pods", r->ns, "trainer", NULL);
+    kube_path(path, sizeof(path), "", "v1", "pods", r->ns, r->pod, NULL);
     if (kube_get(kc, path, &pod, &st, &err) != DD_OK)
         return NULL;
     return pod;
@@ -247,7 +249,7 @@ static int verdict(const struct run *r, char *node, size_t nsize, char *msg, siz
  * "" when none). */
 static char *our_events(const struct run *r)
 {
-    char path[192], *text = calloc(1, 1);
+    char path[192], sel[128], *text = calloc(1, 1);
     size_t len = 0;
     cJSON *items = NULL, *e;
     struct kube_status st;
@@ -255,8 +257,8 @@ static char *our_events(const struct run *r)
 
     assert_non_null(text);
     kube_path(path, sizeof(path), "", "v1", "events", r->ns, NULL, NULL);
-    if (kube_list(kc, path, "fieldSelector=involvedObject.name%3Dtrainer", 0, &items, NULL, &st,
-                  &err) != DD_OK)
+    snprintf(sel, sizeof(sel), "fieldSelector=involvedObject.name%%3D%s", r->pod);
+    if (kube_list(kc, path, sel, 0, &items, NULL, &st, &err) != DD_OK)
         fail_msg("%s: listing events: %s", r->name, st.message);
     cJSON_ArrayForEach(e, items) {
         const char *src = dd_json_str(e, "source", "component", NULL);
@@ -421,23 +423,9 @@ static int case_teardown(void **state)
  * resourceclaim controller's), everything else was deleted at once. */
 static void nothing_left(void **state)
 {
-    double end = now_s() + 60;
-    size_t i, left = nnamespaces;
+    size_t left = namespaces_left(namespaces[0], sizeof(namespaces[0]), nnamespaces, 60);
 
     (void)state;
-    while (left && now_s() < end) {
-        left = 0;
-        for (i = 0; i < nnamespaces; i++) {
-            char path[192];
-            struct kube_status st;
-            struct dd_err err;
-            kube_path(path, sizeof(path), "", "v1", "namespaces", NULL, namespaces[i], NULL);
-            if (kube_get(kc, path, NULL, &st, &err) != DD_ENOTFOUND)
-                left++;
-        }
-        if (left)
-            msleep(500);
-    }
     if (left)
         fail_msg("%zu namespace(s) of the cases still there after 60 s", left);
     fprintf(stderr, "  [%5.1f s] %zu cases, their namespaces gone\n", now_s() - t_start, nnamespaces);
