@@ -181,6 +181,9 @@ static void trim_kind(cJSON *obj)
                                               "annotations", "ownerReferences",
                                               "deletionTimestamp", NULL };
     static const char *const claim_owner[] = { "uid", "controller", NULL };
+    /* Of classes sharing an extended resource name the newest serves it (lib/rules/gated.c). */
+    static const char *const meta_class[] = { "name", "generateName", "annotations",
+                                              "creationTimestamp", NULL };
     static const char *const meta_role[] = { "name", "namespace", "generateName", "labels",
                                              "annotations", NULL };
     /* Pods: the claims, the node, the phase, waiting containers' reasons (CDI errors),
@@ -367,7 +370,10 @@ static void trim_kind(cJSON *obj)
         return;
     }
     /* Role aggregation matches ClusterRoles by their labels (lib/model/rbac.c). */
-    keep_only(meta, strcmp(kind, "ClusterRole") && strcmp(kind, "Role") ? meta_keep : meta_role);
+    if (!strcmp(kind, "DeviceClass"))
+        keep_only(meta, meta_class);
+    else
+        keep_only(meta, strcmp(kind, "ClusterRole") && strcmp(kind, "Role") ? meta_keep : meta_role);
 }
 
 void keep_trim(cJSON *obj)

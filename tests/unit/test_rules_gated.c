@@ -4,6 +4,7 @@
  * (DRADeviceBindingConditions).
  */
 #include "rules_fixtures.h"
+#include "model/keep.h"
 #include "model/kubever.h"
 
 #define XPOD(res)                                                                              \
@@ -68,6 +69,21 @@ static void extended_not_backed(void **state)
     assert_true(dra_extended_resource_name("nvidia.com/gpu"));
 }
 
+/* json's objects as the live cache keeps them (lib/model/keep), as JSON text (owned). */
+static char *kept(const char *json)
+{
+    cJSON *all = cJSON_Parse(json), *it;
+    char *out;
+
+    assert_non_null(all);
+    cJSON_ArrayForEach(it, all)
+        keep_trim(it);
+    out = cJSON_PrintUnformatted(all);
+    cJSON_Delete(all);
+    assert_non_null(out);
+    return out;
+}
+
 static void extended_conflict(void **state)
 {
     struct snap s;
@@ -82,6 +98,16 @@ static void extended_conflict(void **state)
     f = snap_get(&s, "ExtendedResourceConflict");
     assert_string_equal(f->obj.name, "old");
     assert_contains(f->message, "get new's devices");
+    snap_free(&s);
+    /* Live, from the trimmed cache: the creation times decide, not the names. */
+    {
+        char *j = kept(objs("[%s,%s]", XCLASS("b-new", "example.com/gpu", "2026-02-01T00:00:00Z"),
+                            XCLASS("a-old", "example.com/gpu", "2026-01-01T00:00:00Z")));
+        snap_load(&s, j);
+        free(j);
+    }
+    assert_int_equal(snap_run(&s, &o, "ExtendedResourceConflict"), 1);
+    assert_string_equal(snap_get(&s, "ExtendedResourceConflict")->obj.name, "a-old");
     snap_free(&s);
     /* A node whose device plugin advertises it keeps serving it there. */
     snap_load(&s, objs("[%s,%s]", XCLASS("gpu", "example.com/gpu", "2026-01-01T00:00:00Z"),
