@@ -493,7 +493,7 @@ int lint_main(int argc, char **argv)
     const char *gate_text[MAX_GATES];
     size_t ngates = 0, g;
     struct dd_err err;
-    static struct inventory inv; /* in.cluster and in.rules borrow it */
+    struct inventory inv; /* in.cluster and in.rules borrow it */
     const char *kubeconfig = NULL, *context = NULL;
     int live = 0;
 
@@ -503,6 +503,7 @@ int lint_main(int argc, char **argv)
     mallopt(M_MXFAST, 0);
 #endif
     memset(&in, 0, sizeof(in));
+    memset(&inv, 0, sizeof(inv));
     in.rules = rdefaults;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "f:o:n:h", opts, NULL)) != -1) {
