@@ -1,5 +1,6 @@
 #include "inventory.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,7 +181,6 @@ struct ident {
     const char *group;
     size_t glen;
     const char *kind, *ns, *name;
-    const cJSON *obj; /* a cluster owner (Pod, ReplicaSet, Job); NULL for the manifests' */
 };
 
 static void group_of(const char *api_version, const char **g, size_t *len)
@@ -191,33 +191,97 @@ static void group_of(const char *api_version, const char **g, size_t *len)
     *len = slash ? (size_t)(slash - api_version) : 0;
 }
 
-static int cmp_ident(const void *pa, const void *pb)
-{
-    const struct ident *a = pa, *b = pb;
-    size_t n = a->glen < b->glen ? a->glen : b->glen;
-    int c;
+/* Two independent 64-bit FNV-1a hashes of the identity (a NUL after each part, so that parts
+ * cannot run into each other): 128 bits stand for the identity in the tables below, so a
+ * lookup reads one slot and no string.  Two identities that differ collide in both with a
+ * probability of about 2^-128 per pair. */
+struct key {
+    uint64_t a, b;
+};
 
-    if ((c = strcmp(a->kind, b->kind)) || (c = strcmp(a->ns, b->ns)) ||
-        (c = strcmp(a->name, b->name)) || (c = strncmp(a->group, b->group, n)))
-        return c;
-    return a->glen < b->glen ? -1 : a->glen > b->glen;
+static void key_part(struct key *k, const char *s, size_t n)
+{
+    for (; n && *s; s++, n--) {
+        k->a = (k->a ^ (unsigned char)*s) * 1099511628211ULL;
+        k->b = (k->b ^ (unsigned char)*s) * 0x100000000000223ULL;
+    }
+    k->a = (k->a ^ 0xff) * 1099511628211ULL;
+    k->b = (k->b ^ 0xfe) * 0x100000000000223ULL;
 }
 
-static int ident_of(const cJSON *o, const char *ns, struct ident *id)
+static struct key key_of(const struct ident *id)
+{
+    struct key k = { 14695981039346656037ULL, 0x6c62272e07bb0142ULL };
+
+    key_part(&k, id->group, id->glen);
+    key_part(&k, id->kind, (size_t)-1);
+    key_part(&k, id->ns, (size_t)-1);
+    key_part(&k, id->name, (size_t)-1);
+    /* FNV carries bits only upwards: fold the high ones into the low ones the mask keeps. */
+    k.a ^= (k.a >> 29) ^ (k.a >> 47);
+    return k;
+}
+
+/* Identities by key, open addressing, at most half full: one lookup per object, so the cost
+ * grows with the cluster, not faster. */
+struct slot {
+    struct key k;
+    const cJSON *obj; /* an owner's object (Pod, ReplicaSet, Job); NULL for the manifests' */
+    int used;
+};
+
+struct idents {
+    struct slot *slot;
+    size_t cap;
+};
+
+static int idents_init(struct idents *t, size_t n)
+{
+    for (t->cap = 16; t->cap < 2 * n; t->cap *= 2)
+        ;
+    return (t->slot = calloc(t->cap, sizeof(*t->slot))) ? 0 : -1;
+}
+
+static struct slot *slot_of(const struct idents *t, struct key k)
+{
+    size_t i;
+
+    for (i = (size_t)k.a & (t->cap - 1); t->slot[i].used; i = (i + 1) & (t->cap - 1))
+        if (t->slot[i].k.a == k.a && t->slot[i].k.b == k.b)
+            break;
+    return &t->slot[i];
+}
+
+static void idents_put(struct idents *t, struct key k, const cJSON *obj)
+{
+    struct slot *s = slot_of(t, k);
+
+    if (!s->used)
+        *s = (struct slot){ k, obj, 1 };
+}
+
+static const struct slot *find(const struct idents *t, struct key k)
+{
+    const struct slot *s = slot_of(t, k);
+
+    return s->used ? s : NULL;
+}
+
+/* Pods, ReplicaSets and Jobs: read only for who owns whom. */
+static int owner_kind(const char *kind)
+{
+    return !strcmp(kind, "Pod") || !strcmp(kind, "ReplicaSet") || !strcmp(kind, "Job");
+}
+
+static int ident_of(const cJSON *o, struct ident *id)
 {
     id->kind = dd_json_str(o, "kind", NULL);
     id->name = dd_json_str(o, "metadata", "name", NULL);
-    id->ns = ns ? ns : dd_json_str(o, "metadata", "namespace", NULL);
+    id->ns = dd_json_str(o, "metadata", "namespace", NULL);
     if (!id->ns)
         id->ns = "";
     group_of(dd_json_str(o, "apiVersion", NULL), &id->group, &id->glen);
-    id->obj = o;
     return id->kind && id->name;
-}
-
-static const struct ident *find(const struct ident *v, size_t n, const struct ident *key)
-{
-    return n ? bsearch(key, v, n, sizeof(*v), cmp_ident) : NULL;
 }
 
 /* The controller among o's ownerReferences, as an identity in namespace ns. */
@@ -232,92 +296,129 @@ static int controller_of(const cJSON *o, const char *ns, struct ident *id)
         id->name = dd_json_str(r, "name", NULL);
         id->ns = ns;
         group_of(dd_json_str(r, "apiVersion", NULL), &id->group, &id->glen);
-        id->obj = NULL;
         return id->kind && id->name;
     }
     return 0;
 }
 
 /* Whether claim's owner chain reaches an object of the manifests (mine). */
-static int owned_by_manifests(const cJSON *claim, const struct ident *mine, size_t nmine,
-                              const struct ident *owners, size_t nowners)
+static int owned_by_manifests(const cJSON *claim, const struct idents *mine,
+                              const struct idents *owners)
 {
     const char *ns = dd_json_str(claim, "metadata", "namespace", NULL);
     const cJSON *o = claim;
     struct ident up;
-    const struct ident *hit;
+    const struct slot *hit;
     int hop;
 
     for (hop = 0; hop < MAX_OWNER_HOPS && ns && controller_of(o, ns, &up); hop++) {
-        if (find(mine, nmine, &up))
+        if (find(mine, key_of(&up)))
             return 1;
-        if (!(hit = find(owners, nowners, &up)))
+        if (!(hit = find(owners, key_of(&up))))
             return 0;
         o = hit->obj;
     }
     return 0;
 }
 
+/* How far ahead of its lookup a slot is fetched: the tables outgrow the caches on a large
+ * cluster, and a lookup is one cache miss that the fetch hides behind the next ones. */
+#define AHEAD 8
+
+static void prefetch(const struct idents *t, const struct key *k)
+{
+    __builtin_prefetch(&t->slot[(size_t)k->a & (t->cap - 1)]);
+}
+
+/* A cluster object and its identity's key (kind NULL: it has none). */
+struct entry {
+    const cJSON *o;
+    const char *kind;
+    struct key k;
+};
+
 int inventory_evidence(const cJSON *cluster, const struct mf_set *set, const cJSON ***out,
                        size_t *n, struct inventory_counts *counts)
 {
-    size_t nc = (size_t)cJSON_GetArraySize(cluster), nmine = 0, nowners = 0, i;
-    struct ident *mine = calloc(set->n + 1, sizeof(*mine));
-    struct ident *owners = calloc(nc + 1, sizeof(*owners));
+    size_t nc = (size_t)cJSON_GetArraySize(cluster), nm = 0, nowners = 0, i;
+    struct idents mine = { NULL, 0 }, owners = { NULL, 0 };
+    struct entry *e = calloc(nc + 1, sizeof(*e));
+    struct key *mk = calloc(set->n + 1, sizeof(*mk));
     const cJSON **keep = calloc(nc + 1, sizeof(*keep));
     const cJSON *o;
+    struct ident id;
+    int rc = -1;
 
     memset(counts, 0, sizeof(*counts));
     *out = NULL;
     *n = 0;
-    if (!mine || !owners || !keep) {
-        free(mine);
-        free(owners);
-        free(keep);
-        return -1;
+    if (!e || !mk || !keep)
+        goto out;
+    /* The keys first, in one pass over each input; then the tables, each lookup's slot
+     * fetched AHEAD lookups before it. */
+    i = 0;
+    cJSON_ArrayForEach(o, cluster) {
+        e[i].o = o;
+        if (ident_of(o, &id)) {
+            e[i].kind = id.kind;
+            e[i].k = key_of(&id);
+            nowners += owner_kind(id.kind);
+        }
+        i++;
     }
     for (i = 0; i < set->n; i++) {
         const struct mf_object *m = &set->objs[i];
         if (!*m->name)
             continue;
-        group_of(m->api_version, &mine[nmine].group, &mine[nmine].glen);
-        mine[nmine].kind = m->kind;
-        mine[nmine].ns = m->namespace_;
-        mine[nmine].name = m->name;
-        mine[nmine++].obj = NULL;
+        group_of(m->api_version, &id.group, &id.glen);
+        id.kind = m->kind;
+        id.ns = m->namespace_;
+        id.name = m->name;
+        mk[nm++] = key_of(&id);
     }
-    qsort(mine, nmine, sizeof(*mine), cmp_ident);
-    cJSON_ArrayForEach(o, cluster) {
-        const char *kind = dd_json_str(o, "kind", NULL);
-        if (kind && (!strcmp(kind, "Pod") || !strcmp(kind, "ReplicaSet") || !strcmp(kind, "Job")) &&
-            ident_of(o, NULL, &owners[nowners]))
-            nowners++;
+    if (idents_init(&mine, nm) || idents_init(&owners, nowners))
+        goto out;
+    for (i = 0; i < nm; i++) {
+        if (i + AHEAD < nm)
+            prefetch(&mine, &mk[i + AHEAD]);
+        idents_put(&mine, mk[i], NULL);
     }
-    qsort(owners, nowners, sizeof(*owners), cmp_ident);
-    cJSON_ArrayForEach(o, cluster) {
-        struct ident id;
-        if (!ident_of(o, NULL, &id) || !strcmp(id.kind, "Pod") || !strcmp(id.kind, "ReplicaSet") ||
-            !strcmp(id.kind, "Job"))
+    for (i = 0; i < nc; i++) {
+        if (i + AHEAD < nc && e[i + AHEAD].kind && owner_kind(e[i + AHEAD].kind))
+            prefetch(&owners, &e[i + AHEAD].k);
+        if (e[i].kind && owner_kind(e[i].kind))
+            idents_put(&owners, e[i].k, e[i].o);
+    }
+    for (i = 0; i < nc; i++) {
+        const char *kind = e[i].kind;
+        if (i + AHEAD < nc)
+            prefetch(&mine, &e[i + AHEAD].k);
+        if (!kind || owner_kind(kind))
             continue;
-        if (find(mine, nmine, &id)) {
+        if (find(&mine, e[i].k)) {
             counts->replaced++;
             continue;
         }
-        if (!strcmp(id.kind, "ResourceClaim") && owned_by_manifests(o, mine, nmine, owners,
-                                                                    nowners)) {
+        if (!strcmp(kind, "ResourceClaim") && owned_by_manifests(e[i].o, &mine, &owners)) {
             counts->set_aside++;
             continue;
         }
-        counts->nodes += !strcmp(id.kind, "Node");
-        counts->slices += !strcmp(id.kind, "ResourceSlice");
-        counts->classes += !strcmp(id.kind, "DeviceClass");
-        counts->claims += !strcmp(id.kind, "ResourceClaim");
-        counts->templates += !strcmp(id.kind, "ResourceClaimTemplate");
-        counts->taint_rules += !strcmp(id.kind, "DeviceTaintRule");
-        keep[(*n)++] = o;
+        counts->nodes += !strcmp(kind, "Node");
+        counts->slices += !strcmp(kind, "ResourceSlice");
+        counts->classes += !strcmp(kind, "DeviceClass");
+        counts->claims += !strcmp(kind, "ResourceClaim");
+        counts->templates += !strcmp(kind, "ResourceClaimTemplate");
+        counts->taint_rules += !strcmp(kind, "DeviceTaintRule");
+        keep[(*n)++] = e[i].o;
     }
-    free(mine);
-    free(owners);
     *out = keep;
-    return 0;
+    keep = NULL;
+    rc = 0;
+out:
+    free(e);
+    free(mk);
+    free(mine.slot);
+    free(owners.slot);
+    free(keep);
+    return rc;
 }
