@@ -7,23 +7,33 @@
 #include <time.h>
 
 #include "formats/json.h"
+#include "model/keep.h"
 
 #define PAGE 500
 #define MAX_OWNER_HOPS 4 /* claim -> Pod -> ReplicaSet -> Deployment (Job -> CronJob) */
 
-/* What the inventory lists.  owners: Pods, ReplicaSets and Jobs, read only for who owns whom. */
+/* What is kept of a listed object. */
+enum trim {
+    KEEP_ALL,
+    KEEP_READ,   /* what the live cache keeps (lib/model/keep): a Node's images and managed
+                    fields are most of it */
+    KEEP_OWNERS, /* name, namespace, ownerReferences: Pods, ReplicaSets and Jobs are read only
+                    for who owns whom */
+};
+
+/* What the inventory lists. */
 static const struct {
-    const char *group, *resource, *kind;
-    int owners;
+    const char *group, *resource;
+    enum trim trim;
 } wanted[] = {
-    { "", "nodes", "Node", 0 },
-    { "resource.k8s.io", "resourceslices", "ResourceSlice", 0 },
-    { "resource.k8s.io", "deviceclasses", "DeviceClass", 0 },
-    { "resource.k8s.io", "resourceclaims", "ResourceClaim", 0 },
-    { "resource.k8s.io", "resourceclaimtemplates", "ResourceClaimTemplate", 0 },
-    { "", "pods", "Pod", 1 },
-    { "apps", "replicasets", "ReplicaSet", 1 },
-    { "batch", "jobs", "Job", 1 },
+    { "", "nodes", KEEP_READ },
+    { "resource.k8s.io", "resourceslices", KEEP_ALL },
+    { "resource.k8s.io", "deviceclasses", KEEP_ALL },
+    { "resource.k8s.io", "resourceclaims", KEEP_ALL }, /* ownerReferences are read */
+    { "resource.k8s.io", "resourceclaimtemplates", KEEP_ALL },
+    { "", "pods", KEEP_OWNERS },
+    { "apps", "replicasets", KEEP_OWNERS },
+    { "batch", "jobs", KEEP_OWNERS },
 };
 
 static const char *status_words(long http)
@@ -73,8 +83,8 @@ static void trim_to_owners(cJSON *o)
 
 /* LISTs one resource into inv->objects.  0, or -1 with msg. */
 static int list_one(struct kube_client *c, const char *server, const char *group,
-                    const char *version, const char *resource, int owners, struct inventory *inv,
-                    char *msg, size_t size)
+                    const char *version, const char *resource, enum trim trim,
+                    struct inventory *inv, char *msg, size_t size)
 {
     struct kube_status st;
     struct dd_err err;
@@ -92,8 +102,10 @@ static int list_one(struct kube_client *c, const char *server, const char *group
         return -1;
     }
     while (items && (it = cJSON_DetachItemFromArray(items, 0))) {
-        if (owners)
+        if (trim == KEEP_OWNERS)
             trim_to_owners(it);
+        else if (trim == KEEP_READ)
+            keep_trim(it);
         cJSON_AddItemToArray(inv->objects, it);
     }
     cJSON_Delete(items);
@@ -149,11 +161,11 @@ int inventory_fetch(const char *kubeconfig, const char *context, struct inventor
         goto out;
     }
     for (i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++)
-        if (list_one(c, cfg.server, wanted[i].group, "v1", wanted[i].resource, wanted[i].owners,
+        if (list_one(c, cfg.server, wanted[i].group, "v1", wanted[i].resource, wanted[i].trim,
                      inv, msg, size))
             goto out;
     if (inv->ci.taint_rules[0] && list_one(c, cfg.server, "resource.k8s.io", inv->ci.taint_rules,
-                                           "devicetaintrules", 0, inv, msg, size))
+                                           "devicetaintrules", KEEP_ALL, inv, msg, size))
         goto out;
     gmtime_r(&now, &tm);
     strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", &tm);
