@@ -12,28 +12,25 @@
 #define PAGE 500
 #define MAX_OWNER_HOPS 4 /* claim -> Pod -> ReplicaSet -> Deployment (Job -> CronJob) */
 
-/* What is kept of a listed object. */
-enum trim {
-    KEEP_ALL,
-    KEEP_READ,   /* what the live cache keeps (lib/model/keep): a Node's images and managed
-                    fields are most of it */
-    KEEP_OWNERS, /* name, namespace, ownerReferences: Pods, ReplicaSets and Jobs are read only
-                    for who owns whom */
-};
+static void trim_to_owners(cJSON *o);
 
-/* What the inventory lists. */
+/* What the inventory lists, and what is kept of each object as its page arrives (NULL:
+ * all of it). */
 static const struct {
     const char *group, *resource;
-    enum trim trim;
+    void (*trim)(cJSON *obj);
 } wanted[] = {
-    { "", "nodes", KEEP_READ },
-    { "resource.k8s.io", "resourceslices", KEEP_ALL },
-    { "resource.k8s.io", "deviceclasses", KEEP_ALL },
-    { "resource.k8s.io", "resourceclaims", KEEP_ALL }, /* ownerReferences are read */
-    { "resource.k8s.io", "resourceclaimtemplates", KEEP_ALL },
-    { "", "pods", KEEP_OWNERS },
-    { "apps", "replicasets", KEEP_OWNERS },
-    { "batch", "jobs", KEEP_OWNERS },
+    /* What the live cache keeps (lib/model/keep): a Node's images and managed fields are most
+     * of it. */
+    { "", "nodes", keep_trim },
+    { "resource.k8s.io", "resourceslices", NULL },
+    { "resource.k8s.io", "deviceclasses", NULL },
+    { "resource.k8s.io", "resourceclaims", NULL }, /* their ownerReferences are read */
+    { "resource.k8s.io", "resourceclaimtemplates", NULL },
+    /* Read only for who owns whom. */
+    { "", "pods", trim_to_owners },
+    { "apps", "replicasets", trim_to_owners },
+    { "batch", "jobs", trim_to_owners },
 };
 
 static const char *status_words(long http)
@@ -83,7 +80,7 @@ static void trim_to_owners(cJSON *o)
 
 /* LISTs one resource into inv->objects.  0, or -1 with msg. */
 static int list_one(struct kube_client *c, const char *server, const char *group,
-                    const char *version, const char *resource, enum trim trim,
+                    const char *version, const char *resource, void (*trim)(cJSON *obj),
                     struct inventory *inv, char *msg, size_t size)
 {
     struct kube_status st;
@@ -96,18 +93,13 @@ static int list_one(struct kube_client *c, const char *server, const char *group
     kube_path(path, sizeof(path), group, version, resource, NULL, NULL, NULL);
     snprintf(what, sizeof(what), "LIST %s (%s%s%s)", resource, group, *group ? "/" : "",
              version);
-    if (kube_list(c, path, NULL, PAGE, &items, NULL, &st, &err) != DD_OK) {
+    if (kube_list_transformed(c, path, NULL, PAGE, trim, &items, NULL, &st, &err) != DD_OK) {
         failed(msg, size, what, server, &st, &err);
         cJSON_Delete(items);
         return -1;
     }
-    while (items && (it = cJSON_DetachItemFromArray(items, 0))) {
-        if (trim == KEEP_OWNERS)
-            trim_to_owners(it);
-        else if (trim == KEEP_READ)
-            keep_trim(it);
+    while (items && (it = cJSON_DetachItemFromArray(items, 0)))
         cJSON_AddItemToArray(inv->objects, it);
-    }
     cJSON_Delete(items);
     return 0;
 }
@@ -165,7 +157,7 @@ int inventory_fetch(const char *kubeconfig, const char *context, struct inventor
                      inv, msg, size))
             goto out;
     if (inv->ci.taint_rules[0] && list_one(c, cfg.server, "resource.k8s.io", inv->ci.taint_rules,
-                                           "devicetaintrules", KEEP_ALL, inv, msg, size))
+                                           "devicetaintrules", NULL, inv, msg, size))
         goto out;
     gmtime_r(&now, &tm);
     strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", &tm);
