@@ -10,12 +10,19 @@
 #      until every pod shows the root cause it should (healthy ones: none);
 #   4. BENCH_SAMPLES (120) reaction samples: create a pod (and its claim) with a fault, time
 #      until the pod's dra-doctor.io/root-cause names it (a watch, so no poll granularity);
-#   5. prints a table: time to diagnose all, reaction p50/p90/p99/max, the controller's peak
+#   5. with BENCH_WEBHOOK=1, the loaded webhook run on the same cluster: `dra-doctor webhook`
+#      under its own ServiceAccount (deploy/base/rbac) watching it, bench/whload open loop at
+#      BENCH_RATE (2,000) req/s over 8 connections for 30 s, rotating three requests answered at
+#      once (a correct DeviceClass, a ResourceClaim, a Pod whose unallocated claim makes the
+#      allocator run over the whole inventory: ctl-load.py webhook-bodies); latency from the
+#      scheduled send time, the webhook's RSS with the cluster in its caches and its peak;
+#   6. prints a table: time to diagnose all, reaction p50/p90/p99/max, the controller's peak
 #      RSS (VmHWM) and CPU seconds (utime+stime); tears the cluster down.
 # Usage: bench/controller-bench.sh [BUILD_DIR]   (default build/release)
 # Env: BENCH_PODS (5000), BENCH_NODES (100), BENCH_SAMPLES (120), BENCH_DIR (state dir),
 #      BENCH_KEEP=1 (leave the cluster up), DD_BIN (another dra-doctor binary),
-#      BENCH_CTL_ARGS (extra controller flags), BENCH_MD=file (also write the table as Markdown).
+#      BENCH_CTL_ARGS (extra controller flags), BENCH_MD=file (also write the table as Markdown),
+#      BENCH_WEBHOOK=1 (step 5), BENCH_RATE (2000).
 set -u
 B=${1:-build/release}
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,10 +30,11 @@ cd "$top"
 DD_BIN=${DD_BIN:-$B/dra-doctor}
 SAMPLES=${BENCH_SAMPLES:-120}
 state=${BENCH_DIR:-$(mktemp -d /tmp/dra-doctor-ctlbench.XXXXXX)}
-ctl_pid=""; renew_pid=""
+ctl_pid=""; renew_pid=""; wh_pid=""
 
 cleanup() {
     [ -n "$ctl_pid" ] && kill "$ctl_pid" 2>/dev/null && wait "$ctl_pid" 2>/dev/null
+    [ -n "$wh_pid" ] && kill "$wh_pid" 2>/dev/null && wait "$wh_pid" 2>/dev/null
     [ -n "$renew_pid" ] && kill "$renew_pid" 2>/dev/null && wait "$renew_pid" 2>/dev/null
     if [ "${BENCH_KEEP:-0}" != 1 ]; then
         e2e/cluster down --dir "$state" --purge >/dev/null 2>&1
@@ -100,6 +108,41 @@ max=$(printf '%s\n' "$react" | sed -n 's/.*max \([0-9.]*\) s, min.*/\1/p')
 answered=$(printf '%s\n' "$react" | sed -n 's/^react: [0-9]* samples, \([0-9]*\) answered.*/\1/p')
 
 verdict() { awk -v v="$1" -v lim="$2" 'BEGIN { print (v != "" && v + 0 <= lim + 0) ? "met" : "MISSED" }'; }
+wh_row=""
+if [ "${BENCH_WEBHOOK:-0}" = 1 ]; then
+    mkdir -p build/bench
+    # shellcheck disable=SC2086
+    ${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o build/bench/whload bench/whload.c \
+        -lssl -lcrypto -pthread -lm || die "cannot build bench/whload.c"
+    "$DD_BIN" certs --service dra-doctor-webhook --namespace dra-doctor --out-dir "$state/wh-certs" \
+        --ip 127.0.0.1 >/dev/null 2>&1 || die "dra-doctor certs failed"
+    wtok=$(kubectl create token dra-doctor-webhook -n dra-doctor --duration=2h) || die "no webhook token"
+    cp "$state/controller.kubeconfig" "$state/webhook.kubeconfig"
+    KUBECONFIG="$state/webhook.kubeconfig" kubectl config set-credentials sa --token="$wtok" >/dev/null
+    python3 bench/ctl-load.py webhook-bodies "$state/wh-bodies" || die "webhook bodies failed"
+    wport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    "$DD_BIN" webhook --tls-cert-file "$state/wh-certs/tls.crt" --tls-key-file "$state/wh-certs/tls.key" \
+        --bind 127.0.0.1 --port "$wport" --kubeconfig "$state/webhook.kubeconfig" \
+        >"$state/logs/webhook.log" 2>&1 &
+    wh_pid=$!
+    tw=$(date +%s.%N)
+    until curl -sf --max-time 5 --cacert "$state/wh-certs/ca.crt" "https://127.0.0.1:$wport/readyz" >/dev/null; do
+        kill -0 "$wh_pid" 2>/dev/null || { tail -n 20 "$state/logs/webhook.log"; die "the webhook exited"; }
+        sleep 0.2
+    done
+    wready=$(awk -v a="$tw" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+    wrss0=$(rss_mib "$wh_pid")
+    wl=$(build/bench/whload -q --cacert "$state/wh-certs/ca.crt" -c 8 -r "${BENCH_RATE:-2000}" -d 30 -w 2 \
+        --match '"allowed":true' $(for b in "$state"/wh-bodies/*.json; do printf -- '-b %s ' "$b"; done) \
+        "https://127.0.0.1:$wport/validate" | grep '^whload:') || die "whload failed"
+    echo "$wl"
+    kv() { printf '%s\n' "$wl" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+    whwm=$(hwm_mib "$wh_pid"); wrss1=$(rss_mib "$wh_pid"); wcpu=$(cpu_s "$wh_pid")
+    wp99=$(awk -v u="$(kv p99_us)" 'BEGIN { printf "%.3f", u / 1000 }')
+    wh_row="| webhook at $(kv rps) req/s open loop (${BENCH_RATE:-2000} asked, $(kv requests) sent, $(kv matched) allowed, $(kv errors) errors, $(kv late) late): p50 / p99 / p99.9 / max | $(kv p50_us) / $(kv p99_us) / $(kv p999_us) / $(kv max_us) µs | p99 ≤ 1 ms: $(verdict "$wp99" 1) |
+| webhook ready after / RSS with the caches / peak (VmHWM) / CPU s | ${wready} s / ${wrss0} MiB / ${whwm} MiB / ${wcpu} s | ≤ 64 MiB: $(verdict "$whwm" 64) |"
+fi
+
 table() {
     echo "| measure | value | target |"
     echo "|---|---:|---|"
@@ -114,6 +157,7 @@ table() {
     echo "| controller RSS at end | ${rss2} MiB | |"
     echo "| snapshots built; build time mean (CPU) / max | ${builds:-?}; ${build_avg:-?} s (${build_cpu_avg:-?} s) / ${build_max:-?} s | |"
     echo "| watch restarts / relists | $(metric dra_doctor_watch_restarts_total) / $(metric dra_doctor_relists_total) | |"
+    [ -z "$wh_row" ] || printf '%s\n' "$wh_row"
 }
 echo
 table

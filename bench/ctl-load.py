@@ -11,6 +11,8 @@ connection) because one kubectl process per object would dominate the time.
   ctl-load.py diagnosed EXPECTED_JSON T0 poll until every pod shows what it should; print seconds since T0
   ctl-load.py react-setup N              the namespaces with exhausted quotas that react N needs
   ctl-load.py react N OUT_JSON           N fault-introduction samples, latency to the annotation
+  ctl-load.py webhook-bodies DIR         AdmissionReview bodies for the loaded webhook run (and the
+                                         unallocated claim its Pod names, created here)
 
 Load (defaults; BENCH_PODS scales the pod counts):
   100 Nodes (fake, created here: containerd 2.1 so CDI is on, pods 110, Leases renewed),
@@ -687,12 +689,42 @@ def cmd_react_setup(n):
     parallel(api, [(CLAIMS % ns, claim(ns, "held", "cls-v-001")) for ns in nss])
 
 
+def cmd_webhook_bodies(out):
+    """The loaded webhook run's requests, as kube-apiserver sends them: each is answered at
+    once (a denial or a warning waits for the caches by design, so it would measure the wait,
+    not the decision).  The Pod names a claim created here, unallocated on a class every node
+    serves, so its admission runs the allocator over the whole inventory until a node fits."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "genwh", os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen-webhook-objects.py"))
+    genwh = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(genwh)
+    api = Api()
+    fit = claim("bench-react", "wh-fit", "cls-v-000")
+    api.create(CLAIMS % "bench-react", fit)
+    cls = device_class("bench-wh-good", "device.driver == '%s'" % DRIVERS[0])
+    bodies = {
+        "1-deviceclass-good": genwh.review("0b8c6a0e-0000-4000-8000-000000000201", "resource.k8s.io", "v1",
+                                           "DeviceClass", "deviceclasses", "CREATE", "", cls),
+        "2-claim": genwh.review("0b8c6a0e-0000-4000-8000-000000000202", "resource.k8s.io", "v1",
+                                "ResourceClaim", "resourceclaims", "CREATE", "bench-react",
+                                claim("bench-react", "wh-new", "cls-v-001")),
+        "3-pod-allocates": genwh.review("0b8c6a0e-0000-4000-8000-000000000203", "", "v1", "Pod", "pods",
+                                        "CREATE", "bench-react", pod("bench-react", "wh-pod", "wh-fit")),
+    }
+    os.makedirs(out, exist_ok=True)
+    for name, r in bodies.items():
+        with open(os.path.join(out, name + ".json"), "w") as f:
+            json.dump(r, f)
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     cmd, args = sys.argv[1], sys.argv[2:]
     fn = {"create": cmd_create, "settle": cmd_settle, "renew": cmd_renew,
-          "diagnosed": cmd_diagnosed, "react": cmd_react, "react-setup": cmd_react_setup}.get(cmd)
+          "diagnosed": cmd_diagnosed, "react": cmd_react, "react-setup": cmd_react_setup,
+          "webhook-bodies": cmd_webhook_bodies}.get(cmd)
     if not fn:
         sys.exit(__doc__)
     fn(*args)
