@@ -13,9 +13,9 @@
 #define MAX_OWNER_HOPS 4 /* claim -> Pod -> ReplicaSet -> Deployment (Job -> CronJob) */
 
 static void trim_to_owners(cJSON *o);
+static void trim_bookkeeping(cJSON *o);
 
-/* What the inventory lists, and what is kept of each object as its page arrives (NULL:
- * all of it). */
+/* What the inventory lists, and what is kept of each object as its page arrives. */
 static const struct {
     const char *group, *resource;
     void (*trim)(cJSON *obj);
@@ -23,10 +23,11 @@ static const struct {
     /* What the live cache keeps (lib/model/keep): a Node's images and managed fields are most
      * of it. */
     { "", "nodes", keep_trim },
-    { "resource.k8s.io", "resourceslices", NULL },
-    { "resource.k8s.io", "deviceclasses", NULL },
-    { "resource.k8s.io", "resourceclaims", NULL }, /* their ownerReferences are read */
-    { "resource.k8s.io", "resourceclaimtemplates", NULL },
+    { "resource.k8s.io", "resourceslices", trim_bookkeeping },
+    { "resource.k8s.io", "deviceclasses", trim_bookkeeping },
+    /* Not keep_trim: a claim's ownerReferences are read. */
+    { "resource.k8s.io", "resourceclaims", trim_bookkeeping },
+    { "resource.k8s.io", "resourceclaimtemplates", trim_bookkeeping },
     /* Read only for who owns whom. */
     { "", "pods", trim_to_owners },
     { "apps", "replicasets", trim_to_owners },
@@ -58,6 +59,18 @@ static void failed(char *msg, size_t size, const char *what, const char *server,
     else
         snprintf(msg, size, "%s at %s: HTTP %ld %s", what, server, st->http,
                  st->message[0] ? st->message : err->msg);
+}
+
+/* The API server's and kubectl's bookkeeping, which no rule reads and which is often the
+ * larger part of a claim: managedFields, kubectl's last-applied-configuration. */
+static void trim_bookkeeping(cJSON *o)
+{
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, "managedFields");
+    cJSON_DeleteItemFromObjectCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(meta, "annotations"),
+        "kubectl.kubernetes.io/last-applied-configuration");
 }
 
 /* Of a Pod, ReplicaSet or Job, only what inventory_evidence reads. */
@@ -157,7 +170,8 @@ int inventory_fetch(const char *kubeconfig, const char *context, struct inventor
                      inv, msg, size))
             goto out;
     if (inv->ci.taint_rules[0] && list_one(c, cfg.server, "resource.k8s.io", inv->ci.taint_rules,
-                                           "devicetaintrules", NULL, inv, msg, size))
+                                           "devicetaintrules", trim_bookkeeping, inv, msg,
+                                           size))
         goto out;
     gmtime_r(&now, &tm);
     strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", &tm);

@@ -475,8 +475,8 @@ int lint_main(int argc, char **argv)
         { "fail-on", required_argument, NULL, 'F' },
         { "color", required_argument, NULL, 'K' },
         { "cluster-inventory", no_argument, NULL, 'I' },
-        { "kubeconfig", required_argument, NULL, 'k' + 256 },
-        { "context", required_argument, NULL, 'x' + 256 },
+        { "kubeconfig", required_argument, NULL, 'U' },
+        { "context", required_argument, NULL, 'X' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -591,10 +591,10 @@ int lint_main(int argc, char **argv)
         case 'I':
             live = 1;
             break;
-        case 'k' + 256:
+        case 'U':
             kubeconfig = optarg;
             break;
-        case 'x' + 256:
+        case 'X':
             context = optarg;
             break;
         case 'h':
