@@ -9,16 +9,11 @@
  * cluster's own objects are not reported; a dead server, a 401 and a 403 end with exit 3 and
  * say which request, at which server, got what.
  */
-#include "harness.h"
-
-#include "client/httpd.h"
+#include "mock_api.h"
 
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #define NS "tnoge"
 
@@ -78,8 +73,8 @@ static struct res res[] = {
 #define R_RS 9
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static char server[64], kubeconfig[256], dir[64], manifest[256];
-static struct httpd *srv;
+static struct mock_api api;
+static char manifest[256];
 
 static void handler(void *ctx, const char *method, const char *body, size_t len,
                     struct httpd_response *r)
@@ -159,64 +154,28 @@ static const char pod_manifest[] =
     "    image: registry.k8s.io/pause:3.10\n"
     "    resources: {claims: [{name: gpus}]}\n";
 
-struct run {
-    int status;
-    char out[32768];
-};
-
-/* Runs $DD_BIN lint --cluster-inventory --kubeconfig K MANIFEST ARGS...; stdout and stderr
+/* Runs $DD_BIN lint --cluster-inventory --kubeconfig KC MANIFEST ARGS...; stdout and stderr
  * together. */
-static void run(struct run *r, const char *kc, ...)
+static void run(struct mock_run *r, const char *kc, ...)
 {
-    const char *bin = getenv("DD_BIN"), *args[32];
-    int p[2], st, n = 0;
-    size_t len = 0;
-    ssize_t k;
+    const char *const pre[] = { "lint", "--cluster-inventory", "--kubeconfig", kc,
+                                "--color=never", manifest };
     va_list ap;
-    pid_t pid;
 
-    assert_non_null(bin);
-    args[n++] = bin;
-    args[n++] = "lint";
-    args[n++] = "--cluster-inventory";
-    args[n++] = "--kubeconfig";
-    args[n++] = kc;
-    args[n++] = "--color=never";
-    args[n++] = manifest;
     va_start(ap, kc);
-    while (n < 31 && (args[n] = va_arg(ap, const char *)))
-        n++;
+    mock_vrun(r, pre, 6, ap);
     va_end(ap);
-    args[n] = NULL;
-    assert_int_equal(pipe(p), 0);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        dup2(p[1], 1);
-        dup2(p[1], 2);
-        close(p[0]);
-        unsetenv("KUBERNETES_SERVICE_HOST");
-        execv(bin, (char *const *)args);
-        _exit(127);
-    }
-    close(p[1]);
-    while ((k = read(p[0], r->out + len, sizeof(r->out) - 1 - len)) > 0)
-        len += (size_t)k;
-    r->out[len] = '\0';
-    close(p[0]);
-    assert_int_equal(waitpid(pid, &st, 0), pid);
-    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 static void test_does_not_fit(void **state)
 {
-    struct run r;
+    struct mock_run r;
     char where[300];
 
     (void)state;
     reset(0);
     write_manifest(pod_manifest);
-    run(&r, kubeconfig, NULL);
+    run(&r, api.kubeconfig, NULL);
     assert_int_equal(r.status, 1);
     snprintf(where, sizeof(where), "%s:13", manifest);
     assert_contains(r.out, where);
@@ -224,7 +183,7 @@ static void test_does_not_fit(void **state)
     assert_contains(r.out, "error");
     assert_contains(r.out, "Pod " NS "/trainer fits on no node");
     assert_contains(r.out, "Judged against the live cluster's inventory (context x, server ");
-    assert_contains(r.out, server);
+    assert_contains(r.out, api.server);
     assert_contains(r.out, "Kubernetes v1.37.2, read at ");
     /* The class exists only in the cluster: not missing.  The cluster's broken class is not
      * the manifests' to fix. */
@@ -238,12 +197,12 @@ static void test_does_not_fit(void **state)
 
 static void test_fixed_twin_clean(void **state)
 {
-    struct run r;
+    struct mock_run r;
 
     (void)state;
     reset(1);
     write_manifest(pod_manifest);
-    run(&r, kubeconfig, "-o", "json", NULL);
+    run(&r, api.kubeconfig, "-o", "json", NULL);
     assert_int_equal(r.status, 0);
     assert_contains(r.out, "\"findings\":[]");
 }
@@ -269,7 +228,7 @@ static const char claim_manifest[] =
 
 static void test_manifest_claim_replaces_cluster_claim(void **state)
 {
-    struct run r;
+    struct mock_run r;
     char text[2048];
 
     (void)state;
@@ -279,13 +238,13 @@ static void test_manifest_claim_replaces_cluster_claim(void **state)
     /* Re-applied: the manifest's claim is the cluster's; its devices are counted once. */
     snprintf(text, sizeof(text), claim_manifest, "gpus", "gpus");
     write_manifest(text);
-    run(&r, kubeconfig, NULL);
+    run(&r, api.kubeconfig, NULL);
     assert_int_equal(r.status, 0);
     assert_contains(r.out, "1 object(s) replaced by the manifests");
     /* Another claim: the cluster's still holds n1's two GPUs, n2 has one. */
     snprintf(text, sizeof(text), claim_manifest, "gpus-2", "gpus-2");
     write_manifest(text);
-    run(&r, kubeconfig, NULL);
+    run(&r, api.kubeconfig, NULL);
     assert_int_equal(r.status, 1);
     assert_contains(r.out, "DevicesDoNotFit");
     assert_contains(r.out, "0 object(s) replaced by the manifests");
@@ -317,7 +276,7 @@ static const char deployment_manifest[] =
 
 static void test_workload_frees_its_pods_claims(void **state)
 {
-    struct run r;
+    struct mock_run r;
     char text[2048];
 
     (void)state;
@@ -336,13 +295,13 @@ static void test_workload_frees_its_pods_claims(void **state)
     /* The running Deployment applied again: its pod's devices are its own. */
     snprintf(text, sizeof(text), deployment_manifest, "trainer");
     write_manifest(text);
-    run(&r, kubeconfig, NULL);
+    run(&r, api.kubeconfig, NULL);
     assert_int_equal(r.status, 0);
     assert_contains(r.out, "1 claim(s) of pods they replace set aside");
     /* Another Deployment competes with it for n1's devices. */
     snprintf(text, sizeof(text), deployment_manifest, "evaluator");
     write_manifest(text);
-    run(&r, kubeconfig, NULL);
+    run(&r, api.kubeconfig, NULL);
     assert_int_equal(r.status, 1);
     assert_contains(r.out, "Deployment " NS "/evaluator fits on no node");
     assert_contains(r.out, "0 claim(s) of pods they replace set aside");
@@ -350,7 +309,7 @@ static void test_workload_frees_its_pods_claims(void **state)
 
 static void test_dead_server(void **state)
 {
-    struct run r;
+    struct mock_run r;
     char kc[300];
     FILE *f;
 
@@ -358,7 +317,7 @@ static void test_dead_server(void **state)
     write_manifest(pod_manifest);
     /* A port nothing listens on: the mock's, bound then closed, would race; port 1 is
      * privileged and unused here. */
-    snprintf(kc, sizeof(kc), "%s/dead", dir);
+    snprintf(kc, sizeof(kc), "%s/dead", api.dir);
     assert_non_null(f = fopen(kc, "w"));
     fprintf(f, "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n"
                "    server: http://127.0.0.1:1\ncontexts:\n- name: x\n  context:\n"
@@ -379,22 +338,22 @@ static void test_dead_server(void **state)
 
 static void test_refused(void **state)
 {
-    struct run r;
+    struct mock_run r;
 
     (void)state;
     write_manifest(pod_manifest);
     reset(0);
     res[R_SLICES].status = 403;
-    run(&r, kubeconfig, NULL);
+    run(&r, api.kubeconfig, NULL);
     assert_int_equal(r.status, 3);
     assert_contains(r.out, "LIST resourceslices (resource.k8s.io/v1) at ");
-    assert_contains(r.out, server);
+    assert_contains(r.out, api.server);
     assert_contains(r.out, "HTTP 403 Forbidden");
     assert_contains(r.out, "cannot list resource");
     assert_null(strstr(r.out, "DevicesDoNotFit"));
     reset(0);
     res[0].status = 401;
-    run(&r, kubeconfig, NULL);
+    run(&r, api.kubeconfig, NULL);
     assert_int_equal(r.status, 3);
     assert_contains(r.out, "GET /version at ");
     assert_contains(r.out, "HTTP 401 Unauthorized");
@@ -409,17 +368,14 @@ static void test_usage(void **state)
 
     (void)state;
     assert_non_null(bin);
-    snprintf(cmd, sizeof(cmd), "%s lint --kubeconfig %s %s >/dev/null 2>&1", bin, kubeconfig,
+    snprintf(cmd, sizeof(cmd), "%s lint --kubeconfig %s %s >/dev/null 2>&1", bin, api.kubeconfig,
              manifest);
     assert_int_equal(WEXITSTATUS(system(cmd)), 2);
 }
 
 static int setup(void **state)
 {
-    struct httpd_opts o = { "127.0.0.1", 0, 0, 4, NULL, NULL, 0, 0 };
     static struct httpd_route routes[NRES]; /* the server keeps them */
-    struct dd_err err = { 0 };
-    FILE *f;
     size_t i;
 
     (void)state;
@@ -429,32 +385,17 @@ static int setup(void **state)
         routes[i].ctx = &res[i];
         routes[i].content_type = NULL;
     }
-    if (!(srv = httpd_start(&o, routes, NRES, &err))) {
-        fprintf(stderr, "mock API server: %s\n", err.msg);
+    if (mock_api_start(&api, "lint-cluster", routes, NRES))
         return -1;
-    }
-    snprintf(server, sizeof(server), "http://127.0.0.1:%u", (unsigned)httpd_port(srv));
-    snprintf(dir, sizeof(dir), "/tmp/dd-test-lint-cluster-XXXXXX");
-    if (!mkdtemp(dir))
-        return -1;
-    snprintf(kubeconfig, sizeof(kubeconfig), "%s/kubeconfig", dir);
-    snprintf(manifest, sizeof(manifest), "%s/app.yaml", dir);
-    if (!(f = fopen(kubeconfig, "w")))
-        return -1;
-    fprintf(f, "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: %s\n"
-               "contexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n"
-               "current-context: x\nusers:\n- name: u\n  user:\n    token: t\n", server);
-    fclose(f);
+    snprintf(manifest, sizeof(manifest), "%s/app.yaml", api.dir);
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    httpd_stop(srv);
-    unlink(kubeconfig);
     unlink(manifest);
-    rmdir(dir);
+    mock_api_stop(&api);
     return 0;
 }
 
