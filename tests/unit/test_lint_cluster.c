@@ -6,8 +6,10 @@
  * error on the manifest's file and line, the fixed twin is clean, a manifest's claim replaces
  * the cluster's allocated claim of that name (and a Deployment of the manifests frees the
  * claims of its running pods) while one of another name holds its devices, findings on the
- * cluster's own objects are not reported; a dead server, a 401 and a 403 end with exit 3 and
- * say which request, at which server, got what.
+ * cluster's own objects are not reported; DeviceTaintRules are listed where discovery serves
+ * them, and one that taints the GPUs is found on the manifest's template; a dead server, a 401,
+ * a 403 and a server without resource.k8s.io/v1 end with exit 3 and say which request, at
+ * which server, got what.
  */
 #include "mock_api.h"
 
@@ -51,10 +53,12 @@ struct res {
     "{\"request\":\"gpu\",\"driver\":\"gpu.example.com\",\"pool\":\"n1\",\"device\":\"gpu-1\"}]}," \
     "\"nodeSelector\":{\"nodeSelectorTerms\":[{\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"n1\"]}]}]}}}}"
 
+#define RESOURCES "{\"resources\":[{\"name\":\"resourceslices\"}]}"
+
 static struct res res[] = {
     { "/version", 200, "{\"gitVersion\":\"v1.37.2\"}", 0 },
     { "/apis/resource.k8s.io", 200, "{\"versions\":[{\"groupVersion\":\"resource.k8s.io/v1\",\"version\":\"v1\"}]}", 0 },
-    { "/apis/resource.k8s.io/v1", 200, "{\"resources\":[{\"name\":\"resourceslices\"}]}", 0 },
+    { "/apis/resource.k8s.io/v1", 200, RESOURCES, 0 },
     { "/api/v1/nodes", 200, NULL, 0 },
     { "/apis/resource.k8s.io/v1/resourceslices", 200, NULL, 0 },
     { "/apis/resource.k8s.io/v1/deviceclasses", 200, CLASSES, 0 },
@@ -63,14 +67,21 @@ static struct res res[] = {
     { "/api/v1/pods", 200, EMPTY("Pod", "v1"), 0 },
     { "/apis/apps/v1/replicasets", 200, EMPTY("ReplicaSet", "apps/v1"), 0 },
     { "/apis/batch/v1/jobs", 200, EMPTY("Job", "batch/v1"), 0 },
+    /* Listed only where discovery serves it. */
+    { "/apis/resource.k8s.io/v1/devicetaintrules", 200,
+      LIST("DeviceTaintRule", "resource.k8s.io/v1",
+           "{\"metadata\":{\"name\":\"maintenance\"},\"spec\":{\"deviceSelector\":{\"driver\":\"other.example.com\"},"
+           "\"taint\":{\"key\":\"m\",\"effect\":\"NoSchedule\"}}}"), 0 },
 };
 
 #define NRES (sizeof(res) / sizeof(res[0]))
+static const char *res_taints_default;
 #define R_NODES 3
 #define R_SLICES 4
 #define R_CLAIMS 6
 #define R_PODS 8
 #define R_RS 9
+#define R_TAINTS 11
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct mock_api api;
@@ -114,6 +125,8 @@ static void reset(int fixed)
     res[R_CLAIMS].body = EMPTY("ResourceClaim", "resource.k8s.io/v1");
     res[R_PODS].body = EMPTY("Pod", "v1");
     res[R_RS].body = EMPTY("ReplicaSet", "apps/v1");
+    res[R_TAINTS].body = res_taints_default;
+    res[2].body = RESOURCES;
     pthread_mutex_unlock(&mu);
 }
 
@@ -205,6 +218,23 @@ static void test_fixed_twin_clean(void **state)
     run(&r, api.kubeconfig, "-o", "json", NULL);
     assert_int_equal(r.status, 0);
     assert_contains(r.out, "\"findings\":[]");
+    assert_contains(r.out, "0 DeviceTaintRule(s)");
+    assert_int_equal(res[R_TAINTS].hits, 0);
+    /* Served: listed (this one taints another driver's devices). */
+    res[2].body = "{\"resources\":[{\"name\":\"resourceslices\"},{\"name\":\"devicetaintrules\"}]}";
+    run(&r, api.kubeconfig, "-o", "json", NULL);
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "1 DeviceTaintRule(s)");
+    assert_int_equal(res[R_TAINTS].hits, 1);
+    /* One that taints the GPUs: the manifest's request tolerates no taint. */
+    res[R_TAINTS].body = LIST("DeviceTaintRule", "resource.k8s.io/v1",
+                              "{\"metadata\":{\"name\":\"maintenance\"},\"spec\":{\"deviceSelector\":"
+                              "{\"driver\":\"gpu.example.com\"},\"taint\":{\"key\":\"m\","
+                              "\"effect\":\"NoSchedule\"}}}");
+    run(&r, api.kubeconfig, "-o", "json", NULL);
+    assert_int_equal(r.status, 1);
+    assert_contains(r.out, "\"code\":\"DeviceTaintNotTolerated\"");
+    assert_contains(r.out, "\"name\":\"two-gpus\"");
 }
 
 /* n1's two GPUs are held by claim `gpus`; the manifest's pod uses a claim of that name. */
@@ -358,6 +388,13 @@ static void test_refused(void **state)
     assert_contains(r.out, "GET /version at ");
     assert_contains(r.out, "HTTP 401 Unauthorized");
     assert_int_equal(res[R_NODES].hits, 0);
+    /* Kubernetes before 1.34: no resource.k8s.io/v1. */
+    reset(0);
+    res[1].status = 404;
+    run(&r, api.kubeconfig, NULL);
+    assert_int_equal(r.status, 3);
+    assert_contains(r.out, "dra-doctor needs resource.k8s.io/v1");
+    assert_int_equal(res[R_NODES].hits, 0);
     reset(0);
 }
 
@@ -379,6 +416,7 @@ static int setup(void **state)
     size_t i;
 
     (void)state;
+    res_taints_default = res[R_TAINTS].body;
     for (i = 0; i < NRES; i++) {
         routes[i].path = res[i].path;
         routes[i].fn = handler;
