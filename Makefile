@@ -146,6 +146,7 @@ test: deps
 
 bench: dra-doctor $(B)/nodesim $(B)/event-bench
 	bench/lint-bench.sh
+	DD_BIN=$(B)/dra-doctor bench/lint-cluster-bench.sh
 	bench/controller-bench.sh $(B)
 	$(B)/event-bench -e 10 5000 50000
 	CC="$(CC)" bench/webhook-bench.sh

@@ -279,7 +279,8 @@ static size_t number_variants(const struct mf_set *set, size_t *var, size_t *nva
 /* One run of the rules over the objects of variant pass (see number_variants). */
 static int run_pass(const struct lint_input *in, const struct mf_set *set,
                     const struct cri_config *cri, const size_t *var, const size_t *nvar,
-                    size_t pass, struct dd_findings *out)
+                    size_t pass, const cJSON *const *evidence, size_t nevidence,
+                    struct dd_findings *out)
 {
     struct dra_model m;
     int rc = -1;
@@ -290,6 +291,10 @@ static int run_pass(const struct lint_input *in, const struct mf_set *set,
     for (i = 0; i < set->n; i++)
         if (var[i] == (pass < nvar[i] ? pass : nvar[i] - 1) &&
             dra_model_add(&m, set->objs[i].json, set->objs[i].file, set->objs[i].line) != DD_OK)
+            goto out;
+    /* The live cluster's objects: no file, so their findings can be told apart. */
+    for (i = 0; i < nevidence; i++)
+        if (dra_model_add(&m, evidence[i], NULL, 0) != DD_OK)
             goto out;
     if (dra_model_finish(&m) == DD_OK && dd_rules_run(&m, &in->rules, out) == 0)
         rc = 0;
@@ -304,7 +309,8 @@ int lint_collect(const struct lint_input *in, struct lint_result *res)
     struct cri_config cri;
     struct dd_err err;
     int have_cri = 0, rc = -1;
-    size_t i, *var = NULL, *nvar = NULL, passes;
+    size_t i, *var = NULL, *nvar = NULL, passes, nevidence = 0;
+    const cJSON **evidence = NULL;
 
     memset(res, 0, sizeof(*res));
     memset(&cri, 0, sizeof(cri));
@@ -339,21 +345,27 @@ int lint_collect(const struct lint_input *in, struct lint_result *res)
     }
     default_namespace(&set, in->namespace_ ? in->namespace_ : "default");
     res->objects = set.n + set.nfiltered;
+    if (in->cluster && inventory_evidence(in->cluster, &set, &evidence, &nevidence,
+                                          &res->cluster))
+        goto out_model;
     if (!(var = calloc(set.n + 1, sizeof(*var))) || !(nvar = calloc(set.n + 1, sizeof(*nvar))) ||
         !(passes = number_variants(&set, var, nvar, &res->findings)))
         goto out_model;
     for (i = 0; i < passes; i++) {
         struct dd_findings more = DD_FINDINGS_INIT;
-        if (run_pass(in, &set, have_cri ? &cri : NULL, var, nvar, i,
+        if (run_pass(in, &set, have_cri ? &cri : NULL, var, nvar, i, evidence, nevidence,
                      i ? &more : &res->findings)) {
             dd_findings_release(&more);
             goto out_model;
         }
         dd_findings_merge(&res->findings, &more);
     }
+    if (in->cluster)
+        dd_findings_drop_live(&res->findings);
     dd_findings_sort(&res->findings);
     rc = res->findings.oom ? -1 : 0;
 out_model:
+    free(evidence);
     free(var);
     free(nvar);
     if (have_cri)
@@ -398,6 +410,20 @@ static void usage(FILE *f)
 "                             #releases lists each release's defaults)\n"
 "      --complete             the input is the whole cluster: references to objects\n"
 "                             that are not in it are errors, not warnings\n"
+"      --cluster-inventory    also read, read-only, the live cluster's Nodes,\n"
+"                             ResourceSlices, DeviceClasses, ResourceClaims and\n"
+"                             templates (all namespaces), DeviceTaintRules, and who\n"
+"                             owns which claim (Pods, ReplicaSets, Jobs), and judge\n"
+"                             the manifests against them as if applied: an object of\n"
+"                             the manifests replaces the cluster's of that name, and\n"
+"                             the claims of pods they replace free their devices.\n"
+"                             Findings are on the manifests only; a pod that fits on\n"
+"                             no node of the cluster today is an error.  The\n"
+"                             release and gates are the server's unless\n"
+"                             --kube-version says otherwise\n"
+"      --kubeconfig FILE      with --cluster-inventory (default: $KUBECONFIG,\n"
+"                             ~/.kube/config, in-cluster)\n"
+"      --context NAME         the kubeconfig's context (default: current-context)\n"
 "  -n, --namespace NS         the namespace of objects that name none, as kubectl\n"
 "                             apply -n NS puts them (default \"default\")\n"
 "      --kube-version V       the Kubernetes release the manifests are for (1.34 to\n"
@@ -412,7 +438,10 @@ static void usage(FILE *f)
 "  -h, --help                 show this help\n"
 "\n"
 "exit status: 0 no findings at the --fail-on level, 1 findings at that level,\n"
-"2 usage error or unreadable input (what could be read is still checked).\n"
+"2 usage error or unreadable input (what could be read is still checked),\n"
+"3 --cluster-inventory could not read the cluster (kubeconfig, API server\n"
+"unreachable, a LIST refused: the message names the resource, server and HTTP\n"
+"status); nothing is judged then.\n"
 "\n"
 "Rules and their fixes: docs/rules.md.\n");
 }
@@ -445,6 +474,9 @@ int lint_main(int argc, char **argv)
         { "output", required_argument, NULL, 'o' },
         { "fail-on", required_argument, NULL, 'F' },
         { "color", required_argument, NULL, 'K' },
+        { "cluster-inventory", no_argument, NULL, 'I' },
+        { "kubeconfig", required_argument, NULL, 'U' },
+        { "context", required_argument, NULL, 'X' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -461,6 +493,9 @@ int lint_main(int argc, char **argv)
     const char *gate_text[MAX_GATES];
     size_t ngates = 0, g;
     struct dd_err err;
+    struct inventory inv; /* in.cluster and in.rules borrow it */
+    const char *kubeconfig = NULL, *context = NULL;
+    int live = 0;
 
 #ifdef M_MXFAST
     /* Lint frees its model at the end, hundreds of thousands of small blocks: glibc would
@@ -468,6 +503,7 @@ int lint_main(int argc, char **argv)
     mallopt(M_MXFAST, 0);
 #endif
     memset(&in, 0, sizeof(in));
+    memset(&inv, 0, sizeof(inv));
     in.rules = rdefaults;
     optind = 1;
     while ((ch = getopt_long(argc, argv, "f:o:n:h", opts, NULL)) != -1) {
@@ -552,6 +588,15 @@ int lint_main(int argc, char **argv)
                 return LINT_EXIT_USAGE;
             }
             break;
+        case 'I':
+            live = 1;
+            break;
+        case 'U':
+            kubeconfig = optarg;
+            break;
+        case 'X':
+            context = optarg;
+            break;
         case 'h':
             usage(stdout);
             return LINT_EXIT_OK;
@@ -560,13 +605,34 @@ int lint_main(int argc, char **argv)
             return LINT_EXIT_USAGE;
         }
     }
-    /* The release's gates, then --feature-gates in order; the CEL environment follows them
+    if ((kubeconfig || context) && !live) {
+        fprintf(stderr, "dra-doctor lint: --kubeconfig and --context go with "
+                "--cluster-inventory\n");
+        return LINT_EXIT_USAGE;
+    }
+    if (live) {
+        char msg[2048];
+        if (inventory_fetch(kubeconfig, context, &inv, msg, sizeof(msg))) {
+            fprintf(stderr, "dra-doctor lint: --cluster-inventory: %s\n", msg);
+            inventory_release(&inv);
+            return LINT_EXIT_CLUSTER;
+        }
+        in.cluster = inv.objects;
+        in.rules.live_inventory = inv.from;
+    }
+    /* The release's gates (the live server's own, when it is read and --kube-version does
+     * not say otherwise), then --feature-gates in order; the CEL environment follows them
      * (k8s.io/apiserver's base environment, DRA's declarations). */
-    kv_gates_init(&gates, in.rules.kube_minor ? in.rules.kube_minor : KV_DEFAULT_MINOR);
+    if (live && !in.rules.kube_minor) {
+        gates = inv.ci.gates;
+        in.rules.kube_minor = inv.ci.minor;
+    } else
+        kv_gates_init(&gates, in.rules.kube_minor ? in.rules.kube_minor : KV_DEFAULT_MINOR);
     for (g = 0; g < ngates; g++) {
         dd_err_clear(&err);
         if (kv_gates_set(&gates, gate_text[g], KV_FROM_FLAG, &err) != DD_OK) {
             fprintf(stderr, "dra-doctor lint: --feature-gates: %s\n", err.msg);
+            inventory_release(&inv);
             return LINT_EXIT_USAGE;
         }
     }
@@ -576,6 +642,7 @@ int lint_main(int argc, char **argv)
     for (; optind < argc; optind++) {
         if (npaths == MAX_PATHS) {
             fprintf(stderr, "dra-doctor lint: too many paths (limit %d)\n", MAX_PATHS);
+            inventory_release(&inv);
             return LINT_EXIT_USAGE;
         }
         paths[npaths++] = argv[optind];
@@ -592,8 +659,18 @@ int lint_main(int argc, char **argv)
     }
     if (lint_collect(&in, &res)) {
         fprintf(stderr, "dra-doctor lint: out of memory\n");
+        inventory_release(&inv);
         return LINT_EXIT_USAGE;
     }
+    inventory_release(&inv);
+    if (live)
+        fprintf(stderr, "dra-doctor lint: judged with the live cluster's inventory (%s): %zu "
+                "Node(s), %zu ResourceSlice(s), %zu DeviceClass(es), %zu ResourceClaim(s), %zu "
+                "ResourceClaimTemplate(s), %zu DeviceTaintRule(s); %zu object(s) replaced by the "
+                "manifests, %zu claim(s) of pods they replace set aside\n", in.rules.live_inventory,
+                res.cluster.nodes, res.cluster.slices, res.cluster.classes, res.cluster.claims,
+                res.cluster.templates, res.cluster.taint_rules, res.cluster.replaced,
+                res.cluster.set_aside);
     memset(&rep, 0, sizeof(rep));
     rep.findings = &res.findings;
     rep.rules = dd_rules(&rep.nrules);

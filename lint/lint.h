@@ -11,12 +11,15 @@
 #include <stdio.h>
 
 #include "rules/finding.h"
+#include "inventory.h"
 #include "rules/rules.h"
 
 /* Exit codes: scripts depend on them. */
 #define LINT_EXIT_OK 0       /* nothing at or above --fail-on */
 #define LINT_EXIT_FINDINGS 1 /* findings at or above --fail-on */
 #define LINT_EXIT_USAGE 2    /* usage error, or input that could not be read */
+#define LINT_EXIT_CLUSTER 3  /* --cluster-inventory: the live cluster's inventory could not be
+                                read (kubeconfig, server unreachable, a LIST refused) */
 
 struct lint_input {
     const char *const *paths;     /* files, directories or "-"; borrowed */
@@ -25,12 +28,17 @@ struct lint_input {
     const char *namespace_;       /* for namespaced objects without one, as kubectl applies
                                      them (--namespace); NULL: "default" */
     struct rule_options rules;
+    const cJSON *cluster;         /* --cluster-inventory: the live cluster's objects
+                                     (inventory_fetch), evidence beside the manifests (see
+                                     inventory_evidence): findings on them are not reported;
+                                     set rules.live_inventory too.  NULL: none.  Borrowed */
 };
 
 struct lint_result {
     struct dd_findings findings;  /* sorted */
     size_t objects;               /* Kubernetes objects read */
     size_t input_errors;          /* files or documents that could not be read */
+    struct inventory_counts cluster; /* what of in->cluster stood beside the manifests */
 };
 
 /*
@@ -40,7 +48,9 @@ struct lint_result {
  * containerd config; these count in res->input_errors), InputNotKubernetes
  * for a document that is no Kubernetes object, HelmChartNotRendered once per
  * chart of template files, ObjectVariants for an object defined in several places.
- * Everything that could be read is still checked.  Namespaced objects without a namespace
+ * Everything that could be read is still checked.  With in->cluster, its objects stand beside
+ * the manifests' in every run (those the manifests replace left out) and only the findings on
+ * the manifests' objects (those with a file) are kept.  Namespaced objects without a namespace
  * are in in->namespace_ ("default"), as kubectl puts them.  An object defined several times
  * (per-platform copies, overlays) is one object with variants: the rules run once per
  * variant (the k-th definition of every such object together, in input order, beside

@@ -1603,7 +1603,8 @@ static char *item_kind(const char *kind)
 }
 
 /* Moves the page's items into all, filling in apiVersion and kind where missing. */
-static enum dd_rc take_items(cJSON *page, cJSON *all, const char *api_version, const char *kind)
+static enum dd_rc take_items(cJSON *page, cJSON *all, const char *api_version, const char *kind,
+                             void (*transform)(cJSON *obj))
 {
     cJSON *items = cJSON_GetObjectItemCaseSensitive(page, "items"), *it;
 
@@ -1615,6 +1616,8 @@ static enum dd_rc take_items(cJSON *page, cJSON *all, const char *api_version, c
             if (kind && !cJSON_GetObjectItemCaseSensitive(it, "kind") &&
                 !cJSON_AddStringToObject(it, "kind", kind))
                 goto nomem;
+            if (transform)
+                transform(it);
         }
         if (!cJSON_AddItemToArray(all, it))
             goto nomem;
@@ -1627,6 +1630,13 @@ nomem:
 
 enum dd_rc kube_list(struct kube_client *c, const char *path, const char *selector, long limit,
                      cJSON **items, char **rv, struct kube_status *st, struct dd_err *err)
+{
+    return kube_list_transformed(c, path, selector, limit, NULL, items, rv, st, err);
+}
+
+enum dd_rc kube_list_transformed(struct kube_client *c, const char *path, const char *selector,
+                                 long limit, void (*transform)(cJSON *obj), cJSON **items,
+                                 char **rv, struct kube_status *st, struct dd_err *err)
 {
     struct kbuf p = { NULL, 0, 0, URL_MAX };
     char *cont = NULL, *kind = NULL, *api_version = NULL;
@@ -1687,7 +1697,7 @@ enum dd_rc kube_list(struct kube_client *c, const char *path, const char *select
             if (rv && !(*rv = strdup(s ? s : "")))
                 goto nomem;
         }
-        if (take_items(page, all, api_version, kind) != DD_OK)
+        if (take_items(page, all, api_version, kind, transform) != DD_OK)
             goto nomem;
         s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(page, "metadata"), "continue"));

@@ -186,6 +186,12 @@ enum dd_rc kube_delete(struct kube_client *c, const char *path, struct kube_stat
 enum dd_rc kube_list(struct kube_client *c, const char *path, const char *selector, long limit,
                      cJSON **items, char **rv, struct kube_status *st, struct dd_err *err);
 
+/* kube_list that calls transform (may be NULL) on each item, with its kind and apiVersion,
+ * as its page arrives: what a caller trims never accumulates beyond one page. */
+enum dd_rc kube_list_transformed(struct kube_client *c, const char *path, const char *selector,
+                                 long limit, void (*transform)(cJSON *obj), cJSON **items,
+                                 char **rv, struct kube_status *st, struct dd_err *err);
+
 /* ---- watch --------------------------------------------------------------- */
 
 /*

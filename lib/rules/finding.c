@@ -186,6 +186,19 @@ size_t dd_findings_count(const struct dd_findings *list, enum dd_severity sev)
     return n;
 }
 
+void dd_findings_drop_live(struct dd_findings *list)
+{
+    size_t i, n = 0;
+
+    for (i = 0; i < list->n; i++) {
+        if (list->v[i].file)
+            list->v[n++] = list->v[i];
+        else
+            finding_release(&list->v[i]);
+    }
+    list->n = n;
+}
+
 void dd_findings_release(struct dd_findings *list)
 {
     size_t i;

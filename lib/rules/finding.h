@@ -75,6 +75,10 @@ void dd_findings_sort(struct dd_findings *list);
  * Sort afterwards. */
 void dd_findings_merge(struct dd_findings *into, struct dd_findings *from);
 
+/* Frees the findings without a file (about live objects) and keeps the others in order: lint
+ * --cluster-inventory reports only on the manifests. */
+void dd_findings_drop_live(struct dd_findings *list);
+
 /* Counts findings at or above sev. */
 size_t dd_findings_count(const struct dd_findings *list, enum dd_severity sev);
 

@@ -6,7 +6,7 @@
  * The allocator is built once per run (lint, a live snapshot) or given (the webhook's view,
  * rule_options.inventory).  Lint input often lacks what the allocator needs; what is assumed
  * is said in the finding, and the finding is a warning unless the input is the whole cluster
- * (live, --complete with Node objects):
+ * (live, lint --cluster-inventory, --complete with Node objects):
  *   - no Node objects: the nodes are those the node-local ResourceSlices name, without labels
  *     or taints;
  *   - a driver that publishes no slice in the input but whose profile tells how many devices
@@ -624,11 +624,17 @@ static void report(struct rule_ctx *ctx, const struct fit_env *e, const struct d
         "allocator does it (Kubernetes v1.37 semantics), all together.", r->nnodes);
     if (first->why.kind == ALLOC_WHY_DEVICES && first->why.nalts)
         cls = first->why.alts[0].class_name;
-    /* An error is a promise: only when the inventory is proven whole (a live cluster's, or
-     * lint --complete with the cluster's Node objects). */
+    /* An error is a promise: only when the inventory is proven whole (a live cluster's, read
+     * by the controller or by lint --cluster-inventory, or lint --complete with the cluster's
+     * Node objects). */
     if (ctx->surface == DD_LIVE ||
-        (ctx->surface == DD_LINT && ctx->opt->complete && !e->assumed_nodes && !e->profile))
+        (ctx->surface == DD_LINT && (ctx->opt->complete || ctx->opt->live_inventory) &&
+         !e->assumed_nodes && !e->profile))
         sev = DD_SEV_ERROR;
+    if (ctx->opt->live_inventory)
+        cat(msg, sizeof(msg), &len, " Judged against the live cluster's inventory (%s): its "
+            "Nodes, ResourceSlices and allocated ResourceClaims, with the manifests' objects in "
+            "place of the cluster's of the same name.", ctx->opt->live_inventory);
     if (e->assumed_nodes)
         cat(msg, sizeof(msg), &len, " (The input has no Node objects: the nodes are those its "
             "ResourceSlices name, assumed to exist without labels or taints.)");
@@ -636,7 +642,7 @@ static void report(struct rule_ctx *ctx, const struct fit_env *e, const struct d
         cat(msg, sizeof(msg), &len, " (Driver %s publishes no ResourceSlice in the input: its "
             "DaemonSet's %lld device(s) per node are assumed, on %ld node(s).)",
             e->profile->name, (long long)e->profile->num_devices, e->profile_nodes);
-    if (ctx->surface == DD_LINT && !ctx->opt->complete)
+    if (ctx->surface == DD_LINT && !ctx->opt->complete && !ctx->opt->live_inventory)
         cat(msg, sizeof(msg), &len, " (This assumes the input holds every ResourceSlice and "
             "every allocated claim; --complete makes it an error.)");
     fix_for(fix, sizeof(fix), r, first);

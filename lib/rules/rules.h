@@ -59,9 +59,14 @@ struct rule_options {
                                    allocated claims (dd_rules_inventory_new), built once per view,
                                    that the pods of the model are allocated against; NULL: the
                                    rules build it from the model (at admission: none).  Borrowed */
+    const char *live_inventory; /* lint --cluster-inventory: the live cluster the model's Nodes,
+                                   ResourceSlices and allocated claims were read from ("context
+                                   X, server Y, ... at T"), so they are whole and a pod that
+                                   fits on none of its nodes is an error; NULL: the input's
+                                   own.  Borrowed */
 };
 
-#define RULE_OPTIONS_INIT { NULL, 0, 0, 1, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL }
+#define RULE_OPTIONS_INIT { NULL, 0, 0, 1, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL }
 
 struct rule_ctx {
     const struct dra_model *m;     /* the snapshot; borrowed */

@@ -5,16 +5,13 @@
  * reported, as is one that never goes (--timeout) and a refused DELETE, after which
  * nothing more is deleted; bad arguments are refused before any request.
  */
-#include "harness.h"
+#include "mock_api.h"
 
-#include "client/httpd.h"
 #include "formats/json.h"
 
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #define VWC "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/dd"
 #define DEP "/apis/apps/v1/namespaces/ns/deployments/dd-controller"
@@ -40,8 +37,7 @@ static struct obj objs[] = {
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static char log_[8192]; /* "DELETE vwc", "GET vwc 404", ... one per line */
-static char server[64], kubeconfig[256], dir[64];
-static struct httpd *srv;
+static struct mock_api api;
 
 static const char *short_name(const char *path)
 {
@@ -106,54 +102,20 @@ static void reset(void)
     pthread_mutex_unlock(&mu);
 }
 
-struct run {
-    int status;
-    char out[16384];
-};
-
 /* Runs $DD_BIN delete ARGS... against the mock; stdout and stderr together. */
-static void run(struct run *r, ...)
+static void run(struct mock_run *r, ...)
 {
-    const char *bin = getenv("DD_BIN"), *args[32];
-    int p[2], st, n = 0;
-    size_t len = 0;
-    ssize_t k;
+    const char *const pre[] = { "delete", "--kubeconfig", api.kubeconfig };
     va_list ap;
-    pid_t pid;
 
-    assert_non_null(bin);
-    args[n++] = bin;
-    args[n++] = "delete";
-    args[n++] = "--kubeconfig";
-    args[n++] = kubeconfig;
     va_start(ap, r);
-    while (n < 31 && (args[n] = va_arg(ap, const char *)))
-        n++;
+    mock_vrun(r, pre, 3, ap);
     va_end(ap);
-    args[n] = NULL;
-    assert_int_equal(pipe(p), 0);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        dup2(p[1], 1);
-        dup2(p[1], 2);
-        close(p[0]);
-        unsetenv("KUBERNETES_SERVICE_HOST");
-        execv(bin, (char *const *)args);
-        _exit(127);
-    }
-    close(p[1]);
-    while ((k = read(p[0], r->out + len, sizeof(r->out) - 1 - len)) > 0)
-        len += (size_t)k;
-    r->out[len] = '\0';
-    close(p[0]);
-    assert_int_equal(waitpid(pid, &st, 0), pid);
-    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 static void test_in_order(void **state)
 {
-    struct run r;
+    struct mock_run r;
 
     (void)state;
     reset();
@@ -174,7 +136,7 @@ static void test_in_order(void **state)
 
 static void test_absent_is_gone(void **state)
 {
-    struct run r;
+    struct mock_run r;
 
     (void)state;
     reset();
@@ -187,7 +149,7 @@ static void test_absent_is_gone(void **state)
 
 static void test_made_again(void **state)
 {
-    struct run r;
+    struct mock_run r;
 
     (void)state;
     reset();
@@ -201,7 +163,7 @@ static void test_made_again(void **state)
 
 static void test_timeout(void **state)
 {
-    struct run r;
+    struct mock_run r;
 
     (void)state;
     reset();
@@ -214,7 +176,7 @@ static void test_timeout(void **state)
 
 static void test_refused(void **state)
 {
-    struct run r;
+    struct mock_run r;
 
     (void)state;
     reset();
@@ -233,7 +195,7 @@ static void test_usage(void **state)
         { "secret/a/b", "\"secret/a/b\": not KIND/NAME", NULL },
         { "--timeout", "0", "--timeout \"0\": not a number of seconds 1..3600" },
     };
-    struct run r;
+    struct mock_run r;
     size_t i;
 
     (void)state;
@@ -254,10 +216,7 @@ static void test_usage(void **state)
 
 static int setup(void **state)
 {
-    struct httpd_opts o = { "127.0.0.1", 0, 0, 4, NULL, NULL, 0, 0 };
     static struct httpd_route routes[NOBJS]; /* the server keeps them */
-    struct dd_err err = { 0 };
-    FILE *f;
     size_t i;
 
     (void)state;
@@ -267,30 +226,13 @@ static int setup(void **state)
         routes[i].ctx = &objs[i];
         routes[i].content_type = NULL;
     }
-    if (!(srv = httpd_start(&o, routes, NOBJS, &err))) {
-        fprintf(stderr, "mock API server: %s\n", err.msg);
-        return -1;
-    }
-    snprintf(server, sizeof(server), "http://127.0.0.1:%u", (unsigned)httpd_port(srv));
-    snprintf(dir, sizeof(dir), "/tmp/dd-test-delete-XXXXXX");
-    if (!mkdtemp(dir))
-        return -1;
-    snprintf(kubeconfig, sizeof(kubeconfig), "%s/kubeconfig", dir);
-    if (!(f = fopen(kubeconfig, "w")))
-        return -1;
-    fprintf(f, "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: %s\n"
-               "contexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n"
-               "current-context: x\nusers:\n- name: u\n  user:\n    token: t\n", server);
-    fclose(f);
-    return 0;
+    return mock_api_start(&api, "delete", routes, NOBJS);
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    httpd_stop(srv);
-    unlink(kubeconfig);
-    rmdir(dir);
+    mock_api_stop(&api);
     return 0;
 }
 

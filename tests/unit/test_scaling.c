@@ -1,6 +1,6 @@
 /*
- * test_scaling.c - how cost grows: lint (its loader reading the cluster from files, then its
- * model and rules), a controller snapshot and a webhook decision over the
+ * test_scaling.c - how cost grows: lint (its loader reading the cluster from files, the
+ * evidence --cluster-inventory keeps of a cluster, then its model and rules), a controller snapshot and a webhook decision over the
  * same generated cluster at N and at 10·N (claims, pods, templates, workloads, namespaces,
  * nodes and their devices each scaled), timed in one run.  Linear work takes about 10 times
  * as long at 10·N; one step that loops over everything once per element takes about 100
@@ -22,6 +22,7 @@
 #include "model/keep.h"
 #include "rules/snapshot.h"
 #include "review.h"
+#include "inventory.h"
 
 #define RATIO_MAX 15.0
 /* One step alone may reach 20: a step that walks a larger working set (the allocator judging
@@ -554,6 +555,9 @@ static int skim_irrelevant(void *ctx, const char *api_version, const char *kind)
 static void load_once(struct guard *g, int z, const cJSON *objs, struct repos *r)
 {
     struct mf_set set = MF_SET_INIT;
+    struct inventory_counts counts;
+    const cJSON **evidence;
+    size_t nevidence;
     double t;
 
     if (!r->written[z]) {
@@ -572,6 +576,15 @@ static void load_once(struct guard *g, int z, const cJSON *objs, struct repos *r
     step(&g[1].s, z, "files read and parsed", cpu_now() - t);
     assert_int_equal(set.n + set.nfiltered, 3 * (size_t)cJSON_GetArraySize(objs) / 2);
     assert_int_equal(set.ndiags, 0);
+    /* lint --cluster-inventory: which of a cluster's objects stand beside the manifests (here
+     * the same objects: every one is looked up and replaced). */
+    evict(&z);
+    t = cpu_now();
+    assert_int_equal(inventory_evidence(objs, &set, &evidence, &nevidence, &counts), 0);
+    step(&g[1].s, z, "cluster evidence", cpu_now() - t);
+    assert_true(counts.replaced > 0);
+    assert_int_equal(counts.nodes + counts.slices + counts.classes + counts.claims, 0);
+    free(evidence);
     evict(&z);
     t = cpu_now();
     mf_set_release(&set);
