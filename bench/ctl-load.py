@@ -11,8 +11,14 @@ connection) because one kubectl process per object would dominate the time.
   ctl-load.py diagnosed EXPECTED_JSON T0 poll until every pod shows what it should; print seconds since T0
   ctl-load.py react-setup N              the namespaces with exhausted quotas that react N needs
   ctl-load.py react N OUT_JSON           N fault-introduction samples, latency to the annotation
-  ctl-load.py webhook-bodies DIR         AdmissionReview bodies for the loaded webhook run (and the
-                                         unallocated claim its Pod names, created here)
+  ctl-load.py webhook-bodies DIR [--no-create]
+                                         AdmissionReview bodies for the loaded webhook run (and the
+                                         unallocated claim its Pod names, created here unless
+                                         --no-create)
+  ctl-load.py dump FILE                  the same load as one JSON array, without an API server:
+                                         what the scheduler would have allocated written into the
+                                         claims, the webhook run's claim included (a view for
+                                         `webhook --objects`)
 
 Load (defaults; BENCH_PODS scales the pod counts):
   100 Nodes (fake, created here: containerd 2.1 so CDI is on, pods 110, Leases renewed),
@@ -689,7 +695,34 @@ def cmd_react_setup(n):
     parallel(api, [(CLAIMS % ns, claim(ns, "held", "cls-v-001")) for ns in nss])
 
 
-def cmd_webhook_bodies(out):
+WH_FIT = ("bench-react", "wh-fit", "cls-v-000")
+
+
+def cmd_dump(path):
+    objs = [{"apiVersion": "v1", "kind": "Node", "metadata": meta(
+        node_name(i), labels={"kubernetes.io/hostname": node_name(i), "kubernetes.io/os": "linux"}),
+        "status": node_status()["status"]} for i in range(NODES)]
+    stages, _ = plan()
+    claims = {}
+    for st in stages:
+        for _, o in st:
+            objs.append(o)
+            if o["kind"] == "ResourceClaim":
+                claims[(o["metadata"]["namespace"], o["metadata"]["name"])] = o
+    for o in objs:
+        if "x-alloc" in o:
+            drv, node, dev, cname = o.pop("x-alloc")
+            ns, name = o["metadata"]["namespace"], o["metadata"]["name"]
+            uid = "u-%s-%s" % (ns, name)
+            o["metadata"]["uid"] = uid
+            claims[(ns, cname)].update(allocation_status(drv, node, dev, name, uid))
+    objs.append(claim(*WH_FIT))
+    with open(path, "w") as f:
+        json.dump({"apiVersion": "v1", "kind": "List", "items": objs}, f)
+    print("dump: %d objects" % len(objs))
+
+
+def cmd_webhook_bodies(out, *flags):
     """The loaded webhook run's requests, as kube-apiserver sends them: each is answered at
     once (a denial or a warning waits for the caches by design, so it would measure the wait,
     not the decision).  The Pod names a claim created here, unallocated on a class every node
@@ -699,9 +732,8 @@ def cmd_webhook_bodies(out):
         "genwh", os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen-webhook-objects.py"))
     genwh = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(genwh)
-    api = Api()
-    fit = claim("bench-react", "wh-fit", "cls-v-000")
-    api.create(CLAIMS % "bench-react", fit)
+    if "--no-create" not in flags:
+        Api().create(CLAIMS % WH_FIT[0], claim(*WH_FIT))
     cls = device_class("bench-wh-good", "device.driver == '%s'" % DRIVERS[0])
     bodies = {
         "1-deviceclass-good": genwh.review("0b8c6a0e-0000-4000-8000-000000000201", "resource.k8s.io", "v1",
@@ -710,7 +742,7 @@ def cmd_webhook_bodies(out):
                                 "ResourceClaim", "resourceclaims", "CREATE", "bench-react",
                                 claim("bench-react", "wh-new", "cls-v-001")),
         "3-pod-allocates": genwh.review("0b8c6a0e-0000-4000-8000-000000000203", "", "v1", "Pod", "pods",
-                                        "CREATE", "bench-react", pod("bench-react", "wh-pod", "wh-fit")),
+                                        "CREATE", "bench-react", pod(WH_FIT[0], "wh-pod", WH_FIT[1])),
     }
     os.makedirs(out, exist_ok=True)
     for name, r in bodies.items():
@@ -724,7 +756,7 @@ def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     fn = {"create": cmd_create, "settle": cmd_settle, "renew": cmd_renew,
           "diagnosed": cmd_diagnosed, "react": cmd_react, "react-setup": cmd_react_setup,
-          "webhook-bodies": cmd_webhook_bodies}.get(cmd)
+          "webhook-bodies": cmd_webhook_bodies, "dump": cmd_dump}.get(cmd)
     if not fn:
         sys.exit(__doc__)
     fn(*args)
