@@ -14,8 +14,14 @@
  * snapshot is freed after the new one is built, as the live cache does.  No API server:
  * SubjectAccessReviews are not asked (the controller caches those across builds anyway).
  *
- * Prints per size: objects, the first build (CPU s), CPU per event (ms, mean of EVENTS)
- * split into model, rules, index and the pod's diagnosis, and the ratio to the first size.
+ * Each event is handled twice, each way on its own chain of snapshots: built from scratch
+ * (snapshot_build, what the controller did before rule scopes) and updated from the previous
+ * snapshot (snapshot_update: CLUSTER rules, and POD rules for the changed pod only); the two
+ * must agree on the findings and the pod's diagnosis (the bench stops otherwise).
+ *
+ * Prints per size: objects, the first build (CPU s), CPU per event (ms, mean of EVENTS) of the
+ * full build and of the update, the update's split into model, rules, index and the pod's
+ * diagnosis, and each way's ratio to the first size; then the costliest rules of the updates.
  * Built by `make build/release/event-bench`; not part of the binary.
  */
 #include <stdio.h>
@@ -146,41 +152,87 @@ static double cpu_now(void)
 
 #define MAX_RULES 256
 
-/* A snapshot of every object of all (as the live cache's collect and the build hook do);
- * each rule's CPU seconds added to secs[] (as dd_rules() orders them). */
-static struct snapshot *build(const cJSON *all, struct dra_cel_cache *cel, double *secs)
+/* The objects of all, borrowed, as the live cache's collect hands them to the build hook. */
+static const cJSON **collect(const cJSON *all, size_t *n)
 {
-    struct rule_options opt = RULE_OPTIONS_INIT;
-    size_t n = 0;
     const cJSON **objs = malloc(((size_t)cJSON_GetArraySize(all) + 1) * sizeof(*objs));
     const cJSON *it;
-    struct snapshot *s;
-    struct dd_err err;
 
     if (!objs)
         exit(1);
+    *n = 0;
     cJSON_ArrayForEach(it, all)
-        objs[n++] = it;
+        objs[(*n)++] = it;
+    return objs;
+}
+
+/* A snapshot of every object of all: from scratch (prev NULL), or updated from prev (as the
+ * controller's build hook does); each rule's CPU seconds added to secs[] (dd_rules() order). */
+static struct snapshot *build(const struct snapshot *prev, const cJSON *all,
+                              struct dra_cel_cache *cel, double *secs)
+{
+    struct rule_options opt = RULE_OPTIONS_INIT;
+    size_t n;
+    const cJSON **objs = collect(all, &n);
+    struct snapshot *s;
+    struct dd_err err;
+
     opt.seconds = secs;
     dd_err_clear(&err);
-    if (!(s = snapshot_build(NULL, objs, n, NULL, cel, &opt, &err))) {
+    s = prev ? snapshot_update(prev, objs, n, NULL, cel, &opt, &err)
+             : snapshot_build(NULL, objs, n, NULL, cel, &opt, &err);
+    if (!s) {
         fprintf(stderr, "event-bench: %s\n", err.msg);
         exit(1);
     }
     return s;
 }
 
+/* old's place in array all goes to new; old is out of it but not freed (cJSON has no call
+ * for that: its insert at a position fails in 1.7.15).  The first item's prev is the last. */
+static void splice(cJSON *all, cJSON *old, cJSON *new)
+{
+    new->next = old->next;
+    new->prev = old->prev;
+    if (old->next)
+        old->next->prev = new;
+    else
+        all->child->prev = new;
+    if (all->child == old)
+        all->child = new;
+    else
+        old->prev->next = new;
+    if (all->child->prev == old)
+        all->child->prev = new; /* old was the only item */
+    old->next = old->prev = NULL;
+}
+
+/* CPU seconds over the events, and the snapshot steps' share. */
+struct cost {
+    double total, model, rules, index;
+};
+
 struct result {
     size_t pods, objects;
-    double first, model, rules, index, diag, total;
-    double rule[MAX_RULES];     /* per rule, over the events */
+    double first, diag;
+    struct cost full, delta;
+    int deltas;                 /* updates that were deltas */
+    double rule[MAX_RULES];     /* per rule, over the events (updated snapshots) */
 };
+
+static void account(struct cost *c, const struct snapshot *s, double t)
+{
+    c->total += t;
+    c->model += s->steps.model + s->steps.assume;
+    c->rules += s->steps.rules;
+    c->index += s->steps.index;
+}
 
 static void run(size_t pods, int events, struct result *r)
 {
     struct dra_cel_cache *cel = dra_cel_cache_new();
     cJSON *all = cluster(pods);
-    struct snapshot *cur;
+    struct snapshot *full, *cur;
     double t;
     int e;
 
@@ -188,17 +240,18 @@ static void run(size_t pods, int events, struct result *r)
     r->pods = pods;
     r->objects = (size_t)cJSON_GetArraySize(all);
     t = cpu_now();
-    cur = build(all, cel, NULL);
+    full = build(NULL, all, cel, NULL);
     r->first = cpu_now() - t;
+    cur = build(NULL, all, cel, NULL);
     for (e = 0; e < events; e++) {
         /* A Pending pod (even index) somewhere in the cluster gets a new status. */
         size_t i = (((size_t)e * 7919) % pods) & ~(size_t)1;
-        char name[64];
+        char name[64], ns[64];
         char *text;
         size_t len;
         FILE *b = stream(&text, &len);
         const struct dra_podspec *p;
-        struct diag_result dr;
+        struct diag_result dr, df;
         struct snapshot *next;
         cJSON *it, *obj;
         double t0, t1;
@@ -208,6 +261,7 @@ static void run(size_t pods, int events, struct result *r)
         obj = cJSON_Parse(text);
         free(text);
         snprintf(name, sizeof(name), "pod-%zu", i);
+        snprintf(ns, sizeof(ns), "ns-%zu", i % 50);
         cJSON_ArrayForEach(it, all)
             if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(it, "kind")), "Pod") &&
                 !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(
@@ -217,27 +271,38 @@ static void run(size_t pods, int events, struct result *r)
             fprintf(stderr, "event-bench: no %s\n", name);
             exit(1);
         }
-        cJSON_ReplaceItemViaPointer(all, it, obj);
+        /* The store replaces the object in its place; the old one lives as long as the
+         * snapshots that hold it (the cache's graveyard). */
+        splice(all, it, obj);
         /* The store's lookup above is not the controller's cost (its store is a hash). */
         t0 = cpu_now();
-        next = build(all, cel, r->rule);
+        next = build(NULL, all, cel, NULL);
+        snapshot_free(full);
+        full = next;
+        account(&r->full, full, cpu_now() - t0);
+        t0 = cpu_now();
+        next = build(cur, all, cel, r->rule);
         t1 = cpu_now();
-        snprintf(name, sizeof(name), "ns-%zu", i % 50);
-        if (!(p = snapshot_pod(next, name, cJSON_GetStringValue(cJSON_GetObjectItem(
-                                              cJSON_GetObjectItem(obj, "metadata"), "name"))))) {
-            fprintf(stderr, "event-bench: the snapshot lost pod-%zu\n", i);
+        if (!(p = snapshot_pod(next, ns, name))) {
+            fprintf(stderr, "event-bench: the snapshot lost %s\n", name);
             exit(1);
         }
         diag_pod_indexed(&next->m, &next->f, next->ix, p, &dr);
         r->diag += cpu_now() - t1;
         snapshot_free(cur);
         cur = next;
-        r->total += cpu_now() - t0;
-        r->model += next->steps.model + next->steps.assume;
-        r->rules += next->steps.rules;
-        r->index += next->steps.index;
+        account(&r->delta, cur, cpu_now() - t0);
+        r->deltas += cur->steps.delta;
+        /* The update must say what the full build says. */
+        diag_pod_indexed(&full->m, &full->f, full->ix, snapshot_pod(full, ns, name), &df);
+        if (cur->f.n != full->f.n || strcmp(dr.list, df.list) || strcmp(dr.message, df.message)) {
+            fprintf(stderr, "event-bench: the updated snapshot differs from the built one\n");
+            exit(1);
+        }
+        cJSON_Delete(it);
     }
     snapshot_free(cur);
+    snapshot_free(full);
     cJSON_Delete(all);
     dra_cel_cache_free(cel);
 }
@@ -264,14 +329,17 @@ int main(int argc, char **argv)
         nsizes = 2;
     if (events < 1)
         events = 1;
-    printf("%8s %9s %11s %12s %9s %9s %9s %9s %7s\n", "pods", "objects", "first CPU s",
-           "CPU/event ms", "model", "rules", "index", "diag", "ratio");
+    printf("%8s %9s %8s | %8s %7s | %8s %7s %7s %7s %7s %7s\n", "pods", "objects", "first s",
+           "full ms", "ratio", "delta ms", "model", "rules", "index", "diag", "ratio");
     for (i = 0; i < nsizes; i++) {
         run(sizes[i], events, &r[i]);
-        printf("%8zu %9zu %11.3f %12.2f %9.2f %9.2f %9.2f %9.3f %7.2f\n", r[i].pods,
-               r[i].objects, r[i].first, 1e3 * r[i].total / events, 1e3 * r[i].model / events,
-               1e3 * r[i].rules / events, 1e3 * r[i].index / events, 1e3 * r[i].diag / events,
-               r[i].total / r[0].total);
+        printf("%8zu %9zu %8.3f | %8.2f %7.2f | %8.2f %7.2f %7.2f %7.2f %7.3f %7.2f%s\n",
+               r[i].pods, r[i].objects, r[i].first, 1e3 * r[i].full.total / events,
+               r[i].full.total / r[0].full.total, 1e3 * r[i].delta.total / events,
+               1e3 * r[i].delta.model / events, 1e3 * r[i].delta.rules / events,
+               1e3 * r[i].delta.index / events, 1e3 * r[i].diag / events,
+               r[i].delta.total / r[0].delta.total,
+               r[i].deltas == events ? "" : " (not all deltas)");
         fflush(stdout);
     }
     /* Where the largest size's rules spend it: the four costliest. */
@@ -287,7 +355,8 @@ int main(int argc, char **argv)
             }
         }
     }
-    printf("rules at %zu pods, ms per event (ratio to %zu pods):", r[nsizes - 1].pods, r[0].pods);
+    printf("rules of the updates at %zu pods, ms per event (ratio to %zu pods):",
+           r[nsizes - 1].pods, r[0].pods);
     for (k = 0; k < 4; k++)
         printf(" %s %.2f (%.1f)", rules[top[k]].code, 1e3 * r[nsizes - 1].rule[top[k]] / events,
                r[0].rule[top[k]] > 0 ? r[nsizes - 1].rule[top[k]] / r[0].rule[top[k]] : 0.0);

@@ -360,7 +360,8 @@ static void free_keys(char **keys, size_t n)
     free(keys);
 }
 
-/* The cache's build hook (builder thread): a snapshot of every store. */
+/* The cache's build hook (builder thread): a snapshot of every store (an update of cur where only
+ * Pods and Events changed: snapshot_update). */
 static void *build(void *ctx, struct live *lc, const void *cur, struct dd_err *err)
 {
     struct ctl *c = ctx;
@@ -386,7 +387,7 @@ static void *build(void *ctx, struct live *lc, const void *cur, struct dd_err *e
     if (live_collect(lc, &objs, &nobjs))
         dd_failf(err, DD_ENOMEM, "out of memory collecting the caches");
     else
-        s = snapshot_build(NULL, objs, nobjs, &sars, c->cel, &c->ropt, err); /* takes objs */
+        s = snapshot_update(cur, objs, nobjs, &sars, c->cel, &c->ropt, err); /* takes objs */
     if (!s) {
         /* The pods it was for are looked at again after the next one. */
         pthread_mutex_lock(&c->mu);

@@ -150,30 +150,56 @@ void dd_findings_merge(struct dd_findings *into, struct dd_findings *from)
     memset(from, 0, sizeof(*from));
 }
 
-static int cmp_finding(const void *pa, const void *pb)
+int dd_finding_cmp(const struct dd_finding *a, const struct dd_finding *b)
 {
-    const struct dd_finding *a = pa, *b = pb;
     int c;
 
     if ((c = cmp_str(a->file, b->file)))
         return c;
     if (a->line != b->line)
         return a->line < b->line ? -1 : 1;
-    if ((c = strcmp(a->code, b->code)))
+    if ((c = strcmp(a->code, b->code)) || (c = strcmp(a->obj.kind, b->obj.kind)) ||
+        (c = strcmp(a->obj.namespace_, b->obj.namespace_)) ||
+        (c = strcmp(a->obj.name, b->obj.name)) || (c = strcmp(a->message, b->message)))
         return c;
-    if ((c = strcmp(a->obj.kind, b->obj.kind)))
+    /* The rest only orders what the above leaves equal, so the order is total. */
+    if (a->col != b->col)
+        return a->col < b->col ? -1 : 1;
+    if (a->severity != b->severity)
+        return a->severity < b->severity ? -1 : 1;
+    if ((c = strcmp(a->obj.api_version, b->obj.api_version)) || (c = strcmp(a->fix, b->fix)) ||
+        (c = cmp_str(a->scope_class, b->scope_class)) ||
+        (c = cmp_str(a->scope_driver, b->scope_driver)) ||
+        (c = cmp_str(a->scope_node, b->scope_node)))
         return c;
-    if ((c = strcmp(a->obj.namespace_, b->obj.namespace_)))
-        return c;
-    if ((c = strcmp(a->obj.name, b->obj.name)))
-        return c;
-    return strcmp(a->message, b->message);
+    /* NULL and "" compared equal so far. */
+    return (!a->file - !b->file) * 8 + (!a->scope_class - !b->scope_class) * 4 +
+           (!a->scope_driver - !b->scope_driver) * 2 + (!a->scope_node - !b->scope_node);
+}
+
+static int cmp_finding(const void *pa, const void *pb)
+{
+    return dd_finding_cmp(pa, pb);
 }
 
 void dd_findings_sort(struct dd_findings *list)
 {
     if (list->n > 1)
         qsort(list->v, list->n, sizeof(list->v[0]), cmp_finding);
+}
+
+struct dd_finding *dd_findings_copy(struct dd_findings *list, const struct dd_finding *f)
+{
+    struct dd_finding *c = dd_findings_add(list, f->code, f->severity, f->obj.api_version,
+                                           f->obj.kind, f->obj.namespace_, f->obj.name, f->file,
+                                           f->line, f->message, f->fix);
+
+    if (c) {
+        c->col = f->col;
+        if (dd_finding_scope(c, f->scope_class, f->scope_driver, f->scope_node))
+            list->oom = 1;
+    }
+    return c;
 }
 
 size_t dd_findings_count(const struct dd_findings *list, enum dd_severity sev)

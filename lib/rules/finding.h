@@ -65,8 +65,15 @@ struct dd_finding *dd_findings_add(struct dd_findings *list, const char *code,
 /* Sets f's scope fields (copies; each may be NULL).  0, or -1 when out of memory. */
 int dd_finding_scope(struct dd_finding *f, const char *cls, const char *driver, const char *node);
 
-/* Sorts by file, line, code, then object and message: a stable order for output and tests. */
+/* Sorts by file, line, code, then object and message (then every other field: the order is
+ * total): a stable order for output and tests. */
 void dd_findings_sort(struct dd_findings *list);
+
+/* That order: <0, 0 (equal in every field), >0. */
+int dd_finding_cmp(const struct dd_finding *a, const struct dd_finding *b);
+
+/* Appends a copy of f (every string copied); NULL when out of memory (list->oom is set). */
+struct dd_finding *dd_findings_copy(struct dd_findings *list, const struct dd_finding *f);
 
 
 /* Moves into `into` the findings of `from` whose code, object and place (file, line) `into`

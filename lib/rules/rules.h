@@ -98,6 +98,20 @@ enum dd_step {
     DD_NSTEPS
 };
 
+/*
+ * What a rule's findings depend on, so that a snapshot rebuilt after some Pods changed reruns
+ * only what those Pods affect (lib/rules/snapshot's snapshot_update; tests/unit/test_delta.c
+ * holds every declaration to it).  "Pods" are the model's podspecs of kind Pod; the other
+ * podspecs (workloads) count as other objects.
+ *   CLUSTER  anything (the default: rerun whole after any change);
+ *   POD      each Pod alone: over a model the check's findings are the union, podspec by
+ *            podspec, of its findings over that model holding only that podspec (none without
+ *            one); those are about that podspec's object, and depend on it and on objects other
+ *            than Pods and Events only;
+ *   NO_PODS  neither Pods nor Events: the same findings whatever Pods and Events there are.
+ */
+enum dd_scope { DD_SCOPE_CLUSTER, DD_SCOPE_POD, DD_SCOPE_NO_PODS };
+
 struct dd_rule {
     const char *code;            /* e.g. "SelectorMatchesNoDriver" */
     enum dd_severity severity;   /* default severity; a check may lower it (e.g. partial input) */
@@ -105,6 +119,7 @@ struct dd_rule {
     unsigned surfaces;           /* enum dd_surface bits: where it runs */
     const char *summary;         /* one line, no trailing period */
     void (*check)(struct rule_ctx *ctx); /* NULL for live-only codes reported by the controller */
+    enum dd_scope scope;         /* what its findings depend on */
 };
 
 /* The rule table, in pipeline order (the order a pod meets the causes). */
@@ -120,6 +135,14 @@ const struct dd_rule *dd_rule_find(const char *code);
  */
 int dd_rules_run(const struct dra_model *m, const struct rule_options *opt,
                  struct dd_findings *out);
+
+/*
+ * dd_rules_run restricted to the rules whose scope is one of the bits (1 << enum dd_scope)
+ * of scopes.  m may be a copy of a model whose pods point elsewhere (a few podspecs of it):
+ * that is how a POD rule is run for some Pods alone.
+ */
+int dd_rules_run_scoped(const struct dra_model *m, const struct rule_options *opt,
+                        unsigned scopes, struct dd_findings *out);
 
 /*
  * The allocator's inventory of a cluster's model m (lib/model/alloc), with what DevicesDoNotFit

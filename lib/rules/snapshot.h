@@ -43,9 +43,11 @@ struct snapshot {
     struct diag_index *ix;  /* owned: f indexed for diag_pod_indexed; NULL after ENOMEM */
     size_t *pod_idx;        /* owned: open-addressing index of Pods (1 + position; 0 empty) */
     size_t npod_idx;        /* its capacity, a power of two */
+    int dup_pods;           /* two Pods have one namespace and name (no live cache has) */
     struct snapshot_steps { /* thread CPU seconds of snapshot_build's steps (the rules' own,
                                rule by rule, through opt->seconds) */
         double model, assume, rules, index;
+        int delta;          /* 1: snapshot_update reran only what the changed Pods affect */
     } steps;
 };
 
@@ -61,6 +63,19 @@ struct snapshot {
 struct snapshot *snapshot_build(cJSON *owned, const cJSON **borrowed, size_t n,
                                 const struct snapshot_sars *sars, struct dra_cel_cache *cel,
                                 const struct rule_options *opt, struct dd_err *err);
+
+/*
+ * snapshot_build(NULL, borrowed, n, ...) -- the same snapshot, findings and all -- made from
+ * prev, the snapshot of an earlier state of the same objects built with the same opt.  prev
+ * must be alive, with its objects: they are compared by address, or by content where the
+ * address changed (a cache replaces objects rather than changing them in place).  When only
+ * Pods (and Events) changed, it reruns only the rules a change may affect (enum dd_scope): the
+ * CLUSTER rules, and the POD rules for the Pods that changed; it keeps prev's other findings.
+ * Otherwise, and when prev is NULL, it is snapshot_build.  Ownership as snapshot_build's.
+ */
+struct snapshot *snapshot_update(const struct snapshot *prev, const cJSON **borrowed, size_t n,
+                                 const struct snapshot_sars *sars, struct dra_cel_cache *cel,
+                                 const struct rule_options *opt, struct dd_err *err);
 
 /* The Pod ns/name of the snapshot, or NULL (constant time). */
 const struct dra_podspec *snapshot_pod(const struct snapshot *s, const char *ns, const char *name);

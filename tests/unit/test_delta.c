@@ -1,0 +1,485 @@
+/*
+ * test_delta.c - a snapshot updated after some Pods changed (snapshot_update, which reruns
+ * only what the rules' scopes say a change affects) equals one built from scratch
+ * (snapshot_build) over the same objects: every finding, and every pod's diagnosis.
+ *
+ * Generated clusters (nodes with a driver's slices and plugin pods, classes including a
+ * misspelled driver and a missing one, claims allocated or not, shared or not, templates,
+ * pods in every state the rules read, scheduler Events, sometimes a ResourceQuota) go
+ * through random sequences of changes, as a live cache sees them: Pods added, replaced (spec
+ * or status) and deleted, Events, and changes of other kinds (claims, classes, nodes,
+ * slices), which snapshot_update must answer with a full build.  After each change both
+ * snapshots are compared.  A rule whose declared scope is wrong makes them differ.
+ */
+#include "harness.h"
+
+#include "rules/diagnose.h"
+#include "rules/snapshot.h"
+
+#define MAX_OBJS 512
+#define NNODES 3
+#define NCLAIMS 10
+
+static uint64_t rng_state;
+
+static unsigned rnd(unsigned n)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (unsigned)(rng_state % n);
+}
+
+/* The cache: objects in order (a replaced one keeps its place), and the replaced ones, alive
+ * as long as a snapshot may hold them. */
+struct store {
+    cJSON *v[MAX_OBJS];
+    size_t n;
+    cJSON *gone[4096];
+    size_t ngone;
+    unsigned pods_made, events_made;
+};
+
+static cJSON *parse(const char *text)
+{
+    cJSON *o = cJSON_Parse(text);
+
+    if (!o)
+        fail_msg("bad generated JSON near: %.60s", cJSON_GetErrorPtr());
+    return o;
+}
+
+static void put(struct store *st, const char *text)
+{
+    assert_true(st->n < MAX_OBJS);
+    st->v[st->n++] = parse(text);
+}
+
+static void retire(struct store *st, cJSON *o)
+{
+    assert_true(st->ngone < sizeof(st->gone) / sizeof(st->gone[0]));
+    st->gone[st->ngone++] = o;
+}
+
+static void drop(struct store *st, size_t i)
+{
+    retire(st, st->v[i]);
+    memmove(&st->v[i], &st->v[i + 1], (st->n - i - 1) * sizeof(st->v[0]));
+    st->n--;
+}
+
+static const char *kind(const cJSON *o)
+{
+    return cJSON_GetStringValue(cJSON_GetObjectItem(o, "kind"));
+}
+
+/* A random object of kind k, or -1. */
+static long pick(const struct store *st, const char *k)
+{
+    size_t i, n = 0, want;
+
+    for (i = 0; i < st->n; i++)
+        n += !strcmp(kind(st->v[i]), k);
+    if (!n)
+        return -1;
+    want = rnd((unsigned)n);
+    for (i = 0; i < st->n; i++)
+        if (!strcmp(kind(st->v[i]), k) && !want--)
+            return (long)i;
+    return -1;
+}
+
+static const char *const classes[] = { "gpu", "gpu-big", "gpu-typo", "missing" };
+
+static void node(char *b, size_t size, unsigned i, int tainted)
+{
+    snprintf(b, size, "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":"
+             "\"node-%u\",\"labels\":{\"kubernetes.io/hostname\":\"node-%u\",\"zone\":\"%s\"}},"
+             "\"spec\":{%s},\"status\":{\"nodeInfo\":{\"containerRuntimeVersion\":"
+             "\"containerd://%s\"}}}", i, i, i % 2 ? "a" : "b",
+             tainted ? "\"taints\":[{\"key\":\"gpu\",\"value\":\"x\",\"effect\":\"NoSchedule\"}]"
+                     : "", i == 2 ? "1.6.9" : "2.0.4");
+}
+
+static void slice(char *b, size_t size, unsigned i, unsigned ndev, int taint)
+{
+    size_t len = 0;
+    unsigned d;
+
+    len += (size_t)snprintf(b + len, size - len, "{\"apiVersion\":\"resource.k8s.io/v1\","
+                            "\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"node-%u-gpu\"},"
+                            "\"spec\":{\"driver\":\"gpu.example.com\",\"nodeName\":\"node-%u\","
+                            "\"pool\":{\"name\":\"node-%u\",\"generation\":1,"
+                            "\"resourceSliceCount\":1},\"devices\":[", i, i, i);
+    for (d = 0; d < ndev; d++)
+        len += (size_t)snprintf(b + len, size - len, "%s{\"name\":\"gpu-%u\",\"attributes\":{"
+                                "\"index\":{\"int\":%u}},\"capacity\":{\"memory\":{\"value\":"
+                                "\"%s\"}}%s}", d ? "," : "", d, d, d % 2 ? "40Gi" : "80Gi",
+                                taint && d == 0 ? ",\"taints\":[{\"key\":\"bad\",\"effect\":"
+                                                  "\"NoSchedule\"}]" : "");
+    snprintf(b + len, size - len, "]}}");
+}
+
+static void claim(char *b, size_t size, unsigned i, const char *cls, int alloc_node,
+                  unsigned reserved)
+{
+    size_t len = 0;
+    unsigned r;
+
+    len += (size_t)snprintf(b + len, size - len, "{\"apiVersion\":\"resource.k8s.io/v1\","
+                            "\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"claim-%u\","
+                            "\"namespace\":\"ns-%u\"},\"spec\":{\"devices\":{\"requests\":[{"
+                            "\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"%s\"%s}}]}}",
+                            i, i % 2, cls, i % 4 == 3 ? ",\"count\":5" : "");
+    if (alloc_node >= 0) {
+        len += (size_t)snprintf(b + len, size - len, ",\"status\":{\"allocation\":{\"devices\":{"
+                                "\"results\":[{\"request\":\"gpu\",\"driver\":\"gpu.example.com\","
+                                "\"pool\":\"node-%d\",\"device\":\"gpu-%u\"}]},\"nodeSelector\":{"
+                                "\"nodeSelectorTerms\":[{\"matchFields\":[{\"key\":\"metadata.name\","
+                                "\"operator\":\"In\",\"values\":[\"node-%d\"]}]}]}},\"reservedFor\":[",
+                                alloc_node, i % 2, alloc_node);
+        for (r = 0; r < reserved; r++)
+            len += (size_t)snprintf(b + len, size - len, "%s{\"resource\":\"pods\",\"name\":"
+                                    "\"pod-%u\",\"uid\":\"u%u\"}", r ? "," : "", r, r);
+        len += (size_t)snprintf(b + len, size - len, "]}");
+    }
+    snprintf(b + len, size - len, "}");
+}
+
+/* A Pod named pod-<id> in ns-<id % 2>, random in everything the rules read. */
+static void pod(char *b, size_t size, unsigned id, unsigned gen)
+{
+    size_t len = 0;
+    unsigned nc = 1 + rnd(2), c, state = rnd(5);
+    char node[32] = "";
+
+    if (state >= 2 || rnd(6) == 0)
+        snprintf(node, sizeof(node), "\"nodeName\":\"node-%u\",", rnd(NNODES + 1));
+    len += (size_t)snprintf(b + len, size - len, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\","
+                            "\"metadata\":{\"name\":\"pod-%u\",\"namespace\":\"ns-%u\",\"uid\":"
+                            "\"u%u-%u\"},\"spec\":{%s%s%s\"resourceClaims\":[", id, id % 2, id, gen,
+                            node, rnd(4) == 0 ? "\"nodeSelector\":{\"zone\":\"c\"}," : "",
+                            rnd(8) == 0 ? "\"schedulerName\":\"other\"," : "");
+    for (c = 0; c < nc; c++) {
+        unsigned how = rnd(6);
+        if (how < 3)
+            len += (size_t)snprintf(b + len, size - len, "%s{\"name\":\"c%u\","
+                                    "\"resourceClaimName\":\"claim-%u\"}", c ? "," : "", c,
+                                    rnd(NCLAIMS + 2) / 2 * 2 + id % 2);
+        else if (how < 5)
+            len += (size_t)snprintf(b + len, size - len, "%s{\"name\":\"c%u\","
+                                    "\"resourceClaimTemplateName\":\"tmpl-%u\"}", c ? "," : "", c,
+                                    rnd(3));
+        else
+            len += (size_t)snprintf(b + len, size - len, "%s{\"name\":\"c%u\","
+                                    "\"resourceClaimName\":\"nowhere-%u\"}", c ? "," : "", c, rnd(2));
+    }
+    len += (size_t)snprintf(b + len, size - len, "],\"containers\":[{\"name\":\"app\",\"image\":"
+                            "\"app:%u\",\"resources\":{%s\"claims\":[", gen,
+                            rnd(5) == 0 ? "\"requests\":{\"example.com/gpu\":\"1\"}," : "");
+    for (c = 0; c < nc; c++)
+        if (rnd(4))
+            len += (size_t)snprintf(b + len, size - len, "%s{\"name\":\"c%u\"%s}",
+                                    b[len - 1] == '[' ? "" : ",", c,
+                                    rnd(6) == 0 ? ",\"request\":\"nope\"" : "");
+    len += (size_t)snprintf(b + len, size - len, "]}}]},\"status\":{");
+    if (state < 2)
+        len += (size_t)snprintf(b + len, size - len, "\"phase\":\"Pending\",\"conditions\":[{"
+                                "\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":"
+                                "\"Unschedulable\",\"message\":\"try %u\"}]", gen);
+    else if (state < 4)
+        len += (size_t)snprintf(b + len, size - len, "\"phase\":\"Running\",%s\"containerStatuses\":"
+                                "[{\"name\":\"app\",\"ready\":true%s}]",
+                                rnd(4) ? "" : "\"conditions\":[{\"type\":\"DisruptionTarget\","
+                                "\"status\":\"True\",\"reason\":\"DeletionByDeviceTaintManager\"}],",
+                                rnd(3) == 0 ? ",\"allocatedResourcesStatus\":[{\"name\":"
+                                "\"claim:c0\",\"resources\":[{\"resourceID\":\"gpu.example.com/"
+                                "node-0/gpu-0\",\"health\":\"Unhealthy\"}]}]" : "");
+    else
+        len += (size_t)snprintf(b + len, size - len, "\"phase\":\"%s\"",
+                                rnd(2) ? "Succeeded" : "Pending");
+    if (rnd(2))
+        len += (size_t)snprintf(b + len, size - len, "%s\"resourceClaimStatuses\":[{\"name\":"
+                                "\"c0\",\"resourceClaimName\":\"claim-%u\"}]",
+                                b[len - 1] == '{' ? "" : ",", rnd(NCLAIMS));
+    snprintf(b + len, size - len, "}}");
+}
+
+static void event(char *b, size_t size, unsigned n, unsigned about)
+{
+    snprintf(b, size, "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":"
+             "\"e-%u\",\"namespace\":\"ns-%u\"},\"type\":\"Warning\",\"reason\":"
+             "\"FailedScheduling\",\"message\":\"0/%d nodes are available: cannot allocate all "
+             "claims. %u\",\"involvedObject\":{\"kind\":\"Pod\",\"namespace\":\"ns-%u\","
+             "\"name\":\"pod-%u\"}}", n, about % 2, NNODES, n, about % 2, about);
+}
+
+static void class(char *b, size_t size, const char *name, int variant)
+{
+    const char *expr = !strcmp(name, "gpu-typo") ? "device.driver == 'gpu.exmple.com'"
+                       : !strcmp(name, "gpu-big")
+                           ? "device.driver == 'gpu.example.com' && device.capacity["
+                             "'gpu.example.com'].memory.compareTo(quantity('60Gi')) >= 0"
+                           : "device.driver == 'gpu.example.com'";
+
+    snprintf(b, size, "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\","
+             "\"metadata\":{\"name\":\"%s\"},\"spec\":{%s\"selectors\":[{\"cel\":{"
+             "\"expression\":\"%s\"}}]}}", name,
+             variant ? "\"extendedResourceName\":\"example.com/gpu\"," : "", expr);
+}
+
+static void cluster(struct store *st, int quota)
+{
+    char b[8192];
+    unsigned i;
+
+    memset(st, 0, sizeof(*st));
+    for (i = 0; i < 3; i++) {
+        class(b, sizeof(b), classes[i], 0);
+        put(st, b);
+    }
+    put(st, "{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"metadata\":{\"name\":\"plugin\","
+            "\"namespace\":\"dra\"},\"spec\":{\"selector\":{\"matchLabels\":{\"app\":\"plugin\"}},"
+            "\"template\":{\"metadata\":{\"labels\":{\"app\":\"plugin\"}},\"spec\":{"
+            "\"nodeSelector\":{\"zone\":\"a\"},\"serviceAccountName\":\"driver\",\"containers\":"
+            "[{\"name\":\"plugin\",\"image\":\"registry.k8s.io/dra-example-driver/"
+            "dra-example-driver:v0.2.0\",\"env\":[{\"name\":\"DRIVER_NAME\",\"value\":"
+            "\"gpu.example.com\"}]}]}}}}");
+    for (i = 0; i < NNODES; i++) {
+        node(b, sizeof(b), i, rnd(4) == 0);
+        put(st, b);
+        slice(b, sizeof(b), i, 2 + rnd(3), rnd(4) == 0);
+        put(st, b);
+        if (i % 2) {
+            snprintf(b, sizeof(b), "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+                     "\"plugin-%u\",\"namespace\":\"dra\",\"ownerReferences\":[{\"kind\":"
+                     "\"DaemonSet\",\"name\":\"plugin\"}]},\"spec\":{\"nodeName\":\"node-%u\","
+                     "\"containers\":[{\"name\":\"plugin\",\"image\":\"i\"}],\"volumes\":[{"
+                     "\"name\":\"reg\",\"hostPath\":{\"path\":\"/var/lib/kubelet/"
+                     "plugins_registry\"}}]},\"status\":{\"phase\":\"Running\",\"conditions\":[{"
+                     "\"type\":\"Ready\",\"status\":\"True\"}]}}", i, i);
+            put(st, b);
+        }
+    }
+    for (i = 0; i < NCLAIMS; i++) {
+        claim(b, sizeof(b), i, classes[rnd(4)], rnd(3) ? -1 : (int)rnd(NNODES), rnd(3));
+        put(st, b);
+    }
+    for (i = 0; i < 3; i++) {
+        snprintf(b, sizeof(b), "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":"
+                 "\"ResourceClaimTemplate\",\"metadata\":{\"name\":\"tmpl-%u\",\"namespace\":"
+                 "\"ns-%u\"},\"spec\":{\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\","
+                 "\"exactly\":{\"deviceClassName\":\"%s\"}}]}}}}", i, i % 2, classes[rnd(4)]);
+        put(st, b);
+    }
+    if (quota)
+        put(st, "{\"apiVersion\":\"v1\",\"kind\":\"ResourceQuota\",\"metadata\":{\"name\":\"q\","
+                "\"namespace\":\"ns-1\"},\"spec\":{\"hard\":{\"gpu.deviceclass.resource.k8s.io/"
+                "devices\":\"2\",\"count/resourceclaims.resource.k8s.io\":\"5\"}}}");
+    for (i = 0; i < 12; i++) {
+        pod(b, sizeof(b), st->pods_made++, 0);
+        put(st, b);
+    }
+    for (i = 0; i < 4; i++) {
+        event(b, sizeof(b), st->events_made++, rnd(st->pods_made));
+        put(st, b);
+    }
+}
+
+/* One change, as a watch delivers it.  Returns 1 when only Pods or Events changed (in content). */
+static int change(struct store *st, unsigned gen)
+{
+    char b[8192];
+    unsigned what = rnd(20);
+    long i;
+
+    if (what < 6 && (i = pick(st, "Pod")) >= 0 &&
+        strncmp(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(st->v[i],
+                                                                             "metadata"), "name")),
+                "plugin", 6)) {
+        /* A new version of the pod, spec or status: the store replaces it in its place. */
+        unsigned id = (unsigned)atoi(cJSON_GetStringValue(cJSON_GetObjectItem(
+                                         cJSON_GetObjectItem(st->v[i], "metadata"), "name")) + 4);
+        pod(b, sizeof(b), id, gen);
+        retire(st, st->v[i]);
+        st->v[i] = parse(b);
+        return 1;
+    }
+    if (what < 9) {
+        pod(b, sizeof(b), st->pods_made++, gen);
+        put(st, b);
+        return 1;
+    }
+    if (what < 11 && (i = pick(st, "Pod")) >= 0) {
+        drop(st, (size_t)i);
+        return 1;
+    }
+    if (what < 13) {
+        if (rnd(2) && (i = pick(st, "Event")) >= 0) {
+            drop(st, (size_t)i);
+        } else {
+            event(b, sizeof(b), st->events_made++, rnd(st->pods_made));
+            put(st, b);
+        }
+        return 1;
+    }
+    if (what == 13) {
+        /* Nothing changed but the object: a resync, a Node's heartbeat the cache trims away. */
+        i = (long)rnd((unsigned)st->n);
+        retire(st, st->v[i]);
+        st->v[i] = cJSON_Duplicate(st->gone[st->ngone - 1], 1);
+        assert_non_null(st->v[i]);
+        return 1;
+    }
+    /* Another kind: a claim's allocation, a class, a node or a slice. */
+    if (what < 16 && (i = pick(st, "ResourceClaim")) >= 0) {
+        unsigned n = (unsigned)atoi(cJSON_GetStringValue(cJSON_GetObjectItem(
+                                        cJSON_GetObjectItem(st->v[i], "metadata"), "name")) + 6);
+        claim(b, sizeof(b), n, classes[rnd(4)], rnd(2) ? -1 : (int)rnd(NNODES), rnd(3));
+    } else if (what < 18 && (i = pick(st, "DeviceClass")) >= 0) {
+        class(b, sizeof(b), cJSON_GetStringValue(cJSON_GetObjectItem(
+                                cJSON_GetObjectItem(st->v[i], "metadata"), "name")), (int)rnd(2));
+    } else if (what < 19 && (i = pick(st, "Node")) >= 0) {
+        node(b, sizeof(b), (unsigned)atoi(cJSON_GetStringValue(cJSON_GetObjectItem(
+                               cJSON_GetObjectItem(st->v[i], "metadata"), "name")) + 5), (int)rnd(2));
+    } else if ((i = pick(st, "ResourceSlice")) >= 0) {
+        slice(b, sizeof(b), (unsigned)atoi(cJSON_GetStringValue(cJSON_GetObjectItem(
+                                cJSON_GetObjectItem(st->v[i], "metadata"), "name")) + 5),
+              1 + rnd(4), (int)rnd(2));
+    } else {
+        return 1;
+    }
+    retire(st, st->v[i]);
+    st->v[i] = parse(b);
+    return cJSON_Compare(st->v[i], st->gone[st->ngone - 1], 1); /* made the same again */
+}
+
+static const cJSON **objects(const struct store *st)
+{
+    const cJSON **v = malloc((st->n + 1) * sizeof(*v));
+
+    assert_non_null(v);
+    memcpy(v, st->v, st->n * sizeof(*v));
+    return v;
+}
+
+static void same_findings(const struct dd_findings *d, const struct dd_findings *f, int step)
+{
+    size_t i;
+
+    for (i = 0; i < d->n && i < f->n; i++)
+        if (dd_finding_cmp(&d->v[i], &f->v[i]))
+            break;
+    if (i < d->n || i < f->n) {
+        const struct dd_finding *x = i < d->n ? &d->v[i] : NULL, *y = i < f->n ? &f->v[i] : NULL;
+        fail_msg("step %d: %zu findings updated, %zu built; the %zuth differs: updated %s %s/%s "
+                 "\"%s\", built %s %s/%s \"%s\"", step, d->n, f->n, i + 1, x ? x->code : "-",
+                 x ? x->obj.namespace_ : "", x ? x->obj.name : "", x ? x->message : "",
+                 y ? y->code : "-", y ? y->obj.namespace_ : "", y ? y->obj.name : "",
+                 y ? y->message : "");
+    }
+}
+
+static void same_diagnoses(const struct snapshot *d, const struct snapshot *f, int step)
+{
+    size_t i;
+
+    for (i = 0; i < f->m.npods; i++) {
+        const struct dra_podspec *p = &f->m.pods[i], *q = snapshot_pod(d, p->o.ns, p->o.name);
+        struct diag_result a, b;
+        if (strcmp(p->o.kind, "Pod"))
+            continue;
+        if (!q)
+            fail_msg("step %d: the updated snapshot lacks pod %s/%s", step, p->o.ns, p->o.name);
+        diag_pod_indexed(&d->m, &d->f, d->ix, q, &a);
+        diag_pod_indexed(&f->m, &f->f, f->ix, p, &b);
+        if (a.healthy != b.healthy || strcmp(a.list, b.list) || strcmp(a.message, b.message))
+            fail_msg("step %d: pod %s/%s: updated [%s] %s; built [%s] %s", step, p->o.ns,
+                     p->o.name, a.list, a.message, b.list, b.message);
+    }
+}
+
+/* Runs seeds' clusters through steps changes each; returns how many updates were deltas. */
+static unsigned run(unsigned seeds, int steps, unsigned *pod_changes)
+{
+    static struct store st;
+    struct rule_options opt = RULE_OPTIONS_INIT;
+    unsigned seed, deltas = 0;
+    struct dd_err err;
+    int step;
+
+    *pod_changes = 0;
+    for (seed = 1; seed <= seeds; seed++) {
+        struct dra_cel_cache *cel = dra_cel_cache_new();
+        struct snapshot *cur;
+        size_t i;
+        rng_state = 0x9E3779B97F4A7C15ULL * seed;
+        cluster(&st, seed % 3 == 0);
+        dd_err_clear(&err);
+        cur = snapshot_build(NULL, objects(&st), st.n, NULL, cel, &opt, &err);
+        assert_non_null(cur);
+        for (step = 1; step <= steps; step++) {
+            int pods_only = change(&st, (unsigned)step);
+            struct snapshot *next = snapshot_update(cur, objects(&st), st.n, NULL, cel, &opt, &err);
+            struct snapshot *full = snapshot_build(NULL, objects(&st), st.n, NULL, NULL, &opt,
+                                                   &err);
+            assert_non_null(next);
+            assert_non_null(full);
+            assert_false(full->steps.delta);
+            if (!pods_only)
+                assert_false(next->steps.delta); /* another kind changed: built whole */
+            *pod_changes += (unsigned)pods_only;
+            deltas += (unsigned)next->steps.delta;
+            same_findings(&next->f, &full->f, step);
+            same_diagnoses(next, full, step);
+            snapshot_free(full);
+            snapshot_free(cur);
+            cur = next;
+        }
+        snapshot_free(cur);
+        for (i = 0; i < st.n; i++)
+            cJSON_Delete(st.v[i]);
+        for (i = 0; i < st.ngone; i++)
+            cJSON_Delete(st.gone[i]);
+        dra_cel_cache_free(cel);
+    }
+    return deltas;
+}
+
+static void test_update_equals_build(void **state)
+{
+    unsigned pod_changes, deltas = run(40, 50, &pod_changes);
+
+    (void)state;
+    /* Most Pod changes are deltas (a cluster with a quota at its limit may need new stand-ins). */
+    if (deltas * 2 < pod_changes)
+        fail_msg("only %u of %u changes of Pods were deltas", deltas, pod_changes);
+}
+
+/* The table declares a scope for every rule that runs, and the POD and NO_PODS ones run live
+ * (the surface the controller's snapshots are built for) or offline. */
+static void test_scopes_declared(void **state)
+{
+    size_t n, i, pod = 0, nopods = 0;
+    const struct dd_rule *r = dd_rules(&n);
+
+    (void)state;
+    for (i = 0; i < n; i++) {
+        pod += r[i].check && r[i].scope == DD_SCOPE_POD;
+        nopods += r[i].check && r[i].scope == DD_SCOPE_NO_PODS;
+        if (!r[i].check && r[i].scope != DD_SCOPE_CLUSTER)
+            fail_msg("%s has no check but a scope", r[i].code);
+    }
+    assert_true(pod >= 5);
+    assert_true(nopods >= 5);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_update_equals_build),
+        cmocka_unit_test(test_scopes_declared),
+    };
+
+    return cmocka_run_group_tests_name("delta", tests, NULL, NULL);
+}
