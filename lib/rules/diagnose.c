@@ -508,6 +508,10 @@ static int on_path(const struct pod_view *v, const struct dd_finding *f)
 
     if (st == DD_STEP_NONE)
         return 0;
+    /* Another pod's finding is about that pod, whatever class, driver or node it shares with
+     * this one (DevicesDoNotFit names the class of the request that failed). */
+    if (STRIEQ(f->obj.kind, "Pod") && !about_pod_or_claim(v, f))
+        return 0;
     /* From the node on: what the pod's node, drivers, classes or claims have wrong. */
     if (st >= DD_STEP_PREPARE) {
         if (STRIEQ(f->code, "CDIDisabled"))

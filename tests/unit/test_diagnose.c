@@ -353,6 +353,61 @@ static void shapes_live(void **state)
         }
 }
 
+/* A pod that does not fit is not the root cause of another pod of the same class: the
+ * finding is about that pod (e2e_modes' choosy beside elsewhere). */
+static void fit_of_another_pod(void **state)
+{
+    static const char json[] =
+        "[{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\"}},"
+        "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":"
+        "\"s1\"},\"spec\":{\"driver\":\"gpu.example.com\",\"nodeName\":\"n1\",\"pool\":{\"name\":"
+        "\"n1\",\"generation\":1,\"resourceSliceCount\":1},\"devices\":[{\"name\":\"gpu-0\"}]}},"
+        "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\",\"metadata\":{\"name\":"
+        "\"gpu.example.com\"},\"spec\":{\"selectors\":[{\"cel\":{\"expression\":"
+        "\"device.driver == 'gpu.example.com'\"}}]}},"
+        "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":"
+        "\"big\",\"namespace\":\"t\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\","
+        "\"exactly\":{\"deviceClassName\":\"gpu.example.com\",\"count\":2}}]}}},"
+        "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":"
+        "\"small\",\"namespace\":\"t\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\","
+        "\"exactly\":{\"deviceClassName\":\"gpu.example.com\"}}]}}},"
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"greedy\",\"namespace\":"
+        "\"t\",\"uid\":\"u1\"},\"spec\":{\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimName\":"
+        "\"big\"}],\"containers\":[{\"name\":\"c\",\"resources\":{\"claims\":[{\"name\":\"gpu\"}]}}]},"
+        "\"status\":{\"phase\":\"Pending\"}},"
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"modest\",\"namespace\":"
+        "\"t\",\"uid\":\"u2\"},\"spec\":{\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimName\":"
+        "\"small\"}],\"containers\":[{\"name\":\"c\",\"resources\":{\"claims\":[{\"name\":\"gpu\"}]}}]},"
+        "\"status\":{\"phase\":\"Pending\"}}]";
+    cJSON *all = cJSON_Parse(json), *it;
+    struct dd_findings f = DD_FINDINGS_INIT;
+    struct diag_result r;
+    struct dra_model m;
+    size_t i;
+
+    (void)state;
+    assert_non_null(all);
+    dra_model_init(&m, NULL, NULL);
+    m.live = 1;
+    cJSON_ArrayForEach(it, all)
+        assert_int_equal(dra_model_add(&m, it, NULL, 0), DD_OK);
+    assert_int_equal(dra_model_finish(&m), DD_OK);
+    assert_int_equal(dd_rules_run(&m, NULL, &f), 0);
+    for (i = 0; i < m.npods; i++) {
+        diag_pod(&m, &f, &m.pods[i], &r);
+        if (!strcmp(m.pods[i].o.name, "greedy")) {
+            assert_false(r.healthy);
+            assert_string_equal(r.codes[0], "DevicesDoNotFit");
+            assert_contains(r.message, "Pod t/greedy fits on no node");
+        } else if (has_code(&r, "DevicesDoNotFit")) {
+            fail_msg("modest: another pod's DevicesDoNotFit: [%s] %s", r.list, r.message);
+        }
+    }
+    dd_findings_release(&f);
+    dra_model_release(&m);
+    cJSON_Delete(all);
+}
+
 /* A CDI failure no configuration explains is still reported, with the runtime's words. */
 static void unexplained_cdi_error(void **state)
 {
@@ -391,6 +446,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(broken_seed),
         cmocka_unit_test(shapes_live),
+        cmocka_unit_test(fit_of_another_pod),
         cmocka_unit_test(fixes_in_order),
         cmocka_unit_test(unexplained_cdi_error),
         cmocka_unit_test(scheduler_evidence),
