@@ -1433,7 +1433,7 @@ static int is_conversion(const char *fn)
 static int fold(struct cel_program *p, struct cel__ctx *c, const struct cel__node *n,
                 struct dd_err *err)
 {
-    int all = 1, r;
+    int all = 1, r, key = 0;
 
     switch (n->kind) {
     case CEL_N_INT: case CEL_N_UINT: case CEL_N_DOUBLE: case CEL_N_STRING: case CEL_N_BYTES:
@@ -1446,6 +1446,8 @@ static int fold(struct cel_program *p, struct cel__ctx *c, const struct cel__nod
         if ((r = fold(p, c, n->kid[i], err)) < 0)
             return -1;
         all &= r;
+        if (i == 1)
+            key = r;
     }
     /* cel-go builds a constant map literal when it plans the program, where nothing recovers
      * the panic of an unhashable key: kube-apiserver's request fails. */
@@ -1461,7 +1463,7 @@ static int fold(struct cel_program *p, struct cel__ctx *c, const struct cel__nod
         return all && !n->optk;
     /* A constant index becomes a qualifier when the program is planned, and only
      * strings, integers, bools and doubles can be qualifiers. */
-    if (n->kind == CEL_N_INDEX && fold(p, c, n->kid[1], err) == 1) {
+    if (n->kind == CEL_N_INDEX && key) {
         struct cel__val k = eval(c, n->kid[1]);
         if (k.kind != CEL_V_ERROR && k.kind != CEL_V_STRING && k.kind != CEL_V_INT &&
             k.kind != CEL_V_UINT && k.kind != CEL_V_BOOL && k.kind != CEL_V_DOUBLE) {

@@ -233,7 +233,7 @@ struct cel__node {
     int op;            /* enum cel__op for UNARY/BINARY; enum cel__macro for COMP */
     int recv;          /* CALL: 1 when called as kid[0].name(...) */
     int test_only;     /* SELECT: operand of has() */
-    int depth;         /* height of the subtree, for the depth cap */
+    int depth;         /* cel-go's visitor depth below the node (cel_parse.c) */
     int optional;      /* SELECT `.?f`, INDEX `[?k]` */
     const unsigned char *optk; /* LIST/MAP: per element/entry, 1 for `?e` / `?k: v` */
     const short *cand; /* CALL/UNARY/BINARY/INDEX: overloads the checker kept */
