@@ -1084,8 +1084,10 @@ const struct cel__overload cel__ovl[] = {
     /* Operators (cel-go common/stdlib/standard.go); the evaluator implements them. */
     {"_?_:_", G, "bool,A,A>A", CEL_LIB_STD, NULL},
     {"!_", G, "bool>bool", CEL_LIB_STD, NULL},
-    {"-_", G, "int>int", CEL_LIB_STD, NULL},
+    /* Declaration order matters: the first overload an unbound type parameter fits binds it
+     * (cel-go resolveOverload), so `-x.value()` is a double as in cel-go. */
     {"-_", G, "double>double", CEL_LIB_STD, NULL},
+    {"-_", G, "int>int", CEL_LIB_STD, NULL},
     {"_==_", G, "A,A>bool", CEL_LIB_STD, NULL},
     {"_!=_", G, "A,A>bool", CEL_LIB_STD, NULL},
     CMP("_<_"), CMP("_<=_"), CMP("_>_"), CMP("_>=_"),

@@ -48,9 +48,27 @@ struct cel__val cel__abort_val(struct cel__ctx *c)
 {
     struct cel__val v = {.kind = CEL_V_ERROR};
 
-    v.v.err = c->abort_rc == DD_ENOMEM ? "operation cancelled: memory limit exceeded"
-                                       : "operation cancelled: actual cost limit exceeded";
+    v.v.err = c->panic ? c->panic
+              : c->abort_rc == DD_ENOMEM ? "operation cancelled: memory limit exceeded"
+                                         : "operation cancelled: actual cost limit exceeded";
     return v;
+}
+
+struct cel__val cel__panic(struct cel__ctx *c, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+
+    if (c->aborted)
+        return cel__abort_val(c);
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    c->aborted = 1;
+    c->abort_rc = DD_ETYPE;
+    if (!(c->panic = cel__strndup(&c->scratch, buf, strlen(buf))))
+        c->abort_rc = DD_ENOMEM;
+    return cel__abort_val(c);
 }
 
 struct cel__val cel__err(struct cel__ctx *c, const char *fmt, ...)
@@ -795,6 +813,54 @@ static struct cel__val relation(struct cel__ctx *c, int op, const struct cel__va
     }
 }
 
+/* The Go type of a value Go cannot hash (cel-go keys Go maps by values), or NULL. */
+static const char *unhashable(const struct cel__val *v)
+{
+    switch (v->kind) {
+    case CEL_V_BYTES: return "types.Bytes";
+    case CEL_V_SEMVER: return "cel.Semver";
+    case CEL_V_FORMAT: return "cel.Format";
+    default: return NULL;
+    }
+}
+
+static int is_conversion(const char *fn);
+
+/* Whether cel-go's planner makes n a constant: a literal, a list or map literal of
+ * constants, a conversion of a constant, `x in []`. */
+static int planned_const(const struct cel__node *n)
+{
+    switch (n->kind) {
+    case CEL_N_INT: case CEL_N_UINT: case CEL_N_DOUBLE: case CEL_N_STRING: case CEL_N_BYTES:
+    case CEL_N_BOOL: case CEL_N_NULL:
+        return 1;
+    case CEL_N_LIST: case CEL_N_MAP:
+        for (size_t i = 0; i < n->nkid; i++)
+            if (!planned_const(n->kid[i]))
+                return 0;
+        return !n->optk;
+    case CEL_N_CALL:
+        return !n->recv && n->nkid == 1 && is_conversion(n->name) && planned_const(n->kid[0]);
+    case CEL_N_BINARY:
+        return n->op == CEL_OP_IN && n->kid[1]->kind == CEL_N_LIST && n->kid[1]->nkid == 0;
+    default:
+        return 0;
+    }
+}
+
+/* cel-go's planner turns `x in [c1, c2, ...]` into a lookup of x in a Go map when the ci
+ * are constant bools, numbers or strings. */
+static int set_membership(const struct cel__node *list, const struct cel__val *v)
+{
+    for (size_t i = 0; i < v->v.list->n; i++) {
+        enum cel__vkind k = v->v.list->items[i].kind;
+        if (k != CEL_V_BOOL && k != CEL_V_INT && k != CEL_V_UINT && k != CEL_V_DOUBLE &&
+            k != CEL_V_STRING)
+            return 0;
+    }
+    return list->kind == CEL_N_LIST && planned_const(list);
+}
+
 static struct cel__val eval_binary(struct cel__ctx *c, const struct cel__node *n)
 {
     struct cel__val a, b;
@@ -829,6 +895,9 @@ static struct cel__val eval_binary(struct cel__ctx *c, const struct cel__node *n
         return relation(c, n->op, &a, &b);
     case CEL_OP_IN:
         if (b.kind == CEL_V_LIST) {
+            if (unhashable(&a) && set_membership(n->kid[1], &b))
+                return cel__panic(c, "internal error: runtime error: hash of unhashable type %s",
+                                  unhashable(&a));
             if (cel__charge(c, b.v.list->n))
                 return cel__abort_val(c);
             for (size_t i = 0; i < b.v.list->n; i++)
@@ -915,12 +984,10 @@ static struct cel__val eval_map(struct cel__ctx *c, const struct cel__node *n)
         struct cel__val *old;
         if (k.kind == CEL_V_ERROR)
             return k;
-        /* cel-go builds a Go map keyed by the values themselves: a value Go cannot hash makes
-         * it panic, which the program's evaluation recovers as an error. */
-        if (k.kind == CEL_V_BYTES || k.kind == CEL_V_SEMVER || k.kind == CEL_V_FORMAT)
-            return cel__err(c, "internal error: runtime error: hash of unhashable type %s",
-                            k.kind == CEL_V_BYTES ? "types.Bytes"
-                            : k.kind == CEL_V_SEMVER ? "cel.Semver" : "cel.Format");
+        /* cel-go builds a Go map keyed by the values themselves. */
+        if (unhashable(&k))
+            return cel__panic(c, "internal error: runtime error: hash of unhashable type %s",
+                              unhashable(&k));
         x = eval(c, n->kid[i + 1]);
         if (x.kind == CEL_V_ERROR)
             return x;
@@ -1433,7 +1500,7 @@ static int is_conversion(const char *fn)
 static int fold(struct cel_program *p, struct cel__ctx *c, const struct cel__node *n,
                 struct dd_err *err)
 {
-    int all = 1, r;
+    int all = 1, r, key = 0;
 
     switch (n->kind) {
     case CEL_N_INT: case CEL_N_UINT: case CEL_N_DOUBLE: case CEL_N_STRING: case CEL_N_BYTES:
@@ -1446,6 +1513,8 @@ static int fold(struct cel_program *p, struct cel__ctx *c, const struct cel__nod
         if ((r = fold(p, c, n->kid[i], err)) < 0)
             return -1;
         all &= r;
+        if (i == 1)
+            key = r;
     }
     /* cel-go builds a constant map literal when it plans the program, where nothing recovers
      * the panic of an unhashable key: kube-apiserver's request fails. */
@@ -1461,7 +1530,7 @@ static int fold(struct cel_program *p, struct cel__ctx *c, const struct cel__nod
         return all && !n->optk;
     /* A constant index becomes a qualifier when the program is planned, and only
      * strings, integers, bools and doubles can be qualifiers. */
-    if (n->kind == CEL_N_INDEX && fold(p, c, n->kid[1], err) == 1) {
+    if (n->kind == CEL_N_INDEX && key) {
         struct cel__val k = eval(c, n->kid[1]);
         if (k.kind != CEL_V_ERROR && k.kind != CEL_V_STRING && k.kind != CEL_V_INT &&
             k.kind != CEL_V_UINT && k.kind != CEL_V_BOOL && k.kind != CEL_V_DOUBLE) {

@@ -326,7 +326,7 @@ enum cel_verdict cel_explain_device(const struct cel_program *p, const struct ce
     }
     v = cel__eval_node(&c, p->root);
     if (c.aborted) {
-        put(&t, "the cost limit was reached");
+        put(&t, c.panic ? c.panic : "the cost limit was reached");
     } else if (v.kind == CEL_V_ERROR || (v.kind == CEL_V_BOOL && !v.v.b)) {
         explain(&c, p->root, &v, &t, 0);
     } else {

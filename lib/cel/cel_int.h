@@ -233,7 +233,7 @@ struct cel__node {
     int op;            /* enum cel__op for UNARY/BINARY; enum cel__macro for COMP */
     int recv;          /* CALL: 1 when called as kid[0].name(...) */
     int test_only;     /* SELECT: operand of has() */
-    int depth;         /* height of the subtree, for the depth cap */
+    int depth;         /* cel-go's visitor depth below the node (cel_parse.c) */
     int optional;      /* SELECT `.?f`, INDEX `[?k]` */
     const unsigned char *optk; /* LIST/MAP: per element/entry, 1 for `?e` / `?k: v` */
     const short *cand; /* CALL/UNARY/BINARY/INDEX: overloads the checker kept */
@@ -437,8 +437,9 @@ struct cel__map {
 struct cel__ctx {
     struct cel__arena scratch;  /* every value built during the call */
     uint64_t cost, max_cost;
-    int aborted;                /* cost/memory limit hit: errors are no longer absorbed */
+    int aborted;                /* cost/memory limit hit or a panic: errors are no longer absorbed */
     enum dd_rc abort_rc;
+    const char *panic;          /* a Go panic cel-go recovers: the whole evaluation's error */
     struct cel__scope *scope;   /* comprehension variables, innermost first */
     struct cel__val device;
     int kube_minor;             /* the program's release, whose cel-go evaluates (0: the default):
@@ -457,6 +458,9 @@ struct cel__val cel__err(struct cel__ctx *c, const char *fmt, ...)
 /* Adds n to the cost; returns -1 (and marks the context aborted) past the limit. */
 int cel__charge(struct cel__ctx *c, uint64_t n);
 struct cel__val cel__abort_val(struct cel__ctx *c);
+/* Where cel-go panics, which its evaluation recovers: ends the evaluation with that error. */
+struct cel__val cel__panic(struct cel__ctx *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Name of a value's type as CEL prints it ("int", "string", ...). */
 const char *cel__vkind_name(enum cel__vkind k);

@@ -6,6 +6,21 @@
  * trees (as CEL-Go does) so that a long, flat conjunction of selectors does
  * not count against the depth limit; the operators are commutative in CEL,
  * so the shape does not change the result.
+ *
+ * The depth limit (max_depth, 250 in Kubernetes) is cel-go's parser's
+ * (parser/parser.go), which applies it twice:
+ * - its ANTLR parse listener counts, for each grammar rule, the invocations of
+ *   that rule in progress, and refuses the expression when one count exceeds
+ *   the limit ("expression recursion limit exceeded").  A left-recursive
+ *   rule (relation, calc, member) loops over a flat chain `a + b + c`,
+ *   `a.b.c` without adding a count, but its right operand is a new invocation:
+ *   `1 + (1 + (...))` counts calc twice a level.  Only expr, relation and calc
+ *   need counting: every other rule's count stays at or below one of these.
+ * - its visitor then counts the nesting of ternaries, relations, arithmetic,
+ *   selections, indexes and member calls in the tree ("max recursion depth
+ *   exceeded"): a chain `a.b.c` counts one a link.
+ * The listener also bounds this parser's recursion (every nesting goes
+ * through parse_expr), the two together the height of the tree.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -30,7 +45,7 @@ struct parser {
     size_t pos;       /* next byte to scan */
     int line, col;    /* position of src[pos] */
     struct tok tok;   /* lookahead */
-    int depth, max_depth;
+    int rule[3], max_depth; /* open invocations of cel-go's expr, relation, calc */
     struct dd_err *err;
     enum dd_rc rc;    /* first failure; parsing stops at it */
 };
@@ -60,8 +75,18 @@ struct cel__node *cel__node_new(struct cel__arena *a, enum cel__nkind kind, int 
     n->kind = kind;
     n->line = line;
     n->col = col;
-    n->depth = 1;
     return n;
+}
+
+/* Whether cel-go's visitor counts a level for n (comprehensions are member calls). */
+static int visit_level(const struct cel__node *n)
+{
+    switch (n->kind) {
+    case CEL_N_COND: case CEL_N_SELECT: case CEL_N_INDEX: case CEL_N_COMP: return 1;
+    case CEL_N_BINARY: return n->op != CEL_OP_AND && n->op != CEL_OP_OR;
+    case CEL_N_CALL: return n->recv;
+    default: return 0;
+    }
 }
 
 int cel__node_add(struct cel__arena *a, struct cel__node *n, struct cel__node *k)
@@ -78,8 +103,8 @@ int cel__node_add(struct cel__arena *a, struct cel__node *n, struct cel__node *k
         n->kid = kid;
     }
     n->kid[n->nkid++] = k;
-    if (k->depth + 1 > n->depth)
-        n->depth = k->depth + 1;
+    if (k->depth + visit_level(k) > n->depth)
+        n->depth = k->depth + visit_level(k);
     return 0;
 }
 
@@ -274,12 +299,6 @@ static int add_kid(struct parser *ps, struct cel__node *n, struct cel__node *k)
         fail_oom(ps);
         return -1;
     }
-    if (n->depth > ps->max_depth) {
-        struct tok t = {0, 0, 0, n->line, n->col};
-        fail_tok(ps, &t, DD_ETOOBIG, "expression nested deeper than the limit of %d",
-                 ps->max_depth);
-        return -1;
-    }
     return 0;
 }
 
@@ -294,15 +313,22 @@ static struct cel__node *binary(struct parser *ps, int op, const struct tok *at,
     return n;
 }
 
-/* Recursion guard: the C stack is bounded by max_depth even before nodes exist. */
-static int enter(struct parser *ps)
+enum { R_EXPR, R_RELATION, R_CALC };
+
+/* An invocation of cel-go's grammar rule r begins (see the top of the file). */
+static int enter(struct parser *ps, int r)
 {
-    if (++ps->depth > ps->max_depth) {
-        fail_tok(ps, &ps->tok, DD_ETOOBIG, "expression nested deeper than the limit of %d",
+    if (++ps->rule[r] > ps->max_depth) {
+        fail_tok(ps, &ps->tok, DD_ETOOBIG, "expression recursion limit exceeded: %d",
                  ps->max_depth);
         return 0;
     }
     return 1;
+}
+
+static void leave(struct parser *ps, int r)
+{
+    ps->rule[r]--;
 }
 
 /* ---- Grammar ------------------------------------------------------------------------- */
@@ -740,8 +766,6 @@ static struct cel__node *parse_unary(struct parser *ps)
         }
         return n;
     }
-    if (!enter(ps))
-        return NULL;
     op = t.type == CEL_TK_NOT ? CEL_OP_NOT : CEL_OP_NEG;
     while (ps->tok.type == t.type) {
         next(ps);
@@ -760,14 +784,12 @@ static struct cel__node *parse_unary(struct parser *ps)
             }
             n->line = t.line;
             n->col = t.col;
-            ps->depth--;
             return n;
         }
         if (n && n->kind == CEL_N_DOUBLE) {
             n->lit.d = -n->lit.d;
             n->line = t.line;
             n->col = t.col;
-            ps->depth--;
             return n;
         }
     } else if (op == CEL_OP_NOT && ps->tok.type == CEL_TK_MINUS) {
@@ -796,7 +818,6 @@ static struct cel__node *parse_unary(struct parser *ps)
     } else {
         n = parse_member(ps);
     }
-    ps->depth--;
     if (!n)
         return NULL;
     if (n->kind == CEL_N_INT && n->op == 1) {
@@ -843,10 +864,21 @@ static int tok_op(int tok, int level)
     return -1;
 }
 
+static struct cel__node *operand(struct parser *ps, int level)
+{
+    return level == 2 ? parse_unary(ps) : parse_level(ps, level + 1);
+}
+
+/* cel-go's relation is level 0, its calc levels 1 and 2 (one rule with two precedences);
+ * a right operand is a new invocation of the rule. */
 static struct cel__node *parse_level(struct parser *ps, int level)
 {
-    struct cel__node *n = level == 2 ? parse_unary(ps) : parse_level(ps, level + 1);
+    int rule = level == 0 ? R_RELATION : R_CALC;
+    struct cel__node *n;
 
+    if (level < 2 && !enter(ps, rule))
+        return NULL;
+    n = operand(ps, level);
     while (n && !failed(ps)) {
         struct tok t = ps->tok;
         int op = tok_op(t.type, level);
@@ -854,11 +886,16 @@ static struct cel__node *parse_level(struct parser *ps, int level)
         if (op < 0)
             break;
         next(ps);
-        r = level == 2 ? parse_unary(ps) : parse_level(ps, level + 1);
+        if (!enter(ps, rule))
+            return NULL;
+        r = operand(ps, level);
+        leave(ps, rule);
         if (!r)
             return NULL;
         n = binary(ps, op, &t, n, r);
     }
+    if (level < 2)
+        leave(ps, rule);
     return failed(ps) ? NULL : n;
 }
 
@@ -919,7 +956,7 @@ static struct cel__node *parse_expr(struct parser *ps)
     struct cel__node *c, *a, *b, *n;
     struct tok q;
 
-    if (!enter(ps))
+    if (!enter(ps, R_EXPR))
         return NULL;
     c = parse_chain(ps, CEL_TK_OR, CEL_OP_OR);
     if (c && ps->tok.type == CEL_TK_QUESTION) {
@@ -936,7 +973,7 @@ static struct cel__node *parse_expr(struct parser *ps)
             return NULL;
         c = n;
     }
-    ps->depth--;
+    leave(ps, R_EXPR);
     return failed(ps) ? NULL : c;
 }
 
@@ -951,6 +988,10 @@ enum dd_rc cel__parse(struct cel_program *p, const struct cel_limits *lim, struc
     p->root = parse_expr(&ps);
     if (p->root && ps.tok.type != CEL_TK_EOF)
         syntax_error(&ps, "<EOF>");
+    if (p->root && p->root->depth + visit_level(p->root) > ps.max_depth) {
+        struct tok at = {0, 0, 0, p->root->line, p->root->col};
+        fail_tok(&ps, &at, DD_ETOOBIG, "max recursion depth exceeded");
+    }
     if (!failed(&ps) && !p->root)
         fail_oom(&ps);
     return ps.rc;
