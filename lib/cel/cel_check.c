@@ -695,6 +695,13 @@ static int validate(struct validate *v, const struct cel__node *n)
                 return mismatch(ck, n->kid[i + 1], v0, x);
         }
     }
+    /* cel-go's planner takes an identifier whose type is a type as a type's name and looks it
+     * up: a variable holding a type (`[].exists(x, type(true) == x)`) names none. */
+    if (n->kind == CEL_N_IDENT && final_type(ck, n, 0)->kind == CEL_T_TYPE &&
+        !type_ident(ck, n->name)) {
+        fail(ck, n, "reference to undefined type: %s", n->name);
+        return -1;
+    }
     if (n->kind == CEL_N_CALL) {
         const char *why = NULL;
         if (strcmp(n->name, "format") == 0) {
