@@ -462,6 +462,10 @@ static struct rng call_cost(struct coster *c, const struct cel__overload *o, str
         return r;
     }
     /* cel-go's own estimates (checker/cost.go functionCost). */
+    if (t && is(o, "format", NULL))
+        /* The receiver traversed; no result size, since cel-go cannot bound it: a
+         * receiver of unknown size (a dyn of a quantity) makes the estimate unbounded. */
+        return rfactor(asize(c, t), TRAVERSE);
     if (is(o, "strings.quote", NULL) && nx == 1) {
         sz = asize(c, &x[0]);
         res->size.min = sz.min + 2;
