@@ -22,7 +22,8 @@
 # Env: BENCH_PODS (5000), BENCH_NODES (100), BENCH_SAMPLES (120), BENCH_DIR (state dir),
 #      BENCH_KEEP=1 (leave the cluster up), DD_BIN (another dra-doctor binary),
 #      BENCH_CTL_ARGS (extra controller flags), BENCH_MD=file (also write the table as Markdown),
-#      BENCH_WEBHOOK=1 (step 5), BENCH_RATE (2000).
+#      BENCH_WEBHOOK=1 (step 5), BENCH_RATE (2000), BENCH_CONTROLLER=0 (skip steps 3 and 4:
+#      the loaded webhook run alone, no controller competing for the cores).
 set -u
 B=${1:-build/release}
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -69,10 +70,15 @@ npods=$(kubectl get pods -A --no-headers 2>/dev/null | wc -l)
 nclaims=$(kubectl get resourceclaims -A --no-headers 2>/dev/null | wc -l)
 nevents=$(kubectl get events -A --no-headers 2>/dev/null | wc -l)
 
+metric() { awk -v m="$1" '$1 == m { print $2 }' "$state/metrics.txt"; }
 cpu_s() { awk '{ printf "%.2f", ($14 + $15) / 100 }' "/proc/$1/stat"; }
 hwm_mib() { awk '/^VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 rss_mib() { awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 
+cpu1=""; hwm1=""; rss1=""; cpu2=""; hwm2=""; rss2=""; all_s=""; react=""; answered=""
+p50=""; p90=""; p99=""; max=""; builds=""; build_avg=""; build_cpu_avg=""; build_max=""
+: >"$state/metrics.txt"
+if [ "${BENCH_CONTROLLER:-1}" = 1 ]; then
 # A free loopback port for the controller's /metrics (read at the end).
 mport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 t0=$(date +%s.%N)
@@ -94,7 +100,6 @@ cpu2=$(cpu_s "$ctl_pid"); hwm2=$(hwm_mib "$ctl_pid"); rss2=$(rss_mib "$ctl_pid")
 # The controller's own account: snapshots built and their time, watch restarts, relists.
 python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' \
     "http://127.0.0.1:$mport/metrics" >"$state/metrics.txt" 2>/dev/null
-metric() { awk -v m="$1" '$1 == m { print $2 }' "$state/metrics.txt"; }
 builds=$(metric dra_doctor_snapshots_total)
 build_s=$(metric dra_doctor_snapshot_build_seconds_total)
 build_cpu=$(metric dra_doctor_snapshot_build_cpu_seconds_total)
@@ -106,6 +111,7 @@ p90=$(printf '%s\n' "$react" | sed -n 's/.*p90 \([0-9.]*\) s.*/\1/p')
 p99=$(printf '%s\n' "$react" | sed -n 's/.*p99 \([0-9.]*\) s.*/\1/p')
 max=$(printf '%s\n' "$react" | sed -n 's/.*max \([0-9.]*\) s, min.*/\1/p')
 answered=$(printf '%s\n' "$react" | sed -n 's/^react: [0-9]* samples, \([0-9]*\) answered.*/\1/p')
+fi
 
 verdict() { awk -v v="$1" -v lim="$2" 'BEGIN { print (v != "" && v + 0 <= lim + 0) ? "met" : "MISSED" }'; }
 wh_row=""
@@ -147,6 +153,7 @@ table() {
     echo "| measure | value | target |"
     echo "|---|---:|---|"
     echo "| load | $npods pods, $nclaims claims, $nevents events, 200 DeviceClasses, $((5 * ${BENCH_NODES:-100})) ResourceSlices, ${BENCH_NODES:-100} nodes | |"
+    if [ "${BENCH_CONTROLLER:-1}" = 1 ]; then
     echo "| time until every pod diagnosed | ${all_s} s | |"
     echo "| CPU s / peak RSS / RSS then | ${cpu1} s / ${hwm1} MiB / ${rss1} MiB | |"
     echo "| reaction p50 / p90 | ${p50} s / ${p90} s | |"
@@ -157,6 +164,7 @@ table() {
     echo "| controller RSS at end | ${rss2} MiB | |"
     echo "| snapshots built; build time mean (CPU) / max | ${builds:-?}; ${build_avg:-?} s (${build_cpu_avg:-?} s) / ${build_max:-?} s | |"
     echo "| watch restarts / relists | $(metric dra_doctor_watch_restarts_total) / $(metric dra_doctor_relists_total) | |"
+    fi
     [ -z "$wh_row" ] || printf '%s\n' "$wh_row"
 }
 echo
