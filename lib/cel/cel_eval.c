@@ -525,6 +525,16 @@ static struct cel__val empty_map(struct cel__ctx *c)
     return v.v.map ? v : oom(c);
 }
 
+static const char *unhashable(const struct cel__val *v);
+
+/* `x in m`: looking a value Go cannot hash up in a non-empty Go map panics in cel-go (and
+ * kube-apiserver or kube-scheduler reports the recovered panic); NULL when it would not.
+ * (An index never gets that far: such a key is no qualifier.) */
+static const char *lookup_panics(const struct cel__map *m, const struct cel__val *k)
+{
+    return m->go_keyed && m->n ? unhashable(k) : NULL;
+}
+
 static const struct cel__val *map_lookup(const struct cel__map *m, const struct cel__val *k)
 {
     for (size_t i = 0; i < m->n; i++)
@@ -596,6 +606,11 @@ static struct cel__val eval_index(struct cel__ctx *c, const struct cel__node *n)
     k = eval(c, n->kid[1]);
     if (k.kind == CEL_V_ERROR)
         return k;
+    /* cel-go makes a qualifier of the key's value, and only strings, integers, bools and
+     * doubles make one (a constant key is checked when the program is planned: cel__fold). */
+    if (k.kind != CEL_V_STRING && k.kind != CEL_V_INT && k.kind != CEL_V_UINT &&
+        k.kind != CEL_V_BOOL && k.kind != CEL_V_DOUBLE && k.kind != CEL_V_OPTIONAL)
+        return cel__err(c, "invalid qualifier type: %s", cel__vkind_name(k.kind));
     if (t.kind == CEL_V_OPTIONAL) {
         if (!t.v.opt)
             return t;
@@ -906,6 +921,9 @@ static struct cel__val eval_binary(struct cel__ctx *c, const struct cel__node *n
             return mk_bool(0);
         }
         if (b.kind == CEL_V_MAP) {
+            if (lookup_panics(b.v.map, &a))
+                return cel__panic(c, "internal error: runtime error: hash of unhashable type %s",
+                                  lookup_panics(b.v.map, &a));
             if (cel__charge(c, b.v.map->n))
                 return cel__abort_val(c);
             return mk_bool(map_lookup(b.v.map, &a) != NULL);
@@ -979,6 +997,7 @@ static struct cel__val eval_map(struct cel__ctx *c, const struct cel__node *n)
 
     if (!m)
         return oom(c);
+    m->go_keyed = 1;
     for (size_t i = 0; i + 1 < n->nkid; i += 2) {
         struct cel__val k = eval(c, n->kid[i]), x;
         struct cel__val *old;

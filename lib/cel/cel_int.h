@@ -431,6 +431,7 @@ struct cel__map {
     struct cel__val *keys, *vals;
     size_t n;
     int missing_is_empty; /* device.attributes: an unknown domain is an empty map */
+    int go_keyed;         /* a map literal: cel-go keys a Go map by the values themselves */
 };
 
 /* Per-evaluation state; lives on the caller's stack. */
