@@ -499,7 +499,6 @@ static enum dd_rc kc_unsupported_user(const struct kc_doc *d, const cJSON *user,
     static const struct {
         const char *key, *why;
     } no[] = {
-        { "exec", "an exec credential plugin, which dra-doctor does not run" },
         { "auth-provider", "an auth-provider plugin, which dra-doctor does not support" },
         { "username", "basic authentication, which dra-doctor does not support" },
         { "password", "basic authentication, which dra-doctor does not support" },
@@ -560,10 +559,104 @@ static enum dd_rc kc_cluster(const struct kc_doc *d, const cJSON *cl, const char
     return kc_pem(d, cl, "certificate-authority", &c->ca_pem, err);
 }
 
+/* A list of strings at key (absent: none), as a new NULL-terminated vector of NAME=value
+ * pairs (env: items {name, value}) or of the strings themselves (argv, after first). */
+static enum dd_rc kc_strv(const struct kc_doc *d, const cJSON *obj, const char *key, int env,
+                          const char *first, char ***out, struct dd_err *err)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(obj, key), *it;
+    size_t n = 0, k = 0;
+    char **v;
+
+    *out = NULL;
+    if (arr && !cJSON_IsNull(arr) && !cJSON_IsArray(arr))
+        return kc_fail(d, arr, err, DD_EPARSE, "exec %s must be a list", key);
+    n = (size_t)cJSON_GetArraySize(arr);
+    if (!(v = calloc(n + 2, sizeof(*v))))
+        return dd_failf(err, DD_ENOMEM, "out of memory");
+    *out = v;
+    if (first && !(v[k++] = strdup(first)))
+        return dd_failf(err, DD_ENOMEM, "out of memory");
+    cJSON_ArrayForEach(it, arr) {
+        const char *name, *value;
+        enum dd_rc rc;
+        if (!env) {
+            if (!cJSON_IsString(it))
+                return kc_fail(d, it, err, DD_EPARSE, "each item of exec %s must be a string",
+                               key);
+            if (!(v[k++] = strdup(it->valuestring)))
+                return dd_failf(err, DD_ENOMEM, "out of memory");
+            continue;
+        }
+        if (!cJSON_IsObject(it))
+            return kc_fail(d, it, err, DD_EPARSE, "each item of exec env must be a mapping with "
+                           "name and value");
+        if ((rc = kc_str(d, it, "name", &name, err)) != DD_OK ||
+            (rc = kc_str(d, it, "value", &value, err)) != DD_OK)
+            return rc;
+        if (!name || !name[0] || strchr(name, '='))
+            return kc_fail(d, it, err, DD_EINVAL, "exec env item has no usable name");
+        size_t len = strlen(name) + strlen(value ? value : "") + 2;
+        if (!(v[k] = malloc(len)))
+            return dd_failf(err, DD_ENOMEM, "out of memory");
+        snprintf(v[k++], len, "%s=%s", name, value ? value : "");
+    }
+    return DD_OK;
+}
+
+/* users[].user.exec, validated as client-go's clientcmd does. */
+static enum dd_rc kc_exec(const struct kc_doc *d, const cJSON *ex, const char *name,
+                          struct kube_config *c, struct dd_err *err)
+{
+    const char *av, *cmd, *hint, *mode;
+    const cJSON *pci;
+    struct execcred_spec *s;
+    enum dd_rc rc;
+
+    if (!cJSON_IsObject(ex))
+        return kc_fail(d, ex, err, DD_EPARSE, "user \"%s\": exec must be a mapping", name);
+    if ((rc = kc_str(d, ex, "apiVersion", &av, err)) != DD_OK ||
+        (rc = kc_str(d, ex, "command", &cmd, err)) != DD_OK ||
+        (rc = kc_str(d, ex, "installHint", &hint, err)) != DD_OK ||
+        (rc = kc_str(d, ex, "interactiveMode", &mode, err)) != DD_OK)
+        return rc;
+    if (!cmd || !cmd[0])
+        return kc_fail(d, ex, err, DD_EINVAL, "user \"%s\": exec has no command", name);
+    if (!av || (strcmp(av, "client.authentication.k8s.io/v1") != 0 &&
+                strcmp(av, "client.authentication.k8s.io/v1beta1") != 0))
+        return kc_fail(d, ex, err, DD_EINVAL, "user \"%s\": exec apiVersion \"%s\" is not "
+                       "client.authentication.k8s.io/v1 or v1beta1", name, av ? av : "");
+    /* v1 made interactiveMode required; v1beta1 defaults it to IfAvailable. */
+    if (!mode && !strcmp(av, "client.authentication.k8s.io/v1"))
+        return kc_fail(d, ex, err, DD_EINVAL, "user \"%s\": exec interactiveMode must be set "
+                       "(Never, IfAvailable or Always) for apiVersion %s", name, av);
+    if (mode && strcmp(mode, "Never") && strcmp(mode, "IfAvailable") && strcmp(mode, "Always"))
+        return kc_fail(d, cJSON_GetObjectItemCaseSensitive(ex, "interactiveMode"), err, DD_EINVAL,
+                       "user \"%s\": exec interactiveMode \"%s\" is not Never, IfAvailable or "
+                       "Always", name, mode);
+    pci = cJSON_GetObjectItemCaseSensitive(ex, "provideClusterInfo");
+    if (pci && !cJSON_IsNull(pci) && !cJSON_IsBool(pci))
+        return kc_fail(d, pci, err, DD_EPARSE, "provideClusterInfo must be true or false");
+    if (!(s = calloc(1, sizeof(*s))))
+        return dd_failf(err, DD_ENOMEM, "out of memory");
+    c->exec = s;
+    s->provide_cluster_info = cJSON_IsTrue(pci);
+    s->interactive_always = mode && !strcmp(mode, "Always");
+    /* As clientcmd resolves it: a command with a '/' is a path relative to the kubeconfig,
+     * a bare name is looked up in PATH. */
+    s->command = strchr(cmd, '/') ? kc_resolve(d, cmd) : strdup(cmd);
+    if (!s->command || !(s->api_version = strdup(av)) || (hint && !(s->install_hint = strdup(hint))))
+        return dd_failf(err, DD_ENOMEM, "out of memory");
+    if ((rc = kc_strv(d, ex, "args", 0, s->command, &s->argv, err)) != DD_OK)
+        return rc;
+    return kc_strv(d, ex, "env", 1, NULL, &s->env, err);
+}
+
 static enum dd_rc kc_user(const struct kc_doc *d, const cJSON *u, const char *name,
                           struct kube_config *c, struct dd_err *err)
 {
     const char *token, *token_file;
+    const cJSON *ex;
     enum dd_rc rc;
 
     if ((rc = kc_unsupported_user(d, u, name, err)) != DD_OK ||
@@ -585,7 +678,8 @@ static enum dd_rc kc_user(const struct kc_doc *d, const cJSON *u, const char *na
     }
     if (token_file && token_file[0] && !(c->token_file = kc_resolve(d, token_file)))
         return dd_failf(err, DD_ENOMEM, "out of memory");
-    return DD_OK;
+    ex = cJSON_GetObjectItemCaseSensitive(u, "exec");
+    return ex && !cJSON_IsNull(ex) ? kc_exec(d, ex, name, c, err) : DD_OK;
 }
 
 static enum dd_rc kc_build(const struct kc_doc *d, const char *context, struct kube_config *c,
@@ -683,6 +777,8 @@ void kube_config_release(struct kube_config *c)
     free(c->token_file);
     free(c->namespace_);
     free(c->context);
+    execcred_spec_release(c->exec);
+    free(c->exec);
     memset(c, 0, sizeof(*c));
 }
 
@@ -879,6 +975,8 @@ struct kube_client {
     off_t tok_size;
     double tok_checked;         /* mono_s() of the last stat; < 0 before the first */
     uint64_t rng;               /* xorshift state for backoff jitter */
+    struct execcred cred;       /* the exec plugin's last credential (cfg.exec), if any */
+    int have_cred;
     char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -968,6 +1066,12 @@ struct kube_client *kube_client_new(const struct kube_config *cfg,
         dup_field(&c->cfg.namespace_, cfg->namespace_) ||
         dup_field(&c->cfg.context, cfg->context))
         goto nomem;
+    if (cfg->exec && (!(c->cfg.exec = malloc(sizeof(*c->cfg.exec))) ||
+                      execcred_spec_dup(c->cfg.exec, cfg->exec, NULL) != DD_OK)) {
+        free(c->cfg.exec);
+        c->cfg.exec = NULL;
+        goto nomem;
+    }
     c->cfg.insecure = cfg->insecure;
     c->tok_checked = -1;
     atomic_init(&c->interrupted, 0);
@@ -995,6 +1099,7 @@ void kube_client_free(struct kube_client *c)
     if (c->multi)
         curl_multi_cleanup(c->multi);
     kube_config_release(&c->cfg);
+    execcred_release(&c->cred);
     free(c->file_token);
     free(c->ua);
     free(c);
@@ -1089,7 +1194,29 @@ static const char *current_token(struct kube_client *c)
         if (c->file_token)
             return c->file_token;
     }
+    /* As client-go's exec round tripper: a token the kubeconfig gives wins over the plugin. */
+    if (!c->cfg.token && c->have_cred && c->cred.token)
+        return c->cred.token;
     return c->cfg.token;
+}
+
+/*
+ * Runs the exec credential plugin when the client has none yet, the one it has expired, or
+ * the server refused it (force: a 401).  client-go does the same; a plugin is not run again
+ * for every request, since it may be slow (a cloud CLI) or rate limited.
+ */
+static enum dd_rc exec_credential(struct kube_client *c, int force, struct dd_err *err)
+{
+    enum dd_rc rc;
+
+    if (!c->cfg.exec || c->cfg.token || c->cfg.token_file)
+        return DD_OK;
+    if (c->have_cred && !force && !execcred_expired(&c->cred, time(NULL)))
+        return DD_OK;
+    c->have_cred = 0;
+    rc = execcred_run(c->cfg.exec, c->cfg.server, c->cfg.ca_pem, c->cfg.insecure, &c->cred, err);
+    c->have_cred = rc == DD_OK;
+    return rc;
 }
 
 static size_t on_header(char *buf, size_t size, size_t n, void *ud)
@@ -1267,6 +1394,11 @@ static int setup(struct kube_client *c, struct xfer *x, const char *method, cons
         bad |= curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM") != CURLE_OK;
         bad |= set_blob(h, CURLOPT_SSLKEY_BLOB, c->cfg.key_pem);
         bad |= curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM") != CURLE_OK;
+    } else if (c->have_cred && c->cred.cert_pem && c->cred.key_pem) {
+        bad |= set_blob(h, CURLOPT_SSLCERT_BLOB, c->cred.cert_pem);
+        bad |= curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM") != CURLE_OK;
+        bad |= set_blob(h, CURLOPT_SSLKEY_BLOB, c->cred.key_pem);
+        bad |= curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM") != CURLE_OK;
     }
     if (c->cfg.insecure) {
         bad |= curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L) != CURLE_OK;
@@ -1411,7 +1543,7 @@ static enum dd_rc request(struct kube_client *c, const char *method, const char 
     enum dd_rc rc;
     CURLcode res;
     long http, delay;
-    int attempt, retry, idem;
+    int attempt, retry, idem, refreshed = 0;
 
     if (!st)
         st = &st_local;
@@ -1437,6 +1569,9 @@ static enum dd_rc request(struct kube_client *c, const char *method, const char 
         x.too_big = 0;
         x.retry_after = -1;
         curl_slist_free_all(hdrs);
+        hdrs = NULL;
+        if ((rc = exec_credential(c, refreshed == 1, err)) != DD_OK)
+            break;
         hdrs = make_headers(c, body ? content_type : NULL);
         if (!hdrs || setup(c, &x, method, url.p, hdrs, body, body ? len : 0, -1)) {
             rc = dd_failf(err, DD_ENOMEM, "%s %s: cannot prepare the request", method, path);
@@ -1486,7 +1621,14 @@ static enum dd_rc request(struct kube_client *c, const char *method, const char 
             rc = fail_http(st, err, method, path, rc_for_http(http));
             retry = http == 429 ||
                     (http >= 500 && http != 501 && (idem || x.retry_after >= 0));
+            /* A plugin's credential the server refuses is fetched anew, once, at once. */
+            if (http == 401 && c->have_cred && !refreshed) {
+                refreshed = 1;
+                continue;
+            }
         }
+        if (refreshed == 1)
+            refreshed = 2;
         if (!retry || attempt >= c->o.max_retries)
             break;
         delay = x.retry_after >= 0 ? x.retry_after * 1000 : backoff_ms(c, attempt);
@@ -2041,6 +2183,10 @@ enum dd_rc kube_watch(struct kube_client *c, const char *path, const char *selec
     x.c = c;
     x.body.max = ERR_BODY_MAX;
     x.retry_after = -1;
+    if ((rc = exec_credential(c, 0, err)) != DD_OK) {
+        status_set(st, 0, "", err ? err->msg : "exec credential plugin failed");
+        goto out;
+    }
     x.wp = kube_watch_parser_new(c->o.max_body, watch_event, &ws);
     hdrs = make_headers(c, NULL);
     if (!x.wp || !hdrs ||

@@ -20,6 +20,7 @@
 #include <cjson/cJSON.h>
 
 #include "err.h"
+#include "client/execcred.h"
 
 /* ---- configuration ------------------------------------------------------- */
 
@@ -33,6 +34,8 @@ struct kube_config {
     char *namespace_;    /* the context's namespace, "default" when unset */
     char *context;       /* name of the context used; NULL in-cluster */
     int insecure;        /* insecure-skip-tls-verify: true */
+    struct execcred_spec *exec; /* owned: the user's exec credential plugin, or NULL; run by
+                                   the client when it needs a credential (lib/client/execcred) */
 };
 
 /*
@@ -42,7 +45,8 @@ struct kube_config {
  * it names (certificate-authority, client-certificate, client-key) are read
  * now; tokenFile is kept as a path.  Errors: DD_EPARSE (malformed, with
  * position), DD_ENOTFOUND (no such context/cluster/user), DD_EIO, DD_EINVAL
- * (unsupported auth such as exec plugins, with the reason).
+ * (unsupported auth such as auth-provider plugins, with the reason).  An exec
+ * credential plugin is kept as a spec (c->exec), run only when a client needs a credential.
  */
 enum dd_rc kube_config_parse(struct kube_config *c, const char *buf, size_t len, const char *dir,
                              const char *context, struct dd_err *err);

@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rc = kube_config_parse(&c, (const char *)data, size, NULL, NULL, &err);
     if (rc != DD_OK) {
         /* Failures carry a reason and leave nothing behind. */
-        if (err.msg[0] == '\0' || c.server || c.ca_pem || c.token || c.namespace_)
+        if (err.msg[0] == '\0' || c.server || c.ca_pem || c.token || c.namespace_ || c.exec)
             abort();
         return 0;
     }
@@ -33,6 +33,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (n == 0 || c.server[n - 1] == '/' || strncmp(c.server, "http", 4) != 0)
         abort();
     if (!c.cert_pem != !c.key_pem)
+        abort();
+    /* An exec plugin: a command, argv[0] naming it, vectors NULL-terminated. */
+    if (c.exec && (!c.exec->command || !c.exec->command[0] || !c.exec->argv ||
+                   strcmp(c.exec->argv[0], c.exec->command) != 0 || !c.exec->env ||
+                   !c.exec->api_version))
         abort();
     kube_config_release(&c);
     if (c.server || c.context)

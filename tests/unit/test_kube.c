@@ -205,14 +205,89 @@ static void test_config_unsupported_auth(void **state)
     struct dd_err err;
 
     (void)state;
+    /* client.authentication.k8s.io/v1 requires interactiveMode, as clientcmd does. */
     assert_int_equal(parse(&c, KUBECONFIG, NULL, "execctx", &err), DD_EINVAL);
-    assert_contains(err.msg, "exec");
+    assert_contains(err.msg, "interactiveMode");
     assert_contains(err.msg, "execuser");
     /* The message points at the exec mapping. */
     assert_int_equal(err.line, 24);
     assert_null(c.server);
     assert_int_equal(parse(&c, KUBECONFIG, NULL, "authctx", &err), DD_EINVAL);
     assert_contains(err.msg, "auth-provider");
+}
+
+/* An exec credential plugin is kept as a spec, validated as clientcmd validates it. */
+static void test_config_exec(void **state)
+{
+    static const char head[] =
+        "clusters:\n- name: c\n  cluster: {server: https://k}\n"
+        "contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n"
+        "users:\n- name: u\n  user:\n    exec:\n";
+    char buf[2048];
+    struct kube_config c;
+    struct dd_err err;
+
+    (void)state;
+    snprintf(buf, sizeof(buf), "%s%s", head,
+             "      apiVersion: client.authentication.k8s.io/v1\n"
+             "      command: bin/get-token\n"
+             "      args: [eks, get-token, --cluster-name, prod]\n"
+             "      env: [{name: AWS_PROFILE, value: ops}, {name: EMPTY}]\n"
+             "      installHint: install the aws CLI\n"
+             "      provideClusterInfo: true\n"
+             "      interactiveMode: Never\n");
+    assert_int_equal(parse(&c, buf, "/etc/kube", NULL, &err), DD_OK);
+    assert_non_null(c.exec);
+    assert_null(c.token);
+    assert_string_equal(c.exec->api_version, "client.authentication.k8s.io/v1");
+    /* A command with a '/' is relative to the kubeconfig's directory. */
+    assert_string_equal(c.exec->command, "/etc/kube/bin/get-token");
+    assert_string_equal(c.exec->argv[0], "/etc/kube/bin/get-token");
+    assert_string_equal(c.exec->argv[1], "eks");
+    assert_string_equal(c.exec->argv[4], "prod");
+    assert_null(c.exec->argv[5]);
+    assert_string_equal(c.exec->env[0], "AWS_PROFILE=ops");
+    assert_string_equal(c.exec->env[1], "EMPTY=");
+    assert_null(c.exec->env[2]);
+    assert_string_equal(c.exec->install_hint, "install the aws CLI");
+    assert_true(c.exec->provide_cluster_info);
+    assert_false(c.exec->interactive_always);
+    kube_config_release(&c);
+    assert_null(c.exec);
+
+    /* A bare name is looked up in PATH; v1beta1 defaults interactiveMode. */
+    snprintf(buf, sizeof(buf), "%s%s", head,
+             "      apiVersion: client.authentication.k8s.io/v1beta1\n"
+             "      command: gke-gcloud-auth-plugin\n");
+    assert_int_equal(parse(&c, buf, "/etc/kube", NULL, &err), DD_OK);
+    assert_string_equal(c.exec->command, "gke-gcloud-auth-plugin");
+    assert_null(c.exec->argv[1]);
+    assert_null(c.exec->env[0]);
+    kube_config_release(&c);
+
+    snprintf(buf, sizeof(buf), "%s%s", head,
+             "      apiVersion: client.authentication.k8s.io/v1alpha1\n      command: x\n");
+    assert_int_equal(parse(&c, buf, NULL, NULL, &err), DD_EINVAL);
+    assert_contains(err.msg, "v1alpha1");
+    snprintf(buf, sizeof(buf), "%s%s", head,
+             "      apiVersion: client.authentication.k8s.io/v1\n      interactiveMode: Never\n");
+    assert_int_equal(parse(&c, buf, NULL, NULL, &err), DD_EINVAL);
+    assert_contains(err.msg, "no command");
+    snprintf(buf, sizeof(buf), "%s%s", head,
+             "      apiVersion: client.authentication.k8s.io/v1\n      command: x\n"
+             "      interactiveMode: Sometimes\n");
+    assert_int_equal(parse(&c, buf, NULL, NULL, &err), DD_EINVAL);
+    assert_contains(err.msg, "Sometimes");
+    snprintf(buf, sizeof(buf), "%s%s", head,
+             "      apiVersion: client.authentication.k8s.io/v1\n      command: x\n"
+             "      interactiveMode: Never\n      args: [1, {a: b}]\n");
+    assert_int_equal(parse(&c, buf, NULL, NULL, &err), DD_EPARSE);
+    assert_contains(err.msg, "args");
+    snprintf(buf, sizeof(buf), "%s%s", head,
+             "      apiVersion: client.authentication.k8s.io/v1\n      command: x\n"
+             "      interactiveMode: Never\n      env: [{value: v}]\n");
+    assert_int_equal(parse(&c, buf, NULL, NULL, &err), DD_EINVAL);
+    assert_contains(err.msg, "env");
 }
 
 static void test_config_malformed(void **state)
@@ -1326,6 +1401,117 @@ static void test_http_token_reload(void **state)
     mock_stop(m);
 }
 
+/* 401 for the first exec token, the pod for any other. */
+static int h_exec(struct mock *m, const struct mreq *rq, int idx, int fd)
+{
+    (void)m, (void)idx;
+    if (!strcmp(rq->auth, "Bearer exec-1"))
+        mock_reply(fd, 401, NULL, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":"
+                   "\"Failure\",\"reason\":\"Unauthorized\",\"code\":401}");
+    else
+        mock_reply(fd, 200, NULL, POD);
+    return 0;
+}
+
+/* A plugin script in dir printing token exec-<n>, n counting its runs in dir/runs. */
+static void write_plugin(const char *dir, const char *expiry)
+{
+    char body[1024];
+
+    snprintf(body, sizeof(body),
+             "#!/bin/sh\nn=$(( $(cat %s/runs 2>/dev/null || echo 0) + 1 ))\necho $n > %s/runs\n"
+             "printf '{\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/"
+             "v1\",\"status\":{\"token\":\"exec-%%s\"%s}}' $n\n",
+             dir, dir, expiry);
+    write_file(dir, "plugin", body);
+    snprintf(body, sizeof(body), "%s/plugin", dir);
+    assert_int_equal(chmod(body, 0700), 0);
+}
+
+static int plugin_runs(const char *dir)
+{
+    char path[512];
+    FILE *f;
+    int n = 0;
+
+    snprintf(path, sizeof(path), "%s/runs", dir);
+    if ((f = fopen(path, "r"))) {
+        if (fscanf(f, "%d", &n) != 1)
+            n = -1;
+        fclose(f);
+    }
+    return n;
+}
+
+static struct kube_client *exec_client(struct mock *m, const char *dir)
+{
+    struct execcred_spec spec;
+    struct kube_config cfg;
+    struct kube_client *c;
+    struct dd_err err;
+    char server[64], cmd[512];
+    char *argv[2];
+
+    memset(&cfg, 0, sizeof(cfg));
+    memset(&spec, 0, sizeof(spec));
+    snprintf(server, sizeof(server), "http://127.0.0.1:%d", m->port);
+    snprintf(cmd, sizeof(cmd), "%s/plugin", dir);
+    argv[0] = cmd;
+    argv[1] = NULL;
+    spec.api_version = (char *)"client.authentication.k8s.io/v1";
+    spec.command = cmd;
+    spec.argv = argv;
+    cfg.server = server;
+    cfg.exec = &spec;
+    c = kube_client_new(&cfg, NULL, &err);
+    assert_non_null(c);
+    return c;
+}
+
+/* The plugin runs once for many requests, again when the server refuses its token (and the
+ * request then succeeds), and again for each request once its credential has expired. */
+static void test_http_exec_credential(void **state)
+{
+    struct mock *m = mock_start(h_exec);
+    char *dir = make_tmpdir(), runs[512];
+    struct kube_client *c;
+    struct dd_err err;
+
+    (void)state;
+    write_plugin(dir, "");
+    c = exec_client(m, dir);
+    assert_int_equal(plugin_runs(dir), 0); /* not before a request needs it */
+    assert_int_equal(kube_get(c, "/a", NULL, NULL, &err), DD_OK);
+    assert_string_equal(m->log[0].auth, "Bearer exec-1");
+    assert_string_equal(m->log[1].auth, "Bearer exec-2");
+    assert_int_equal(kube_get(c, "/b", NULL, NULL, &err), DD_OK);
+    assert_int_equal(kube_get(c, "/c", NULL, NULL, &err), DD_OK);
+    assert_string_equal(m->log[3].auth, "Bearer exec-2");
+    assert_int_equal(plugin_runs(dir), 2);
+    kube_client_free(c);
+
+    /* Expired on arrival: run for every request. */
+    snprintf(runs, sizeof(runs), "%s/runs", dir);
+    assert_int_equal(unlink(runs), 0);
+    write_plugin(dir, ",\"expirationTimestamp\":\"2020-01-01T00:00:00Z\"");
+    c = exec_client(m, dir);
+    assert_int_equal(kube_get(c, "/d", NULL, NULL, &err), DD_OK); /* exec-1 refused, exec-2 */
+    assert_int_equal(kube_get(c, "/e", NULL, NULL, &err), DD_OK);
+    assert_int_equal(plugin_runs(dir), 3);
+    assert_string_equal(m->log[mock_requests(m) - 1].auth, "Bearer exec-3");
+    kube_client_free(c);
+
+    /* A plugin that fails fails the request, naming itself. */
+    write_file(dir, "plugin", "#!/bin/sh\necho 'no credentials' >&2\nexit 3\n");
+    c = exec_client(m, dir);
+    assert_int_equal(kube_get(c, "/f", NULL, NULL, &err), DD_EIO);
+    assert_contains(err.msg, "plugin");
+    assert_contains(err.msg, "status 3");
+    kube_client_free(c);
+    rm_tree(dir);
+    mock_stop(m);
+}
+
 static int h_big(struct mock *m, const struct mreq *rq, int idx, int fd)
 {
     char body[2048];
@@ -1739,6 +1925,7 @@ int main(void)
         cmocka_unit_test(test_config_explicit_context),
         cmocka_unit_test(test_config_not_found),
         cmocka_unit_test(test_config_unsupported_auth),
+        cmocka_unit_test(test_config_exec),
         cmocka_unit_test(test_config_malformed),
         cmocka_unit_test(test_config_json),
         cmocka_unit_test(test_config_base64),
@@ -1759,6 +1946,7 @@ int main(void)
         cmocka_unit_test(test_http_list_pages),
         cmocka_unit_test(test_http_connection_reuse),
         cmocka_unit_test(test_http_token_reload),
+        cmocka_unit_test(test_http_exec_credential),
         cmocka_unit_test(test_http_body_limits),
         cmocka_unit_test(test_http_patch),
         cmocka_unit_test(test_http_connect_refused),

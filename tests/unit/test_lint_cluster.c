@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #define NS "tnoge"
 
@@ -398,6 +399,58 @@ static void test_refused(void **state)
     reset(0);
 }
 
+/* A kubeconfig whose user is an exec plugin (EKS, GKE, AKS): the plugin is run and its
+ * credential used; a plugin that fails is a cluster that cannot be read (exit 3). */
+static void test_exec_plugin(void **state)
+{
+    char kc[128], plugin[128], runs[128];
+    struct mock_run r;
+    FILE *f;
+
+    (void)state;
+    reset(0);
+    write_manifest(pod_manifest);
+    snprintf(plugin, sizeof(plugin), "%s/get-token", api.dir);
+    snprintf(runs, sizeof(runs), "%s/runs", api.dir);
+    snprintf(kc, sizeof(kc), "%s/exec.kubeconfig", api.dir);
+    assert_non_null(f = fopen(plugin, "w"));
+    fprintf(f, "#!/bin/sh\necho \"$1 $DD_CLUSTER\" >> \"$(dirname \"$0\")/runs\"\n"
+               "echo '{\"kind\":\"ExecCredential\",\"apiVersion\":"
+               "\"client.authentication.k8s.io/v1\",\"status\":{\"token\":\"t\"}}'\n");
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(chmod(plugin, 0700), 0);
+    assert_non_null(f = fopen(kc, "w"));
+    fprintf(f, "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: %s\n"
+               "contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n"
+               "users:\n- name: u\n  user:\n    exec:\n"
+               "      apiVersion: client.authentication.k8s.io/v1\n"
+               "      command: ./get-token\n      args: [get-token]\n"
+               "      env: [{name: DD_CLUSTER, value: prod}]\n"
+               "      interactiveMode: Never\n", api.server);
+    assert_int_equal(fclose(f), 0);
+    run(&r, kc, NULL);
+    assert_int_equal(r.status, 1);
+    assert_contains(r.out, "Pod " NS "/trainer fits on no node");
+    assert_non_null(f = fopen(runs, "r"));
+    {
+        char line[64] = "";
+        assert_non_null(fgets(line, sizeof(line), f));
+        assert_string_equal(line, "get-token prod\n");
+    }
+    fclose(f);
+    assert_non_null(f = fopen(plugin, "w"));
+    fprintf(f, "#!/bin/sh\necho 'token expired: run aws sso login' >&2\nexit 255\n");
+    assert_int_equal(fclose(f), 0);
+    run(&r, kc, NULL);
+    assert_int_equal(r.status, 3);
+    assert_contains(r.out, "aws sso login");
+    assert_contains(r.out, "exited with status 255");
+    assert_null(strstr(r.out, "DevicesDoNotFit"));
+    unlink(plugin);
+    unlink(runs);
+    unlink(kc);
+}
+
 static void test_usage(void **state)
 {
     const char *bin = getenv("DD_BIN");
@@ -446,6 +499,7 @@ int main(void)
         cmocka_unit_test(test_workload_frees_its_pods_claims),
         cmocka_unit_test(test_dead_server),
         cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_exec_plugin),
         cmocka_unit_test(test_usage),
     };
 
