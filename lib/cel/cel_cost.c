@@ -284,6 +284,14 @@ static int is(const struct cel__overload *o, const char *fn, const char *sig)
     return strcmp(o->fn, fn) == 0 && (!sig || strcmp(o->sig, sig) == 0);
 }
 
+/* cel-go ext's nodeAsUintValue: an int literal (a negative one as 0), or def. */
+static uint64_t lit_uint(const struct cel__node *n, uint64_t def)
+{
+    if (n->kind != CEL_N_INT)
+        return def;
+    return n->lit.i < 0 ? 0 : (uint64_t)n->lit.i;
+}
+
 /* k8s.io/apiserver library.CostEstimator.EstimateCallCost, then cel-go's defaults. */
 static struct rng call_cost(struct coster *c, const struct cel__overload *o, struct arg *a,
                             size_t na, int member, struct info *res, int *res_sized)
@@ -301,16 +309,13 @@ static struct rng call_cost(struct coster *c, const struct cel__overload *o, str
         double factor = 1;
         int known = 1;
         if (!strcmp(fn, "slice") && nx == 2) {
-            uint64_t st = x[0].n->kind == CEL_N_INT ? (uint64_t)x[0].n->lit.i : 0,
-                     en = x[1].n->kind == CEL_N_INT ? (uint64_t)x[1].n->lit.i : ls.max;
-            out = fixed(en - st);
+            out = fixed(lit_uint(x[1].n, ls.max) - lit_uint(x[0].n, 0));
         } else if (!strcmp(fn, "lists.range") && nx == 1) {
-            out = fixed(x[0].n->kind == CEL_N_INT ? (uint64_t)x[0].n->lit.i : UINT64_MAX);
+            out = fixed(lit_uint(x[0].n, UINT64_MAX));
         } else if (!strcmp(fn, "reverse")) {
             out = ls;
         } else if (!strcmp(fn, "flatten")) {
-            factor = nx == 1 ? (x[0].n->kind == CEL_N_INT ? (double)x[0].n->lit.i
-                                                           : 18446744073709551615.0) : 1;
+            factor = nx == 1 ? (double)lit_uint(x[0].n, UINT64_MAX) : 1;
             out = ls;
         } else if (!strcmp(fn, "distinct")) {
             factor = 2;
@@ -460,6 +465,12 @@ static struct rng call_cost(struct coster *c, const struct cel__overload *o, str
     if (t && !strcmp(fn, "includes")) {
         struct rng r = {0, 48};
         return r;
+    }
+    /* cel-go's ext.Sets (ext/sets.go estimateSetsCost): the two sizes multiplied. */
+    if (!t && nx == 2 && (is(o, "sets.contains", NULL) || is(o, "sets.intersects", NULL) ||
+                          is(o, "sets.equivalent", NULL))) {
+        struct rng r = rmul(asize(c, &x[0]), asize(c, &x[1]));
+        return radd(rfactor(r, is(o, "sets.equivalent", NULL) ? 2 : 1), fixed(1));
     }
     /* cel-go's own estimates (checker/cost.go functionCost). */
     if (t && is(o, "format", NULL))

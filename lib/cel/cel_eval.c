@@ -214,6 +214,21 @@ static int bytes_cmp(const struct cel__val *a, const struct cel__val *b)
     return a->v.str.n < b->v.str.n ? -1 : a->v.str.n > b->v.str.n;
 }
 
+/* The position of key k in m (m->n: absent).  cel-go's Go map (a literal's) is looked up by
+ * the key itself, then a double key as the int or uint it equals, an int as uint and a uint as
+ * int: never an int or uint as a double. */
+static size_t map_find(const struct cel__map *m, const struct cel__val *k)
+{
+    int no_double = m->go_keyed && (k->kind == CEL_V_INT || k->kind == CEL_V_UINT);
+    size_t i;
+
+    for (i = 0; i < m->n; i++)
+        if (!(no_double && m->keys[i].kind == CEL_V_DOUBLE) &&
+            cel__val_equal(&m->keys[i], k) == 1)
+            break;
+    return i;
+}
+
 int cel__val_equal(const struct cel__val *a, const struct cel__val *b)
 {
     if (is_num(a->kind) && is_num(b->kind))
@@ -264,10 +279,8 @@ int cel__val_equal(const struct cel__val *a, const struct cel__val *b)
             return 0;
         for (size_t i = 0; i < a->v.map->n; i++) {
             size_t j;
-            for (j = 0; j < b->v.map->n; j++)
-                if (cel__val_equal(&a->v.map->keys[i], &b->v.map->keys[j]) == 1)
-                    break;
-            if (j == b->v.map->n)
+            /* baseMap.Equal: each key of a found by b.Find. */
+            if ((j = map_find(b->v.map, &a->v.map->keys[i])) == b->v.map->n)
                 return 0;
             if (cel__val_equal(&a->v.map->vals[i], &b->v.map->vals[j]) == 0)
                 return 0; /* baseMap.Equal, likewise */
@@ -537,10 +550,9 @@ static const char *lookup_panics(const struct cel__map *m, const struct cel__val
 
 static const struct cel__val *map_lookup(const struct cel__map *m, const struct cel__val *k)
 {
-    for (size_t i = 0; i < m->n; i++)
-        if (cel__val_equal(&m->keys[i], k) == 1)
-            return &m->vals[i];
-    return NULL;
+    size_t i = map_find(m, k);
+
+    return i < m->n ? &m->vals[i] : NULL;
 }
 
 static struct cel__val index_map(struct cel__ctx *c, const struct cel__map *m,
@@ -609,7 +621,7 @@ static struct cel__val eval_index(struct cel__ctx *c, const struct cel__node *n)
     /* cel-go makes a qualifier of the key's value, and only strings, integers, bools and
      * doubles make one (a constant key is checked when the program is planned: cel__fold). */
     if (k.kind != CEL_V_STRING && k.kind != CEL_V_INT && k.kind != CEL_V_UINT &&
-        k.kind != CEL_V_BOOL && k.kind != CEL_V_DOUBLE && k.kind != CEL_V_OPTIONAL)
+        k.kind != CEL_V_BOOL && k.kind != CEL_V_DOUBLE)
         return cel__err(c, "invalid qualifier type: %s", cel__vkind_name(k.kind));
     if (t.kind == CEL_V_OPTIONAL) {
         if (!t.v.opt)
@@ -816,8 +828,8 @@ static struct cel__val relation(struct cel__ctx *c, int op, const struct cel__va
         cel__charge(c, (a->v.str.n < b->v.str.n ? a->v.str.n : b->v.str.n) / 16))
         return cel__abort_val(c);
     r = cel__val_compare(a, b);
-    if (r == 2)
-        return mk_bool(0); /* NaN is unordered: every comparison is false */
+    if (r == 2) /* cel-go's Double.Compare, Int.Compare and Uint.Compare */
+        return cel__err(c, "NaN values cannot be ordered");
     if (r == -2)
         return no_overload(c, cel__op_name(op), a, b);
     switch (op) {
@@ -1080,9 +1092,13 @@ static struct cel__val eval_call(struct cel__ctx *c, const struct cel__node *n)
         const struct cel__overload *o = &cel__ovl[n->cand[k]];
         const struct cel__sig *sg = &sigs[n->cand[k]];
         size_t i;
-        for (i = 0; i < n->nkid; i++)
+        /* ext.Lists declares flatten with decls.DisableTypeGuards: its implementation takes
+         * any list (`dyn([1]).flatten()` is [1]) and refuses the rest itself. */
+        for (i = 0; i < n->nkid && o->impl != cel__fn_flatten; i++)
             if (!cel__val_fits(&argv[i], sg->arg[i]))
                 break;
+        if (o->impl == cel__fn_flatten)
+            i = n->nkid;
         if (i == n->nkid && o->impl)
             return o->impl(c, n, argv, n->nkid);
     }
@@ -1525,6 +1541,10 @@ static int fold(struct cel_program *p, struct cel__ctx *c, const struct cel__nod
     case CEL_N_INT: case CEL_N_UINT: case CEL_N_DOUBLE: case CEL_N_STRING: case CEL_N_BYTES:
     case CEL_N_BOOL: case CEL_N_NULL:
         return 1;
+    case CEL_N_IDENT:
+        /* A type's name (`int`): the planner makes it a constant type value (a variable
+         * holding a type was refused by the checker). */
+        return n->type && n->type->kind == CEL_T_TYPE;
     default:
         break;
     }

@@ -648,6 +648,12 @@ CEL__FN(cel__fn_lists_range)
     int64_t k = a[0].v.i;
 
     (void)call; (void)n;
+    /* cel-go v0.29 (Kubernetes 1.37) refuses what v0.26 took as an empty range. */
+    if (c->kube_minor >= 37 && k < 0)
+        return cel__err(c, "lists.range: size must be non-negative, got %lld", (long long)k);
+    if (c->kube_minor >= 37 && k > 1000000)
+        return cel__err(c, "lists.range: size %lld exceeds maximum allowed (1000000)",
+                        (long long)k);
     if (k < 0)
         k = 0;
     if (cel__charge(c, (uint64_t)k))
@@ -723,6 +729,10 @@ CEL__FN(cel__fn_flatten)
     size_t k;
 
     (void)call;
+    /* Reached without type guards (see the dispatch in cel_eval.c). */
+    if (a[0].kind != CEL_V_LIST || (n > 1 && a[1].kind != CEL_V_INT))
+        return cel__err(c, "no such overload: %s.flatten(%s)", cel__vkind_name(a[0].kind),
+                        n > 1 ? cel__vkind_name(a[1].kind) : "");
     if (depth < 0)
         return cel__err(c, "level must be non-negative");
     if (depth > 100)
