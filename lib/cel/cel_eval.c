@@ -749,8 +749,8 @@ static struct cel__val concat(struct cel__ctx *c, const struct cel__val *a,
     return mk_str(a->kind, s, n);
 }
 
-static struct cel__val arith(struct cel__ctx *c, int op, const struct cel__val *a,
-                             const struct cel__val *b)
+struct cel__val cel__arith(struct cel__ctx *c, int op, const struct cel__val *a,
+                           const struct cel__val *b)
 {
     const char *fn = cel__op_name(op);
     int handled;
@@ -942,7 +942,7 @@ static struct cel__val eval_binary(struct cel__ctx *c, const struct cel__node *n
         }
         return no_overload(c, "@in", &a, &b);
     default:
-        return arith(c, n->op, &a, &b);
+        return cel__arith(c, n->op, &a, &b);
     }
 }
 

@@ -482,6 +482,9 @@ int cel__semver_cmp(const struct cel__semver *a, const struct cel__semver *b);
 
 /* Ordering with CEL semantics (cross-numeric): -1, 0, 1; 2 unordered (NaN); -2 when
  * the operands cannot be ordered (different or unorderable types). */
+/* a op b for the arithmetic operators (+ - * / %), as cel-go's traits dispatch them. */
+struct cel__val cel__arith(struct cel__ctx *c, int op, const struct cel__val *a,
+                           const struct cel__val *b);
 int cel__val_compare(const struct cel__val *a, const struct cel__val *b);
 
 /* ---- Library functions shared between files ---------------------------------- */

@@ -556,28 +556,19 @@ CEL__FN(cel__fn_sum)
     case CEL_T_DURATION: acc.kind = CEL_V_DURATION; break;
     default: acc.kind = CEL_V_INT; break;
     }
-    if (l->n)
-        acc.kind = l->items[0].kind;
-    for (size_t i = 0; i < l->n; i++) {
-        const struct cel__val *x = &l->items[i];
-        if (x->kind != acc.kind)
+    /* Kubernetes' sum(): the zero of the element type its dispatch picked (by the first
+     * element), then each element added as `+` adds it ([duration, timestamp] is a
+     * timestamp). */
+    if (l->n) {
+        enum cel__vkind k = l->items[0].kind;
+        if (k != CEL_V_INT && k != CEL_V_UINT && k != CEL_V_DOUBLE && k != CEL_V_DURATION)
             return cel__err(c, "no such overload");
-        switch (acc.kind) {
-        case CEL_V_INT:
-            if (__builtin_add_overflow(acc.v.i, x->v.i, &acc.v.i))
-                return cel__err(c, "integer overflow");
-            break;
-        case CEL_V_UINT:
-            if (__builtin_add_overflow(acc.v.u, x->v.u, &acc.v.u))
-                return cel__err(c, "unsigned integer overflow");
-            break;
-        case CEL_V_DOUBLE: acc.v.d += x->v.d; break;
-        case CEL_V_DURATION:
-            if (__builtin_add_overflow(acc.v.dur, x->v.dur, &acc.v.dur))
-                return cel__err(c, "integer overflow");
-            break;
-        default: return cel__err(c, "no such overload");
-        }
+        acc.kind = k;
+    }
+    for (size_t i = 0; i < l->n; i++) {
+        acc = cel__arith(c, CEL_OP_ADD, &acc, &l->items[i]);
+        if (acc.kind == CEL_V_ERROR)
+            return acc;
     }
     return acc;
 }
