@@ -587,7 +587,10 @@ static struct cel__val eval_select(struct cel__ctx *c, const struct cel__node *n
         opt = 1;
     }
     /* cel-go qualifies a presence test through any value: what has no fields lacks this one;
-     * and an optional selection on such a value is optional.none(). */
+     * and an optional selection on such a value is optional.none().  A list is indexed, and
+     * a field name is no index. */
+    if (t.kind == CEL_V_LIST && (n->test_only || opt))
+        return cel__err(c, "unsupported index type 'string' in list");
     if (t.kind != CEL_V_MAP && n->test_only)
         return mk_bool(0);
     if (t.kind != CEL_V_MAP && opt)
@@ -652,7 +655,8 @@ static struct cel__val eval_index(struct cel__ctx *c, const struct cel__node *n)
             return cel__optional(c, i >= 0 && (uint64_t)i < t.v.list->n ? &t.v.list->items[i]
                                                                        : NULL);
         }
-        return no_overload(c, "_[?_]", &t, &k);
+        /* cel-go qualifies optionally through any other value, which holds nothing. */
+        return cel__optional(c, NULL);
     }
     if (t.kind == CEL_V_MAP)
         return index_map(c, t.v.map, &k);
