@@ -6,6 +6,7 @@
  * cel_lib.c, timestamps and durations in cel_time.c, RE2 in cel_re2.cc.
  */
 #include <pthread.h>
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -247,9 +248,69 @@ FN(fn_uint)
     }
 }
 
-FN(fn_double)
+/* Go's underscoreOK: underscores only between digits, or after a base prefix. */
+static int go_underscores_ok(const char *s)
+{
+    char saw = '^';
+    int hex = 0;
+
+    if (*s == '-' || *s == '+')
+        s++;
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X' || s[1] == 'b' || s[1] == 'B' ||
+                        s[1] == 'o' || s[1] == 'O')) {
+        hex = s[1] == 'x' || s[1] == 'X';
+        s += 2;
+        saw = '0';
+    }
+    for (; *s; s++) {
+        if (isdigit((unsigned char)*s) || (hex && isxdigit((unsigned char)*s))) {
+            saw = '0';
+        } else if (*s == '_') {
+            if (saw != '0')
+                return 0;
+            saw = '_';
+        } else {
+            if (saw == '_')
+                return 0;
+            saw = '!';
+        }
+    }
+    return saw != '_';
+}
+
+/* strconv.ParseFloat(s, 64), which cel-go's string-to-double conversion is: digit
+ * separators, a hexadecimal mantissa only with a 'p' exponent, "inf"/"infinity"/"nan" but
+ * not "nan(...)" or a signed NaN, and an overflow is an error.  0, or -1. */
+static int go_parse_float(const char *s, double *out)
 {
     char buf[128], *end;
+    const char *p = s;
+    size_t k = 0;
+
+    if (strchr(s, '_')) {
+        if (!go_underscores_ok(s))
+            return -1;
+        for (; *p && k + 1 < sizeof(buf); p++)
+            if (*p != '_')
+                buf[k++] = *p;
+        buf[k] = '\0';
+        s = buf;
+    }
+    p = s + (*s == '-' || *s == '+');
+    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X') && !strpbrk(p, "pP"))
+        return -1;
+    if (strchr(s, '(') || ((*s == '-' || *s == '+') && (p[0] == 'n' || p[0] == 'N')))
+        return -1;
+    errno = 0;
+    *out = strtod(s, &end);
+    if (*end || end == s)
+        return -1;
+    return errno == ERANGE && isinf(*out) ? -1 : 0;
+}
+
+FN(fn_double)
+{
+    char buf[128];
     struct cel__val v = {.kind = CEL_V_DOUBLE};
 
     (void)n;
@@ -258,10 +319,7 @@ FN(fn_double)
     case CEL_V_INT: v.v.d = (double)a[0].v.i; return v;
     case CEL_V_UINT: v.v.d = (double)a[0].v.u; return v;
     case CEL_V_STRING:
-        if (parse_whole(&a[0], buf, sizeof(buf)))
-            return cel__err(c, "cannot convert string to double");
-        v.v.d = strtod(buf, &end);
-        if (*end)
+        if (parse_whole(&a[0], buf, sizeof(buf)) || go_parse_float(buf, &v.v.d))
             return cel__err(c, "cannot convert string to double");
         return v;
     default: return bad_args(c, call, a, 1);

@@ -361,14 +361,37 @@ static int clause(struct out *o, const char *f, size_t n, size_t *i, const struc
             d = v->v.d;
         else if (!is_float_string(v, &d))
             goto bad;
+        /* x/text's number printer writes a negative zero as 0. */
+        if (d == 0)
+            d = 0;
         if (spec == 'f') {
             if (isnan(d)) {
                 puts_(o, "NaN");
             } else if (isinf(d)) {
                 puts_(o, d > 0 ? "∞" : "-∞");
             } else {
-                snprintf(buf, sizeof(buf), "%.*f", prec < 0 ? 6 : prec, d);
-                put_grouped(o, buf);
+                /* Up to 309 integer digits (1.8e308) plus the precision's. */
+                int len = snprintf(buf, sizeof(buf), "%.*f", prec < 0 ? 6 : prec, d);
+                char *big = len >= (int)sizeof(buf) ? malloc((size_t)len + 1) : NULL;
+                if (big)
+                    snprintf(big, (size_t)len + 1, "%.*f", prec < 0 ? 6 : prec, d);
+                else if (len >= (int)sizeof(buf)) {
+                    *why = "out of memory";
+                    return -1;
+                }
+                /* x/text keeps the minimum of fraction digits in a uint8: from a precision
+                 * of 256 on, the exact digits are trimmed of trailing zeros down to
+                 * precision % 256 of them. */
+                if (prec >= 256) {
+                    char *t = big ? big : buf, *dot = strchr(t, '.');
+                    size_t keep = (size_t)(prec & 255), nf = dot ? strlen(dot + 1) : 0;
+                    while (dot && nf > keep && dot[nf] == '0')
+                        dot[nf--] = '\0';
+                    if (dot && nf == 0)
+                        *dot = '\0';
+                }
+                put_grouped(o, big ? big : buf);
+                free(big);
             }
             return 0;
         }

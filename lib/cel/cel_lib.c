@@ -137,6 +137,17 @@ static int runes_at(const char *s, const size_t *so, size_t i, const char *sub, 
     return memcmp(s + so[i], sub, uo[un]) == 0 && so[i + un] - so[i] == uo[un];
 }
 
+/* Where the empty string matches from off in a string of sn code points: off itself until
+ * cel-go v0.29 (Kubernetes 1.37), which refuses a negative one and clamps to the end. */
+static struct cel__val empty_match(struct cel__ctx *c, int64_t off, size_t sn)
+{
+    if (c->kube_minor >= 37 && off < 0)
+        return cel__err(c, "index out of range: %" PRId64, off);
+    if (c->kube_minor >= 37 && (uint64_t)off > sn)
+        return vint((int64_t)sn);
+    return vint(off);
+}
+
 static struct cel__val index_of(struct cel__ctx *c, struct cel__val *a, size_t n, int last)
 {
     size_t sn, un, *so, *uo;
@@ -150,7 +161,7 @@ static struct cel__val index_of(struct cel__ctx *c, struct cel__val *a, size_t n
     if (!last) {
         off = n > 2 ? a[2].v.i : 0;
         if (un == 0)
-            return vint(off);
+            return empty_match(c, off, sn);
         if (off < 0)
             return cel__err(c, "index out of range: %" PRId64, off);
         if ((uint64_t)off >= sn)
@@ -169,7 +180,7 @@ static struct cel__val index_of(struct cel__ctx *c, struct cel__val *a, size_t n
     } else {
         off = a[2].v.i;
         if (un == 0)
-            return vint(off);
+            return empty_match(c, off, sn);
     }
     if (off < 0)
         return cel__err(c, "index out of range: %" PRId64, off);

@@ -433,7 +433,8 @@ static struct cel__val cel__dur_part(struct cel__ctx *c, int64_t ns, enum ts_par
     case P_HOURS: return vint(ns / 3600000000000LL);
     case P_MINUTES: return vint(ns / 60000000000LL);
     case P_SECONDS: return vint(ns / 1000000000LL);
-    default: return vint(ns % 1000000000LL / 1000000LL);
+    /* cel-go: time.Duration.Milliseconds(), the whole duration (unlike a timestamp's). */
+    default: return vint(ns / 1000000LL);
     }
 }
 
