@@ -1571,6 +1571,9 @@ static int fold(struct cel_program *p, struct cel__ctx *c, const struct cel__nod
     }
     if (n->kind == CEL_N_LIST || n->kind == CEL_N_MAP)
         return all && !n->optk;
+    /* `x in []` is the constant false, whatever x (planned_const). */
+    if (n->kind == CEL_N_BINARY && planned_const(n))
+        return 1;
     /* A constant index becomes a qualifier when the program is planned, and only
      * strings, integers, bools and doubles can be qualifiers. */
     if (n->kind == CEL_N_INDEX && key) {
