@@ -1513,13 +1513,17 @@ int cel__validate_literal_call(struct cel_program *p, const struct cel__node *ca
 
     if (call->nkid < (call->recv ? 2u : 1u))
         return 0;
+    /* The pattern of matches, receiver's or global (cel.ValidateRegexLiterals, and the
+     * planner's compiling of constant patterns). */
+    if (strcmp(call->name, "matches") == 0 && call->nkid == 2) {
+        arg = call->kid[1];
+        if (arg->kind == CEL_N_STRING && cel__re2_valid(arg->lit.str.s, arg->lit.str.n, &why))
+            goto bad;
+        return 0;
+    }
     arg = call->kid[call->recv ? 1 : 0];
     if (arg->kind != CEL_N_STRING && arg->kind != CEL_N_INT)
         return 0;
-    /* cel.ValidateRegexLiterals: the first argument after the receiver of matches. */
-    if (strcmp(call->name, "matches") == 0 && arg->kind == CEL_N_STRING &&
-        cel__re2_valid(arg->lit.str.s, arg->lit.str.n, &why) != 0)
-        goto bad;
     /* duration(int) is declared but cel-go v0.26 cannot convert an int at run time. */
     if (strcmp(call->name, "duration") == 0 && !call->recv &&
         (arg->kind != CEL_N_STRING ||

@@ -1571,6 +1571,19 @@ static int fold(struct cel_program *p, struct cel__ctx *c, const struct cel__nod
     }
     if (n->kind == CEL_N_LIST || n->kind == CEL_N_MAP)
         return all && !n->optk;
+    /* The planner compiles a constant pattern of matches, find and findAll (a literal or a
+     * folded constant such as dyn('(')): a bad one fails kube-apiserver's request. */
+    if (n->kind == CEL_N_CALL && key && n->nkid >= 2 &&
+        (!strcmp(n->name, "matches") || (n->recv && (!strcmp(n->name, "find") ||
+                                                     !strcmp(n->name, "findAll"))))) {
+        struct cel__val re = eval(c, n->kid[1]);
+        const char *why = NULL;
+        if (re.kind == CEL_V_STRING && cel__re2_valid(re.v.str.s, re.v.str.n, &why)) {
+            cel__fail_at(err, DD_ETYPE, p->src, p->len, n->kid[1]->line, n->kid[1]->col,
+                         "program instantiation failed: %s", why ? why : "invalid pattern");
+            return -1;
+        }
+    }
     /* `x in []` is the constant false, whatever x (planned_const). */
     if (n->kind == CEL_N_BINARY && planned_const(n))
         return 1;
