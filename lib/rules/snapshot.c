@@ -292,6 +292,183 @@ static int about_changed(const struct dd_finding *f, const struct keys *changed)
     return 0;
 }
 
+/* ---- the model patched ----------------------------------------------------------- */
+
+/* Podspecs parsed for one update, shared by the later snapshots of the same base. */
+struct snapshot_box {
+    atomic_size_t refs;
+    struct dra_model m; /* Pods only */
+};
+
+static void box_unref(struct snapshot_box *b)
+{
+    if (b && atomic_fetch_sub(&b->refs, 1) == 1) {
+        dra_model_release(&b->m);
+        free(b);
+    }
+}
+
+/* At most this many Pods replaced in one update, and boxes kept before a full build starts a
+ * new base: each box holds the replaced podspecs alive too, so past a quarter of the Pods a
+ * rebuild (one per npods / 4 updates at least: O(1) per update amortised) frees them. */
+#define PATCH_MAX_CHANGED 64
+#define PATCH_MAX_BOXES(npods) (16 + (npods) / 4)
+
+/* 1 when o is a core v1 Pod named ns/name, the strings set. */
+static int pod_named(const cJSON *o, const char **ns, const char **name)
+{
+    const char *av = dd_json_str(o, "apiVersion", NULL), *kind = dd_json_str(o, "kind", NULL);
+
+    *ns = dd_json_str(o, "metadata", "namespace", NULL);
+    *name = dd_json_str(o, "metadata", "name", NULL);
+    if (!*ns)
+        *ns = "";
+    return av && kind && *name && !strcmp(av, "v1") && !strcmp(kind, "Pod");
+}
+
+/* Undoes a patch (s's model is then empty), or frees a patched snapshot's own parts. */
+static void unpatch(struct snapshot *s)
+{
+    size_t i;
+
+    if (!s->base)
+        return;
+    free(s->m.pods);
+    free(s->m.drivers);
+    for (i = 0; i < s->nboxes; i++)
+        box_unref(s->boxes[i]);
+    free(s->boxes);
+    snapshot_free(s->base);
+    s->base = NULL;
+    s->boxes = NULL;
+    s->nboxes = 0;
+    s->pod_idx = NULL;
+    s->npod_idx = 0;
+    dra_model_init(&s->m, NULL, NULL);
+}
+
+/*
+ * s's model as prev's where only Pods that prev's model holds were replaced, each in its place
+ * by one of the same name that the model holds too (the updates of a live cache's store): the
+ * new ones parsed into a box of their own, the others' podspecs, and everything else, shared.
+ * The Pods replaced, old and new, go to changed.  1 when that does not apply (s is untouched),
+ * 0, -1 on ENOMEM.
+ */
+static int patch_model(const struct snapshot *prev, struct snapshot *s, struct keys *changed)
+{
+    struct snapshot *base = prev->base ? prev->base : (struct snapshot *)prev;
+    struct snapshot_box *box = NULL;
+    size_t i, j, at[PATCH_MAX_CHANGED], nat = 0;
+    int rc = 1;
+
+    /* Stand-ins for claims are added to the claims, which the patched model shares. */
+    if (prev->objects || s->objects || prev->assumed || prev->dup_pods || !prev->npod_idx ||
+        s->nborrowed != prev->nborrowed || prev->nboxes >= PATCH_MAX_BOXES(prev->m.npods))
+        return 1;
+    /* A pointer comparison per object: what a store replaced is all that differs. */
+    for (i = 0; i < s->nborrowed; i++) {
+        const cJSON *old = prev->borrowed[i], *now = s->borrowed[i];
+        const char *ns, *name, *ns2, *name2;
+        const struct dra_podspec *p;
+        if (old == now)
+            continue;
+        if (nat == PATCH_MAX_CHANGED || !pod_named(old, &ns, &name) ||
+            !pod_named(now, &ns2, &name2) || strcmp(ns, ns2) || strcmp(name, name2) ||
+            !(p = snapshot_pod(prev, ns, name)) || p->o.json != old)
+            goto out;
+        at[nat++] = (size_t)(p - prev->m.pods);
+        if (keys_push(changed, old) || keys_push(changed, now)) {
+            rc = -1;
+            goto out;
+        }
+    }
+    if (nat) {
+        if (!(box = calloc(1, sizeof(*box)))) {
+            rc = -1;
+            goto out;
+        }
+        atomic_init(&box->refs, 1);
+        dra_model_init(&box->m, NULL, NULL);
+        box->m.live = 1;
+        for (i = 0; i < nat; i++) {
+            enum dd_rc r = dra_model_add(&box->m, changed->v[2 * i + 1], NULL, 0);
+            if (r != DD_OK) {
+                rc = -1;
+                goto out;
+            }
+            /* The new version is kept as the old one was (a Pod's spec does not change what
+             * makes the model keep it, but a store may hold anything). */
+            if (box->m.npods != i + 1 || box->m.plugin_pods.n)
+                goto out;
+        }
+    }
+    s->m = prev->m;
+    s->m.pods = malloc((prev->m.npods + 1) * sizeof(*s->m.pods));
+    s->m.drivers = malloc((prev->m.ndrivers + 1) * sizeof(*s->m.drivers));
+    s->boxes = malloc((prev->nboxes + 1) * sizeof(*s->boxes));
+    s->base = base;
+    atomic_fetch_add(&base->refs, 1);
+    if (!s->m.pods || !s->m.drivers || !s->boxes) {
+        rc = -1;
+        unpatch(s);
+        goto out;
+    }
+    memcpy(s->m.pods, prev->m.pods, prev->m.npods * sizeof(*s->m.pods));
+    for (i = 0; i < nat; i++)
+        s->m.pods[at[i]] = box->m.pods[i];
+    s->m.cappods = prev->m.npods;
+    /* The drivers name their DaemonSets' podspecs, which are where they were in base's. */
+    for (i = 0; i < prev->m.ndrivers; i++) {
+        s->m.drivers[i] = prev->m.drivers[i];
+        s->m.drivers[i].ds = s->m.pods + (prev->m.drivers[i].ds - prev->m.pods);
+    }
+    s->m.capdrivers = prev->m.ndrivers;
+    for (j = 0; j < prev->nboxes; j++) {
+        atomic_fetch_add(&prev->boxes[j]->refs, 1);
+        s->boxes[s->nboxes++] = prev->boxes[j];
+    }
+    if (box)
+        s->boxes[s->nboxes++] = box;
+    box = NULL;
+    s->pod_idx = base->pod_idx;
+    s->npod_idx = base->npod_idx;
+    rc = 0;
+out:
+    box_unref(box);
+    if (rc)
+        changed->n = 0;
+    return rc;
+}
+
+/* 1 when the Pods of changed (new versions) ask for stand-in claims, which prev's did not
+ * (then the model must be built whole), 0, -1 on ENOMEM. */
+static int patch_assumes(struct snapshot *s, const struct keys *changed)
+{
+    struct dra_model part = s->m;
+    struct keys now = { NULL, 0, 0 };
+    struct dra_podspec *pods;
+    cJSON *assumed;
+    size_t i, n;
+
+    if (!s->m.nquotas)
+        return 0; /* nothing is exhausted */
+    for (i = 1; i < changed->n; i += 2)
+        if (keys_push(&now, changed->v[i])) {
+            free(now.v);
+            return -1;
+        }
+    i = (size_t)pods_of(s, &now, &pods, &n);
+    free(now.v);
+    if (i)
+        return -1;
+    part.pods = pods;
+    part.npods = n;
+    assumed = diag_assume_rejected_claims(&part);
+    free(pods);
+    cJSON_Delete(assumed);
+    return assumed != NULL;
+}
+
 /*
  * s's findings from prev's where only Pods (and Events) changed: prev's findings of NO_PODS
  * rules, and of POD rules but about the changed Pods; the POD rules' findings for the changed
@@ -299,7 +476,7 @@ static int about_changed(const struct dd_finding *f, const struct keys *changed)
  * on ENOMEM.
  */
 static int delta_rules(const struct snapshot *prev, struct snapshot *s,
-                       const struct rule_options *opt)
+                       const struct rule_options *opt, const struct keys *patched)
 {
     struct keys changed = { NULL, 0, 0 };
     struct dra_podspec *now = NULL;
@@ -314,7 +491,15 @@ static int delta_rules(const struct snapshot *prev, struct snapshot *s,
         !prev->assumed != !s->assumed ||
         (s->assumed && !cJSON_Compare(prev->assumed, s->assumed, 1)))
         return 1;
-    if ((rc = changed_pods(prev, s, &changed)) || (rc = pods_of(s, &changed, &now, &nnow)))
+    if (patched && !(changed.v = malloc((patched->n + 1) * sizeof(*changed.v))))
+        return -1;
+    if (patched) {
+        memcpy(changed.v, patched->v, patched->n * sizeof(*changed.v));
+        changed.n = changed.cap = patched->n;
+    } else if ((rc = changed_pods(prev, s, &changed))) {
+        goto out;
+    }
+    if ((rc = pods_of(s, &changed, &now, &nnow)))
         goto out;
     for (i = 0; i < prev->f.n && !s->f.oom; i++) {
         const struct dd_finding *f = &prev->f.v[i];
@@ -341,6 +526,7 @@ static struct snapshot *build(const struct snapshot *prev, cJSON *owned, const c
                               struct dd_err *err)
 {
     struct snapshot *s = calloc(1, sizeof(*s));
+    struct keys patched = { NULL, 0, 0 };
     struct timespec t;
     const cJSON *it;
     size_t i;
@@ -352,10 +538,23 @@ static struct snapshot *build(const struct snapshot *prev, cJSON *owned, const c
         dd_failf(err, DD_ENOMEM, "out of memory building a snapshot");
         return NULL;
     }
+    atomic_init(&s->refs, 1);
     s->objects = owned;
     s->borrowed = borrowed;
     s->nborrowed = n;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    if (prev && (rc = patch_model(prev, s, &patched)) == 0 &&
+        (rc = patch_assumes(s, &patched)) != 0) {
+        unpatch(s);
+        patched.n = 0;
+    }
+    if (rc < 0)
+        goto oom;
+    if (!rc) {
+        s->steps.patched = 1;
+        s->steps.model = lap(&t);
+        goto evidence;
+    }
     dra_model_init(&s->m, NULL, NULL);
     s->m.live = 1;
     if (cel) {
@@ -377,14 +576,15 @@ static struct snapshot *build(const struct snapshot *prev, cJSON *owned, const c
         if (dra_model_add(&s->m, it, NULL, 0) != DD_OK)
             goto oom;
     s->steps.assume = lap(&t);
+    if (index_pods(s))
+        goto oom;
+evidence:
     if (sars && collect_sar(s, sars))
         goto oom;
     s->m.sar = s->sar;
     s->m.nsar = s->nsar;
-    if (index_pods(s))
-        goto oom;
     lap(&t);
-    if (prev && (rc = delta_rules(prev, s, opt)) < 0)
+    if (prev && (rc = delta_rules(prev, s, opt, s->steps.patched ? &patched : NULL)) < 0)
         goto oom;
     s->steps.delta = !rc;
     if (rc && dd_rules_run(&s->m, opt, &s->f))
@@ -395,8 +595,10 @@ static struct snapshot *build(const struct snapshot *prev, cJSON *owned, const c
     s->steps.rules = lap(&t);
     s->ix = diag_index_new(&s->f); /* without it, diag_pod_indexed looks at every finding */
     s->steps.index = lap(&t);
+    free(patched.v);
     return s;
 oom:
+    free(patched.v);
     snapshot_free(s);
     dd_failf(err, DD_ENOMEM, "out of memory building a snapshot");
     return NULL;
@@ -432,11 +634,14 @@ const struct dra_podspec *snapshot_pod(const struct snapshot *s, const char *ns,
 
 void snapshot_free(struct snapshot *s)
 {
-    if (!s)
+    if (!s || atomic_fetch_sub(&s->refs, 1) > 1)
         return;
     diag_index_free(s->ix);
     dd_findings_release(&s->f);
-    dra_model_release(&s->m);
+    if (s->base)
+        unpatch(s); /* which leaves pod_idx to base */
+    else
+        dra_model_release(&s->m);
     cJSON_Delete(s->objects);
     free(s->borrowed);
     cJSON_Delete(s->assumed);

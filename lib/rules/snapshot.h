@@ -12,6 +12,7 @@
 #ifndef DD_SNAPSHOT_H
 #define DD_SNAPSHOT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <cjson/cJSON.h>
 
@@ -41,14 +42,27 @@ struct snapshot {
     struct dra_model m;
     struct dd_findings f;
     struct diag_index *ix;  /* owned: f indexed for diag_pod_indexed; NULL after ENOMEM */
-    size_t *pod_idx;        /* owned: open-addressing index of Pods (1 + position; 0 empty) */
+    size_t *pod_idx;        /* open-addressing index of Pods (1 + position; 0 empty): owned,
+                               or base's (a patched model keeps every Pod in its place) */
     size_t npod_idx;        /* its capacity, a power of two */
     int dup_pods;           /* two Pods have one namespace and name (no live cache has) */
     struct snapshot_steps { /* thread CPU seconds of snapshot_build's steps (the rules' own,
                                rule by rule, through opt->seconds) */
         double model, assume, rules, index;
         int delta;          /* 1: snapshot_update reran only what the changed Pods affect */
+        int patched;        /* 1: and m is base's model with the changed Pods parsed anew */
     } steps;
+    /*
+     * A patched snapshot (snapshot_update where only Pods were replaced): m is a shallow copy
+     * of base->m, which owns what m points to but these: m.pods (owned: base's podspecs, the
+     * changed ones replaced by boxes' entries) and m.drivers (owned: base's, re-pointed into
+     * m.pods).  Successive updates share one base, so that an event costs the Pods it changed,
+     * not the cluster; a full build starts a new one.  NULL for a snapshot built whole.
+     */
+    struct snapshot *base;  /* a reference (refs) */
+    struct snapshot_box **boxes; /* owned array of references: the podspecs parsed since base */
+    size_t nboxes;
+    atomic_size_t refs;     /* 1 + the patched snapshots whose base this is */
 };
 
 /*
@@ -80,6 +94,7 @@ struct snapshot *snapshot_update(const struct snapshot *prev, const cJSON **borr
 /* The Pod ns/name of the snapshot, or NULL (constant time). */
 const struct dra_podspec *snapshot_pod(const struct snapshot *s, const char *ns, const char *name);
 
+/* Drops the owner's reference: s goes once no patched snapshot reads its model (any thread). */
 void snapshot_free(struct snapshot *s);
 
 #endif

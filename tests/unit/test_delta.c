@@ -286,7 +286,8 @@ static void cluster(struct store *st, int quota)
     }
 }
 
-/* One change, as a watch delivers it.  Returns 1 when only Pods or Events changed (in content). */
+/* One change, as a watch delivers it.  Returns 1 when only Pods or Events changed (in content),
+ * 2 when a Pod was replaced in its place (the update may patch the model). */
 static int change(struct store *st, unsigned gen)
 {
     char b[8192];
@@ -303,7 +304,7 @@ static int change(struct store *st, unsigned gen)
         pod(b, sizeof(b), id, gen);
         retire(st, st->v[i]);
         st->v[i] = parse(b);
-        return 1;
+        return 2;
     }
     if (what < 9) {
         pod(b, sizeof(b), st->pods_made++, gen);
@@ -329,7 +330,7 @@ static int change(struct store *st, unsigned gen)
         retire(st, st->v[i]);
         st->v[i] = cJSON_Duplicate(st->gone[st->ngone - 1], 1);
         assert_non_null(st->v[i]);
-        return 1;
+        return strcmp(kind(st->v[i]), "Pod") ? 1 : 2;
     }
     /* Another kind: a claim's allocation, a class, a node or a slice. */
     if (what < 16 && (i = pick(st, "ResourceClaim")) >= 0) {
@@ -399,8 +400,10 @@ static void same_diagnoses(const struct snapshot *d, const struct snapshot *f, i
     }
 }
 
-/* Runs seeds' clusters through steps changes each; returns how many updates were deltas. */
-static unsigned run(unsigned seeds, int steps, unsigned *pod_changes)
+/* Runs seeds' clusters through steps changes each; returns how many updates were deltas,
+ * and of the replacements of a Pod in its place, how many patched the previous model. */
+static unsigned run(unsigned seeds, int steps, unsigned *pod_changes, unsigned *replaced,
+                    unsigned *patched)
 {
     static struct store st;
     struct rule_options opt = RULE_OPTIONS_INIT;
@@ -408,7 +411,7 @@ static unsigned run(unsigned seeds, int steps, unsigned *pod_changes)
     struct dd_err err;
     int step;
 
-    *pod_changes = 0;
+    *pod_changes = *replaced = *patched = 0;
     for (seed = 1; seed <= seeds; seed++) {
         struct dra_cel_cache *cel = dra_cel_cache_new();
         struct snapshot *cur;
@@ -428,7 +431,11 @@ static unsigned run(unsigned seeds, int steps, unsigned *pod_changes)
             assert_false(full->steps.delta);
             if (!pods_only)
                 assert_false(next->steps.delta); /* another kind changed: built whole */
-            *pod_changes += (unsigned)pods_only;
+            *pod_changes += pods_only != 0;
+            *replaced += pods_only == 2;
+            *patched += (unsigned)(pods_only == 2 && next->steps.patched);
+            if (next->steps.patched)
+                assert_int_equal(pods_only, 2); /* nothing else may be patched */
             deltas += (unsigned)next->steps.delta;
             same_findings(&next->f, &full->f, step);
             same_diagnoses(next, full, step);
@@ -448,12 +455,19 @@ static unsigned run(unsigned seeds, int steps, unsigned *pod_changes)
 
 static void test_update_equals_build(void **state)
 {
-    unsigned pod_changes, deltas = run(40, 50, &pod_changes);
+    unsigned pod_changes, replaced, patched, deltas = run(40, 50, &pod_changes, &replaced,
+                                                            &patched);
 
     (void)state;
     /* Most Pod changes are deltas (a cluster with a quota at its limit may need new stand-ins). */
     if (deltas * 2 < pod_changes)
         fail_msg("only %u of %u changes of Pods were deltas", deltas, pod_changes);
+    /* And most replacements patch the model (not after a change of another kind, nor once too
+     * many boxes piled up, nor with stand-ins) */
+    if (patched * 2 < replaced)
+        fail_msg("only %u of %u replacements of Pods patched the model", patched, replaced);
+    print_message("%u of %u Pod changes were deltas; %u of %u replacements patched\n", deltas,
+                  pod_changes, patched, replaced);
 }
 
 /* The table declares a scope for every rule that runs, and the POD and NO_PODS ones run live
