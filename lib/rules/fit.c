@@ -872,7 +872,9 @@ struct rule_inventory *dd_rules_inventory_new(const struct dra_model *m,
     memset(&ctx, 0, sizeof(ctx));
     ctx.m = m;
     ctx.opt = opt ? opt : &defaults;
-    ctx.surface = DD_LINT; /* built as lint builds it: the pods admitted have no claims yet */
+    /* Built as lint builds it (the pods admitted have no claims yet), or for a live snapshot's
+     * own rules (lib/rules/snapshot: one per model, which its updates share). */
+    ctx.surface = opt && opt->surface == DD_LIVE ? DD_LIVE : DD_LINT;
     rule__ctx_gates(&ctx, &gates);
     rule__known_drivers(&ctx, &known);
     ctx.known = &known;

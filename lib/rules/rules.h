@@ -147,8 +147,10 @@ int dd_rules_run_scoped(const struct dra_model *m, const struct rule_options *op
 /*
  * The allocator's inventory of a cluster's model m (lib/model/alloc), with what DevicesDoNotFit
  * assumes where m lacks it (nodes from the slices, a profile driver's devices), for judging pods
- * of other models against it (rule_options.inventory).  m must outlive it and stay unchanged;
- * opt is read during the call only.  NULL on ENOMEM.
+ * of other models against it (rule_options.inventory): models with m's objects but Pods (it
+ * reads none).  Built as lint builds it, or as a live run does when opt->surface is DD_LIVE (pass
+ * it only to runs on that surface).  m must outlive it and stay unchanged; opt is read during
+ * the call only.  NULL on ENOMEM.
  */
 struct rule_inventory *dd_rules_inventory_new(const struct dra_model *m,
                                               const struct rule_options *opt);

@@ -527,6 +527,7 @@ static struct snapshot *build(const struct snapshot *prev, cJSON *owned, const c
 {
     struct snapshot *s = calloc(1, sizeof(*s));
     struct keys patched = { NULL, 0, 0 };
+    struct rule_options ropt = RULE_OPTIONS_INIT;
     struct timespec t;
     const cJSON *it;
     size_t i;
@@ -584,10 +585,19 @@ evidence:
     s->m.sar = s->sar;
     s->m.nsar = s->nsar;
     lap(&t);
-    if (prev && (rc = delta_rules(prev, s, opt, s->steps.patched ? &patched : NULL)) < 0)
+    if (opt)
+        ropt = *opt;
+    /* DevicesDoNotFit's allocator inventory reads no Pod: built once per base, not per Pod. */
+    if (!ropt.inventory && (!ropt.surface || ropt.surface == DD_LIVE)) {
+        ropt.surface = DD_LIVE;
+        if (!s->base && !(s->inv = dd_rules_inventory_new(&s->m, &ropt)))
+            goto oom;
+        ropt.inventory = s->base ? s->base->inv : s->inv;
+    }
+    if (prev && (rc = delta_rules(prev, s, &ropt, s->steps.patched ? &patched : NULL)) < 0)
         goto oom;
     s->steps.delta = !rc;
-    if (rc && dd_rules_run(&s->m, opt, &s->f))
+    if (rc && dd_rules_run(&s->m, &ropt, &s->f))
         goto oom;
     /* One order whatever the objects' was: a pod's diagnosis takes the first finding of a
      * code under a class or driver, which must not change with the way the list was made. */
@@ -638,6 +648,7 @@ void snapshot_free(struct snapshot *s)
         return;
     diag_index_free(s->ix);
     dd_findings_release(&s->f);
+    dd_rules_inventory_free(s->inv);
     if (s->base)
         unpatch(s); /* which leaves pod_idx to base */
     else

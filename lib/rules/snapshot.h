@@ -42,6 +42,9 @@ struct snapshot {
     struct dra_model m;
     struct dd_findings f;
     struct diag_index *ix;  /* owned: f indexed for diag_pod_indexed; NULL after ENOMEM */
+    struct rule_inventory *inv; /* owned: the allocator's inventory of m (DevicesDoNotFit), built
+                               once per base and shared by its patched snapshots; NULL when
+                               the rules build their own (not live, ENOMEM) or patched */
     size_t *pod_idx;        /* open-addressing index of Pods (1 + position; 0 empty): owned,
                                or base's (a patched model keeps every Pod in its place) */
     size_t npod_idx;        /* its capacity, a power of two */
