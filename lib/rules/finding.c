@@ -188,6 +188,58 @@ void dd_findings_sort(struct dd_findings *list)
         qsort(list->v, list->n, sizeof(list->v[0]), cmp_finding);
 }
 
+void dd_findings_sort_tail(struct dd_findings *list, size_t k)
+{
+    struct dd_finding *v;
+    size_t i, j, o;
+
+    if (k > list->n)
+        k = list->n;
+    if (list->n - k > 1)
+        qsort(list->v + k, list->n - k, sizeof(list->v[0]), cmp_finding);
+    if (!k || k == list->n || cmp_finding(&list->v[k - 1], &list->v[k]) <= 0)
+        return;
+    if (!(v = malloc(list->n * sizeof(*v)))) {
+        dd_findings_sort(list); /* in place, slower */
+        return;
+    }
+    /* The prefix first on ties: the order qsort would give is total anyway. */
+    for (i = 0, j = k, o = 0; i < k || j < list->n;)
+        v[o++] = j == list->n || (i < k && cmp_finding(&list->v[i], &list->v[j]) <= 0)
+                     ? list->v[i++] : list->v[j++];
+    free(list->v);
+    list->v = v;
+    list->cap = list->n;
+}
+
+void dd_findings_remove(struct dd_findings *list, const struct dd_findings *gone)
+{
+    size_t i, j, o;
+    unsigned char *drop;
+
+    if (!gone->n || !list->n)
+        return;
+    if (!(drop = calloc(list->n, 1))) {
+        list->oom = 1;
+        return;
+    }
+    for (j = 0; j < gone->n; j++)
+        for (i = 0; i < list->n; i++)
+            if (!drop[i] && list->v[i].code == gone->v[j].code &&
+                !dd_finding_cmp(&list->v[i], &gone->v[j])) {
+                drop[i] = 1;
+                break;
+            }
+    for (i = o = 0; i < list->n; i++) {
+        if (drop[i])
+            finding_release(&list->v[i]);
+        else
+            list->v[o++] = list->v[i];
+    }
+    list->n = o;
+    free(drop);
+}
+
 struct dd_finding *dd_findings_copy(struct dd_findings *list, const struct dd_finding *f)
 {
     struct dd_finding *c = dd_findings_add(list, f->code, f->severity, f->obj.api_version,

@@ -69,6 +69,12 @@ int dd_finding_scope(struct dd_finding *f, const char *cls, const char *driver, 
  * total): a stable order for output and tests. */
 void dd_findings_sort(struct dd_findings *list);
 
+/* dd_findings_sort where list->v[0..k) is sorted already (the findings an update kept): the
+ * rest sorted and merged in, linear in the kept ones. */
+void dd_findings_sort_tail(struct dd_findings *list, size_t k);
+/* Removes from list, for each finding of gone, one equal to it (dd_finding_cmp) if there is
+ * one, keeping the others in order.  Sets list->oom when out of memory (then nothing goes). */
+void dd_findings_remove(struct dd_findings *list, const struct dd_findings *gone);
 /* That order: <0, 0 (equal in every field), >0. */
 int dd_finding_cmp(const struct dd_finding *a, const struct dd_finding *b);
 

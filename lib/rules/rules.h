@@ -108,9 +108,15 @@ enum dd_step {
  *            podspec, of its findings over that model holding only that podspec (none without
  *            one); those are about that podspec's object, and depend on it and on objects other
  *            than Pods and Events only;
- *   NO_PODS  neither Pods nor Events: the same findings whatever Pods and Events there are.
+ *   NO_PODS  neither Pods nor Events: the same findings whatever Pods and Events there are;
+ *   POD_PART the findings of a part that is NO_PODS, and of the rule's pod_check, which reads
+ *            only podspecs as a POD check does (over a model, the union podspec by podspec of
+ *            its findings over that model holding only that podspec) but whose findings may be
+ *            about other objects (the DaemonSet whose plugin cannot reach a pod's nodes): an
+ *            update removes pod_check's findings over the changed Pods' old versions from the
+ *            previous ones and adds those over their new versions.
  */
-enum dd_scope { DD_SCOPE_CLUSTER, DD_SCOPE_POD, DD_SCOPE_NO_PODS };
+enum dd_scope { DD_SCOPE_CLUSTER, DD_SCOPE_POD, DD_SCOPE_NO_PODS, DD_SCOPE_POD_PART };
 
 struct dd_rule {
     const char *code;            /* e.g. "SelectorMatchesNoDriver" */
@@ -120,6 +126,8 @@ struct dd_rule {
     const char *summary;         /* one line, no trailing period */
     void (*check)(struct rule_ctx *ctx); /* NULL for live-only codes reported by the controller */
     enum dd_scope scope;         /* what its findings depend on */
+    void (*pod_check)(struct rule_ctx *ctx); /* POD_PART: the part of check over podspecs
+                                    (check runs it too); NULL otherwise */
 };
 
 /* The rule table, in pipeline order (the order a pod meets the causes). */
@@ -143,6 +151,11 @@ int dd_rules_run(const struct dra_model *m, const struct rule_options *opt,
  */
 int dd_rules_run_scoped(const struct dra_model *m, const struct rule_options *opt,
                         unsigned scopes, struct dd_findings *out);
+
+/* Runs the pod_check of every POD_PART rule (that dd_rules_run would run) over m, as
+ * dd_rules_run_scoped runs checks. */
+int dd_rules_run_pod_parts(const struct dra_model *m, const struct rule_options *opt,
+                           struct dd_findings *out);
 
 /*
  * The allocator's inventory of a cluster's model m (lib/model/alloc), with what DevicesDoNotFit

@@ -276,19 +276,42 @@ static enum dd_scope scope_of(const char *code)
     return DD_SCOPE_CLUSTER;
 }
 
+/* The namespace and name of each changed Pod (an update is there twice), looked up once. */
+struct names {
+    const char **ns, **name;
+    size_t n;
+};
+
+static int names_of(const struct keys *changed, struct names *nm)
+{
+    size_t i;
+
+    nm->n = 0;
+    nm->ns = malloc((changed->n + 1) * sizeof(*nm->ns));
+    nm->name = malloc((changed->n + 1) * sizeof(*nm->name));
+    if (!nm->ns || !nm->name)
+        return -1;
+    for (i = 0; i < changed->n; i++) {
+        const char *ns = dd_json_str(changed->v[i], "metadata", "namespace", NULL);
+        const char *name = dd_json_str(changed->v[i], "metadata", "name", NULL);
+        if (!name)
+            continue;
+        nm->ns[nm->n] = ns ? ns : "";
+        nm->name[nm->n++] = name;
+    }
+    return 0;
+}
+
 /* 1 when f is about one of the changed Pods. */
-static int about_changed(const struct dd_finding *f, const struct keys *changed)
+static int about_changed(const struct dd_finding *f, const struct names *nm)
 {
     size_t i;
 
     if (strcmp(f->obj.kind, "Pod"))
         return 0;
-    for (i = 0; i < changed->n; i++) {
-        const char *ns = dd_json_str(changed->v[i], "metadata", "namespace", NULL);
-        const char *name = dd_json_str(changed->v[i], "metadata", "name", NULL);
-        if (name && !strcmp(f->obj.name, name) && !strcmp(f->obj.namespace_, ns ? ns : ""))
+    for (i = 0; i < nm->n; i++)
+        if (!strcmp(f->obj.name, nm->name[i]) && !strcmp(f->obj.namespace_, nm->ns[i]))
             return 1;
-    }
     return 0;
 }
 
@@ -471,19 +494,23 @@ static int patch_assumes(struct snapshot *s, const struct keys *changed)
 
 /*
  * s's findings from prev's where only Pods (and Events) changed: prev's findings of NO_PODS
- * rules, and of POD rules but about the changed Pods; the POD rules' findings for the changed
- * Pods now; every CLUSTER rule's.  1 when that does not apply (then nothing was added), 0, -1
- * on ENOMEM.
+ * rules, of POD rules but about the changed Pods, and of POD_PART rules but their pod_check's
+ * over the changed Pods' old versions (*kept of them, in prev's order); then the POD rules'
+ * findings and the POD_PART rules' pod_check's for the changed Pods now, and every CLUSTER
+ * rule's.  patched: the changed Pods when patch_model found them, else NULL.  1 when that does
+ * not apply (then nothing was added), 0, -1 on ENOMEM.
  */
 static int delta_rules(const struct snapshot *prev, struct snapshot *s,
-                       const struct rule_options *opt, const struct keys *patched)
+                       const struct rule_options *opt, const struct keys *patched, size_t *kept)
 {
     struct keys changed = { NULL, 0, 0 };
-    struct dra_podspec *now = NULL;
+    struct names nm = { NULL, NULL, 0 };
+    struct dd_findings gone = DD_FINDINGS_INIT;
+    struct dra_podspec *now = NULL, *old = NULL;
     struct dra_model part;
     const char *code = NULL;
     enum dd_scope sc = DD_SCOPE_CLUSTER;
-    size_t nnow, i;
+    size_t nnow, nold, i;
     int rc;
 
     if (prev->objects || s->objects || prev->dup_pods || s->dup_pods ||
@@ -499,23 +526,40 @@ static int delta_rules(const struct snapshot *prev, struct snapshot *s,
     } else if ((rc = changed_pods(prev, s, &changed))) {
         goto out;
     }
-    if ((rc = pods_of(s, &changed, &now, &nnow)))
+    if ((rc = pods_of(s, &changed, &now, &nnow)) || (rc = pods_of(prev, &changed, &old, &nold)) ||
+        (rc = names_of(&changed, &nm)))
         goto out;
     for (i = 0; i < prev->f.n && !s->f.oom; i++) {
         const struct dd_finding *f = &prev->f.v[i];
         if (f->code != code)
             sc = scope_of(code = f->code);
-        if (sc == DD_SCOPE_NO_PODS || (sc == DD_SCOPE_POD && !about_changed(f, &changed)))
+        if (sc == DD_SCOPE_NO_PODS || sc == DD_SCOPE_POD_PART ||
+            (sc == DD_SCOPE_POD && !about_changed(f, &nm)))
             dd_findings_copy(&s->f, f);
     }
+    /* What the POD_PART rules said of the old versions goes (the rest of theirs stays). */
+    part = prev->m;
+    part.pods = old;
+    part.npods = nold;
+    if (dd_rules_run_pod_parts(&part, opt, &gone)) {
+        rc = -1;
+        goto out;
+    }
+    dd_findings_remove(&s->f, &gone);
+    *kept = s->f.n;
     part = s->m;
     part.pods = now;
     part.npods = nnow;
     rc = s->f.oom || dd_rules_run_scoped(&s->m, opt, 1u << DD_SCOPE_CLUSTER, &s->f) ||
-         dd_rules_run_scoped(&part, opt, 1u << DD_SCOPE_POD, &s->f) ? -1 : 0;
+         dd_rules_run_scoped(&part, opt, 1u << DD_SCOPE_POD, &s->f) ||
+         dd_rules_run_pod_parts(&part, opt, &s->f) ? -1 : 0;
 out:
+    dd_findings_release(&gone);
     free(changed.v);
+    free(nm.ns);
+    free(nm.name);
     free(now);
+    free(old);
     return rc;
 }
 
@@ -530,7 +574,7 @@ static struct snapshot *build(const struct snapshot *prev, cJSON *owned, const c
     struct rule_options ropt = RULE_OPTIONS_INIT;
     struct timespec t;
     const cJSON *it;
-    size_t i;
+    size_t i, kept = 0;
     int rc = 1;
 
     if (!s) {
@@ -594,14 +638,15 @@ evidence:
             goto oom;
         ropt.inventory = s->base ? s->base->inv : s->inv;
     }
-    if (prev && (rc = delta_rules(prev, s, &ropt, s->steps.patched ? &patched : NULL)) < 0)
+    if (prev && (rc = delta_rules(prev, s, &ropt, s->steps.patched ? &patched : NULL, &kept)) < 0)
         goto oom;
     s->steps.delta = !rc;
     if (rc && dd_rules_run(&s->m, &ropt, &s->f))
         goto oom;
     /* One order whatever the objects' was: a pod's diagnosis takes the first finding of a
-     * code under a class or driver, which must not change with the way the list was made. */
-    dd_findings_sort(&s->f);
+     * code under a class or driver, which must not change with the way the list was made.
+     * The kept findings are in it already. */
+    dd_findings_sort_tail(&s->f, rc ? 0 : kept);
     s->steps.rules = lap(&t);
     s->ix = diag_index_new(&s->f); /* without it, diag_pod_indexed looks at every finding */
     s->steps.index = lap(&t);
