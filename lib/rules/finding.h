@@ -3,7 +3,10 @@
  *
  * A finding is self-contained: it owns copies of every string, so it outlives
  * the snapshot it was computed from (the controller keeps findings between
- * reconciles; the linter prints them after freeing nothing).
+ * reconciles; the linter prints them after freeing nothing).  The copies are
+ * reference-counted and never changed in place: dd_findings_copy shares them
+ * (a snapshot's update keeps most of the previous one's findings).  Set the
+ * strings only through this module.
  */
 #ifndef DD_FINDING_H
 #define DD_FINDING_H
