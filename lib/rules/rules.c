@@ -141,10 +141,10 @@ static const struct dd_rule rule_table[] = {
     { "ClaimAllocatedOnOtherNode", DD_SEV_ERROR, DD_STEP_ALLOCATED, OFFLINE_LIVE,
       "A shared claim is allocated where the pod cannot go, or a workload's replicas share one "
       "claim but cannot share its node",
-      rule__check_claim_node, DD_SCOPE_CLUSTER, NULL },
+      rule__check_claim_node, DD_SCOPE_CLAIM, NULL },
     { "ReservedForLimitReached", DD_SEV_ERROR, DD_STEP_ALLOCATED, OFFLINE_LIVE,
       "More pods share one ResourceClaim than its status.reservedFor can hold (256)",
-      rule__check_reserved_for, DD_SCOPE_CLUSTER, NULL },
+      rule__check_reserved_for, DD_SCOPE_CLAIM, NULL },
     { "BindingConditionsNotMet", DD_SEV_WARNING, DD_STEP_ALLOCATED, DD_LIVE,
       "A claim's allocated device waits for binding conditions that are not True (live "
       "clusters)", rule__check_binding_conditions, DD_SCOPE_NO_PODS, NULL },

@@ -114,9 +114,15 @@ enum dd_step {
  *            its findings over that model holding only that podspec) but whose findings may be
  *            about other objects (the DaemonSet whose plugin cannot reach a pod's nodes): an
  *            update removes pod_check's findings over the changed Pods' old versions from the
- *            previous ones and adds those over their new versions.
+ *            previous ones and adds those over their new versions;
+ *   CLAIM    podspecs through the claims they resolve to (dra_pod_claim_resolve): over a model,
+ *            the union, over its groups of podspecs joined by a claim they resolve to
+ *            (transitively), of its findings over that model holding only that group (none
+ *            without podspecs), which read only the group and objects other than Pods and
+ *            Events: an update reruns it over the changed Pods' groups, old and new.
  */
-enum dd_scope { DD_SCOPE_CLUSTER, DD_SCOPE_POD, DD_SCOPE_NO_PODS, DD_SCOPE_POD_PART };
+enum dd_scope { DD_SCOPE_CLUSTER, DD_SCOPE_POD, DD_SCOPE_NO_PODS, DD_SCOPE_POD_PART,
+                DD_SCOPE_CLAIM };
 
 struct dd_rule {
     const char *code;            /* e.g. "SelectorMatchesNoDriver" */

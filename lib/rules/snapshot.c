@@ -315,6 +315,181 @@ static int about_changed(const struct dd_finding *f, const struct names *nm)
     return 0;
 }
 
+/* ---- the claims' users ------------------------------------------------------------ */
+
+static int cmp_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Sorts v[0..n) and drops repeats; returns how many remain. */
+static size_t sort_unique(size_t *v, size_t n)
+{
+    size_t i, o = 0;
+
+    qsort(v, n, sizeof(*v), cmp_size);
+    for (i = 0; i < n; i++)
+        if (!o || v[o - 1] != v[i])
+            v[o++] = v[i];
+    return o;
+}
+
+/* s->cu_start and cu_pos from s's model (see snapshot.h); -1 on ENOMEM. */
+static int claim_users(struct snapshot *s)
+{
+    const struct dra_model *m = &s->m;
+    size_t i, j, *fill;
+
+    s->cu_start = calloc(m->nclaims + 2, sizeof(*s->cu_start));
+    fill = calloc(m->nclaims + 1, sizeof(*fill));
+    if (!s->cu_start || !fill) {
+        free(fill);
+        return -1;
+    }
+    for (i = 0; i < m->npods; i++)
+        for (j = 0; j < m->pods[i].nclaims; j++) {
+            const struct dra_claim *c = dra_pod_claim_resolve(m, &m->pods[i], &m->pods[i].claims[j]);
+            if (c)
+                s->cu_start[c - m->claims + 1]++;
+        }
+    for (i = 0; i < m->nclaims; i++)
+        s->cu_start[i + 1] += s->cu_start[i];
+    if (!(s->cu_pos = malloc((s->cu_start[m->nclaims] + 1) * sizeof(*s->cu_pos)))) {
+        free(fill);
+        return -1;
+    }
+    /* A podspec resolving two claims to one is there twice: harmless, the groups are sets. */
+    for (i = 0; i < m->npods; i++)
+        for (j = 0; j < m->pods[i].nclaims; j++) {
+            const struct dra_claim *c = dra_pod_claim_resolve(m, &m->pods[i], &m->pods[i].claims[j]);
+            if (c) {
+                size_t k = (size_t)(c - m->claims);
+                s->cu_pos[s->cu_start[k] + fill[k]++] = i;
+            }
+        }
+    free(fill);
+    return 0;
+}
+
+struct use {
+    size_t claim, pos;
+};
+
+static int cmp_use(const void *a, const void *b)
+{
+    const struct use *x = a, *y = b;
+
+    return x->claim != y->claim ? (x->claim > y->claim) - (x->claim < y->claim)
+                                : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* A growing array of positions, with a mark per podspec. */
+struct group {
+    size_t *v, n, cap;
+    unsigned char *in;
+};
+
+static int group_add(struct group *g, size_t pos)
+{
+    if (g->in[pos])
+        return 0;
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? 2 * g->cap : 16, *v = realloc(g->v, cap * sizeof(*v));
+        if (!v)
+            return -1;
+        g->v = v;
+        g->cap = cap;
+    }
+    g->in[pos] = 1;
+    g->v[g->n++] = pos;
+    return 0;
+}
+
+/*
+ * The positions of the podspecs joined, by claims they resolve to, to those at at[0..nat) in
+ * prev's model or in s's, patched from it (same positions, same claims), sorted: the CLAIM
+ * rules' groups of the changed Pods, old and new.  The users of a claim are base's, and those
+ * replaced since (s->moved), as prev and s have them.  -1 on ENOMEM.
+ */
+static int claim_groups(const struct snapshot *prev, const struct snapshot *s, const size_t *at,
+                        size_t nat, struct group *g)
+{
+    const struct snapshot *base = s->base;
+    const struct dra_model *ms[2] = { &prev->m, &s->m };
+    struct use *moved = NULL;
+    unsigned char *seen = NULL;
+    size_t i, j, q, v, nmoved = 0, cap = 0;
+    int rc = -1;
+
+    memset(g, 0, sizeof(*g));
+    if (!(g->in = calloc(s->m.npods + 1, 1)) || !(seen = calloc(s->m.nclaims + 1, 1)))
+        goto out;
+    for (i = 0; i < s->nmoved; i++)
+        for (v = 0; v < 2; v++) {
+            const struct dra_podspec *p = &ms[v]->pods[s->moved[i]];
+            for (j = 0; j < p->nclaims; j++) {
+                const struct dra_claim *c = dra_pod_claim_resolve(ms[v], p, &p->claims[j]);
+                if (!c)
+                    continue;
+                if (nmoved == cap) {
+                    struct use *u = realloc(moved, (cap = cap ? 2 * cap : 16) * sizeof(*u));
+                    if (!u)
+                        goto out;
+                    moved = u;
+                }
+                moved[nmoved].claim = (size_t)(c - ms[v]->claims);
+                moved[nmoved++].pos = s->moved[i];
+            }
+        }
+    qsort(moved, nmoved, sizeof(*moved), cmp_use);
+    for (i = 0; i < nat; i++)
+        if (group_add(g, at[i]))
+            goto out;
+    for (q = 0; q < g->n; q++)
+        for (v = 0; v < 2; v++) {
+            const struct dra_podspec *p = &ms[v]->pods[g->v[q]];
+            for (j = 0; j < p->nclaims; j++) {
+                const struct dra_claim *c = dra_pod_claim_resolve(ms[v], p, &p->claims[j]);
+                size_t k, lo, hi;
+                if (!c || seen[k = (size_t)(c - ms[v]->claims)])
+                    continue;
+                seen[k] = 1;
+                for (i = base->cu_start[k]; i < base->cu_start[k + 1]; i++)
+                    if (group_add(g, base->cu_pos[i]))
+                        goto out;
+                for (lo = 0, hi = nmoved; lo < hi;) {
+                    size_t mid = lo + (hi - lo) / 2;
+                    if (moved[mid].claim < k)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                for (; lo < nmoved && moved[lo].claim == k; lo++)
+                    if (group_add(g, moved[lo].pos))
+                        goto out;
+            }
+        }
+    qsort(g->v, g->n, sizeof(*g->v), cmp_size);
+    rc = 0;
+out:
+    free(moved);
+    free(seen);
+    return rc;
+}
+
+/* The podspecs of m at the positions of g, in order, into *out (NULL on ENOMEM). */
+static struct dra_podspec *podspecs_at(const struct dra_model *m, const struct group *g)
+{
+    struct dra_podspec *v = malloc((g->n + 1) * sizeof(*v));
+    size_t i;
+
+    for (i = 0; v && i < g->n; i++)
+        v[i] = m->pods[g->v[i]];
+    return v;
+}
+
 /* ---- the model patched ----------------------------------------------------------- */
 
 /* Podspecs parsed for one update, shared by the later snapshots of the same base. */
@@ -335,6 +510,8 @@ static void box_unref(struct snapshot_box *b)
  * new base: each box holds the replaced podspecs alive too, so past a quarter of the Pods a
  * rebuild (one per npods / 4 updates at least: O(1) per update amortised) frees them. */
 #define PATCH_MAX_CHANGED 64
+/* And at most this many Pods replaced since base: the CLAIM rules' groups look at each. */
+#define PATCH_MAX_MOVED 1024
 #define PATCH_MAX_BOXES(npods) (16 + (npods) / 4)
 
 /* 1 when o is a core v1 Pod named ns/name, the strings set. */
@@ -361,10 +538,13 @@ static void unpatch(struct snapshot *s)
     for (i = 0; i < s->nboxes; i++)
         box_unref(s->boxes[i]);
     free(s->boxes);
+    free(s->moved);
     snapshot_free(s->base);
     s->base = NULL;
     s->boxes = NULL;
     s->nboxes = 0;
+    s->moved = NULL;
+    s->nmoved = 0;
     s->pod_idx = NULL;
     s->npod_idx = 0;
     dra_model_init(&s->m, NULL, NULL);
@@ -425,13 +605,16 @@ static int patch_model(const struct snapshot *prev, struct snapshot *s, struct k
                 goto out;
         }
     }
+    if (prev->nmoved + nat > PATCH_MAX_MOVED)
+        goto out;
     s->m = prev->m;
+    s->moved = malloc((prev->nmoved + nat + 1) * sizeof(*s->moved));
     s->m.pods = malloc((prev->m.npods + 1) * sizeof(*s->m.pods));
     s->m.drivers = malloc((prev->m.ndrivers + 1) * sizeof(*s->m.drivers));
     s->boxes = malloc((prev->nboxes + 1) * sizeof(*s->boxes));
     s->base = base;
     atomic_fetch_add(&base->refs, 1);
-    if (!s->m.pods || !s->m.drivers || !s->boxes) {
+    if (!s->m.pods || !s->m.drivers || !s->boxes || !s->moved) {
         rc = -1;
         unpatch(s);
         goto out;
@@ -455,6 +638,9 @@ static int patch_model(const struct snapshot *prev, struct snapshot *s, struct k
     box = NULL;
     s->pod_idx = base->pod_idx;
     s->npod_idx = base->npod_idx;
+    memcpy(s->moved, prev->moved, prev->nmoved * sizeof(*s->moved));
+    memcpy(s->moved + prev->nmoved, at, nat * sizeof(*at));
+    s->nmoved = sort_unique(s->moved, prev->nmoved + nat);
     rc = 0;
 out:
     box_unref(box);
@@ -506,7 +692,9 @@ static int delta_rules(const struct snapshot *prev, struct snapshot *s,
     struct keys changed = { NULL, 0, 0 };
     struct names nm = { NULL, NULL, 0 };
     struct dd_findings gone = DD_FINDINGS_INIT;
-    struct dra_podspec *now = NULL, *old = NULL;
+    struct dra_podspec *now = NULL, *old = NULL, *gold = NULL, *gnow = NULL;
+    struct group g = { NULL, 0, 0, NULL };
+    size_t *at = NULL, nat = 0;
     struct dra_model part;
     const char *code = NULL;
     enum dd_scope sc = DD_SCOPE_CLUSTER;
@@ -534,26 +722,54 @@ static int delta_rules(const struct snapshot *prev, struct snapshot *s,
         if (f->code != code)
             sc = scope_of(code = f->code);
         if (sc == DD_SCOPE_NO_PODS || sc == DD_SCOPE_POD_PART ||
-            (sc == DD_SCOPE_POD && !about_changed(f, &nm)))
+            (sc == DD_SCOPE_CLAIM && patched) || (sc == DD_SCOPE_POD && !about_changed(f, &nm)))
             dd_findings_copy(&s->f, f);
     }
-    /* What the POD_PART rules said of the old versions goes (the rest of theirs stays). */
+    /* What the POD_PART rules said of the old versions goes (the rest of theirs stays); and,
+     * when the model was patched, what the CLAIM rules said of the changed Pods' groups. */
     part = prev->m;
     part.pods = old;
     part.npods = nold;
-    if (dd_rules_run_pod_parts(&part, opt, &gone)) {
-        rc = -1;
+    rc = -1;
+    if (dd_rules_run_pod_parts(&part, opt, &gone))
         goto out;
+    if (patched) {
+        if (!(at = malloc((nm.n + 1) * sizeof(*at))))
+            goto out;
+        for (i = 0; i < nm.n; i++) {
+            const struct dra_podspec *p = snapshot_pod(s, nm.ns[i], nm.name[i]);
+            if (p)
+                at[nat++] = (size_t)(p - s->m.pods);
+        }
+        if (claim_groups(prev, s, at, nat, &g) ||
+            !(gold = podspecs_at(&prev->m, &g)) || !(gnow = podspecs_at(&s->m, &g)))
+            goto out;
+        part.pods = gold;
+        part.npods = g.n;
+        if (dd_rules_run_scoped(&part, opt, 1u << DD_SCOPE_CLAIM, &gone))
+            goto out;
     }
     dd_findings_remove(&s->f, &gone);
     *kept = s->f.n;
     part = s->m;
     part.pods = now;
     part.npods = nnow;
-    rc = s->f.oom || dd_rules_run_scoped(&s->m, opt, 1u << DD_SCOPE_CLUSTER, &s->f) ||
+    rc = s->f.oom ||
+         dd_rules_run_scoped(&s->m, opt, 1u << DD_SCOPE_CLUSTER |
+                                             (patched ? 0 : 1u << DD_SCOPE_CLAIM), &s->f) ||
          dd_rules_run_scoped(&part, opt, 1u << DD_SCOPE_POD, &s->f) ||
          dd_rules_run_pod_parts(&part, opt, &s->f) ? -1 : 0;
+    if (!rc && patched) {
+        part.pods = gnow;
+        part.npods = g.n;
+        rc = dd_rules_run_scoped(&part, opt, 1u << DD_SCOPE_CLAIM, &s->f) ? -1 : 0;
+    }
 out:
+    free(g.v);
+    free(g.in);
+    free(gold);
+    free(gnow);
+    free(at);
     dd_findings_release(&gone);
     free(changed.v);
     free(nm.ns);
@@ -621,7 +837,7 @@ static struct snapshot *build(const struct snapshot *prev, cJSON *owned, const c
         if (dra_model_add(&s->m, it, NULL, 0) != DD_OK)
             goto oom;
     s->steps.assume = lap(&t);
-    if (index_pods(s))
+    if (index_pods(s) || claim_users(s))
         goto oom;
 evidence:
     if (sars && collect_sar(s, sars))
@@ -704,5 +920,7 @@ void snapshot_free(struct snapshot *s)
     free(s->sar);
     free(s->sar_strings);
     free(s->pod_idx);
+    free(s->cu_start);
+    free(s->cu_pos);
     free(s);
 }

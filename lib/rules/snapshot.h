@@ -63,6 +63,12 @@ struct snapshot {
      * not the cluster; a full build starts a new one.  NULL for a snapshot built whole.
      */
     struct snapshot *base;  /* a reference (refs) */
+    size_t *moved;          /* owned: the positions in m.pods replaced since base, sorted */
+    size_t nmoved;
+    size_t *cu_start;       /* owned by a snapshot built whole (live): per claim c of m, the
+                               podspecs resolving a claim to it are cu_pos[cu_start[c] ..
+                               cu_start[c + 1]) (positions): the CLAIM rules' groups */
+    size_t *cu_pos;
     struct snapshot_box **boxes; /* owned array of references: the podspecs parsed since base */
     size_t nboxes;
     atomic_size_t refs;     /* 1 + the patched snapshots whose base this is */
