@@ -416,7 +416,7 @@ int inf_stores_collect(struct inf_store *const *stores, size_t n, const cJSON **
             else
                 v = nv;
         }
-        if (!oom) {
+        if (!oom && stores[i]->t.count) {
             memcpy(v + len, stores[i]->t.objs, stores[i]->t.count * sizeof(*v));
             len += stores[i]->t.count;
         }

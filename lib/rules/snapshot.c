@@ -329,7 +329,8 @@ static size_t sort_unique(size_t *v, size_t n)
 {
     size_t i, o = 0;
 
-    qsort(v, n, sizeof(*v), cmp_size);
+    if (n > 1)
+        qsort(v, n, sizeof(*v), cmp_size);
     for (i = 0; i < n; i++)
         if (!o || v[o - 1] != v[i])
             v[o++] = v[i];
@@ -443,7 +444,8 @@ static int claim_groups(const struct snapshot *prev, const struct snapshot *s, c
                 moved[nmoved++].pos = s->moved[i];
             }
         }
-    qsort(moved, nmoved, sizeof(*moved), cmp_use);
+    if (nmoved > 1)
+        qsort(moved, nmoved, sizeof(*moved), cmp_use);
     for (i = 0; i < nat; i++)
         if (group_add(g, at[i]))
             goto out;
@@ -471,7 +473,8 @@ static int claim_groups(const struct snapshot *prev, const struct snapshot *s, c
                         goto out;
             }
         }
-    qsort(g->v, g->n, sizeof(*g->v), cmp_size);
+    if (g->n > 1)
+        qsort(g->v, g->n, sizeof(*g->v), cmp_size);
     rc = 0;
 out:
     free(moved);
@@ -619,7 +622,8 @@ static int patch_model(const struct snapshot *prev, struct snapshot *s, struct k
         unpatch(s);
         goto out;
     }
-    memcpy(s->m.pods, prev->m.pods, prev->m.npods * sizeof(*s->m.pods));
+    if (prev->m.npods)
+        memcpy(s->m.pods, prev->m.pods, prev->m.npods * sizeof(*s->m.pods));
     for (i = 0; i < nat; i++)
         s->m.pods[at[i]] = box->m.pods[i];
     s->m.cappods = prev->m.npods;
@@ -638,8 +642,10 @@ static int patch_model(const struct snapshot *prev, struct snapshot *s, struct k
     box = NULL;
     s->pod_idx = base->pod_idx;
     s->npod_idx = base->npod_idx;
-    memcpy(s->moved, prev->moved, prev->nmoved * sizeof(*s->moved));
-    memcpy(s->moved + prev->nmoved, at, nat * sizeof(*at));
+    if (prev->nmoved)
+        memcpy(s->moved, prev->moved, prev->nmoved * sizeof(*s->moved));
+    if (nat)
+        memcpy(s->moved + prev->nmoved, at, nat * sizeof(*at));
     s->nmoved = sort_unique(s->moved, prev->nmoved + nat);
     rc = 0;
 out:
@@ -709,7 +715,8 @@ static int delta_rules(const struct snapshot *prev, struct snapshot *s,
     if (patched && !(changed.v = malloc((patched->n + 1) * sizeof(*changed.v))))
         return -1;
     if (patched) {
-        memcpy(changed.v, patched->v, patched->n * sizeof(*changed.v));
+        if (patched->n)
+            memcpy(changed.v, patched->v, patched->n * sizeof(*changed.v));
         changed.n = changed.cap = patched->n;
     } else if ((rc = changed_pods(prev, s, &changed))) {
         goto out;
