@@ -160,15 +160,32 @@ struct cands {
 };
 
 struct ix_slot {
-    char *key;       /* owned: kind letter, then the name(s) separated by '\x1f'; NULL empty */
-    size_t *v;       /* owned: finding positions, ascending (class and driver keys: only the
-                        first of each code and kind, see above) */
+    char *key;       /* kind letter, then the name(s) separated by '\x1f', in the index's
+                        keys; NULL empty */
+    size_t hash;     /* ix_hash(key) */
+    size_t *v;       /* finding positions, ascending (class and driver keys: only the first
+                        of each code and kind, see above): owned, or NULL while there is one
+                        (most keys: a pod's own findings), in `one` (ix_pos) */
     size_t n, cap;
+    size_t one;
+};
+
+static size_t *ix_pos(struct ix_slot *sl)
+{
+    return sl->v ? sl->v : &sl->one;
+}
+
+/* The keys' text, in blocks (a snapshot's index has a key per pod with a finding). */
+struct ix_block {
+    struct ix_block *next;
+    size_t used, cap;
+    char s[];
 };
 
 struct diag_index {
-    struct ix_slot *slots; /* open addressing, at most half full */
-    size_t nslots;
+    struct ix_slot *slots; /* open addressing, at most half full (grown as keys come) */
+    size_t nslots, used;
+    struct ix_block *keys;
     size_t *cdi_any, ncdi_any; /* CDIDisabled without a node: on every pod's path */
     size_t *cdi_all, ncdi_all; /* every CDIDisabled: an unscheduled pod's when one runtime */
 };
@@ -204,14 +221,61 @@ static const char *ix_key(char *buf, size_t size, enum ix_kind kind, const char 
     return buf;
 }
 
-static struct ix_slot *ix_find(const struct diag_index *ix, const char *key)
+static struct ix_slot *ix_find_hashed(const struct diag_index *ix, const char *key, size_t hash)
 {
     size_t mask = ix->nslots - 1, h;
 
-    for (h = ix_hash(key) & mask; ix->slots[h].key; h = (h + 1) & mask)
-        if (STRIEQ(ix->slots[h].key, key))
+    for (h = hash & mask; ix->slots[h].key; h = (h + 1) & mask)
+        if (ix->slots[h].hash == hash && STRIEQ(ix->slots[h].key, key))
             return &ix->slots[h];
     return &ix->slots[h]; /* the empty slot where it would go */
+}
+
+static struct ix_slot *ix_find(const struct diag_index *ix, const char *key)
+{
+    return ix_find_hashed(ix, key, ix_hash(key));
+}
+
+/* Twice the slots, the keys moved (by their hashes); -1 on ENOMEM. */
+static int ix_grow(struct diag_index *ix)
+{
+    size_t n = 2 * ix->nslots, i, h;
+    struct ix_slot *slots = calloc(n, sizeof(*slots));
+
+    if (!slots)
+        return -1;
+    for (i = 0; i < ix->nslots; i++) {
+        if (!ix->slots[i].key)
+            continue;
+        for (h = ix->slots[i].hash & (n - 1); slots[h].key; h = (h + 1) & (n - 1))
+            ;
+        slots[h] = ix->slots[i];
+    }
+    free(ix->slots);
+    ix->slots = slots;
+    ix->nslots = n;
+    return 0;
+}
+
+/* A copy of key in ix's blocks; NULL on ENOMEM. */
+static char *ix_keep(struct diag_index *ix, const char *key)
+{
+    size_t len = strlen(key) + 1;
+    struct ix_block *b = ix->keys;
+    char *out;
+
+    if (!b || b->cap - b->used < len) {
+        size_t cap = len > 65536 ? len : 65536;
+        if (!(b = malloc(offsetof(struct ix_block, s) + cap)))
+            return NULL;
+        b->next = ix->keys;
+        b->used = 0;
+        b->cap = cap;
+        ix->keys = b;
+    }
+    out = memcpy(b->s + b->used, key, len);
+    b->used += len;
+    return out;
 }
 
 static int push_pos(size_t **v, size_t *n, size_t *cap, size_t pos)
@@ -234,13 +298,42 @@ static int ix_file(struct diag_index *ix, enum ix_kind kind, const char *a, cons
     char buf[1024];
     const char *key = ix_key(buf, sizeof(buf), kind, a, b, c);
     struct ix_slot *sl;
+    size_t hash;
 
     if (!key)
         return -1; /* cannot happen with Kubernetes names; fail rather than miss one */
-    sl = ix_find(ix, key);
-    if (!sl->key && !(sl->key = strdup(key)))
-        return -1;
+    hash = ix_hash(key);
+    sl = ix_find_hashed(ix, key, hash);
+    if (!sl->key) {
+        if (2 * (ix->used + 1) > ix->nslots) {
+            if (ix_grow(ix))
+                return -1;
+            sl = ix_find_hashed(ix, key, hash);
+        }
+        if (!(sl->key = ix_keep(ix, key)))
+            return -1;
+        ix->used++;
+        sl->hash = hash;
+        sl->one = pos;
+        sl->n = sl->cap = 1;
+        return 0;
+    }
+    if (!sl->v) {
+        /* A second finding: the positions move to an array of their own. */
+        size_t *v = malloc(4 * sizeof(*v));
+        if (!v)
+            return -1;
+        v[0] = sl->one;
+        sl->v = v;
+        sl->cap = 4;
+    }
     return push_pos(&sl->v, &sl->n, &sl->cap, pos);
+}
+
+/* 1 when s is lit: most strings differ at once. */
+static int is(const char *s, const char *lit)
+{
+    return s[0] == lit[0] && STRIEQ(s, lit);
 }
 
 /* Keeps of a class or driver key's findings the first of each code and kind: about a
@@ -249,23 +342,25 @@ static int ix_file(struct diag_index *ix, enum ix_kind kind, const char *a, cons
  * ones, which the rule table bounds. */
 static void ix_firsts(struct ix_slot *sl, const struct dd_findings *fs)
 {
-    size_t i, j, k = 0;
+    size_t i, j, k = 0, *v = ix_pos(sl);
 
     for (i = 0; i < sl->n; i++) {
-        const struct dd_finding *f = &fs->v[sl->v[i]];
+        const struct dd_finding *f = &fs->v[v[i]];
         int seen = 0;
+        /* Codes are the rule table's strings: the pointers compare first (this runs for each
+         * of a class's findings, one per Pending pod of it). */
         for (j = 0; j < k && !seen; j++) {
-            const struct dd_finding *g = &fs->v[sl->v[j]];
-            seen = STRIEQ(f->code, g->code) &&
-                   (sl->key[0] == 'c' ? STRIEQ(f->obj.kind, "DeviceClass") ==
-                                        STRIEQ(g->obj.kind, "DeviceClass")
+            const struct dd_finding *g = &fs->v[v[j]];
+            seen = (f->code == g->code || STRIEQ(f->code, g->code)) &&
+                   (sl->key[0] == 'c' ? is(f->obj.kind, "DeviceClass") ==
+                                        is(g->obj.kind, "DeviceClass")
                                       : !f->scope_node == !g->scope_node) &&
-                   (!STRIEQ(f->code, "SelectorMatchesNoDriver") ||
+                   (!is(f->code, "SelectorMatchesNoDriver") ||
                     (!f->scope_driver && !g->scope_driver) ||
                     (f->scope_driver && g->scope_driver && STRIEQ(f->scope_driver, g->scope_driver)));
         }
         if (!seen)
-            sl->v[k++] = sl->v[i];
+            v[k++] = v[i];
     }
     sl->n = k;
 }
@@ -276,9 +371,12 @@ void diag_index_free(struct diag_index *ix)
 
     if (!ix)
         return;
-    for (i = 0; i < ix->nslots; i++) {
-        free(ix->slots[i].key);
+    for (i = 0; i < ix->nslots; i++)
         free(ix->slots[i].v);
+    while (ix->keys) {
+        struct ix_block *b = ix->keys;
+        ix->keys = b->next;
+        free(b);
     }
     free(ix->slots);
     free(ix->cdi_any);
@@ -289,23 +387,21 @@ void diag_index_free(struct diag_index *ix)
 struct diag_index *diag_index_new(const struct dd_findings *fs)
 {
     struct diag_index *ix = calloc(1, sizeof(*ix));
-    size_t i, cap = 16, ncdi = 0, nkeys = 0;
+    size_t i, cap = 16, ncdi = 0;
 
     if (!ix)
         return NULL;
-    /* Room for every key at most half full (many findings share theirs). */
-    for (i = 0; i < fs->n; i++)
-        nkeys += 1 + !!fs->v[i].scope_class + !!fs->v[i].scope_driver + 2 * !!fs->v[i].scope_node;
-    while (cap < 2 * nkeys + 2)
+    /* Room for a key per finding at most half full (many share theirs; ix_file grows it). */
+    while (cap < 2 * fs->n + 2)
         cap *= 2;
     if (!(ix->slots = calloc(cap, sizeof(*ix->slots))))
         goto oom;
     ix->nslots = cap;
     for (i = 0; i < fs->n; i++) {
         const struct dd_finding *f = &fs->v[i];
-        int cdi_off = STRIEQ(f->code, "CDIDisabled");
-        if ((STRIEQ(f->obj.kind, "Pod") || STRIEQ(f->obj.kind, "ResourceClaim") ||
-             STRIEQ(f->obj.kind, "ResourceClaimTemplate")) &&
+        int cdi_off = is(f->code, "CDIDisabled");
+        if ((is(f->obj.kind, "Pod") || is(f->obj.kind, "ResourceClaim") ||
+             is(f->obj.kind, "ResourceClaimTemplate")) &&
             ix_file(ix, IX_OBJECT, f->obj.kind, f->obj.namespace_, f->obj.name, i))
             goto oom;
         if (f->scope_class && ix_file(ix, IX_CLASS, f->scope_class, NULL, NULL, i))
@@ -325,7 +421,7 @@ struct diag_index *diag_index_new(const struct dd_findings *fs)
             ix_firsts(&ix->slots[i], fs);
     ncdi = 0;
     for (i = 0; i < fs->n; i++)
-        if (STRIEQ(fs->v[i].code, "CDIDisabled") &&
+        if (is(fs->v[i].code, "CDIDisabled") &&
             push_pos(&ix->cdi_all, &ix->ncdi_all, &ncdi, i))
             goto oom;
     return ix;
@@ -353,7 +449,7 @@ static int ix_add(const struct diag_index *ix, size_t **v, size_t *n, size_t *ca
         return 0; /* filed under no such key either */
     sl = ix_find(ix, key);
     for (i = 0; sl->key && i < sl->n; i++)
-        if (push_pos(v, n, cap, sl->v[i]))
+        if (push_pos(v, n, cap, sl->v ? sl->v[i] : sl->one))
             return -1;
     return 0;
 }
