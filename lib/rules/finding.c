@@ -242,7 +242,7 @@ void dd_findings_sort(struct dd_findings *list)
 void dd_findings_sort_tail(struct dd_findings *list, size_t k)
 {
     struct dd_finding *v;
-    size_t i, j, o;
+    size_t i, j, o, at;
 
     if (k > list->n)
         k = list->n;
@@ -254,10 +254,25 @@ void dd_findings_sort_tail(struct dd_findings *list, size_t k)
         dd_findings_sort(list); /* in place, slower */
         return;
     }
-    /* The prefix first on ties: the order qsort would give is total anyway. */
-    for (i = 0, j = k, o = 0; i < k || j < list->n;)
-        v[o++] = j == list->n || (i < k && cmp_finding(&list->v[i], &list->v[j]) <= 0)
-                     ? list->v[i++] : list->v[j++];
+    /* The few new ones each find their place among the kept by bisection, and the kept go
+     * over in runs: comparing every kept finding would read all of them.  The kept first on
+     * ties (the order is total anyway). */
+    for (i = 0, j = k, o = 0; j < list->n; j++) {
+        size_t lo = i, hi = k;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (cmp_finding(&list->v[mid], &list->v[j]) <= 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        at = lo;
+        memcpy(v + o, list->v + i, (at - i) * sizeof(*v));
+        o += at - i;
+        i = at;
+        v[o++] = list->v[j];
+    }
+    memcpy(v + o, list->v + i, (k - i) * sizeof(*v));
     free(list->v);
     list->v = v;
     list->cap = list->n;
