@@ -79,6 +79,11 @@ static int block_new(const char *const *in, char **out, size_t n)
     return 0;
 }
 
+int dd_finding_shared(const struct dd_finding *f)
+{
+    return f->obj.api_version && atomic_load(&block_of(f->obj.api_version)->refs) > 1;
+}
+
 static void finding_release(struct dd_finding *f)
 {
     /* obj.api_version starts the block of the object, file, message and fix. */

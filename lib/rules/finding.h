@@ -81,7 +81,9 @@ void dd_findings_remove(struct dd_findings *list, const struct dd_findings *gone
 /* That order: <0, 0 (equal in every field), >0. */
 int dd_finding_cmp(const struct dd_finding *a, const struct dd_finding *b);
 
-/* Appends a copy of f (every string copied); NULL when out of memory (list->oom is set). */
+/* 1 when f's strings are shared with another finding (a copy, or the one it copies). */
+int dd_finding_shared(const struct dd_finding *f);
+/* Appends a copy of f (its strings shared); NULL when out of memory (list->oom is set). */
 struct dd_finding *dd_findings_copy(struct dd_findings *list, const struct dd_finding *f);
 
 

@@ -871,7 +871,12 @@ evidence:
      * The kept findings are in it already. */
     dd_findings_sort_tail(&s->f, rc ? 0 : kept);
     s->steps.rules = lap(&t);
-    s->ix = diag_index_new(&s->f); /* without it, diag_pod_indexed looks at every finding */
+    /* Without it, diag_pod_indexed looks at every finding.  After a delta most findings are
+     * prev's: its index is patched. */
+    if (s->steps.delta && prev->ix)
+        s->ix = diag_index_patch(prev->ix, &prev->f, &s->f);
+    if (!s->ix)
+        s->ix = diag_index_new(&s->f);
     s->steps.index = lap(&t);
     free(patched.v);
     return s;
