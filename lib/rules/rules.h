@@ -174,6 +174,11 @@ int dd_rules_run_pod_parts(const struct dra_model *m, const struct rule_options 
 struct rule_inventory *dd_rules_inventory_new(const struct dra_model *m,
                                               const struct rule_options *opt);
 void dd_rules_inventory_free(struct rule_inventory *ri);
+/* Keeps the verdicts of the pods judged against ri (DevicesDoNotFit's, per pod alike in what the
+ * allocator reads) for the later runs that borrow it, so that a pod judged before is not judged
+ * again: only for an inventory used by one thread at a time (a live snapshot's builder), as
+ * runs then write to it.  0, or -1 on ENOMEM. */
+int dd_rules_inventory_remember(struct rule_inventory *ri);
 
 /* The name among names[0..n) that s most likely misspells (the engine's "did you mean"),
  * or NULL when none is close. */

@@ -857,7 +857,8 @@ evidence:
     /* DevicesDoNotFit's allocator inventory reads no Pod: built once per base, not per Pod. */
     if (!ropt.inventory && (!ropt.surface || ropt.surface == DD_LIVE)) {
         ropt.surface = DD_LIVE;
-        if (!s->base && !(s->inv = dd_rules_inventory_new(&s->m, &ropt)))
+        if (!s->base && (!(s->inv = dd_rules_inventory_new(&s->m, &ropt)) ||
+                         dd_rules_inventory_remember(s->inv)))
             goto oom;
         ropt.inventory = s->base ? s->base->inv : s->inv;
     }
