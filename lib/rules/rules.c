@@ -55,7 +55,7 @@ static const struct dd_rule rule_table[] = {
     { "PodClaimFieldsRemoved", DD_SEV_ERROR, DD_STEP_NONE, DD_LIVE,
       "A workload's pods are refused for a claim entry without a name, which its template has: "
       "a mutating webhook or policy removed it (live clusters)",
-      rule__check_claim_fields_removed, DD_SCOPE_CLUSTER, NULL },
+      rule__check_claim_fields_removed, DD_SCOPE_EVENTS, NULL },
     { "ContainerClaimNameUnknown", DD_SEV_ERROR, DD_STEP_NONE, DD_LINT,
       "A container's resources.claims names a claim the pod does not have",
       rule__check_container_claims, DD_SCOPE_POD, NULL },

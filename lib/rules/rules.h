@@ -119,10 +119,12 @@ enum dd_step {
  *            the union, over its groups of podspecs joined by a claim they resolve to
  *            (transitively), of its findings over that model holding only that group (none
  *            without podspecs), which read only the group and objects other than Pods and
- *            Events: an update reruns it over the changed Pods' groups, old and new.
+ *            Events: an update reruns it over the changed Pods' groups, old and new;
+ *   EVENTS   not Pods (Events, and other objects): the same findings whatever Pods there are,
+ *            kept when only Pods changed.
  */
 enum dd_scope { DD_SCOPE_CLUSTER, DD_SCOPE_POD, DD_SCOPE_NO_PODS, DD_SCOPE_POD_PART,
-                DD_SCOPE_CLAIM };
+                DD_SCOPE_CLAIM, DD_SCOPE_EVENTS };
 
 struct dd_rule {
     const char *code;            /* e.g. "SelectorMatchesNoDriver" */

@@ -687,9 +687,11 @@ static int patch_assumes(struct snapshot *s, const struct keys *changed)
 /*
  * s's findings from prev's where only Pods (and Events) changed: prev's findings of NO_PODS
  * rules, of POD rules but about the changed Pods, and of POD_PART rules but their pod_check's
- * over the changed Pods' old versions (*kept of them, in prev's order); then the POD rules'
- * findings and the POD_PART rules' pod_check's for the changed Pods now, and every CLUSTER
- * rule's.  patched: the changed Pods when patch_model found them, else NULL.  1 when that does
+ * over the changed Pods' old versions, and when the model was patched (no Event changed) of
+ * EVENTS rules, and of CLAIM rules but over the changed Pods' groups (*kept of them, in prev's
+ * order); then the POD rules' findings and the POD_PART rules' pod_check's for the changed Pods
+ * now, the CLAIM rules' over their groups, and every CLUSTER rule's (and, unpatched, every
+ * CLAIM and EVENTS rule's).  patched: the changed Pods when patch_model found them, else NULL.  1 when that does
  * not apply (then nothing was added), 0, -1 on ENOMEM.
  */
 static int delta_rules(const struct snapshot *prev, struct snapshot *s,
@@ -729,7 +731,8 @@ static int delta_rules(const struct snapshot *prev, struct snapshot *s,
         if (f->code != code)
             sc = scope_of(code = f->code);
         if (sc == DD_SCOPE_NO_PODS || sc == DD_SCOPE_POD_PART ||
-            (sc == DD_SCOPE_CLAIM && patched) || (sc == DD_SCOPE_POD && !about_changed(f, &nm)))
+            ((sc == DD_SCOPE_CLAIM || sc == DD_SCOPE_EVENTS) && patched) ||
+            (sc == DD_SCOPE_POD && !about_changed(f, &nm)))
             dd_findings_copy(&s->f, f);
     }
     /* What the POD_PART rules said of the old versions goes (the rest of theirs stays); and,
@@ -763,7 +766,8 @@ static int delta_rules(const struct snapshot *prev, struct snapshot *s,
     part.npods = nnow;
     rc = s->f.oom ||
          dd_rules_run_scoped(&s->m, opt, 1u << DD_SCOPE_CLUSTER |
-                                             (patched ? 0 : 1u << DD_SCOPE_CLAIM), &s->f) ||
+                             (patched ? 0 : 1u << DD_SCOPE_CLAIM | 1u << DD_SCOPE_EVENTS),
+                             &s->f) ||
          dd_rules_run_scoped(&part, opt, 1u << DD_SCOPE_POD, &s->f) ||
          dd_rules_run_pod_parts(&part, opt, &s->f) ? -1 : 0;
     if (!rc && patched) {
