@@ -1074,6 +1074,23 @@ static struct cel__val eval_opt_or(struct cel__ctx *c, const struct cel__node *n
     return eval(c, n->kid[1]);
 }
 
+/* ext.Lists' distinct asserts its receiver is a list, and sort does too without waiting
+ * for an error of a receiver typed as a list to return first: cel-go panics there (seen
+ * against the oracle: `dyn('a').distinct()`, `[[1]][5].sort()`), which nothing absorbs. */
+static int lister_panics(const struct cel__node *n, const struct cel__val *recv)
+{
+    if (n->nkid != 1)
+        return 0;
+    if (!strcmp(n->name, "distinct"))
+        return recv->kind != CEL_V_LIST && recv->kind != CEL_V_OPTIONAL;
+    /* sort: when the receiver's type picks one overload (a list of anything but dyn). */
+    if (!strcmp(n->name, "sort"))
+        return recv->kind == CEL_V_ERROR && n->kid[0]->type &&
+               n->kid[0]->type->kind == CEL_T_LIST &&
+               (!n->kid[0]->type->np || n->kid[0]->type->p[0]->kind != CEL_T_DYN);
+    return 0;
+}
+
 static struct cel__val eval_call(struct cel__ctx *c, const struct cel__node *n)
 {
     const struct cel__sig *sigs = cel__sigs();
@@ -1087,6 +1104,9 @@ static struct cel__val eval_call(struct cel__ctx *c, const struct cel__node *n)
         return cel__err(c, "no such overload: %s", n->name);
     for (size_t i = 0; i < n->nkid; i++) {
         argv[i] = eval(c, n->kid[i]);
+        if (i == 0 && n->recv && !c->aborted && lister_panics(n, &argv[0]))
+            return cel__panic(c, "internal error: interface conversion: %s is not "
+                                 "traits.Lister", cel__vkind_name(argv[0].kind));
         if (argv[i].kind == CEL_V_ERROR)
             return argv[i];
     }
