@@ -152,9 +152,8 @@ static double cpu_now(void)
 
 #define MAX_RULES 256
 
-/* The store: the objects of all, borrowed, in an array where a replaced object keeps its
- * place (as lib/client/informer's stores keep them). */
-static const cJSON **store_of(const cJSON *all, size_t *n)
+/* The objects of all, borrowed, as the live cache's collect hands them to the build hook. */
+static const cJSON **collect(const cJSON *all, size_t *n)
 {
     const cJSON **objs = malloc(((size_t)cJSON_GetArraySize(all) + 1) * sizeof(*objs));
     const cJSON *it;
@@ -167,20 +166,17 @@ static const cJSON **store_of(const cJSON *all, size_t *n)
     return objs;
 }
 
-/* A snapshot of every object of the store: from scratch (prev NULL), or updated from prev (as
- * the controller's build hook does, after the live cache's collect copied the stores' arrays);
- * each rule's CPU seconds added to secs[] (dd_rules() order). */
-static struct snapshot *build(const struct snapshot *prev, const cJSON *const *store, size_t n,
+/* A snapshot of every object of all: from scratch (prev NULL), or updated from prev (as the
+ * controller's build hook does); each rule's CPU seconds added to secs[] (dd_rules() order). */
+static struct snapshot *build(const struct snapshot *prev, const cJSON *all,
                               struct dra_cel_cache *cel, double *secs)
 {
     struct rule_options opt = RULE_OPTIONS_INIT;
-    const cJSON **objs = malloc((n + 1) * sizeof(*objs));
+    size_t n;
+    const cJSON **objs = collect(all, &n);
     struct snapshot *s;
     struct dd_err err;
 
-    if (!objs)
-        exit(1);
-    memcpy(objs, store, n * sizeof(*objs));
     opt.seconds = secs;
     dd_err_clear(&err);
     s = prev ? snapshot_update(prev, objs, n, NULL, cel, &opt, &err)
@@ -237,8 +233,6 @@ static void run(size_t pods, int events, struct result *r)
     struct dra_cel_cache *cel = dra_cel_cache_new();
     cJSON *all = cluster(pods);
     struct snapshot *full, *cur;
-    size_t nstore;
-    const cJSON **store = store_of(all, &nstore);
     double t;
     int e;
 
@@ -246,9 +240,9 @@ static void run(size_t pods, int events, struct result *r)
     r->pods = pods;
     r->objects = (size_t)cJSON_GetArraySize(all);
     t = cpu_now();
-    full = build(NULL, store, nstore, cel, NULL);
+    full = build(NULL, all, cel, NULL);
     r->first = cpu_now() - t;
-    cur = build(NULL, store, nstore, cel, NULL);
+    cur = build(NULL, all, cel, NULL);
     for (e = 0; e < events; e++) {
         /* A Pending pod (even index) somewhere in the cluster gets a new status. */
         size_t i = (((size_t)e * 7919) % pods) & ~(size_t)1;
@@ -261,7 +255,6 @@ static void run(size_t pods, int events, struct result *r)
         struct snapshot *next;
         cJSON *it, *obj;
         double t0, t1;
-        size_t at;
 
         pod(b, i, 0, 0, e + 1);
         fclose(b);
@@ -269,12 +262,11 @@ static void run(size_t pods, int events, struct result *r)
         free(text);
         snprintf(name, sizeof(name), "pod-%zu", i);
         snprintf(ns, sizeof(ns), "ns-%zu", i % 50);
-        for (at = 0; at < nstore; at++)
-            if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(store[at], "kind")), "Pod") &&
+        cJSON_ArrayForEach(it, all)
+            if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(it, "kind")), "Pod") &&
                 !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(
-                            cJSON_GetObjectItem(store[at], "metadata"), "name")), name))
+                            cJSON_GetObjectItem(it, "metadata"), "name")), name))
                 break;
-        it = at < nstore ? (cJSON *)store[at] : NULL;
         if (!obj || !it) {
             fprintf(stderr, "event-bench: no %s\n", name);
             exit(1);
@@ -282,15 +274,14 @@ static void run(size_t pods, int events, struct result *r)
         /* The store replaces the object in its place; the old one lives as long as the
          * snapshots that hold it (the cache's graveyard). */
         splice(all, it, obj);
-        store[at] = obj;
         /* The store's lookup above is not the controller's cost (its store is a hash). */
         t0 = cpu_now();
-        next = build(NULL, store, nstore, cel, NULL);
+        next = build(NULL, all, cel, NULL);
         snapshot_free(full);
         full = next;
         account(&r->full, full, cpu_now() - t0);
         t0 = cpu_now();
-        next = build(cur, store, nstore, cel, r->rule);
+        next = build(cur, all, cel, r->rule);
         t1 = cpu_now();
         if (!(p = snapshot_pod(next, ns, name))) {
             fprintf(stderr, "event-bench: the snapshot lost %s\n", name);
@@ -312,7 +303,6 @@ static void run(size_t pods, int events, struct result *r)
     }
     snapshot_free(cur);
     snapshot_free(full);
-    free(store);
     cJSON_Delete(all);
     dra_cel_cache_free(cel);
 }
