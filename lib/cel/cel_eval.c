@@ -174,7 +174,9 @@ static int num_cmp(const struct cel__val *a, const struct cel__val *b)
             int sign = a->kind == CEL_V_DOUBLE ? -1 : 1;
             if (isnan(d))
                 return 2;
-            if (d >= 18446744073709551616.0)
+            /* cel-go's compareDoubleUint/compareDoubleInt: known only beyond the bound
+             * (math.MaxUint64 as a double is 2^64 itself), else in double. */
+            if (d > 18446744073709551616.0)
                 return -sign;
             if (d < -9223372036854775808.0)
                 return sign;
@@ -220,12 +222,21 @@ static int bytes_cmp(const struct cel__val *a, const struct cel__val *b)
 static size_t map_find(const struct cel__map *m, const struct cel__val *k)
 {
     int no_double = m->go_keyed && (k->kind == CEL_V_INT || k->kind == CEL_V_UINT);
+    /* ... and a double only as the int or uint it converts to without loss. */
+    int lossless = k->kind != CEL_V_DOUBLE ||
+                   (k->v.d == floor(k->v.d) && k->v.d >= -9223372036854775808.0 &&
+                    k->v.d < 18446744073709551616.0);
     size_t i;
 
-    for (i = 0; i < m->n; i++)
-        if (!(no_double && m->keys[i].kind == CEL_V_DOUBLE) &&
-            cel__val_equal(&m->keys[i], k) == 1)
+    for (i = 0; i < m->n; i++) {
+        enum cel__vkind sk = m->keys[i].kind;
+        if (m->go_keyed && k->kind == CEL_V_DOUBLE && sk != CEL_V_DOUBLE &&
+            (!lossless || (sk == CEL_V_INT && k->v.d >= 9223372036854775808.0) ||
+             (sk == CEL_V_UINT && k->v.d < 0)))
+            continue;
+        if (!(no_double && sk == CEL_V_DOUBLE) && cel__val_equal(&m->keys[i], k) == 1)
             break;
+    }
     return i;
 }
 
