@@ -573,7 +573,11 @@ static void started_without_cdi(struct pod_view *v)
         return;
     cJSON_ArrayForEach(cs, dd_json_arr(v->p->status, "containerStatuses", NULL)) {
         const char *at = dd_json_str(cs, "state", "running", "startedAt", NULL);
-        if (at && strlen(at) == strlen(on) && strcmp(at, on) < 0) {
+        /* The kubelet reports startedAt to the second.  The same second as the agent's
+         * reading counts as before: containerd applies its config only once restarted, after
+         * the agent saw the file, and must then create the container anew (the message
+         * says so). */
+        if (at && strlen(at) == strlen(on) && strcmp(at, on) <= 0) {
             v->early_ctr = dd_json_str(cs, "name", NULL);
             if (!v->early_ctr)
                 v->early_ctr = "(unnamed)";
@@ -772,11 +776,15 @@ static void pod_evidence(struct pod_view *v)
     }
     started_without_cdi(v);
     if (v->early_ctr) {
+        int same = !strcmp(v->early_at, v->cdi_on_at);
         snprintf(text, sizeof(text), "Pod %s runs without its DRA devices: its container %s "
                  "started at %s, before containerd on node %s had CDI enabled (the dra-doctor "
-                 "node agent saw it turned on at %s), and a running container gets no devices "
+                 "node agent saw it turned on at %s%s), and a running container gets no devices "
                  "later. Fix: delete and recreate pod %s.", v->p->o.name,
                  v->early_ctr, v->early_at, v->p->node, v->cdi_on_at,
+                 same ? "; the same second, assumed before: the kubelet reports start times to "
+                        "the second, and containerd applies a new config only after a restart"
+                      : "",
                  v->p->o.name);
         add_cand(v, "CDIInjectionFailed", NULL, text);
         if (v->nc && STRIEQ(v->c[v->nc - 1].code, "CDIInjectionFailed"))

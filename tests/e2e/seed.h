@@ -167,11 +167,20 @@ static __attribute__((unused)) void expect(const char *pod, const char *want, co
             ok = text && strstr(text, msg);
         if (ok)
             break;
-        if (now_s() > end)
+        if (now_s() > end) {
+            /* What the diagnosis read, for a failure seen only in CI's log. */
+            sh("kubectl get pod -n " NS " %s -o jsonpath='{.status.phase} "
+               "{.status.containerStatuses}{\"\\n\"}' 2>&1; kubectl get nodes -o "
+               "jsonpath='{range .items[*]}{.metadata.name} {.metadata.annotations."
+               "dra-doctor\\.io/cdi}{\"\\n\"}{end}' 2>&1; kubectl logs -n dra-doctor "
+               "deploy/dra-doctor-controller --tail=15 2>&1", pod);
+            fprintf(stderr, "---- pod %s, the nodes' CDI facts, the controller's log:\n%s\n", pod,
+                    out);
             fail_msg("pod %s: expected root cause %s (with %s, without %s, message with \"%s\"), "
                      "have %s [%s]: %s", pod, want ? want : "(none)", also ? also : "-",
                      absent ? absent : "-", msg ? msg : "", root ? root : "(none)",
                      list ? list : "", text ? text : "");
+        }
         usleep(250000);
     }
     step("pod %s: %s [%s]", pod, root ? root : "healthy", list ? list : "");

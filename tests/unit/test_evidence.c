@@ -22,6 +22,7 @@
 
 static cJSON *read_capture(const char *name);
 static int is(const cJSON *o, const char *kind, const char *name);
+static void diagnose_objects(const cJSON *objs, const char *pod, struct diag_result *r);
 
 struct capture {
     cJSON *doc, *assumed;
@@ -170,6 +171,44 @@ static void started_before_cdi(void **state)
     check("cdi-off-fixed", "pod0", "CDIInjectionFailed", NULL, "CDIDisabled",
           "runs without its DRA devices: its container ctr0 started at 2026-",
           "Fix: delete and recreate pod pod0.", NULL);
+}
+
+/* The kubelet's startedAt has one-second precision: a container started in the second the
+ * agent saw CDI turned on counts as started before (containerd must restart and create it
+ * anew to inject), and says so; one started a second later is healthy. */
+static void started_in_cdi_second(void **state)
+{
+    static const char *const at[] = { "2026-12-02T12:57:07Z", "2026-12-02T12:57:08Z" };
+    size_t k;
+
+    (void)state;
+    for (k = 0; k < 2; k++) {
+        cJSON *doc = read_capture("cdi-off-fixed"), *it;
+        struct diag_result r;
+
+        cJSON_ArrayForEach(it, cJSON_GetObjectItem(doc, "objects"))
+            if (is(it, "Pod", "pod0"))
+                cJSON_SetValuestring(
+                    cJSON_GetObjectItem(
+                        cJSON_GetObjectItem(
+                            cJSON_GetObjectItem(
+                                cJSON_GetArrayItem(
+                                    dd_json_path(it, "status", "containerStatuses", NULL), 0),
+                                "state"),
+                            "running"),
+                        "startedAt"),
+                    at[k]);
+        diagnose_objects(cJSON_GetObjectItem(doc, "objects"), "pod0", &r);
+        if (k == 0) {
+            assert_false(r.healthy);
+            assert_string_equal(r.codes[0], "CDIInjectionFailed");
+            assert_non_null(strstr(r.message, "turned on at 2026-12-02T12:57:07Z; the same "
+                                              "second, assumed before"));
+        } else {
+            assert_true(r.healthy || !has(&r, "CDIInjectionFailed"));
+        }
+        cJSON_Delete(doc);
+    }
 }
 
 /* containerd 2.4.2 with enable_cdi = false, which it ignores (the node agent publishes
@@ -398,6 +437,7 @@ int main(void)
         cmocka_unit_test(cdi_unresolvable_after_fix),
         cmocka_unit_test(cdi_unresolvable_containerd2),
         cmocka_unit_test(started_before_cdi),
+        cmocka_unit_test(started_in_cdi_second),
         cmocka_unit_test(cdi_off_ignored_containerd2),
         cmocka_unit_test(driver_not_registered),
         cmocka_unit_test(plugin_not_registered_states),
