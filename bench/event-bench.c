@@ -152,8 +152,9 @@ static double cpu_now(void)
 
 #define MAX_RULES 256
 
-/* The objects of all, borrowed, as the live cache's collect hands them to the build hook. */
-static const cJSON **collect(const cJSON *all, size_t *n)
+/* The store: the objects of all, borrowed, in an array where a replaced object keeps its
+ * place (as lib/client/informer's stores keep them). */
+static const cJSON **store_of(const cJSON *all, size_t *n)
 {
     const cJSON **objs = malloc(((size_t)cJSON_GetArraySize(all) + 1) * sizeof(*objs));
     const cJSON *it;
@@ -166,17 +167,20 @@ static const cJSON **collect(const cJSON *all, size_t *n)
     return objs;
 }
 
-/* A snapshot of every object of all: from scratch (prev NULL), or updated from prev (as the
- * controller's build hook does); each rule's CPU seconds added to secs[] (dd_rules() order). */
-static struct snapshot *build(const struct snapshot *prev, const cJSON *all,
+/* A snapshot of every object of the store: from scratch (prev NULL), or updated from prev (as
+ * the controller's build hook does, after the live cache's collect copied the stores' arrays);
+ * each rule's CPU seconds added to secs[] (dd_rules() order). */
+static struct snapshot *build(const struct snapshot *prev, const cJSON *const *store, size_t n,
                               struct dra_cel_cache *cel, double *secs)
 {
     struct rule_options opt = RULE_OPTIONS_INIT;
-    size_t n;
-    const cJSON **objs = collect(all, &n);
+    const cJSON **objs = malloc((n + 1) * sizeof(*objs));
     struct snapshot *s;
     struct dd_err err;
 
+    if (!objs)
+        exit(1);
+    memcpy(objs, store, n * sizeof(*objs));
     opt.seconds = secs;
     dd_err_clear(&err);
     s = prev ? snapshot_update(prev, objs, n, NULL, cel, &opt, &err)
@@ -233,6 +237,8 @@ static void run(size_t pods, int events, struct result *r)
     struct dra_cel_cache *cel = dra_cel_cache_new();
     cJSON *all = cluster(pods);
     struct snapshot *full, *cur;
+    size_t nstore;
+    const cJSON **store = store_of(all, &nstore);
     double t;
     int e;
 
@@ -240,9 +246,9 @@ static void run(size_t pods, int events, struct result *r)
     r->pods = pods;
     r->objects = (size_t)cJSON_GetArraySize(all);
     t = cpu_now();
-    full = build(NULL, all, cel, NULL);
+    full = build(NULL, store, nstore, cel, NULL);
     r->first = cpu_now() - t;
-    cur = build(NULL, all, cel, NULL);
+    cur = build(NULL, store, nstore, cel, NULL);
     for (e = 0; e < events; e++) {
         /* A Pending pod (even index) somewhere in the cluster gets a new status. */
         size_t i = (((size_t)e * 7919) % pods) & ~(size_t)1;
@@ -255,6 +261,7 @@ static void run(size_t pods, int events, struct result *r)
         struct snapshot *next;
         cJSON *it, *obj;
         double t0, t1;
+        size_t at;
 
         pod(b, i, 0, 0, e + 1);
         fclose(b);
@@ -262,11 +269,12 @@ static void run(size_t pods, int events, struct result *r)
         free(text);
         snprintf(name, sizeof(name), "pod-%zu", i);
         snprintf(ns, sizeof(ns), "ns-%zu", i % 50);
-        cJSON_ArrayForEach(it, all)
-            if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(it, "kind")), "Pod") &&
+        for (at = 0; at < nstore; at++)
+            if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(store[at], "kind")), "Pod") &&
                 !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(
-                            cJSON_GetObjectItem(it, "metadata"), "name")), name))
+                            cJSON_GetObjectItem(store[at], "metadata"), "name")), name))
                 break;
+        it = at < nstore ? (cJSON *)store[at] : NULL;
         if (!obj || !it) {
             fprintf(stderr, "event-bench: no %s\n", name);
             exit(1);
@@ -274,14 +282,15 @@ static void run(size_t pods, int events, struct result *r)
         /* The store replaces the object in its place; the old one lives as long as the
          * snapshots that hold it (the cache's graveyard). */
         splice(all, it, obj);
+        store[at] = obj;
         /* The store's lookup above is not the controller's cost (its store is a hash). */
         t0 = cpu_now();
-        next = build(NULL, all, cel, NULL);
+        next = build(NULL, store, nstore, cel, NULL);
         snapshot_free(full);
         full = next;
         account(&r->full, full, cpu_now() - t0);
         t0 = cpu_now();
-        next = build(cur, all, cel, r->rule);
+        next = build(cur, store, nstore, cel, r->rule);
         t1 = cpu_now();
         if (!(p = snapshot_pod(next, ns, name))) {
             fprintf(stderr, "event-bench: the snapshot lost %s\n", name);
@@ -303,6 +312,7 @@ static void run(size_t pods, int events, struct result *r)
     }
     snapshot_free(cur);
     snapshot_free(full);
+    free(store);
     cJSON_Delete(all);
     dra_cel_cache_free(cel);
 }

@@ -28,6 +28,7 @@ struct sent {
     struct nsidx *ns;           /* the namespace list this entry is on */
     struct sent *next;          /* hash chain */
     struct sent *ns_prev, *ns_next;
+    size_t pos;                 /* its place in the table's objs and ents */
 };
 
 struct nsidx {
@@ -39,6 +40,12 @@ struct nsidx {
 struct table {
     struct sent **b;            /* nb chains; nb a power of two or 0 */
     size_t nb, count;
+    /* Every object, count of them, in the order they came (a deleted one's place goes to the
+     * last), and its entry: a builder collects a whole cache after each event, and copying an
+     * array costs far less than walking the chains. */
+    const cJSON **objs;
+    struct sent **ents;
+    size_t capobjs;
     struct nsidx **nsb;         /* nnsb chains; a power of two or 0 */
     size_t nnsb, nns;
 };
@@ -126,6 +133,8 @@ static void table_release(struct inf_store *s, struct table *t)
     }
     free(t->b);
     free(t->nsb);
+    free(t->objs);
+    free(t->ents);
     memset(t, 0, sizeof *t);
 }
 
@@ -183,6 +192,22 @@ static int grow_keys(struct table *t)
     free(t->b);
     t->b = b;
     t->nb = n;
+    return 0;
+}
+
+static int grow_objs(struct table *t)
+{
+    size_t n = t->capobjs ? t->capobjs * 2 : 64;
+    const cJSON **objs = realloc(t->objs, n * sizeof(*objs));
+    struct sent **ents;
+
+    if (!objs)
+        return -1;
+    t->objs = objs;
+    if (!(ents = realloc(t->ents, n * sizeof(*ents))))
+        return -1;
+    t->ents = ents;
+    t->capobjs = n;
     return 0;
 }
 
@@ -261,11 +286,13 @@ static int table_put(struct table *t, const char *key, cJSON *obj, cJSON **old)
     if (e) {
         *old = e->obj;
         e->obj = obj;
+        t->objs[e->pos] = obj;
         return 0;
     }
     key_ns(key, ns, sizeof ns);
     if ((t->count + 1 > t->nb - t->nb / 4 && grow_keys(t)) ||
-        (t->nns + 1 > t->nnsb - t->nnsb / 4 && grow_ns(t)))
+        (t->nns + 1 > t->nnsb - t->nnsb / 4 && grow_ns(t)) ||
+        (t->count == t->capobjs && grow_objs(t)))
         goto nomem;
     if (!(e = calloc(1, sizeof *e)) || !(e->key = strdup(key))) {
         free(e);
@@ -292,7 +319,9 @@ static int table_put(struct table *t, const char *key, cJSON *obj, cJSON **old)
     h = hash_str(key) & (t->nb - 1);
     e->next = t->b[h];
     t->b[h] = e;
-    t->count++;
+    e->pos = t->count;
+    t->objs[t->count] = obj;
+    t->ents[t->count++] = e;
     return 0;
 nomem:
     cJSON_Delete(obj);
@@ -312,9 +341,13 @@ static cJSON *table_take(struct table *t, const char *key)
             *pp = e->next;
             ns_unlink(t, e);
             obj = e->obj;
+            if (e->pos != --t->count) {
+                t->objs[e->pos] = t->objs[t->count];
+                t->ents[e->pos] = t->ents[t->count];
+                t->ents[e->pos]->pos = e->pos;
+            }
             free(e->key);
             free(e);
-            t->count--;
             return obj;
         }
     }
@@ -366,48 +399,39 @@ out:
     pthread_mutex_unlock(&s->mu);
 }
 
-struct collect {
-    const cJSON **v;
-    size_t n, cap;
-    int oom;
-};
-
-static int collect_obj(void *ctx, const cJSON *obj)
-{
-    struct collect *col = ctx;
-
-    if (col->n == col->cap) {
-        size_t cap = col->cap ? col->cap * 2 : 4096;
-        const cJSON **v = realloc(col->v, cap * sizeof(*v));
-        if (!v) {
-            col->oom = 1;
-            return 1;
-        }
-        col->v = v;
-        col->cap = cap;
-    }
-    col->v[col->n++] = obj;
-    return 0;
-}
-
 int inf_stores_collect(struct inf_store *const *stores, size_t n, const cJSON ***out,
                        size_t *count)
 {
-    struct collect col = { NULL, 0, 0, 0 };
-    size_t i;
+    const cJSON **v = NULL;
+    size_t i, len = 0, cap = 0;
+    int oom = 0;
 
-    for (i = 0; i < n && !col.oom; i++)
-        inf_store_foreach(stores[i], collect_obj, &col);
-    if (!col.v && !col.oom && !(col.v = malloc(sizeof(*col.v))))
-        col.oom = 1;
-    if (col.oom) {
-        free(col.v);
-        col.v = NULL;
-        col.n = 0;
+    for (i = 0; i < n && !oom; i++) {
+        pthread_mutex_lock(&stores[i]->mu);
+        if (len + stores[i]->t.count + 1 > cap) {
+            const cJSON **nv;
+            cap = 2 * (len + stores[i]->t.count + 1);
+            if (!(nv = realloc(v, cap * sizeof(*v))))
+                oom = 1;
+            else
+                v = nv;
+        }
+        if (!oom && stores[i]->t.count) {
+            memcpy(v + len, stores[i]->t.objs, stores[i]->t.count * sizeof(*v));
+            len += stores[i]->t.count;
+        }
+        pthread_mutex_unlock(&stores[i]->mu);
     }
-    *out = col.v;
-    *count = col.n;
-    return col.oom ? -1 : 0;
+    if (!v && !oom && !(v = malloc(sizeof(*v))))
+        oom = 1;
+    if (oom) {
+        free(v);
+        v = NULL;
+        len = 0;
+    }
+    *out = v;
+    *count = len;
+    return oom ? -1 : 0;
 }
 
 void inf_store_foreach_ns(struct inf_store *s, const char *ns,

@@ -74,7 +74,10 @@ void inf_store_foreach(struct inf_store *s, int (*fn)(void *ctx, const cJSON *ob
  * Borrowed pointers to every object of stores[0..n), in one new array (free
  * it; never NULL on success, even when all are empty).  The objects stay valid only
  * while the stores keep them: a caller that reads them afterwards (a
- * snapshot builder) defers freeing with inf_store_set_drop.  Returns 0, or
+ * snapshot builder) defers freeing with inf_store_set_drop.  Each store's objects in
+ * the order they came, an object replaced in its place (a deletion moves the store's last
+ * one there): successive collections differ where the stores changed (lib/rules/snapshot
+ * patches its model at those places), and one costs a copy of pointers.  Returns 0, or
  * -1 on ENOMEM.
  */
 int inf_stores_collect(struct inf_store *const *stores, size_t n, const cJSON ***out,

@@ -9,6 +9,7 @@
  */
 #include "rules/diagnose.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,15 +161,35 @@ struct cands {
 };
 
 struct ix_slot {
-    char *key;       /* owned: kind letter, then the name(s) separated by '\x1f'; NULL empty */
-    size_t *v;       /* owned: finding positions, ascending (class and driver keys: only the
-                        first of each code and kind, see above) */
+    char *key;       /* kind letter, then the name(s) separated by '\x1f', in the index's
+                        keys; NULL empty */
+    size_t hash;     /* ix_hash(key) */
+    size_t *v;       /* finding positions, ascending (class and driver keys: only the first
+                        of each code and kind, see above): owned, or NULL while there is one
+                        (most keys: a pod's own findings), in `one` (ix_pos) */
     size_t n, cap;
+    size_t one;
+};
+
+static size_t *ix_pos(struct ix_slot *sl)
+{
+    return sl->v ? sl->v : &sl->one;
+}
+
+/* The keys' text, in blocks (a snapshot's index has a key per pod with a finding), shared by
+ * the indexes patched from it (diag_index_patch): freed by the last (any thread). */
+struct ix_block {
+    atomic_size_t refs;
+    size_t used, cap;
+    char s[];
 };
 
 struct diag_index {
-    struct ix_slot *slots; /* open addressing, at most half full */
-    size_t nslots;
+    struct ix_slot *slots; /* open addressing, at most half full (grown as keys come) */
+    size_t nslots, used;
+    struct ix_block **blocks; /* references */
+    size_t nblocks, capblocks;
+    struct ix_block *fill;    /* of blocks, the one of this index's own that keys go to */
     size_t *cdi_any, ncdi_any; /* CDIDisabled without a node: on every pod's path */
     size_t *cdi_all, ncdi_all; /* every CDIDisabled: an unscheduled pod's when one runtime */
 };
@@ -204,18 +225,88 @@ static const char *ix_key(char *buf, size_t size, enum ix_kind kind, const char 
     return buf;
 }
 
-static struct ix_slot *ix_find(const struct diag_index *ix, const char *key)
+static struct ix_slot *ix_find_hashed(const struct diag_index *ix, const char *key, size_t hash)
 {
     size_t mask = ix->nslots - 1, h;
 
-    for (h = ix_hash(key) & mask; ix->slots[h].key; h = (h + 1) & mask)
-        if (STRIEQ(ix->slots[h].key, key))
+    for (h = hash & mask; ix->slots[h].key; h = (h + 1) & mask)
+        if (ix->slots[h].hash == hash && STRIEQ(ix->slots[h].key, key))
             return &ix->slots[h];
     return &ix->slots[h]; /* the empty slot where it would go */
 }
 
+static struct ix_slot *ix_find(const struct diag_index *ix, const char *key)
+{
+    return ix_find_hashed(ix, key, ix_hash(key));
+}
+
+/* Twice the slots, the keys moved (by their hashes); -1 on ENOMEM. */
+static int ix_grow(struct diag_index *ix)
+{
+    size_t n = 2 * ix->nslots, i, h;
+    struct ix_slot *slots = calloc(n, sizeof(*slots));
+
+    if (!slots)
+        return -1;
+    for (i = 0; i < ix->nslots; i++) {
+        if (!ix->slots[i].key)
+            continue;
+        for (h = ix->slots[i].hash & (n - 1); slots[h].key; h = (h + 1) & (n - 1))
+            ;
+        slots[h] = ix->slots[i];
+    }
+    free(ix->slots);
+    ix->slots = slots;
+    ix->nslots = n;
+    return 0;
+}
+
+/* Adds a reference to b to ix's blocks; -1 on ENOMEM (b is not referenced then). */
+static int ix_hold(struct diag_index *ix, struct ix_block *b)
+{
+    if (ix->nblocks == ix->capblocks) {
+        size_t cap = ix->capblocks ? 2 * ix->capblocks : 8;
+        struct ix_block **v = realloc(ix->blocks, cap * sizeof(*v));
+        if (!v)
+            return -1;
+        ix->blocks = v;
+        ix->capblocks = cap;
+    }
+    atomic_fetch_add(&b->refs, 1);
+    ix->blocks[ix->nblocks++] = b;
+    return 0;
+}
+
+/* A copy of key in ix's own blocks; NULL on ENOMEM. */
+static char *ix_keep(struct diag_index *ix, const char *key)
+{
+    size_t len = strlen(key) + 1;
+    struct ix_block *b = ix->fill;
+    char *out;
+
+    if (!b || b->cap - b->used < len) {
+        size_t cap = len > 65536 ? len : 65536;
+        if (!(b = malloc(offsetof(struct ix_block, s) + cap)))
+            return NULL;
+        atomic_init(&b->refs, 0);
+        b->used = 0;
+        b->cap = cap;
+        if (ix_hold(ix, b)) {
+            free(b);
+            return NULL;
+        }
+        ix->fill = b;
+    }
+    out = memcpy(b->s + b->used, key, len);
+    b->used += len;
+    return out;
+}
+
+/* Adds pos to v[0..n), ascending (at the end, unless a patch files it among earlier ones). */
 static int push_pos(size_t **v, size_t *n, size_t *cap, size_t pos)
 {
+    size_t at = *n;
+
     if (*n == *cap) {
         size_t ncap = *cap ? *cap * 2 : 4;
         size_t *nv = realloc(*v, ncap * sizeof(*nv));
@@ -224,7 +315,11 @@ static int push_pos(size_t **v, size_t *n, size_t *cap, size_t pos)
         *v = nv;
         *cap = ncap;
     }
-    (*v)[(*n)++] = pos;
+    while (at > 0 && (*v)[at - 1] > pos)
+        at--;
+    memmove(*v + at + 1, *v + at, (*n - at) * sizeof(**v));
+    (*v)[at] = pos;
+    (*n)++;
     return 0;
 }
 
@@ -234,13 +329,43 @@ static int ix_file(struct diag_index *ix, enum ix_kind kind, const char *a, cons
     char buf[1024];
     const char *key = ix_key(buf, sizeof(buf), kind, a, b, c);
     struct ix_slot *sl;
+    size_t hash;
 
     if (!key)
         return -1; /* cannot happen with Kubernetes names; fail rather than miss one */
-    sl = ix_find(ix, key);
-    if (!sl->key && !(sl->key = strdup(key)))
-        return -1;
+    hash = ix_hash(key);
+    sl = ix_find_hashed(ix, key, hash);
+    if (!sl->key) {
+        if (2 * (ix->used + 1) > ix->nslots) {
+            if (ix_grow(ix))
+                return -1;
+            sl = ix_find_hashed(ix, key, hash);
+        }
+        if (!(sl->key = ix_keep(ix, key)))
+            return -1;
+        ix->used++;
+        sl->hash = hash;
+        sl->one = pos;
+        sl->n = sl->cap = 1;
+        return 0;
+    }
+    if (!sl->v) {
+        /* A second finding: the positions move to an array of their own. */
+        size_t *v = malloc(4 * sizeof(*v));
+        if (!v)
+            return -1;
+        v[0] = sl->one;
+        sl->v = v;
+        sl->n = sl->n ? 1 : 0; /* a patch may have emptied it */
+        sl->cap = 4;
+    }
     return push_pos(&sl->v, &sl->n, &sl->cap, pos);
+}
+
+/* 1 when s is lit: most strings differ at once. */
+static int is(const char *s, const char *lit)
+{
+    return s[0] == lit[0] && STRIEQ(s, lit);
 }
 
 /* Keeps of a class or driver key's findings the first of each code and kind: about a
@@ -249,23 +374,25 @@ static int ix_file(struct diag_index *ix, enum ix_kind kind, const char *a, cons
  * ones, which the rule table bounds. */
 static void ix_firsts(struct ix_slot *sl, const struct dd_findings *fs)
 {
-    size_t i, j, k = 0;
+    size_t i, j, k = 0, *v = ix_pos(sl);
 
     for (i = 0; i < sl->n; i++) {
-        const struct dd_finding *f = &fs->v[sl->v[i]];
+        const struct dd_finding *f = &fs->v[v[i]];
         int seen = 0;
+        /* Codes are the rule table's strings: the pointers compare first (this runs for each
+         * of a class's findings, one per Pending pod of it). */
         for (j = 0; j < k && !seen; j++) {
-            const struct dd_finding *g = &fs->v[sl->v[j]];
-            seen = STRIEQ(f->code, g->code) &&
-                   (sl->key[0] == 'c' ? STRIEQ(f->obj.kind, "DeviceClass") ==
-                                        STRIEQ(g->obj.kind, "DeviceClass")
+            const struct dd_finding *g = &fs->v[v[j]];
+            seen = (f->code == g->code || STRIEQ(f->code, g->code)) &&
+                   (sl->key[0] == 'c' ? is(f->obj.kind, "DeviceClass") ==
+                                        is(g->obj.kind, "DeviceClass")
                                       : !f->scope_node == !g->scope_node) &&
-                   (!STRIEQ(f->code, "SelectorMatchesNoDriver") ||
+                   (!is(f->code, "SelectorMatchesNoDriver") ||
                     (!f->scope_driver && !g->scope_driver) ||
                     (f->scope_driver && g->scope_driver && STRIEQ(f->scope_driver, g->scope_driver)));
         }
         if (!seen)
-            sl->v[k++] = sl->v[i];
+            v[k++] = v[i];
     }
     sl->n = k;
 }
@@ -276,60 +403,190 @@ void diag_index_free(struct diag_index *ix)
 
     if (!ix)
         return;
-    for (i = 0; i < ix->nslots; i++) {
-        free(ix->slots[i].key);
+    for (i = 0; i < ix->nslots; i++)
         free(ix->slots[i].v);
-    }
+    for (i = 0; i < ix->nblocks; i++)
+        if (atomic_fetch_sub(&ix->blocks[i]->refs, 1) == 1)
+            free(ix->blocks[i]);
+    free(ix->blocks);
     free(ix->slots);
     free(ix->cdi_any);
     free(ix->cdi_all);
     free(ix);
 }
 
+/* Files finding i of fs under its keys (and CDIDisabled without a node in cdi_any, whose
+ * capacity is *ncdi); -1 on ENOMEM. */
+static int ix_file_finding(struct diag_index *ix, const struct dd_findings *fs, size_t i,
+                           size_t *ncdi)
+{
+    const struct dd_finding *f = &fs->v[i];
+    int cdi_off = is(f->code, "CDIDisabled");
+
+    if ((is(f->obj.kind, "Pod") || is(f->obj.kind, "ResourceClaim") ||
+         is(f->obj.kind, "ResourceClaimTemplate")) &&
+        ix_file(ix, IX_OBJECT, f->obj.kind, f->obj.namespace_, f->obj.name, i))
+        return -1;
+    if (f->scope_class && ix_file(ix, IX_CLASS, f->scope_class, NULL, NULL, i))
+        return -1;
+    if (f->scope_driver && ix_file(ix, IX_DRIVER, f->scope_driver, NULL, NULL, i))
+        return -1;
+    if (cdi_off && f->scope_node && ix_file(ix, IX_NODE, f->scope_node, NULL, NULL, i))
+        return -1;
+    if (f->scope_driver && f->scope_node &&
+        ix_file(ix, IX_DRIVER_NODE, f->scope_driver, f->scope_node, NULL, i))
+        return -1;
+    if (cdi_off && !f->scope_node && push_pos(&ix->cdi_any, &ix->ncdi_any, ncdi, i))
+        return -1;
+    return 0;
+}
+
+static void ix_firsts_all(struct diag_index *ix, const struct dd_findings *fs)
+{
+    size_t i;
+
+    for (i = 0; i < ix->nslots; i++)
+        if (ix->slots[i].key && (ix->slots[i].key[0] == 'c' || ix->slots[i].key[0] == 'd'))
+            ix_firsts(&ix->slots[i], fs);
+}
+
 struct diag_index *diag_index_new(const struct dd_findings *fs)
 {
     struct diag_index *ix = calloc(1, sizeof(*ix));
-    size_t i, cap = 16, ncdi = 0, nkeys = 0;
+    size_t i, cap = 16, ncdi = 0;
 
     if (!ix)
         return NULL;
-    /* Room for every key at most half full (many findings share theirs). */
-    for (i = 0; i < fs->n; i++)
-        nkeys += 1 + !!fs->v[i].scope_class + !!fs->v[i].scope_driver + 2 * !!fs->v[i].scope_node;
-    while (cap < 2 * nkeys + 2)
+    /* Room for a key per finding at most half full (many share theirs; ix_file grows it). */
+    while (cap < 2 * fs->n + 2)
         cap *= 2;
     if (!(ix->slots = calloc(cap, sizeof(*ix->slots))))
         goto oom;
     ix->nslots = cap;
-    for (i = 0; i < fs->n; i++) {
-        const struct dd_finding *f = &fs->v[i];
-        int cdi_off = STRIEQ(f->code, "CDIDisabled");
-        if ((STRIEQ(f->obj.kind, "Pod") || STRIEQ(f->obj.kind, "ResourceClaim") ||
-             STRIEQ(f->obj.kind, "ResourceClaimTemplate")) &&
-            ix_file(ix, IX_OBJECT, f->obj.kind, f->obj.namespace_, f->obj.name, i))
+    for (i = 0; i < fs->n; i++)
+        if (ix_file_finding(ix, fs, i, &ncdi))
             goto oom;
-        if (f->scope_class && ix_file(ix, IX_CLASS, f->scope_class, NULL, NULL, i))
-            goto oom;
-        if (f->scope_driver && ix_file(ix, IX_DRIVER, f->scope_driver, NULL, NULL, i))
-            goto oom;
-        if (cdi_off && f->scope_node && ix_file(ix, IX_NODE, f->scope_node, NULL, NULL, i))
-            goto oom;
-        if (f->scope_driver && f->scope_node &&
-            ix_file(ix, IX_DRIVER_NODE, f->scope_driver, f->scope_node, NULL, i))
-            goto oom;
-        if (cdi_off && !f->scope_node && push_pos(&ix->cdi_any, &ix->ncdi_any, &ncdi, i))
-            goto oom;
-    }
-    for (i = 0; i < ix->nslots; i++)
-        if (ix->slots[i].key && (ix->slots[i].key[0] == 'c' || ix->slots[i].key[0] == 'd'))
-            ix_firsts(&ix->slots[i], fs);
+    ix_firsts_all(ix, fs);
     ncdi = 0;
     for (i = 0; i < fs->n; i++)
-        if (STRIEQ(fs->v[i].code, "CDIDisabled") &&
+        if (is(fs->v[i].code, "CDIDisabled") &&
             push_pos(&ix->cdi_all, &ix->ncdi_all, &ncdi, i))
             goto oom;
     return ix;
 oom:
+    diag_index_free(ix);
+    return NULL;
+}
+
+#define IX_GONE SIZE_MAX
+
+/* v[0..*n) mapped through map, the gone ones dropped, into a new array (*out; NULL when
+ * empty).  1 when one went, 0, -1 on ENOMEM. */
+static int ix_remap(const size_t *v, size_t *n, const size_t *map, size_t **out)
+{
+    size_t i, k = 0;
+    int went = 0;
+
+    *out = NULL;
+    if (!*n)
+        return 0;
+    if (!(*out = malloc(*n * sizeof(**out))))
+        return -1;
+    for (i = 0; i < *n; i++) {
+        if (map[v[i]] == IX_GONE)
+            went = 1;
+        else
+            (*out)[k++] = map[v[i]];
+    }
+    *n = k;
+    return went;
+}
+
+struct diag_index *diag_index_patch(const struct diag_index *prev,
+                                    const struct dd_findings *pf, const struct dd_findings *fs)
+{
+    struct diag_index *ix = NULL;
+    size_t *map = malloc((pf->n + 1) * sizeof(*map)), *added = NULL, nadded = 0, cap = 0;
+    size_t i, j, k, ncdi;
+
+    if (!map)
+        return NULL;
+    /* Kept findings share their strings with prev's (the same block, in the same order); a
+     * new one's are its own alone. */
+    for (i = j = 0; j < fs->n;) {
+        if (i < pf->n && fs->v[j].obj.api_version == pf->v[i].obj.api_version) {
+            map[i++] = j++;
+        } else if (dd_finding_shared(&fs->v[j])) {
+            if (i == pf->n)
+                goto fail; /* not made from prev's */
+            map[i++] = IX_GONE;
+        } else {
+            if (push_pos(&added, &nadded, &cap, j))
+                goto fail;
+            j++;
+        }
+    }
+    for (; i < pf->n; i++)
+        map[i] = IX_GONE;
+    /* A class's or driver's first finding of a kind that went leaves its next one first,
+     * which prev's index does not hold: build anew. */
+    for (k = 0; k < prev->nslots; k++) {
+        const struct ix_slot *sl = &prev->slots[k];
+        if (sl->key && (sl->key[0] == 'c' || sl->key[0] == 'd'))
+            for (i = 0; i < sl->n; i++)
+                if (map[sl->v ? sl->v[i] : sl->one] == IX_GONE)
+                    goto fail;
+    }
+    if (!(ix = calloc(1, sizeof(*ix))) ||
+        !(ix->slots = malloc(prev->nslots * sizeof(*ix->slots))))
+        goto fail;
+    memcpy(ix->slots, prev->slots, prev->nslots * sizeof(*ix->slots));
+    ix->nslots = prev->nslots;
+    ix->used = prev->used;
+    for (k = 0; k < prev->nslots; k++) /* none owned yet */
+        if (ix->slots[k].v)
+            ix->slots[k].v = NULL, ix->slots[k].n = 0;
+    for (k = 0; k < prev->nblocks; k++)
+        if (ix_hold(ix, prev->blocks[k]))
+            goto fail;
+    for (k = 0; k < prev->nslots; k++) {
+        const struct ix_slot *was = &prev->slots[k];
+        struct ix_slot *sl = &ix->slots[k];
+        if (!was->key)
+            continue;
+        if (!was->v) {
+            sl->n = was->n && map[was->one] != IX_GONE;
+            sl->one = sl->n ? map[was->one] : 0;
+            continue;
+        }
+        sl->n = was->n;
+        if (ix_remap(was->v, &sl->n, map, &sl->v) < 0)
+            goto fail;
+        sl->cap = was->n;
+        if (!sl->v) /* empty: a position filed later needs an array */
+            sl->n = 0;
+    }
+    ix->ncdi_any = prev->ncdi_any;
+    ix->ncdi_all = prev->ncdi_all;
+    if (ix_remap(prev->cdi_any, &ix->ncdi_any, map, &ix->cdi_any) < 0 ||
+        ix_remap(prev->cdi_all, &ix->ncdi_all, map, &ix->cdi_all) < 0)
+        goto fail;
+    ncdi = ix->ncdi_any;
+    for (i = 0; i < nadded; i++)
+        if (ix_file_finding(ix, fs, added[i], &ncdi))
+            goto fail;
+    ix_firsts_all(ix, fs);
+    ncdi = ix->ncdi_all;
+    for (i = 0; i < nadded; i++)
+        if (is(fs->v[added[i]].code, "CDIDisabled") &&
+            push_pos(&ix->cdi_all, &ix->ncdi_all, &ncdi, added[i]))
+            goto fail;
+    free(map);
+    free(added);
+    return ix;
+fail:
+    free(map);
+    free(added);
     diag_index_free(ix);
     return NULL;
 }
@@ -353,7 +610,7 @@ static int ix_add(const struct diag_index *ix, size_t **v, size_t *n, size_t *ca
         return 0; /* filed under no such key either */
     sl = ix_find(ix, key);
     for (i = 0; sl->key && i < sl->n; i++)
-        if (push_pos(v, n, cap, sl->v[i]))
+        if (push_pos(v, n, cap, sl->v ? sl->v[i] : sl->one))
             return -1;
     return 0;
 }

@@ -51,6 +51,18 @@ void diag_pod(const struct dra_model *m, const struct dd_findings *findings,
  */
 struct diag_index;
 struct diag_index *diag_index_new(const struct dd_findings *findings);
+/*
+ * diag_index_new(findings) made from prev, the index of prev_findings, where findings holds
+ * some of prev_findings' findings as copies (dd_findings_copy: their strings shared), in their
+ * order, and findings of its own (a snapshot's update): the cost is a pass over the index and
+ * over the two arrays, reading none of the findings kept.  prev stays valid (the new index
+ * shares its keys' text).  NULL when it cannot be made so (a first finding of a class or a
+ * driver went, or findings were not made from prev_findings) or on ENOMEM: diag_index_new
+ * then.
+ */
+struct diag_index *diag_index_patch(const struct diag_index *prev,
+                                    const struct dd_findings *prev_findings,
+                                    const struct dd_findings *findings);
 void diag_index_free(struct diag_index *ix);
 
 /* diag_pod with an index of findings (ix may be NULL: then it is diag_pod). */

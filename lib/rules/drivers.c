@@ -356,7 +356,9 @@ static void pod_fit(const struct dra_model *m, const cJSON *spec, const unsigned
         }
 }
 
-void rule__check_plugin_nodes(struct rule_ctx *ctx)
+/* DriverDaemonSetMissingOnNode: a DaemonSet that can run nowhere (pods_only: not judged), and
+ * per podspec, one that cannot reach where the pod may go. */
+static void plugin_nodes(struct rule_ctx *ctx, int pods_only)
 {
     const struct dra_model *m = ctx->m;
     char msg[MSG_MAX], fix[MSG_MAX], dsn[300], why[WHY_MAX], names[300];
@@ -384,7 +386,7 @@ void rule__check_plugin_nodes(struct rule_ctx *ctx)
         objname(&d->ds->o, dsn, sizeof(dsn));
         ds_drivers(m, d->ds, names, sizeof(names));
         if (!allowed) {
-            if (anywhere)
+            if (anywhere || pods_only)
                 continue;
             len = 0;
             cat(msg, sizeof(msg), &len, "DaemonSet %s (driver %s) can run its kubelet plugin on "
@@ -444,6 +446,16 @@ void rule__check_plugin_nodes(struct rule_ctx *ctx)
     }
     free(ok);
     free(pub);
+}
+
+void rule__check_plugin_nodes(struct rule_ctx *ctx)
+{
+    plugin_nodes(ctx, 0);
+}
+
+void rule__check_plugin_nodes_pods(struct rule_ctx *ctx)
+{
+    plugin_nodes(ctx, 1);
 }
 
 /* 1 when a Ready pod of DaemonSet ds runs on node. */

@@ -1,5 +1,7 @@
 #include "rules/finding.h"
 
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,34 +26,77 @@ int dd_severity_parse(const char *s)
     return -1;
 }
 
-static char *dup_or_empty(const char *s)
+/*
+ * A finding's strings live in reference-counted blocks, its object's, file, message and fix in
+ * one, each scope string in one of its own: a copy (dd_findings_copy: a snapshot's update keeps
+ * most of the previous one's findings) shares them instead of copying every string.  Strings
+ * are never changed in place, and a block goes with the last finding that names it (on any
+ * thread: atomic).
+ */
+struct block {
+    atomic_size_t refs;
+    char s[];
+};
+
+static struct block *block_of(const char *s)
 {
-    return strdup(s ? s : "");
+    return (struct block *)(void *)(s - offsetof(struct block, s));
+}
+
+static void str_ref(const char *s)
+{
+    if (s)
+        atomic_fetch_add(&block_of(s)->refs, 1);
+}
+
+static void str_unref(const char *s)
+{
+    struct block *b = s ? block_of(s) : NULL;
+
+    if (b && atomic_fetch_sub(&b->refs, 1) == 1)
+        free(b);
+}
+
+/* The strings into one new block (each NULL taken as ""), pointers to them into out[]; the
+ * block's first is out[0].  -1 on ENOMEM. */
+static int block_new(const char *const *in, char **out, size_t n)
+{
+    size_t len[8], i, total = 0;
+    struct block *b;
+    char *p;
+
+    for (i = 0; i < n; i++)
+        total += (len[i] = in[i] ? strlen(in[i]) : 0) + 1;
+    if (!(b = malloc(offsetof(struct block, s) + total)))
+        return -1;
+    atomic_init(&b->refs, 1);
+    for (i = 0, p = b->s; i < n; i++) {
+        memcpy(p, in[i] ? in[i] : "", len[i]);
+        p[len[i]] = '\0';
+        out[i] = p;
+        p += len[i] + 1;
+    }
+    return 0;
+}
+
+int dd_finding_shared(const struct dd_finding *f)
+{
+    return f->obj.api_version && atomic_load(&block_of(f->obj.api_version)->refs) > 1;
 }
 
 static void finding_release(struct dd_finding *f)
 {
-    free(f->obj.api_version);
-    free(f->obj.kind);
-    free(f->obj.namespace_);
-    free(f->obj.name);
-    free(f->file);
-    free(f->message);
-    free(f->fix);
-    free(f->scope_class);
-    free(f->scope_driver);
-    free(f->scope_node);
+    /* obj.api_version starts the block of the object, file, message and fix. */
+    str_unref(f->obj.api_version);
+    str_unref(f->scope_class);
+    str_unref(f->scope_driver);
+    str_unref(f->scope_node);
     memset(f, 0, sizeof(*f));
 }
 
-struct dd_finding *dd_findings_add(struct dd_findings *list, const char *code,
-                                   enum dd_severity sev, const char *api_version,
-                                   const char *kind, const char *ns, const char *name,
-                                   const char *file, int line, const char *message,
-                                   const char *fix)
+/* Room for one more finding at the end of list (not counted yet); NULL when out of memory. */
+static struct dd_finding *slot(struct dd_findings *list)
 {
-    struct dd_finding *f;
-
     if (list->n == list->cap) {
         size_t cap = list->cap ? list->cap * 2 : 16;
         struct dd_finding *v = realloc(list->v, cap * sizeof(*v));
@@ -62,33 +107,44 @@ struct dd_finding *dd_findings_add(struct dd_findings *list, const char *code,
         list->v = v;
         list->cap = cap;
     }
-    f = &list->v[list->n];
-    memset(f, 0, sizeof(*f));
-    f->code = code;
-    f->severity = sev;
-    f->line = line;
-    f->obj.api_version = dup_or_empty(api_version);
-    f->obj.kind = dup_or_empty(kind);
-    f->obj.namespace_ = dup_or_empty(ns);
-    f->obj.name = dup_or_empty(name);
-    f->file = file ? strdup(file) : NULL;
-    f->message = dup_or_empty(message);
-    f->fix = dup_or_empty(fix);
-    if (!f->obj.api_version || !f->obj.kind || !f->obj.namespace_ || !f->obj.name ||
-        (file && !f->file) || !f->message || !f->fix) {
-        finding_release(f);
+    return memset(&list->v[list->n], 0, sizeof(list->v[0]));
+}
+
+struct dd_finding *dd_findings_add(struct dd_findings *list, const char *code,
+                                   enum dd_severity sev, const char *api_version,
+                                   const char *kind, const char *ns, const char *name,
+                                   const char *file, int line, const char *message,
+                                   const char *fix)
+{
+    const char *in[7] = { api_version, kind, ns, name, message, fix, file };
+    char *out[7];
+    struct dd_finding *f;
+
+    if (!(f = slot(list)))
+        return NULL;
+    if (block_new(in, out, file ? 7 : 6)) {
         list->oom = 1;
         return NULL;
     }
+    f->code = code;
+    f->severity = sev;
+    f->line = line;
+    f->obj.api_version = out[0];
+    f->obj.kind = out[1];
+    f->obj.namespace_ = out[2];
+    f->obj.name = out[3];
+    f->message = out[4];
+    f->fix = out[5];
+    f->file = file ? out[6] : NULL;
     list->n++;
     return f;
 }
 
 static int set_dup(char **dst, const char *src)
 {
-    free(*dst);
+    str_unref(*dst);
     *dst = NULL;
-    return src && !(*dst = strdup(src)) ? -1 : 0;
+    return src && block_new(&src, dst, 1) ? -1 : 0;
 }
 
 int dd_finding_scope(struct dd_finding *f, const char *cls, const char *driver, const char *node)
@@ -188,17 +244,85 @@ void dd_findings_sort(struct dd_findings *list)
         qsort(list->v, list->n, sizeof(list->v[0]), cmp_finding);
 }
 
+void dd_findings_sort_tail(struct dd_findings *list, size_t k)
+{
+    struct dd_finding *v;
+    size_t i, j, o, at;
+
+    if (k > list->n)
+        k = list->n;
+    if (list->n - k > 1)
+        qsort(list->v + k, list->n - k, sizeof(list->v[0]), cmp_finding);
+    if (!k || k == list->n || cmp_finding(&list->v[k - 1], &list->v[k]) <= 0)
+        return;
+    if (!(v = malloc(list->n * sizeof(*v)))) {
+        dd_findings_sort(list); /* in place, slower */
+        return;
+    }
+    /* The few new ones each find their place among the kept by bisection, and the kept go
+     * over in runs: comparing every kept finding would read all of them.  The kept first on
+     * ties (the order is total anyway). */
+    for (i = 0, j = k, o = 0; j < list->n; j++) {
+        size_t lo = i, hi = k;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (cmp_finding(&list->v[mid], &list->v[j]) <= 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        at = lo;
+        memcpy(v + o, list->v + i, (at - i) * sizeof(*v));
+        o += at - i;
+        i = at;
+        v[o++] = list->v[j];
+    }
+    memcpy(v + o, list->v + i, (k - i) * sizeof(*v));
+    free(list->v);
+    list->v = v;
+    list->cap = list->n;
+}
+
+void dd_findings_remove(struct dd_findings *list, const struct dd_findings *gone)
+{
+    size_t i, j, o;
+    unsigned char *drop;
+
+    if (!gone->n || !list->n)
+        return;
+    if (!(drop = calloc(list->n, 1))) {
+        list->oom = 1;
+        return;
+    }
+    for (j = 0; j < gone->n; j++)
+        for (i = 0; i < list->n; i++)
+            if (!drop[i] && list->v[i].code == gone->v[j].code &&
+                !dd_finding_cmp(&list->v[i], &gone->v[j])) {
+                drop[i] = 1;
+                break;
+            }
+    for (i = o = 0; i < list->n; i++) {
+        if (drop[i])
+            finding_release(&list->v[i]);
+        else
+            list->v[o++] = list->v[i];
+    }
+    list->n = o;
+    free(drop);
+}
+
 struct dd_finding *dd_findings_copy(struct dd_findings *list, const struct dd_finding *f)
 {
-    struct dd_finding *c = dd_findings_add(list, f->code, f->severity, f->obj.api_version,
-                                           f->obj.kind, f->obj.namespace_, f->obj.name, f->file,
-                                           f->line, f->message, f->fix);
+    struct dd_finding *c = slot(list);
 
-    if (c) {
-        c->col = f->col;
-        if (dd_finding_scope(c, f->scope_class, f->scope_driver, f->scope_node))
-            list->oom = 1;
-    }
+    if (!c)
+        return NULL;
+    *c = *f;
+    str_ref(c->obj.api_version);
+    str_ref(c->scope_class);
+    str_ref(c->scope_driver);
+    str_ref(c->scope_node);
+    list->n++;
     return c;
 }
 

@@ -3,7 +3,10 @@
  *
  * A finding is self-contained: it owns copies of every string, so it outlives
  * the snapshot it was computed from (the controller keeps findings between
- * reconciles; the linter prints them after freeing nothing).
+ * reconciles; the linter prints them after freeing nothing).  The copies are
+ * reference-counted and never changed in place: dd_findings_copy shares them
+ * (a snapshot's update keeps most of the previous one's findings).  Set the
+ * strings only through this module.
  */
 #ifndef DD_FINDING_H
 #define DD_FINDING_H
@@ -69,10 +72,18 @@ int dd_finding_scope(struct dd_finding *f, const char *cls, const char *driver, 
  * total): a stable order for output and tests. */
 void dd_findings_sort(struct dd_findings *list);
 
+/* dd_findings_sort where list->v[0..k) is sorted already (the findings an update kept): the
+ * rest sorted and merged in, linear in the kept ones. */
+void dd_findings_sort_tail(struct dd_findings *list, size_t k);
+/* Removes from list, for each finding of gone, one equal to it (dd_finding_cmp) if there is
+ * one, keeping the others in order.  Sets list->oom when out of memory (then nothing goes). */
+void dd_findings_remove(struct dd_findings *list, const struct dd_findings *gone);
 /* That order: <0, 0 (equal in every field), >0. */
 int dd_finding_cmp(const struct dd_finding *a, const struct dd_finding *b);
 
-/* Appends a copy of f (every string copied); NULL when out of memory (list->oom is set). */
+/* 1 when f's strings are shared with another finding (a copy, or the one it copies). */
+int dd_finding_shared(const struct dd_finding *f);
+/* Appends a copy of f (its strings shared); NULL when out of memory (list->oom is set). */
 struct dd_finding *dd_findings_copy(struct dd_findings *list, const struct dd_finding *f);
 
 

@@ -29,6 +29,8 @@
 #define FIT_MAX_GROUPS 6        /* reasons named in one finding */
 #define FIT_NODES_NAMED 3       /* nodes named per reason */
 
+struct fit_memo;
+
 /* What the rule judges with: the run's model, or one that adds what lint assumes. */
 struct fit_env {
     const struct alloc_inventory *inv;
@@ -45,11 +47,14 @@ struct fit_env {
     struct dra_obj *nodes;         /* owned array: the nodes assumed (their JSON in made) */
     size_t nnodes;
     long profile_nodes;
+    struct fit_memo *verdicts;     /* the inventory's verdicts kept across runs
+                                      (dd_rules_inventory_remember), or NULL: the run's own */
 };
 
 /* dd_rules_inventory_new's: the environment, as a run builds it. */
 struct rule_inventory {
     struct fit_env e;
+    struct fit_memo *memo;         /* owned: e.verdicts, or NULL */
 };
 
 static void gates_of(const struct rule_ctx *ctx, struct alloc_gates *g)
@@ -790,7 +795,7 @@ static void report_as(struct rule_ctx *ctx, const struct fit_env *e, const struc
 void rule__check_fit(struct rule_ctx *ctx)
 {
     const struct dra_model *m = ctx->m;
-    struct fit_memo fm = { NULL, 0, 0 };
+    struct fit_memo fm = { NULL, 0, 0 }, *memo;
     const struct dra_claim **claims = NULL;
     struct fit_env e;
     size_t i, most = 0;
@@ -808,6 +813,8 @@ void rule__check_fit(struct rule_ctx *ctx)
             fit_env_free(&e);
         return;
     }
+    /* Pods alike are judged once per run, or once per inventory that keeps its verdicts. */
+    memo = e.verdicts ? e.verdicts : &fm;
     for (i = 0; rc == 0 && i < m->npods && !ctx->out->oom; i++) {
         const struct dra_podspec *p = &m->pods[i];
         struct fit_entry *hit;
@@ -819,7 +826,7 @@ void rule__check_fit(struct rule_ctx *ctx)
             continue;
         memset(claims, 0, most * sizeof(*claims));
         key = pod_key(m, p, claims);
-        if ((hit = memo_get(&fm, key))) {
+        if ((hit = memo_get(memo, key))) {
             free(key);
             if (!hit->fits && !hit->groups.none)
                 report_as(ctx, &e, p, &hit->r, &hit->groups, claims);
@@ -838,7 +845,7 @@ void rule__check_fit(struct rule_ctx *ctx)
             if (group_nodes(ctx, &e, &r, &groups))
                 ctx->out->oom = 1;
             report(ctx, &e, p, &r, &groups);
-            if (key && (hit = memo_put(&fm, key))) {
+            if (key && (hit = memo_put(memo, key))) {
                 hit->r = r; /* kept: pods alike get the same reasons */
                 hit->groups = groups;
             } else {
@@ -846,13 +853,21 @@ void rule__check_fit(struct rule_ctx *ctx)
             }
             continue;
         }
-        if (key && (hit = memo_put(&fm, key)))
+        if (key && (hit = memo_put(memo, key)))
             hit->fits = 1;
         alloc_result_release(&r);
     }
     memo_free(&fm);
     free(claims);
     fit_env_free(&e);
+}
+
+int dd_rules_inventory_remember(struct rule_inventory *ri)
+{
+    if (!ri->memo && !(ri->memo = calloc(1, sizeof(*ri->memo))))
+        return -1;
+    ri->e.verdicts = ri->memo;
+    return 0;
 }
 
 /* ---- the inventory, built once per view (the webhook) --------------------------------------- */
@@ -872,7 +887,9 @@ struct rule_inventory *dd_rules_inventory_new(const struct dra_model *m,
     memset(&ctx, 0, sizeof(ctx));
     ctx.m = m;
     ctx.opt = opt ? opt : &defaults;
-    ctx.surface = DD_LINT; /* built as lint builds it: the pods admitted have no claims yet */
+    /* Built as lint builds it (the pods admitted have no claims yet), or for a live snapshot's
+     * own rules (lib/rules/snapshot: one per model, which its updates share). */
+    ctx.surface = opt && opt->surface == DD_LIVE ? DD_LIVE : DD_LINT;
     rule__ctx_gates(&ctx, &gates);
     rule__known_drivers(&ctx, &known);
     ctx.known = &known;
@@ -888,7 +905,11 @@ struct rule_inventory *dd_rules_inventory_new(const struct dra_model *m,
 
 void dd_rules_inventory_free(struct rule_inventory *ri)
 {
-    if (ri)
+    if (ri) {
         fit_env_free(&ri->e);
+        if (ri->memo)
+            memo_free(ri->memo);
+        free(ri->memo);
+    }
     free(ri);
 }

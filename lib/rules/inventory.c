@@ -578,16 +578,25 @@ static void each_open_request(struct rule_ctx *ctx, const struct kv_gates *taint
     offers_free(&of);
 }
 
-void rule__check_device_taints(struct rule_ctx *ctx)
+/* The pods the device taint manager evicts (the part of DeviceTaintNotTolerated that reads
+ * podspecs, one at a time). */
+void rule__check_device_taints_pods(struct rule_ctx *ctx)
 {
     const struct dra_model *m = ctx->m;
     size_t i;
 
     if (!taints_on(ctx))
         return;
-    each_open_request(ctx, taints_on(ctx), taint_one);
     for (i = 0; m->live && i < m->npods; i++)
         evicted(ctx, &m->pods[i]);
+}
+
+void rule__check_device_taints(struct rule_ctx *ctx)
+{
+    if (!taints_on(ctx))
+        return;
+    each_open_request(ctx, taints_on(ctx), taint_one);
+    rule__check_device_taints_pods(ctx);
 }
 
 /* Why alternative r cannot be satisfied from the published devices, into why; 0 when it can

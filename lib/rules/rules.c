@@ -28,156 +28,156 @@
 static const struct dd_rule rule_table[] = {
     { "InputUnreadable", DD_SEV_ERROR, DD_STEP_NONE, DD_LINT,
       "A file or document cannot be read (malformed, oversized, unreadable): nothing in it is "
-      "checked (lint only)", NULL, DD_SCOPE_CLUSTER },
+      "checked (lint only)", NULL, DD_SCOPE_CLUSTER, NULL },
     { "InputDuplicateKey", DD_SEV_WARNING, DD_STEP_NONE, DD_LINT,
       "A mapping repeats a key: kubectl keeps the last value and silently drops the earlier one "
-      "(lint only)", NULL, DD_SCOPE_CLUSTER },
+      "(lint only)", NULL, DD_SCOPE_CLUSTER, NULL },
     { "InputNotKubernetes", DD_SEV_WARNING, DD_STEP_NONE, DD_LINT,
       "A document is not a Kubernetes object, or lacks a proper apiVersion and kind (lint only)",
-      NULL, DD_SCOPE_CLUSTER },
+      NULL, DD_SCOPE_CLUSTER, NULL },
     { "HelmChartNotRendered", DD_SEV_INFO, DD_STEP_NONE, DD_LINT,
       "Helm or Go template files are not checked: render the chart first (lint only)", NULL,
-      DD_SCOPE_CLUSTER },
+      DD_SCOPE_CLUSTER, NULL },
     { "ObjectVariants", DD_SEV_INFO, DD_STEP_NONE, DD_LINT,
       "One object is defined in several files (per-platform copies, overlays): each variant is "
       "checked with the variants beside it, never counted together (lint only)", NULL,
-      DD_SCOPE_CLUSTER },
+      DD_SCOPE_CLUSTER, NULL },
     { "APIVersionNotServed", DD_SEV_ERROR, DD_STEP_NONE, DD_LINT,
       "An object uses a resource.k8s.io version the target Kubernetes release does not serve",
-      rule__check_api_versions, DD_SCOPE_NO_PODS },
+      rule__check_api_versions, DD_SCOPE_NO_PODS, NULL },
     { "FieldNotInAPIVersion", DD_SEV_ERROR, DD_STEP_NONE, DD_LINT,
       "An object has a field its resource.k8s.io version does not have (another version's "
       "shape): the API server's strict decoding refuses it (lint only)",
-      rule__check_field_shapes, DD_SCOPE_NO_PODS },
+      rule__check_field_shapes, DD_SCOPE_NO_PODS, NULL },
     { "PodClaimSourceRemoved", DD_SEV_ERROR, DD_STEP_NONE, DD_LINT,
       "A pod's resourceClaims entry uses `source`, removed in Kubernetes 1.31",
-      rule__check_claim_source, DD_SCOPE_POD },
+      rule__check_claim_source, DD_SCOPE_POD, NULL },
     { "PodClaimFieldsRemoved", DD_SEV_ERROR, DD_STEP_NONE, DD_LIVE,
       "A workload's pods are refused for a claim entry without a name, which its template has: "
       "a mutating webhook or policy removed it (live clusters)",
-      rule__check_claim_fields_removed, DD_SCOPE_CLUSTER },
+      rule__check_claim_fields_removed, DD_SCOPE_EVENTS, NULL },
     { "ContainerClaimNameUnknown", DD_SEV_ERROR, DD_STEP_NONE, DD_LINT,
       "A container's resources.claims names a claim the pod does not have",
-      rule__check_container_claims, DD_SCOPE_POD },
+      rule__check_container_claims, DD_SCOPE_POD, NULL },
     { "AdminAccessNamespaceLabelMissing", DD_SEV_ERROR, DD_STEP_CLAIM, OFFLINE_LIVE,
       "A claim asks for admin access in a namespace without the admin-access label",
-      rule__check_admin_access, DD_SCOPE_NO_PODS },
+      rule__check_admin_access, DD_SCOPE_NO_PODS, NULL },
     { "QuotaExceeded", DD_SEV_ERROR, DD_STEP_CLAIM, ALL,
       "Claims need more DRA devices or claim objects than a ResourceQuota allows", rule__check_quota,
-      DD_SCOPE_CLUSTER },
+      DD_SCOPE_CLUSTER, NULL },
     { "ClaimNotFound", DD_SEV_WARNING, DD_STEP_CLAIM, OFFLINE_LIVE,
-      "A pod references a ResourceClaim that does not exist", rule__check_claim_ref, DD_SCOPE_POD },
+      "A pod references a ResourceClaim that does not exist", rule__check_claim_ref, DD_SCOPE_POD, NULL },
     { "ClaimTemplateNotFound", DD_SEV_WARNING, DD_STEP_CLAIM, ALL,
       "A pod references a ResourceClaimTemplate that does not exist", rule__check_template_ref,
-      DD_SCOPE_POD },
+      DD_SCOPE_POD, NULL },
     { "DeviceClassNotFound", DD_SEV_WARNING, DD_STEP_CLASS, ALL,
       "A claim requests a DeviceClass that does not exist", rule__check_class_ref,
-      DD_SCOPE_NO_PODS },
+      DD_SCOPE_NO_PODS, NULL },
     { "ExtendedResourceNotBacked", DD_SEV_ERROR, DD_STEP_CLASS, OFFLINE_LIVE,
       "A pod asks for an extended resource that no DeviceClass maps and no device plugin offers",
-      rule__check_extended_backed, DD_SCOPE_POD },
+      rule__check_extended_backed, DD_SCOPE_POD, NULL },
     { "ExtendedResourceConflict", DD_SEV_WARNING, DD_STEP_CLASS, OFFLINE_LIVE,
       "Two DeviceClasses map one extended resource, or a node's device plugin still advertises "
-      "it: one of them is never used", rule__check_extended_conflict, DD_SCOPE_NO_PODS },
+      "it: one of them is never used", rule__check_extended_conflict, DD_SCOPE_NO_PODS, NULL },
     { "DriverRBACDenied", DD_SEV_ERROR, DD_STEP_DRIVER, OFFLINE_LIVE,
       "A DRA driver's ServiceAccount may not create, update and delete ResourceSlices",
-      rule__check_rbac, DD_SCOPE_NO_PODS },
+      rule__check_rbac, DD_SCOPE_NO_PODS, NULL },
     { "DriverNotPublishing", DD_SEV_ERROR, DD_STEP_DRIVER, DD_LIVE,
       "A DRA driver is installed but publishes no ResourceSlices (live clusters only)",
-      rule__check_publishing, DD_SCOPE_NO_PODS },
+      rule__check_publishing, DD_SCOPE_NO_PODS, NULL },
     { "DriverNotPublishingOnNode", DD_SEV_ERROR, DD_STEP_DRIVER, DD_LIVE,
       "A driver's plugin is ready on a node but publishes no ResourceSlice there, or only "
-      "empty ones (live clusters only)", rule__check_publishing_on_node, DD_SCOPE_NO_PODS },
+      "empty ones (live clusters only)", rule__check_publishing_on_node, DD_SCOPE_NO_PODS, NULL },
     { "DriverDaemonSetMissingOnNode", DD_SEV_ERROR, DD_STEP_DRIVER, OFFLINE_LIVE,
       "A driver's plugin DaemonSet cannot run on the nodes that need its devices",
-      rule__check_plugin_nodes, DD_SCOPE_CLUSTER },
+      rule__check_plugin_nodes, DD_SCOPE_POD_PART, rule__check_plugin_nodes_pods },
     { "PoolIncomplete", DD_SEV_WARNING, DD_STEP_DRIVER, OFFLINE_LIVE,
       "A pool has fewer slices of its newest generation than resourceSliceCount says, or "
-      "slices disagreeing on it", rule__check_pool_complete, DD_SCOPE_NO_PODS },
+      "slices disagreeing on it", rule__check_pool_complete, DD_SCOPE_NO_PODS, NULL },
     { "PoolInvalid", DD_SEV_ERROR, DD_STEP_DRIVER, OFFLINE_LIVE,
       "A pool holds the same device name twice (one pool name published from several nodes)",
-      rule__check_pool_valid, DD_SCOPE_NO_PODS },
+      rule__check_pool_valid, DD_SCOPE_NO_PODS, NULL },
     { "SliceNodeSelectionMatchesNoNode", DD_SEV_ERROR, DD_STEP_DRIVER, OFFLINE_LIVE,
       "A ResourceSlice's nodeName or nodeSelector matches no node", rule__check_slice_nodes,
-      DD_SCOPE_NO_PODS },
+      DD_SCOPE_NO_PODS, NULL },
     { "SelectorSyntaxError", DD_SEV_ERROR, DD_STEP_SELECTOR, ALL,
       "A CEL device selector does not compile or is not a boolean", rule__check_syntax,
-      DD_SCOPE_NO_PODS },
+      DD_SCOPE_NO_PODS, NULL },
     { "SelectorMatchesNoDriver", DD_SEV_ERROR, DD_STEP_SELECTOR, ALL,
       "A device selector requires a driver name that no known DRA driver has", rule__check_driver,
-      DD_SCOPE_NO_PODS },
+      DD_SCOPE_NO_PODS, NULL },
     { "SelectorUnknownAttribute", DD_SEV_WARNING, DD_STEP_SELECTOR, ALL,
       "A device selector reads an attribute or capacity no published device has", rule__check_attrs,
-      DD_SCOPE_NO_PODS },
+      DD_SCOPE_NO_PODS, NULL },
     { "SelectorRuntimeError", DD_SEV_ERROR, DD_STEP_SELECTOR, OFFLINE_LIVE,
       "A device selector fails with a CEL runtime error on a published device, which aborts "
-      "the allocation of every claim that uses it", rule__check_runtime, DD_SCOPE_NO_PODS },
+      "the allocation of every claim that uses it", rule__check_runtime, DD_SCOPE_NO_PODS, NULL },
     { "DeviceTaintNotTolerated", DD_SEV_ERROR, DD_STEP_DEVICES, OFFLINE_LIVE,
       "Every device a request could get has a taint it does not tolerate", rule__check_device_taints,
-      DD_SCOPE_CLUSTER },
+      DD_SCOPE_POD_PART, rule__check_device_taints_pods },
     { "DeviceTaintRuleEvictsAll", DD_SEV_WARNING, DD_STEP_NONE, ALL,
       "A NoExecute DeviceTaintRule's selector matches every device: it evicts every DRA pod",
-      rule__check_taint_rule_scope, DD_SCOPE_NO_PODS },
+      rule__check_taint_rule_scope, DD_SCOPE_NO_PODS, NULL },
     { "PrioritizedListExhausted", DD_SEV_ERROR, DD_STEP_DEVICES, OFFLINE_LIVE,
       "None of a request's firstAvailable alternatives can be satisfied",
-      rule__check_first_available, DD_SCOPE_NO_PODS },
+      rule__check_first_available, DD_SCOPE_NO_PODS, NULL },
     { "AllocationModeAllUnsatisfiable", DD_SEV_ERROR, DD_STEP_DEVICES, OFFLINE_LIVE,
       "A request for all devices matches none, or more than 32 on a node", rule__check_all_mode,
-      DD_SCOPE_NO_PODS },
+      DD_SCOPE_NO_PODS, NULL },
     { "DevicesDoNotFit", DD_SEV_WARNING, DD_STEP_DEVICES, ALL,
       "No node can allocate a pod's claims together, as kube-scheduler's allocator decides it: "
       "per node, which request, constraint, counter or capacity fails", rule__check_fit,
-      DD_SCOPE_POD },
+      DD_SCOPE_POD, NULL },
     { "PodConstraintsExcludeDeviceNodes", DD_SEV_ERROR, DD_STEP_DEVICES, OFFLINE_LIVE,
       "The pod's nodeSelector, node affinity or untolerated taints rule out every node that has "
-      "its devices", rule__check_pod_constraints, DD_SCOPE_POD },
+      "its devices", rule__check_pod_constraints, DD_SCOPE_POD, NULL },
     { "ClaimStatusRBACDenied", DD_SEV_ERROR, DD_STEP_ALLOCATED, OFFLINE_LIVE,
       "A scheduler or a driver that writes ResourceClaim status may not update "
       "resourceclaims/binding or resourceclaims/driver (Kubernetes 1.36+)",
-      rule__check_claim_status_rbac, DD_SCOPE_CLUSTER },
+      rule__check_claim_status_rbac, DD_SCOPE_CLUSTER, NULL },
     { "PodBypassesScheduler", DD_SEV_ERROR, DD_STEP_ALLOCATED, ALL,
       "A pod with claims sets spec.nodeName, so the scheduler never allocates them",
-      rule__check_bypass, DD_SCOPE_POD },
+      rule__check_bypass, DD_SCOPE_POD, NULL },
     { "ClaimAllocatedOnOtherNode", DD_SEV_ERROR, DD_STEP_ALLOCATED, OFFLINE_LIVE,
       "A shared claim is allocated where the pod cannot go, or a workload's replicas share one "
       "claim but cannot share its node",
-      rule__check_claim_node, DD_SCOPE_CLUSTER },
+      rule__check_claim_node, DD_SCOPE_CLAIM, NULL },
     { "ReservedForLimitReached", DD_SEV_ERROR, DD_STEP_ALLOCATED, OFFLINE_LIVE,
       "More pods share one ResourceClaim than its status.reservedFor can hold (256)",
-      rule__check_reserved_for, DD_SCOPE_CLUSTER },
+      rule__check_reserved_for, DD_SCOPE_CLAIM, NULL },
     { "BindingConditionsNotMet", DD_SEV_WARNING, DD_STEP_ALLOCATED, DD_LIVE,
       "A claim's allocated device waits for binding conditions that are not True (live "
-      "clusters)", rule__check_binding_conditions, DD_SCOPE_NO_PODS },
+      "clusters)", rule__check_binding_conditions, DD_SCOPE_NO_PODS, NULL },
     { "ClaimNotAllocated", DD_SEV_WARNING, DD_STEP_ALLOCATED, DD_LIVE,
       "A pod's claim exists but is not allocated, for a reason no other rule explains "
-      "(per pod, controller only)", NULL, DD_SCOPE_CLUSTER },
+      "(per pod, controller only)", NULL, DD_SCOPE_CLUSTER, NULL },
     { "StaleResourceSlices", DD_SEV_WARNING, DD_STEP_PREPARE, DD_LIVE,
       "Node-local slices of a driver whose plugin no longer runs on that node (live clusters)",
-      rule__check_stale_slices, DD_SCOPE_NO_PODS },
+      rule__check_stale_slices, DD_SCOPE_NO_PODS, NULL },
     { "KubeletPluginNotRegistered", DD_SEV_ERROR, DD_STEP_PREPARE, DD_LIVE,
       "The kubelet cannot prepare a pod's claims: their DRA driver is not registered on the "
-      "pod's node (per pod, controller only)", NULL, DD_SCOPE_CLUSTER },
+      "pod's node (per pod, controller only)", NULL, DD_SCOPE_CLUSTER, NULL },
     { "NodePrepareFailed", DD_SEV_ERROR, DD_STEP_PREPARE, ALL,
       "The driver refuses to prepare a claim (its opaque parameters, its feature gates)",
-      rule__check_config_params, DD_SCOPE_NO_PODS },
+      rule__check_config_params, DD_SCOPE_NO_PODS, NULL },
     { "CDIDisabled", DD_SEV_ERROR, DD_STEP_CDI, OFFLINE_LIVE,
       "The container runtime has CDI disabled, so DRA devices are never injected",
-      rule__check_cdi_enabled, DD_SCOPE_NO_PODS },
+      rule__check_cdi_enabled, DD_SCOPE_NO_PODS, NULL },
     { "CDISpecDirNotShared", DD_SEV_ERROR, DD_STEP_CDI, OFFLINE_LIVE,
       "A DRA driver writes CDI specs to a directory the container runtime does not read",
-      rule__check_cdi_dir, DD_SCOPE_NO_PODS },
+      rule__check_cdi_dir, DD_SCOPE_NO_PODS, NULL },
     { "CDIInjectionFailed", DD_SEV_ERROR, DD_STEP_CDI, DD_LIVE,
       "The runtime failed to inject a pod's CDI devices, for a reason no other rule explains "
-      "(per pod, controller only)", NULL, DD_SCOPE_CLUSTER },
+      "(per pod, controller only)", NULL, DD_SCOPE_CLUSTER, NULL },
     { "OpaqueConfigDriverMismatch", DD_SEV_WARNING, DD_STEP_RUNNING, ALL,
       "A claim's or class's opaque configuration names a driver its devices do not come from",
-      rule__check_config_driver, DD_SCOPE_NO_PODS },
+      rule__check_config_driver, DD_SCOPE_NO_PODS, NULL },
     { "ClaimNotConsumedByContainer", DD_SEV_WARNING, DD_STEP_RUNNING, ALL,
       "A claim's devices reach no container: none lists the claim, or names a request it lacks",
-      rule__check_claims_consumed, DD_SCOPE_POD },
+      rule__check_claims_consumed, DD_SCOPE_POD, NULL },
     { "DeviceUnhealthy", DD_SEV_WARNING, DD_STEP_RUNNING, OFFLINE_LIVE,
       "A running container's DRA device is reported Unhealthy by its driver (live clusters)",
-      rule__check_device_health, DD_SCOPE_POD },
+      rule__check_device_health, DD_SCOPE_POD, NULL },
 };
 
 #define NRULES (sizeof(rule_table) / sizeof(rule_table[0]))
@@ -411,8 +411,9 @@ int dd_rules_run(const struct dra_model *m, const struct rule_options *opt,
     return dd_rules_run_scoped(m, opt, ~0u, out);
 }
 
-int dd_rules_run_scoped(const struct dra_model *m, const struct rule_options *opt,
-                        unsigned scopes, struct dd_findings *out)
+/* scopes' rules (their pod_check alone when parts) over m. */
+static int run(const struct dra_model *m, const struct rule_options *opt, unsigned scopes,
+               int parts, struct dd_findings *out)
 {
     static const struct rule_options defaults = RULE_OPTIONS_INIT;
     struct rule_ctx ctx;
@@ -431,14 +432,15 @@ int dd_rules_run_scoped(const struct dra_model *m, const struct rule_options *op
     for (i = 0; i < NRULES; i++) {
         struct timespec t0, t1;
         ctx.rule = &rule_table[i];
-        if (!rule_table[i].check || !(rule_table[i].surfaces & ctx.surface) ||
+        void (*check)(struct rule_ctx *) = parts ? rule_table[i].pod_check : rule_table[i].check;
+        if (!check || !(rule_table[i].surfaces & ctx.surface) ||
             !(scopes & 1u << rule_table[i].scope) || !selected(ctx.opt, rule_table[i].code))
             continue;
         if (ctx.opt->before)
             ctx.opt->before(ctx.opt->before_arg);
         if (ctx.opt->seconds)
             clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-        rule_table[i].check(&ctx);
+        check(&ctx);
         if (ctx.opt->seconds) {
             clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
             ctx.opt->seconds[i] += (double)(t1.tv_sec - t0.tv_sec) +
@@ -446,6 +448,18 @@ int dd_rules_run_scoped(const struct dra_model *m, const struct rule_options *op
         }
     }
     return out->oom ? -1 : 0;
+}
+
+int dd_rules_run_scoped(const struct dra_model *m, const struct rule_options *opt,
+                        unsigned scopes, struct dd_findings *out)
+{
+    return run(m, opt, scopes, 0, out);
+}
+
+int dd_rules_run_pod_parts(const struct dra_model *m, const struct rule_options *opt,
+                           struct dd_findings *out)
+{
+    return run(m, opt, 1u << DD_SCOPE_POD_PART, 1, out);
 }
 
 const char *dd_rules_nearest(const char *s, const char *const *names, size_t n)

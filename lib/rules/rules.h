@@ -108,9 +108,23 @@ enum dd_step {
  *            podspec, of its findings over that model holding only that podspec (none without
  *            one); those are about that podspec's object, and depend on it and on objects other
  *            than Pods and Events only;
- *   NO_PODS  neither Pods nor Events: the same findings whatever Pods and Events there are.
+ *   NO_PODS  neither Pods nor Events: the same findings whatever Pods and Events there are;
+ *   POD_PART the findings of a part that is NO_PODS, and of the rule's pod_check, which reads
+ *            only podspecs as a POD check does (over a model, the union podspec by podspec of
+ *            its findings over that model holding only that podspec) but whose findings may be
+ *            about other objects (the DaemonSet whose plugin cannot reach a pod's nodes): an
+ *            update removes pod_check's findings over the changed Pods' old versions from the
+ *            previous ones and adds those over their new versions;
+ *   CLAIM    podspecs through the claims they resolve to (dra_pod_claim_resolve): over a model,
+ *            the union, over its groups of podspecs joined by a claim they resolve to
+ *            (transitively), of its findings over that model holding only that group (none
+ *            without podspecs), which read only the group and objects other than Pods and
+ *            Events: an update reruns it over the changed Pods' groups, old and new;
+ *   EVENTS   not Pods (Events, and other objects): the same findings whatever Pods there are,
+ *            kept when only Pods changed.
  */
-enum dd_scope { DD_SCOPE_CLUSTER, DD_SCOPE_POD, DD_SCOPE_NO_PODS };
+enum dd_scope { DD_SCOPE_CLUSTER, DD_SCOPE_POD, DD_SCOPE_NO_PODS, DD_SCOPE_POD_PART,
+                DD_SCOPE_CLAIM, DD_SCOPE_EVENTS };
 
 struct dd_rule {
     const char *code;            /* e.g. "SelectorMatchesNoDriver" */
@@ -120,6 +134,8 @@ struct dd_rule {
     const char *summary;         /* one line, no trailing period */
     void (*check)(struct rule_ctx *ctx); /* NULL for live-only codes reported by the controller */
     enum dd_scope scope;         /* what its findings depend on */
+    void (*pod_check)(struct rule_ctx *ctx); /* POD_PART: the part of check over podspecs
+                                    (check runs it too); NULL otherwise */
 };
 
 /* The rule table, in pipeline order (the order a pod meets the causes). */
@@ -144,15 +160,27 @@ int dd_rules_run(const struct dra_model *m, const struct rule_options *opt,
 int dd_rules_run_scoped(const struct dra_model *m, const struct rule_options *opt,
                         unsigned scopes, struct dd_findings *out);
 
+/* Runs the pod_check of every POD_PART rule (that dd_rules_run would run) over m, as
+ * dd_rules_run_scoped runs checks. */
+int dd_rules_run_pod_parts(const struct dra_model *m, const struct rule_options *opt,
+                           struct dd_findings *out);
+
 /*
  * The allocator's inventory of a cluster's model m (lib/model/alloc), with what DevicesDoNotFit
  * assumes where m lacks it (nodes from the slices, a profile driver's devices), for judging pods
- * of other models against it (rule_options.inventory).  m must outlive it and stay unchanged;
- * opt is read during the call only.  NULL on ENOMEM.
+ * of other models against it (rule_options.inventory): models with m's objects but Pods (it
+ * reads none).  Built as lint builds it, or as a live run does when opt->surface is DD_LIVE (pass
+ * it only to runs on that surface).  m must outlive it and stay unchanged; opt is read during
+ * the call only.  NULL on ENOMEM.
  */
 struct rule_inventory *dd_rules_inventory_new(const struct dra_model *m,
                                               const struct rule_options *opt);
 void dd_rules_inventory_free(struct rule_inventory *ri);
+/* Keeps the verdicts of the pods judged against ri (DevicesDoNotFit's, per pod alike in what the
+ * allocator reads) for the later runs that borrow it, so that a pod judged before is not judged
+ * again: only for an inventory used by one thread at a time (a live snapshot's builder), as
+ * runs then write to it.  0, or -1 on ENOMEM. */
+int dd_rules_inventory_remember(struct rule_inventory *ri);
 
 /* The name among names[0..n) that s most likely misspells (the engine's "did you mean"),
  * or NULL when none is close. */

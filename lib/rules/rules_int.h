@@ -196,6 +196,7 @@ void rule__check_claims_consumed(struct rule_ctx *ctx);
 void rule__check_rbac(struct rule_ctx *ctx);
 void rule__check_publishing(struct rule_ctx *ctx);
 void rule__check_plugin_nodes(struct rule_ctx *ctx);
+void rule__check_plugin_nodes_pods(struct rule_ctx *ctx); /* its pod_check */
 void rule__check_stale_slices(struct rule_ctx *ctx);
 void rule__check_config_params(struct rule_ctx *ctx);
 void rule__check_claim_status_rbac(struct rule_ctx *ctx);
@@ -215,6 +216,7 @@ void rule__check_pool_complete(struct rule_ctx *ctx);
 void rule__check_pool_valid(struct rule_ctx *ctx);
 void rule__check_slice_nodes(struct rule_ctx *ctx);
 void rule__check_device_taints(struct rule_ctx *ctx);
+void rule__check_device_taints_pods(struct rule_ctx *ctx); /* its pod_check */
 void rule__check_first_available(struct rule_ctx *ctx);
 void rule__check_all_mode(struct rule_ctx *ctx);
 

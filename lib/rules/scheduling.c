@@ -532,7 +532,9 @@ void rule__check_reserved_for(struct rule_ctx *ctx)
         int64_t users = 0;
         int reported = 0;
 
-        if (c->is_template)
+        /* A claim nothing uses says nothing (and an update's run over a few pods skips the
+         * others without reading them). */
+        if (c->is_template || u.start[i] == u.start[i + 1])
             continue;
         /* Live: the claim is full and a Pending pod waits for a place in it. */
         if (cJSON_GetArraySize(c->reserved_for) >= RESERVED_FOR_MAX)

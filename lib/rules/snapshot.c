@@ -276,37 +276,437 @@ static enum dd_scope scope_of(const char *code)
     return DD_SCOPE_CLUSTER;
 }
 
+/* The namespace and name of each changed Pod (an update is there twice), looked up once. */
+struct names {
+    const char **ns, **name;
+    size_t n;
+};
+
+static int names_of(const struct keys *changed, struct names *nm)
+{
+    size_t i;
+
+    nm->n = 0;
+    nm->ns = malloc((changed->n + 1) * sizeof(*nm->ns));
+    nm->name = malloc((changed->n + 1) * sizeof(*nm->name));
+    if (!nm->ns || !nm->name)
+        return -1;
+    for (i = 0; i < changed->n; i++) {
+        const char *ns = dd_json_str(changed->v[i], "metadata", "namespace", NULL);
+        const char *name = dd_json_str(changed->v[i], "metadata", "name", NULL);
+        if (!name)
+            continue;
+        nm->ns[nm->n] = ns ? ns : "";
+        nm->name[nm->n++] = name;
+    }
+    return 0;
+}
+
 /* 1 when f is about one of the changed Pods. */
-static int about_changed(const struct dd_finding *f, const struct keys *changed)
+static int about_changed(const struct dd_finding *f, const struct names *nm)
 {
     size_t i;
 
     if (strcmp(f->obj.kind, "Pod"))
         return 0;
-    for (i = 0; i < changed->n; i++) {
-        const char *ns = dd_json_str(changed->v[i], "metadata", "namespace", NULL);
-        const char *name = dd_json_str(changed->v[i], "metadata", "name", NULL);
-        if (name && !strcmp(f->obj.name, name) && !strcmp(f->obj.namespace_, ns ? ns : ""))
+    for (i = 0; i < nm->n; i++)
+        if (!strcmp(f->obj.name, nm->name[i]) && !strcmp(f->obj.namespace_, nm->ns[i]))
             return 1;
+    return 0;
+}
+
+/* ---- the claims' users ------------------------------------------------------------ */
+
+static int cmp_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Sorts v[0..n) and drops repeats; returns how many remain. */
+static size_t sort_unique(size_t *v, size_t n)
+{
+    size_t i, o = 0;
+
+    if (n > 1)
+        qsort(v, n, sizeof(*v), cmp_size);
+    for (i = 0; i < n; i++)
+        if (!o || v[o - 1] != v[i])
+            v[o++] = v[i];
+    return o;
+}
+
+/* s->cu_start and cu_pos from s's model (see snapshot.h); -1 on ENOMEM. */
+static int claim_users(struct snapshot *s)
+{
+    const struct dra_model *m = &s->m;
+    size_t i, j, *fill;
+
+    s->cu_start = calloc(m->nclaims + 2, sizeof(*s->cu_start));
+    fill = calloc(m->nclaims + 1, sizeof(*fill));
+    if (!s->cu_start || !fill) {
+        free(fill);
+        return -1;
     }
+    for (i = 0; i < m->npods; i++)
+        for (j = 0; j < m->pods[i].nclaims; j++) {
+            const struct dra_claim *c = dra_pod_claim_resolve(m, &m->pods[i], &m->pods[i].claims[j]);
+            if (c)
+                s->cu_start[c - m->claims + 1]++;
+        }
+    for (i = 0; i < m->nclaims; i++)
+        s->cu_start[i + 1] += s->cu_start[i];
+    if (!(s->cu_pos = malloc((s->cu_start[m->nclaims] + 1) * sizeof(*s->cu_pos)))) {
+        free(fill);
+        return -1;
+    }
+    /* A podspec resolving two claims to one is there twice: harmless, the groups are sets. */
+    for (i = 0; i < m->npods; i++)
+        for (j = 0; j < m->pods[i].nclaims; j++) {
+            const struct dra_claim *c = dra_pod_claim_resolve(m, &m->pods[i], &m->pods[i].claims[j]);
+            if (c) {
+                size_t k = (size_t)(c - m->claims);
+                s->cu_pos[s->cu_start[k] + fill[k]++] = i;
+            }
+        }
+    free(fill);
+    return 0;
+}
+
+struct use {
+    size_t claim, pos;
+};
+
+static int cmp_use(const void *a, const void *b)
+{
+    const struct use *x = a, *y = b;
+
+    return x->claim != y->claim ? (x->claim > y->claim) - (x->claim < y->claim)
+                                : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* A growing array of positions, with a mark per podspec. */
+struct group {
+    size_t *v, n, cap;
+    unsigned char *in;
+};
+
+static int group_add(struct group *g, size_t pos)
+{
+    if (g->in[pos])
+        return 0;
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? 2 * g->cap : 16, *v = realloc(g->v, cap * sizeof(*v));
+        if (!v)
+            return -1;
+        g->v = v;
+        g->cap = cap;
+    }
+    g->in[pos] = 1;
+    g->v[g->n++] = pos;
     return 0;
 }
 
 /*
+ * The positions of the podspecs joined, by claims they resolve to, to those at at[0..nat) in
+ * prev's model or in s's, patched from it (same positions, same claims), sorted: the CLAIM
+ * rules' groups of the changed Pods, old and new.  The users of a claim are base's, and those
+ * replaced since (s->moved), as prev and s have them.  -1 on ENOMEM.
+ */
+static int claim_groups(const struct snapshot *prev, const struct snapshot *s, const size_t *at,
+                        size_t nat, struct group *g)
+{
+    const struct snapshot *base = s->base;
+    const struct dra_model *ms[2] = { &prev->m, &s->m };
+    struct use *moved = NULL;
+    unsigned char *seen = NULL;
+    size_t i, j, q, v, nmoved = 0, cap = 0;
+    int rc = -1;
+
+    memset(g, 0, sizeof(*g));
+    if (!(g->in = calloc(s->m.npods + 1, 1)) || !(seen = calloc(s->m.nclaims + 1, 1)))
+        goto out;
+    for (i = 0; i < s->nmoved; i++)
+        for (v = 0; v < 2; v++) {
+            const struct dra_podspec *p = &ms[v]->pods[s->moved[i]];
+            for (j = 0; j < p->nclaims; j++) {
+                const struct dra_claim *c = dra_pod_claim_resolve(ms[v], p, &p->claims[j]);
+                if (!c)
+                    continue;
+                if (nmoved == cap) {
+                    struct use *u = realloc(moved, (cap = cap ? 2 * cap : 16) * sizeof(*u));
+                    if (!u)
+                        goto out;
+                    moved = u;
+                }
+                moved[nmoved].claim = (size_t)(c - ms[v]->claims);
+                moved[nmoved++].pos = s->moved[i];
+            }
+        }
+    if (nmoved > 1)
+        qsort(moved, nmoved, sizeof(*moved), cmp_use);
+    for (i = 0; i < nat; i++)
+        if (group_add(g, at[i]))
+            goto out;
+    for (q = 0; q < g->n; q++)
+        for (v = 0; v < 2; v++) {
+            const struct dra_podspec *p = &ms[v]->pods[g->v[q]];
+            for (j = 0; j < p->nclaims; j++) {
+                const struct dra_claim *c = dra_pod_claim_resolve(ms[v], p, &p->claims[j]);
+                size_t k, lo, hi;
+                if (!c || seen[k = (size_t)(c - ms[v]->claims)])
+                    continue;
+                seen[k] = 1;
+                for (i = base->cu_start[k]; i < base->cu_start[k + 1]; i++)
+                    if (group_add(g, base->cu_pos[i]))
+                        goto out;
+                for (lo = 0, hi = nmoved; lo < hi;) {
+                    size_t mid = lo + (hi - lo) / 2;
+                    if (moved[mid].claim < k)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                for (; lo < nmoved && moved[lo].claim == k; lo++)
+                    if (group_add(g, moved[lo].pos))
+                        goto out;
+            }
+        }
+    if (g->n > 1)
+        qsort(g->v, g->n, sizeof(*g->v), cmp_size);
+    rc = 0;
+out:
+    free(moved);
+    free(seen);
+    return rc;
+}
+
+/* The podspecs of m at the positions of g, in order, into *out (NULL on ENOMEM). */
+static struct dra_podspec *podspecs_at(const struct dra_model *m, const struct group *g)
+{
+    struct dra_podspec *v = malloc((g->n + 1) * sizeof(*v));
+    size_t i;
+
+    for (i = 0; v && i < g->n; i++)
+        v[i] = m->pods[g->v[i]];
+    return v;
+}
+
+/* ---- the model patched ----------------------------------------------------------- */
+
+/* Podspecs parsed for one update, shared by the later snapshots of the same base. */
+struct snapshot_box {
+    atomic_size_t refs;
+    struct dra_model m; /* Pods only */
+};
+
+static void box_unref(struct snapshot_box *b)
+{
+    if (b && atomic_fetch_sub(&b->refs, 1) == 1) {
+        dra_model_release(&b->m);
+        free(b);
+    }
+}
+
+/* At most this many Pods replaced in one update, and boxes kept before a full build starts a
+ * new base: each box holds the replaced podspecs alive too, so past a quarter of the Pods a
+ * rebuild (one per npods / 4 updates at least: O(1) per update amortised) frees them. */
+#define PATCH_MAX_CHANGED 64
+/* And at most this many Pods replaced since base: the CLAIM rules' groups look at each. */
+#define PATCH_MAX_MOVED 1024
+#define PATCH_MAX_BOXES(npods) (16 + (npods) / 4)
+
+/* 1 when o is a core v1 Pod named ns/name, the strings set. */
+static int pod_named(const cJSON *o, const char **ns, const char **name)
+{
+    const char *av = dd_json_str(o, "apiVersion", NULL), *kind = dd_json_str(o, "kind", NULL);
+
+    *ns = dd_json_str(o, "metadata", "namespace", NULL);
+    *name = dd_json_str(o, "metadata", "name", NULL);
+    if (!*ns)
+        *ns = "";
+    return av && kind && *name && !strcmp(av, "v1") && !strcmp(kind, "Pod");
+}
+
+/* Undoes a patch (s's model is then empty), or frees a patched snapshot's own parts. */
+static void unpatch(struct snapshot *s)
+{
+    size_t i;
+
+    if (!s->base)
+        return;
+    free(s->m.pods);
+    free(s->m.drivers);
+    for (i = 0; i < s->nboxes; i++)
+        box_unref(s->boxes[i]);
+    free(s->boxes);
+    free(s->moved);
+    snapshot_free(s->base);
+    s->base = NULL;
+    s->boxes = NULL;
+    s->nboxes = 0;
+    s->moved = NULL;
+    s->nmoved = 0;
+    s->pod_idx = NULL;
+    s->npod_idx = 0;
+    dra_model_init(&s->m, NULL, NULL);
+}
+
+/*
+ * s's model as prev's where only Pods that prev's model holds were replaced, each in its place
+ * by one of the same name that the model holds too (the updates of a live cache's store): the
+ * new ones parsed into a box of their own, the others' podspecs, and everything else, shared.
+ * The Pods replaced, old and new, go to changed.  1 when that does not apply (s is untouched),
+ * 0, -1 on ENOMEM.
+ */
+static int patch_model(const struct snapshot *prev, struct snapshot *s, struct keys *changed)
+{
+    struct snapshot *base = prev->base ? prev->base : (struct snapshot *)prev;
+    struct snapshot_box *box = NULL;
+    size_t i, j, at[PATCH_MAX_CHANGED], nat = 0;
+    int rc = 1;
+
+    /* Stand-ins for claims are added to the claims, which the patched model shares. */
+    if (prev->objects || s->objects || prev->assumed || prev->dup_pods || !prev->npod_idx ||
+        s->nborrowed != prev->nborrowed || prev->nboxes >= PATCH_MAX_BOXES(prev->m.npods))
+        return 1;
+    /* A pointer comparison per object: what a store replaced is all that differs. */
+    for (i = 0; i < s->nborrowed; i++) {
+        const cJSON *old = prev->borrowed[i], *now = s->borrowed[i];
+        const char *ns, *name, *ns2, *name2;
+        const struct dra_podspec *p;
+        if (old == now)
+            continue;
+        if (nat == PATCH_MAX_CHANGED || !pod_named(old, &ns, &name) ||
+            !pod_named(now, &ns2, &name2) || strcmp(ns, ns2) || strcmp(name, name2) ||
+            !(p = snapshot_pod(prev, ns, name)) || p->o.json != old)
+            goto out;
+        at[nat++] = (size_t)(p - prev->m.pods);
+        if (keys_push(changed, old) || keys_push(changed, now)) {
+            rc = -1;
+            goto out;
+        }
+    }
+    if (nat) {
+        if (!(box = calloc(1, sizeof(*box)))) {
+            rc = -1;
+            goto out;
+        }
+        atomic_init(&box->refs, 1);
+        dra_model_init(&box->m, NULL, NULL);
+        box->m.live = 1;
+        for (i = 0; i < nat; i++) {
+            enum dd_rc r = dra_model_add(&box->m, changed->v[2 * i + 1], NULL, 0);
+            if (r != DD_OK) {
+                rc = -1;
+                goto out;
+            }
+            /* The new version is kept as the old one was (a Pod's spec does not change what
+             * makes the model keep it, but a store may hold anything). */
+            if (box->m.npods != i + 1 || box->m.plugin_pods.n)
+                goto out;
+        }
+    }
+    if (prev->nmoved + nat > PATCH_MAX_MOVED)
+        goto out;
+    s->m = prev->m;
+    s->moved = malloc((prev->nmoved + nat + 1) * sizeof(*s->moved));
+    s->m.pods = malloc((prev->m.npods + 1) * sizeof(*s->m.pods));
+    s->m.drivers = malloc((prev->m.ndrivers + 1) * sizeof(*s->m.drivers));
+    s->boxes = malloc((prev->nboxes + 1) * sizeof(*s->boxes));
+    s->base = base;
+    atomic_fetch_add(&base->refs, 1);
+    if (!s->m.pods || !s->m.drivers || !s->boxes || !s->moved) {
+        rc = -1;
+        unpatch(s);
+        goto out;
+    }
+    if (prev->m.npods)
+        memcpy(s->m.pods, prev->m.pods, prev->m.npods * sizeof(*s->m.pods));
+    for (i = 0; i < nat; i++)
+        s->m.pods[at[i]] = box->m.pods[i];
+    s->m.cappods = prev->m.npods;
+    /* The drivers name their DaemonSets' podspecs, which are where they were in base's. */
+    for (i = 0; i < prev->m.ndrivers; i++) {
+        s->m.drivers[i] = prev->m.drivers[i];
+        s->m.drivers[i].ds = s->m.pods + (prev->m.drivers[i].ds - prev->m.pods);
+    }
+    s->m.capdrivers = prev->m.ndrivers;
+    for (j = 0; j < prev->nboxes; j++) {
+        atomic_fetch_add(&prev->boxes[j]->refs, 1);
+        s->boxes[s->nboxes++] = prev->boxes[j];
+    }
+    if (box)
+        s->boxes[s->nboxes++] = box;
+    box = NULL;
+    s->pod_idx = base->pod_idx;
+    s->npod_idx = base->npod_idx;
+    if (prev->nmoved)
+        memcpy(s->moved, prev->moved, prev->nmoved * sizeof(*s->moved));
+    if (nat)
+        memcpy(s->moved + prev->nmoved, at, nat * sizeof(*at));
+    s->nmoved = sort_unique(s->moved, prev->nmoved + nat);
+    rc = 0;
+out:
+    box_unref(box);
+    if (rc)
+        changed->n = 0;
+    return rc;
+}
+
+/* 1 when the Pods of changed (new versions) ask for stand-in claims, which prev's did not
+ * (then the model must be built whole), 0, -1 on ENOMEM. */
+static int patch_assumes(struct snapshot *s, const struct keys *changed)
+{
+    struct dra_model part = s->m;
+    struct keys now = { NULL, 0, 0 };
+    struct dra_podspec *pods;
+    cJSON *assumed;
+    size_t i, n;
+
+    if (!s->m.nquotas)
+        return 0; /* nothing is exhausted */
+    for (i = 1; i < changed->n; i += 2)
+        if (keys_push(&now, changed->v[i])) {
+            free(now.v);
+            return -1;
+        }
+    i = (size_t)pods_of(s, &now, &pods, &n);
+    free(now.v);
+    if (i)
+        return -1;
+    part.pods = pods;
+    part.npods = n;
+    assumed = diag_assume_rejected_claims(&part);
+    free(pods);
+    cJSON_Delete(assumed);
+    return assumed != NULL;
+}
+
+/*
  * s's findings from prev's where only Pods (and Events) changed: prev's findings of NO_PODS
- * rules, and of POD rules but about the changed Pods; the POD rules' findings for the changed
- * Pods now; every CLUSTER rule's.  1 when that does not apply (then nothing was added), 0, -1
- * on ENOMEM.
+ * rules, of POD rules but about the changed Pods, and of POD_PART rules but their pod_check's
+ * over the changed Pods' old versions, and when the model was patched (no Event changed) of
+ * EVENTS rules, and of CLAIM rules but over the changed Pods' groups (*kept of them, in prev's
+ * order); then the POD rules' findings and the POD_PART rules' pod_check's for the changed Pods
+ * now, the CLAIM rules' over their groups, and every CLUSTER rule's (and, unpatched, every
+ * CLAIM and EVENTS rule's).  patched: the changed Pods when patch_model found them, else NULL.  1 when that does
+ * not apply (then nothing was added), 0, -1 on ENOMEM.
  */
 static int delta_rules(const struct snapshot *prev, struct snapshot *s,
-                       const struct rule_options *opt)
+                       const struct rule_options *opt, const struct keys *patched, size_t *kept)
 {
     struct keys changed = { NULL, 0, 0 };
-    struct dra_podspec *now = NULL;
+    struct names nm = { NULL, NULL, 0 };
+    struct dd_findings gone = DD_FINDINGS_INIT;
+    struct dra_podspec *now = NULL, *old = NULL, *gold = NULL, *gnow = NULL;
+    struct group g = { NULL, 0, 0, NULL };
+    size_t *at = NULL, nat = 0;
     struct dra_model part;
     const char *code = NULL;
     enum dd_scope sc = DD_SCOPE_CLUSTER;
-    size_t nnow, i;
+    size_t nnow, nold, i;
     int rc;
 
     if (prev->objects || s->objects || prev->dup_pods || s->dup_pods ||
@@ -314,23 +714,79 @@ static int delta_rules(const struct snapshot *prev, struct snapshot *s,
         !prev->assumed != !s->assumed ||
         (s->assumed && !cJSON_Compare(prev->assumed, s->assumed, 1)))
         return 1;
-    if ((rc = changed_pods(prev, s, &changed)) || (rc = pods_of(s, &changed, &now, &nnow)))
+    if (patched && !(changed.v = malloc((patched->n + 1) * sizeof(*changed.v))))
+        return -1;
+    if (patched) {
+        if (patched->n)
+            memcpy(changed.v, patched->v, patched->n * sizeof(*changed.v));
+        changed.n = changed.cap = patched->n;
+    } else if ((rc = changed_pods(prev, s, &changed))) {
+        goto out;
+    }
+    if ((rc = pods_of(s, &changed, &now, &nnow)) || (rc = pods_of(prev, &changed, &old, &nold)) ||
+        (rc = names_of(&changed, &nm)))
         goto out;
     for (i = 0; i < prev->f.n && !s->f.oom; i++) {
         const struct dd_finding *f = &prev->f.v[i];
         if (f->code != code)
             sc = scope_of(code = f->code);
-        if (sc == DD_SCOPE_NO_PODS || (sc == DD_SCOPE_POD && !about_changed(f, &changed)))
+        if (sc == DD_SCOPE_NO_PODS || sc == DD_SCOPE_POD_PART ||
+            ((sc == DD_SCOPE_CLAIM || sc == DD_SCOPE_EVENTS) && patched) ||
+            (sc == DD_SCOPE_POD && !about_changed(f, &nm)))
             dd_findings_copy(&s->f, f);
     }
+    /* What the POD_PART rules said of the old versions goes (the rest of theirs stays); and,
+     * when the model was patched, what the CLAIM rules said of the changed Pods' groups. */
+    part = prev->m;
+    part.pods = old;
+    part.npods = nold;
+    rc = -1;
+    if (dd_rules_run_pod_parts(&part, opt, &gone))
+        goto out;
+    if (patched) {
+        if (!(at = malloc((nm.n + 1) * sizeof(*at))))
+            goto out;
+        for (i = 0; i < nm.n; i++) {
+            const struct dra_podspec *p = snapshot_pod(s, nm.ns[i], nm.name[i]);
+            if (p)
+                at[nat++] = (size_t)(p - s->m.pods);
+        }
+        if (claim_groups(prev, s, at, nat, &g) ||
+            !(gold = podspecs_at(&prev->m, &g)) || !(gnow = podspecs_at(&s->m, &g)))
+            goto out;
+        part.pods = gold;
+        part.npods = g.n;
+        if (dd_rules_run_scoped(&part, opt, 1u << DD_SCOPE_CLAIM, &gone))
+            goto out;
+    }
+    dd_findings_remove(&s->f, &gone);
+    *kept = s->f.n;
     part = s->m;
     part.pods = now;
     part.npods = nnow;
-    rc = s->f.oom || dd_rules_run_scoped(&s->m, opt, 1u << DD_SCOPE_CLUSTER, &s->f) ||
-         dd_rules_run_scoped(&part, opt, 1u << DD_SCOPE_POD, &s->f) ? -1 : 0;
+    rc = s->f.oom ||
+         dd_rules_run_scoped(&s->m, opt, 1u << DD_SCOPE_CLUSTER |
+                             (patched ? 0 : 1u << DD_SCOPE_CLAIM | 1u << DD_SCOPE_EVENTS),
+                             &s->f) ||
+         dd_rules_run_scoped(&part, opt, 1u << DD_SCOPE_POD, &s->f) ||
+         dd_rules_run_pod_parts(&part, opt, &s->f) ? -1 : 0;
+    if (!rc && patched) {
+        part.pods = gnow;
+        part.npods = g.n;
+        rc = dd_rules_run_scoped(&part, opt, 1u << DD_SCOPE_CLAIM, &s->f) ? -1 : 0;
+    }
 out:
+    free(g.v);
+    free(g.in);
+    free(gold);
+    free(gnow);
+    free(at);
+    dd_findings_release(&gone);
     free(changed.v);
+    free(nm.ns);
+    free(nm.name);
     free(now);
+    free(old);
     return rc;
 }
 
@@ -341,9 +797,11 @@ static struct snapshot *build(const struct snapshot *prev, cJSON *owned, const c
                               struct dd_err *err)
 {
     struct snapshot *s = calloc(1, sizeof(*s));
+    struct keys patched = { NULL, 0, 0 };
+    struct rule_options ropt = RULE_OPTIONS_INIT;
     struct timespec t;
     const cJSON *it;
-    size_t i;
+    size_t i, kept = 0;
     int rc = 1;
 
     if (!s) {
@@ -352,10 +810,23 @@ static struct snapshot *build(const struct snapshot *prev, cJSON *owned, const c
         dd_failf(err, DD_ENOMEM, "out of memory building a snapshot");
         return NULL;
     }
+    atomic_init(&s->refs, 1);
     s->objects = owned;
     s->borrowed = borrowed;
     s->nborrowed = n;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    if (prev && (rc = patch_model(prev, s, &patched)) == 0 &&
+        (rc = patch_assumes(s, &patched)) != 0) {
+        unpatch(s);
+        patched.n = 0;
+    }
+    if (rc < 0)
+        goto oom;
+    if (!rc) {
+        s->steps.patched = 1;
+        s->steps.model = lap(&t);
+        goto evidence;
+    }
     dra_model_init(&s->m, NULL, NULL);
     s->m.live = 1;
     if (cel) {
@@ -377,26 +848,45 @@ static struct snapshot *build(const struct snapshot *prev, cJSON *owned, const c
         if (dra_model_add(&s->m, it, NULL, 0) != DD_OK)
             goto oom;
     s->steps.assume = lap(&t);
+    if (index_pods(s) || claim_users(s))
+        goto oom;
+evidence:
     if (sars && collect_sar(s, sars))
         goto oom;
     s->m.sar = s->sar;
     s->m.nsar = s->nsar;
-    if (index_pods(s))
-        goto oom;
     lap(&t);
-    if (prev && (rc = delta_rules(prev, s, opt)) < 0)
+    if (opt)
+        ropt = *opt;
+    /* DevicesDoNotFit's allocator inventory reads no Pod: built once per base, not per Pod. */
+    if (!ropt.inventory && (!ropt.surface || ropt.surface == DD_LIVE)) {
+        ropt.surface = DD_LIVE;
+        if (!s->base && (!(s->inv = dd_rules_inventory_new(&s->m, &ropt)) ||
+                         dd_rules_inventory_remember(s->inv)))
+            goto oom;
+        ropt.inventory = s->base ? s->base->inv : s->inv;
+    }
+    if (prev && (rc = delta_rules(prev, s, &ropt, s->steps.patched ? &patched : NULL, &kept)) < 0)
         goto oom;
     s->steps.delta = !rc;
-    if (rc && dd_rules_run(&s->m, opt, &s->f))
+    if (rc && dd_rules_run(&s->m, &ropt, &s->f))
         goto oom;
     /* One order whatever the objects' was: a pod's diagnosis takes the first finding of a
-     * code under a class or driver, which must not change with the way the list was made. */
-    dd_findings_sort(&s->f);
+     * code under a class or driver, which must not change with the way the list was made.
+     * The kept findings are in it already. */
+    dd_findings_sort_tail(&s->f, rc ? 0 : kept);
     s->steps.rules = lap(&t);
-    s->ix = diag_index_new(&s->f); /* without it, diag_pod_indexed looks at every finding */
+    /* Without it, diag_pod_indexed looks at every finding.  After a delta most findings are
+     * prev's: its index is patched. */
+    if (s->steps.delta && prev->ix)
+        s->ix = diag_index_patch(prev->ix, &prev->f, &s->f);
+    if (!s->ix)
+        s->ix = diag_index_new(&s->f);
     s->steps.index = lap(&t);
+    free(patched.v);
     return s;
 oom:
+    free(patched.v);
     snapshot_free(s);
     dd_failf(err, DD_ENOMEM, "out of memory building a snapshot");
     return NULL;
@@ -432,16 +922,22 @@ const struct dra_podspec *snapshot_pod(const struct snapshot *s, const char *ns,
 
 void snapshot_free(struct snapshot *s)
 {
-    if (!s)
+    if (!s || atomic_fetch_sub(&s->refs, 1) > 1)
         return;
     diag_index_free(s->ix);
     dd_findings_release(&s->f);
-    dra_model_release(&s->m);
+    dd_rules_inventory_free(s->inv);
+    if (s->base)
+        unpatch(s); /* which leaves pod_idx to base */
+    else
+        dra_model_release(&s->m);
     cJSON_Delete(s->objects);
     free(s->borrowed);
     cJSON_Delete(s->assumed);
     free(s->sar);
     free(s->sar_strings);
     free(s->pod_idx);
+    free(s->cu_start);
+    free(s->cu_pos);
     free(s);
 }

@@ -12,6 +12,7 @@
 #ifndef DD_SNAPSHOT_H
 #define DD_SNAPSHOT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <cjson/cJSON.h>
 
@@ -41,14 +42,36 @@ struct snapshot {
     struct dra_model m;
     struct dd_findings f;
     struct diag_index *ix;  /* owned: f indexed for diag_pod_indexed; NULL after ENOMEM */
-    size_t *pod_idx;        /* owned: open-addressing index of Pods (1 + position; 0 empty) */
+    struct rule_inventory *inv; /* owned: the allocator's inventory of m (DevicesDoNotFit), built
+                               once per base and shared by its patched snapshots; NULL when
+                               the rules build their own (not live, ENOMEM) or patched */
+    size_t *pod_idx;        /* open-addressing index of Pods (1 + position; 0 empty): owned,
+                               or base's (a patched model keeps every Pod in its place) */
     size_t npod_idx;        /* its capacity, a power of two */
     int dup_pods;           /* two Pods have one namespace and name (no live cache has) */
     struct snapshot_steps { /* thread CPU seconds of snapshot_build's steps (the rules' own,
                                rule by rule, through opt->seconds) */
         double model, assume, rules, index;
         int delta;          /* 1: snapshot_update reran only what the changed Pods affect */
+        int patched;        /* 1: and m is base's model with the changed Pods parsed anew */
     } steps;
+    /*
+     * A patched snapshot (snapshot_update where only Pods were replaced): m is a shallow copy
+     * of base->m, which owns what m points to but these: m.pods (owned: base's podspecs, the
+     * changed ones replaced by boxes' entries) and m.drivers (owned: base's, re-pointed into
+     * m.pods).  Successive updates share one base, so that an event costs the Pods it changed,
+     * not the cluster; a full build starts a new one.  NULL for a snapshot built whole.
+     */
+    struct snapshot *base;  /* a reference (refs) */
+    size_t *moved;          /* owned: the positions in m.pods replaced since base, sorted */
+    size_t nmoved;
+    size_t *cu_start;       /* owned by a snapshot built whole (live): per claim c of m, the
+                               podspecs resolving a claim to it are cu_pos[cu_start[c] ..
+                               cu_start[c + 1]) (positions): the CLAIM rules' groups */
+    size_t *cu_pos;
+    struct snapshot_box **boxes; /* owned array of references: the podspecs parsed since base */
+    size_t nboxes;
+    atomic_size_t refs;     /* 1 + the patched snapshots whose base this is */
 };
 
 /*
@@ -70,8 +93,12 @@ struct snapshot *snapshot_build(cJSON *owned, const cJSON **borrowed, size_t n,
  * must be alive, with its objects: they are compared by address, or by content where the
  * address changed (a cache replaces objects rather than changing them in place).  When only
  * Pods (and Events) changed, it reruns only the rules a change may affect (enum dd_scope): the
- * CLUSTER rules, and the POD rules for the Pods that changed; it keeps prev's other findings.
- * Otherwise, and when prev is NULL, it is snapshot_build.  Ownership as snapshot_build's.
+ * CLUSTER rules, the POD rules and POD_PART rules' pod parts for the Pods that changed, and the
+ * CLAIM rules (over their groups when the model was patched, else whole); it keeps prev's other
+ * findings.  When only Pods were replaced, each in its place, it patches prev's model rather
+ * than building one (see base above): the result then holds a reference to the base, so prev may
+ * be freed before it or after.  Otherwise, and when prev is NULL, it is snapshot_build.
+ * Ownership as snapshot_build's.
  */
 struct snapshot *snapshot_update(const struct snapshot *prev, const cJSON **borrowed, size_t n,
                                  const struct snapshot_sars *sars, struct dra_cel_cache *cel,
@@ -80,6 +107,7 @@ struct snapshot *snapshot_update(const struct snapshot *prev, const cJSON **borr
 /* The Pod ns/name of the snapshot, or NULL (constant time). */
 const struct dra_podspec *snapshot_pod(const struct snapshot *s, const char *ns, const char *name);
 
+/* Drops the owner's reference: s goes once no patched snapshot reads its model (any thread). */
 void snapshot_free(struct snapshot *s);
 
 #endif

@@ -19,6 +19,7 @@
 #define MAX_OBJS 512
 #define NNODES 3
 #define NCLAIMS 10
+#define FULL_CLAIM 100 /* claim-100, ns-0: status.reservedFor full (256 pods) */
 
 static uint64_t rng_state;
 
@@ -140,7 +141,8 @@ static void claim(char *b, size_t size, unsigned i, const char *cls, int alloc_n
                                 alloc_node, i % 2, alloc_node);
         for (r = 0; r < reserved; r++)
             len += (size_t)snprintf(b + len, size - len, "%s{\"resource\":\"pods\",\"name\":"
-                                    "\"pod-%u\",\"uid\":\"u%u\"}", r ? "," : "", r, r);
+                                    "\"%s-%u\",\"uid\":\"u%u\"}", r ? "," : "",
+                                    i == FULL_CLAIM ? "other" : "pod", r, r);
         len += (size_t)snprintf(b + len, size - len, "]}");
     }
     snprintf(b + len, size - len, "}");
@@ -150,7 +152,7 @@ static void claim(char *b, size_t size, unsigned i, const char *cls, int alloc_n
 static void pod(char *b, size_t size, unsigned id, unsigned gen)
 {
     size_t len = 0;
-    unsigned nc = 1 + rnd(2), c, state = rnd(5);
+    unsigned nc = 1 + rnd(2), c, state = rnd(5), sel = rnd(6);
     char node[32] = "";
 
     if (state >= 2 || rnd(6) == 0)
@@ -158,7 +160,10 @@ static void pod(char *b, size_t size, unsigned id, unsigned gen)
     len += (size_t)snprintf(b + len, size - len, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\","
                             "\"metadata\":{\"name\":\"pod-%u\",\"namespace\":\"ns-%u\",\"uid\":"
                             "\"u%u-%u\"},\"spec\":{%s%s%s\"resourceClaims\":[", id, id % 2, id, gen,
-                            node, rnd(4) == 0 ? "\"nodeSelector\":{\"zone\":\"c\"}," : "",
+                            node, sel == 0 ? "\"nodeSelector\":{\"zone\":\"c\"}," :
+                            /* only the node without slices, where the plugin cannot run */
+                            sel == 1 ? "\"nodeSelector\":{\"kubernetes.io/hostname\":"
+                                       "\"node-4\"}," : "",
                             rnd(8) == 0 ? "\"schedulerName\":\"other\"," : "");
     for (c = 0; c < nc; c++) {
         unsigned how = rnd(6);
@@ -170,9 +175,13 @@ static void pod(char *b, size_t size, unsigned id, unsigned gen)
             len += (size_t)snprintf(b + len, size - len, "%s{\"name\":\"c%u\","
                                     "\"resourceClaimTemplateName\":\"tmpl-%u\"}", c ? "," : "", c,
                                     rnd(3));
-        else
+        else if (rnd(2))
             len += (size_t)snprintf(b + len, size - len, "%s{\"name\":\"c%u\","
                                     "\"resourceClaimName\":\"nowhere-%u\"}", c ? "," : "", c, rnd(2));
+        else /* the claim reserved for as many pods as it may be (in ns-0) */
+            len += (size_t)snprintf(b + len, size - len, "%s{\"name\":\"c%u\","
+                                    "\"resourceClaimName\":\"claim-%u\"}", c ? "," : "", c,
+                                    FULL_CLAIM);
     }
     len += (size_t)snprintf(b + len, size - len, "],\"containers\":[{\"name\":\"app\",\"image\":"
                             "\"app:%u\",\"resources\":{%s\"claims\":[", gen,
@@ -207,6 +216,16 @@ static void pod(char *b, size_t size, unsigned id, unsigned gen)
 
 static void event(char *b, size_t size, unsigned n, unsigned about)
 {
+    if (rnd(4) == 0) { /* a workload's pods refused: a webhook dropped their claims' names */
+        snprintf(b, size, "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":"
+                 "\"e-%u\",\"namespace\":\"ns-0\"},\"type\":\"Warning\",\"reason\":"
+                 "\"FailedCreate\",\"message\":\"Error creating: Pod \\\"w-%u\\\" is invalid: "
+                 "spec.resourceClaims[0]: Invalid value: null: must specify one of: "
+                 "`resourceClaimName`, `resourceClaimTemplateName`\",\"involvedObject\":{"
+                 "\"kind\":\"ReplicaSet\",\"namespace\":\"ns-0\",\"name\":\"w-%u\"}}",
+                 n, about, about % 3);
+        return;
+    }
     snprintf(b, size, "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":"
              "\"e-%u\",\"namespace\":\"ns-%u\"},\"type\":\"Warning\",\"reason\":"
              "\"FailedScheduling\",\"message\":\"0/%d nodes are available: cannot allocate all "
@@ -230,6 +249,7 @@ static void class(char *b, size_t size, const char *name, int variant)
 
 static void cluster(struct store *st, int quota)
 {
+    static char big[16384];
     char b[8192];
     unsigned i;
 
@@ -261,10 +281,16 @@ static void cluster(struct store *st, int quota)
             put(st, b);
         }
     }
+    /* A node without slices, where the plugin cannot run (zone b; node-3 is the missing node
+     * some pods are bound to). */
+    node(b, sizeof(b), NNODES + 1, 0);
+    put(st, b);
     for (i = 0; i < NCLAIMS; i++) {
         claim(b, sizeof(b), i, classes[rnd(4)], rnd(3) ? -1 : (int)rnd(NNODES), rnd(3));
         put(st, b);
     }
+    claim(big, sizeof(big), FULL_CLAIM, classes[0], 0, 256);
+    put(st, big);
     for (i = 0; i < 3; i++) {
         snprintf(b, sizeof(b), "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":"
                  "\"ResourceClaimTemplate\",\"metadata\":{\"name\":\"tmpl-%u\",\"namespace\":"
@@ -286,7 +312,8 @@ static void cluster(struct store *st, int quota)
     }
 }
 
-/* One change, as a watch delivers it.  Returns 1 when only Pods or Events changed (in content). */
+/* One change, as a watch delivers it.  Returns 1 when only Pods or Events changed (in content),
+ * 2 when a Pod was replaced in its place (the update may patch the model). */
 static int change(struct store *st, unsigned gen)
 {
     char b[8192];
@@ -303,7 +330,7 @@ static int change(struct store *st, unsigned gen)
         pod(b, sizeof(b), id, gen);
         retire(st, st->v[i]);
         st->v[i] = parse(b);
-        return 1;
+        return 2;
     }
     if (what < 9) {
         pod(b, sizeof(b), st->pods_made++, gen);
@@ -329,7 +356,7 @@ static int change(struct store *st, unsigned gen)
         retire(st, st->v[i]);
         st->v[i] = cJSON_Duplicate(st->gone[st->ngone - 1], 1);
         assert_non_null(st->v[i]);
-        return 1;
+        return strcmp(kind(st->v[i]), "Pod") ? 1 : 2;
     }
     /* Another kind: a claim's allocation, a class, a node or a slice. */
     if (what < 16 && (i = pick(st, "ResourceClaim")) >= 0) {
@@ -399,8 +426,25 @@ static void same_diagnoses(const struct snapshot *d, const struct snapshot *f, i
     }
 }
 
-/* Runs seeds' clusters through steps changes each; returns how many updates were deltas. */
-static unsigned run(unsigned seeds, int steps, unsigned *pod_changes)
+/* The codes the built snapshots reported, by rule (dd_rules() order): a rule the changes never
+ * make report proves nothing about its scope. */
+static unsigned seen[256];
+
+static void tally(const struct dd_findings *f)
+{
+    size_t n, i, k;
+    const struct dd_rule *r = dd_rules(&n);
+
+    for (i = 0; i < f->n; i++)
+        for (k = 0; k < n && k < 256; k++)
+            if (r[k].code == f->v[i].code)
+                seen[k]++;
+}
+
+/* Runs seeds' clusters through steps changes each; returns how many updates were deltas,
+ * and of the replacements of a Pod in its place, how many patched the previous model. */
+static unsigned run(unsigned seeds, int steps, unsigned *pod_changes, unsigned *replaced,
+                    unsigned *patched)
 {
     static struct store st;
     struct rule_options opt = RULE_OPTIONS_INIT;
@@ -408,7 +452,7 @@ static unsigned run(unsigned seeds, int steps, unsigned *pod_changes)
     struct dd_err err;
     int step;
 
-    *pod_changes = 0;
+    *pod_changes = *replaced = *patched = 0;
     for (seed = 1; seed <= seeds; seed++) {
         struct dra_cel_cache *cel = dra_cel_cache_new();
         struct snapshot *cur;
@@ -428,8 +472,13 @@ static unsigned run(unsigned seeds, int steps, unsigned *pod_changes)
             assert_false(full->steps.delta);
             if (!pods_only)
                 assert_false(next->steps.delta); /* another kind changed: built whole */
-            *pod_changes += (unsigned)pods_only;
+            *pod_changes += pods_only != 0;
+            *replaced += pods_only == 2;
+            *patched += (unsigned)(pods_only == 2 && next->steps.patched);
+            if (next->steps.patched)
+                assert_int_equal(pods_only, 2); /* nothing else may be patched */
             deltas += (unsigned)next->steps.delta;
+            tally(&full->f);
             same_findings(&next->f, &full->f, step);
             same_diagnoses(next, full, step);
             snapshot_free(full);
@@ -448,12 +497,32 @@ static unsigned run(unsigned seeds, int steps, unsigned *pod_changes)
 
 static void test_update_equals_build(void **state)
 {
-    unsigned pod_changes, deltas = run(40, 50, &pod_changes);
+    unsigned pod_changes, replaced, patched, deltas = run(40, 50, &pod_changes, &replaced,
+                                                            &patched);
 
     (void)state;
     /* Most Pod changes are deltas (a cluster with a quota at its limit may need new stand-ins). */
     if (deltas * 2 < pod_changes)
         fail_msg("only %u of %u changes of Pods were deltas", deltas, pod_changes);
+    /* And most replacements patch the model (not after a change of another kind, nor once too
+     * many boxes piled up, nor with stand-ins) */
+    if (patched * 2 < replaced)
+        fail_msg("only %u of %u replacements of Pods patched the model", patched, replaced);
+    print_message("%u of %u Pod changes were deltas; %u of %u replacements patched\n", deltas,
+                  pod_changes, patched, replaced);
+    {
+        size_t n, k;
+        const struct dd_rule *r = dd_rules(&n);
+        for (k = 0; k < n && k < 256; k++) {
+            if (seen[k])
+                print_message("  %s %u\n", r[k].code, seen[k]);
+            /* The split rules, and the CLUSTER ones that read pods per claim, are exercised. */
+            if (!seen[k] && (r[k].scope == DD_SCOPE_POD_PART || r[k].scope == DD_SCOPE_EVENTS ||
+                             !strcmp(r[k].code, "ReservedForLimitReached") ||
+                             !strcmp(r[k].code, "ClaimAllocatedOnOtherNode")))
+                fail_msg("no change made %s report", r[k].code);
+        }
+    }
 }
 
 /* The table declares a scope for every rule that runs, and the POD and NO_PODS ones run live

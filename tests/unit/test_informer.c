@@ -1198,6 +1198,27 @@ static void stores_collect(void **state)
         found |= 1u << (dd_json_str(v[i], "metadata", "name", NULL)[0] - 'a');
     assert_int_equal(found, 7);
     free(v);
+    /* The order they came; a replaced object keeps its place, a deleted one's goes to the
+     * store's last (what lets a snapshot patch its model where a pod changed). */
+    o = obj("y", "d", "4");
+    assert_int_equal(inf_store_put(st[1], o), DD_OK);
+    cJSON_Delete(o);
+    o = obj("x", "b", "5");
+    assert_int_equal(inf_store_put(st[1], o), DD_OK);
+    cJSON_Delete(o);
+    assert_int_equal(inf_stores_collect(st, 2, &v, &n), 0);
+    assert_int_equal(n, 4);
+    assert_string_equal(dd_json_str(v[0], "metadata", "name", NULL), "a");
+    assert_string_equal(dd_json_str(v[1], "metadata", "resourceVersion", NULL), "5");
+    assert_string_equal(dd_json_str(v[2], "metadata", "name", NULL), "c");
+    assert_string_equal(dd_json_str(v[3], "metadata", "name", NULL), "d");
+    free(v);
+    assert_int_equal(inf_store_delete(st[1], "x/b"), 1);
+    assert_int_equal(inf_stores_collect(st, 2, &v, &n), 0);
+    assert_int_equal(n, 3);
+    assert_string_equal(dd_json_str(v[1], "metadata", "name", NULL), "d");
+    assert_string_equal(dd_json_str(v[2], "metadata", "name", NULL), "c");
+    free(v);
     inf_store_free(st[0]);
     inf_store_free(st[1]);
 }

@@ -15,10 +15,10 @@
 
 /* A hand-made table, so these tests do not depend on the real rules. */
 static const struct dd_rule test_rules[] = {
-    { "DriverNotInstalled", DD_SEV_ERROR, DD_STEP_DRIVER, DD_LINT, "No DRA driver publishes the class's devices", NULL, DD_SCOPE_CLUSTER },
-    { "SelectorMatchesNoDriver", DD_SEV_ERROR, DD_STEP_SELECTOR, DD_LINT, "A CEL selector names a driver nobody runs", NULL, DD_SCOPE_CLUSTER },
-    { "ClaimUnused", DD_SEV_WARNING, DD_STEP_NONE, DD_LINT, "A ResourceClaim is referenced by no pod", NULL, DD_SCOPE_CLUSTER },
-    { "AdminAccessSet", DD_SEV_INFO, DD_STEP_NONE, DD_LINT, "The claim requests admin access", NULL, DD_SCOPE_CLUSTER },
+    { "DriverNotInstalled", DD_SEV_ERROR, DD_STEP_DRIVER, DD_LINT, "No DRA driver publishes the class's devices", NULL, DD_SCOPE_CLUSTER, NULL },
+    { "SelectorMatchesNoDriver", DD_SEV_ERROR, DD_STEP_SELECTOR, DD_LINT, "A CEL selector names a driver nobody runs", NULL, DD_SCOPE_CLUSTER, NULL },
+    { "ClaimUnused", DD_SEV_WARNING, DD_STEP_NONE, DD_LINT, "A ResourceClaim is referenced by no pod", NULL, DD_SCOPE_CLUSTER, NULL },
+    { "AdminAccessSet", DD_SEV_INFO, DD_STEP_NONE, DD_LINT, "The claim requests admin access", NULL, DD_SCOPE_CLUSTER, NULL },
 };
 #define NRULES (sizeof(test_rules) / sizeof(test_rules[0]))
 
