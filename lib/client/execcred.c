@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -485,4 +486,163 @@ out:
     free(env);
     free(info);
     return rc;
+}
+
+/* ---- one credential per (spec, cluster) in the process --------------------------------- */
+
+/* More distinct plugins than a process talks to: beyond it the oldest is forgotten. */
+#define CACHE_MAX 16
+
+struct cached {
+    char *key;
+    size_t keylen;
+    struct execcred cred;
+};
+
+static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct cached cache[CACHE_MAX];
+static size_t ncache;
+
+/* Appends s and its terminating NUL (or a lone 0x01 for NULL) to buf[*n..cap). */
+static int key_add(char **buf, size_t *n, size_t *cap, const char *s)
+{
+    size_t len = s ? strlen(s) + 1 : 1;
+
+    if (*n + len > *cap) {
+        size_t c = (*cap + len) * 2;
+        char *b = realloc(*buf, c);
+        if (!b)
+            return -1;
+        *buf = b;
+        *cap = c;
+    }
+    memcpy(*buf + *n, s ? s : "\x01", len);
+    *n += len;
+    return 0;
+}
+
+/* Everything that makes two plugin runs give different credentials, NUL-separated. */
+static char *cache_key(const struct execcred_spec *s, const char *server, const char *ca_pem,
+                       int insecure, size_t *len)
+{
+    char *buf = NULL, *const *v, count[32];
+    size_t n = 0, cap = 0, k;
+    int bad = 0;
+
+    bad |= key_add(&buf, &n, &cap, s->api_version);
+    bad |= key_add(&buf, &n, &cap, s->command);
+    /* Each list after its length, so no argument can pass for an environment entry. */
+    for (k = 0; s->argv && s->argv[k]; k++)
+        ;
+    snprintf(count, sizeof(count), "%zu", k);
+    bad |= key_add(&buf, &n, &cap, count);
+    for (v = s->argv; v && *v; v++)
+        bad |= key_add(&buf, &n, &cap, *v);
+    for (k = 0; s->env && s->env[k]; k++)
+        ;
+    snprintf(count, sizeof(count), "%zu", k);
+    bad |= key_add(&buf, &n, &cap, count);
+    for (v = s->env; v && *v; v++)
+        bad |= key_add(&buf, &n, &cap, *v);
+    bad |= key_add(&buf, &n, &cap, s->provide_cluster_info ? server : NULL);
+    bad |= key_add(&buf, &n, &cap, s->provide_cluster_info ? ca_pem : NULL);
+    bad |= key_add(&buf, &n, &cap, s->provide_cluster_info && insecure ? "insecure" : NULL);
+    if (bad) {
+        free(buf);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+static int same_str(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+static int same_cred(const struct execcred *a, const struct execcred *b)
+{
+    return same_str(a->token, b->token) && same_str(a->cert_pem, b->cert_pem) &&
+           same_str(a->key_pem, b->key_pem) && a->expires == b->expires;
+}
+
+static enum dd_rc cred_copy(struct execcred *dst, const struct execcred *src, struct dd_err *err)
+{
+    int nomem = 0;
+
+    execcred_release(dst);
+    dst->token = dup_or_null(src->token, &nomem);
+    dst->cert_pem = dup_or_null(src->cert_pem, &nomem);
+    dst->key_pem = dup_or_null(src->key_pem, &nomem);
+    dst->expires = src->expires;
+    if (nomem) {
+        execcred_release(dst);
+        return dd_failf(err, DD_ENOMEM, "out of memory");
+    }
+    return DD_OK;
+}
+
+static void cached_release(struct cached *e)
+{
+    free(e->key);
+    execcred_release(&e->cred);
+    memset(e, 0, sizeof(*e));
+}
+
+enum dd_rc execcred_get(const struct execcred_spec *s, const char *server, const char *ca_pem,
+                        int insecure, const struct execcred *stale, struct execcred *out,
+                        struct dd_err *err)
+{
+    struct cached *e = NULL;
+    struct execcred fresh = { 0 };
+    size_t len, i;
+    char *key;
+    enum dd_rc rc;
+
+    execcred_release(out);
+    if (!(key = cache_key(s, server, ca_pem, insecure, &len)))
+        return dd_failf(err, DD_ENOMEM, "out of memory");
+    /* Held across the run: clients that need the same credential wait for it, not rerun it. */
+    pthread_mutex_lock(&cache_mu);
+    for (i = 0; i < ncache && !e; i++)
+        if (cache[i].keylen == len && !memcmp(cache[i].key, key, len))
+            e = &cache[i];
+    if (e && !execcred_expired(&e->cred, time(NULL)) && !(stale && same_cred(stale, &e->cred))) {
+        rc = cred_copy(out, &e->cred, err);
+        goto out;
+    }
+    if ((rc = execcred_run(s, server, ca_pem, insecure, &fresh, err)) != DD_OK) {
+        if (e) { /* what was refused or expired is no use to the next caller either */
+            cached_release(e);
+            *e = cache[--ncache];
+            memset(&cache[ncache], 0, sizeof(cache[0]));
+        }
+        goto out;
+    }
+    if (!e) {
+        if (ncache == CACHE_MAX) {
+            cached_release(&cache[0]);
+            memmove(&cache[0], &cache[1], (CACHE_MAX - 1) * sizeof(cache[0]));
+            ncache--;
+        }
+        e = &cache[ncache++];
+        e->key = key;
+        e->keylen = len;
+        key = NULL;
+    }
+    execcred_release(&e->cred);
+    e->cred = fresh;
+    rc = cred_copy(out, &e->cred, err);
+out:
+    pthread_mutex_unlock(&cache_mu);
+    free(key);
+    return rc;
+}
+
+void execcred_cache_clear(void)
+{
+    pthread_mutex_lock(&cache_mu);
+    while (ncache)
+        cached_release(&cache[--ncache]);
+    pthread_mutex_unlock(&cache_mu);
 }

@@ -62,6 +62,22 @@ enum dd_rc execcred_run(const struct execcred_spec *s, const char *server, const
 enum dd_rc execcred_parse(const char *api_version, const char *buf, size_t len,
                           struct execcred *out, struct dd_err *err);
 
+/*
+ * The credential for spec s and its cluster, shared by every client of the process, as
+ * client-go's exec authenticators share one per (spec, cluster): the informers of a controller
+ * start together and would otherwise each run a slow cloud CLI.  The plugin runs (one run at a
+ * time in the process) when nothing is cached, the cached credential expired, or it is stale:
+ * the one the caller holds and the server refused (a 401), unless another client has already
+ * replaced it.  A failed run caches nothing.  Copies the credential into *out (released
+ * first); errors as execcred_run.  Thread-safe.
+ */
+enum dd_rc execcred_get(const struct execcred_spec *s, const char *server, const char *ca_pem,
+                        int insecure, const struct execcred *stale, struct execcred *out,
+                        struct dd_err *err);
+
+/* Forgets every shared credential (tests; a process never needs it). */
+void execcred_cache_clear(void);
+
 /* 1 when c has expired at now (a credential without an expiry never does). */
 int execcred_expired(const struct execcred *c, time_t now);
 

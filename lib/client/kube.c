@@ -1201,20 +1201,24 @@ static const char *current_token(struct kube_client *c)
 }
 
 /*
- * Runs the exec credential plugin when the client has none yet, the one it has expired, or
- * the server refused it (force: a 401).  client-go does the same; a plugin is not run again
- * for every request, since it may be slow (a cloud CLI) or rate limited.
+ * Gets the exec credential plugin's credential when the client has none yet, the one it has
+ * expired, or the server refused it (force: a 401).  client-go does the same; a plugin is not
+ * run again for every request, nor for every client (execcred_get shares one per process),
+ * since it may be slow (a cloud CLI) or rate limited.
  */
 static enum dd_rc exec_credential(struct kube_client *c, int force, struct dd_err *err)
 {
+    struct execcred fresh = { 0 };
     enum dd_rc rc;
 
     if (!c->cfg.exec || c->cfg.token || c->cfg.token_file)
         return DD_OK;
     if (c->have_cred && !force && !execcred_expired(&c->cred, time(NULL)))
         return DD_OK;
-    c->have_cred = 0;
-    rc = execcred_run(c->cfg.exec, c->cfg.server, c->cfg.ca_pem, c->cfg.insecure, &c->cred, err);
+    rc = execcred_get(c->cfg.exec, c->cfg.server, c->cfg.ca_pem, c->cfg.insecure,
+                      force && c->have_cred ? &c->cred : NULL, &fresh, err);
+    execcred_release(&c->cred);
+    c->cred = fresh;
     c->have_cred = rc == DD_OK;
     return rc;
 }

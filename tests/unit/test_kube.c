@@ -1490,7 +1490,8 @@ static void test_http_exec_credential(void **state)
     assert_int_equal(plugin_runs(dir), 2);
     kube_client_free(c);
 
-    /* Expired on arrival: run for every request. */
+    /* Expired on arrival: run for every request (a new process: nothing shared yet). */
+    execcred_cache_clear();
     snprintf(runs, sizeof(runs), "%s/runs", dir);
     assert_int_equal(unlink(runs), 0);
     write_plugin(dir, ",\"expirationTimestamp\":\"2020-01-01T00:00:00Z\"");
@@ -1502,12 +1503,55 @@ static void test_http_exec_credential(void **state)
     kube_client_free(c);
 
     /* A plugin that fails fails the request, naming itself. */
+    execcred_cache_clear();
     write_file(dir, "plugin", "#!/bin/sh\necho 'no credentials' >&2\nexit 3\n");
     c = exec_client(m, dir);
     assert_int_equal(kube_get(c, "/f", NULL, NULL, &err), DD_EIO);
     assert_contains(err.msg, "plugin");
     assert_contains(err.msg, "status 3");
     kube_client_free(c);
+    rm_tree(dir);
+    mock_stop(m);
+}
+
+static void *exec_get_thread(void *arg)
+{
+    struct dd_err err;
+
+    return (void *)(intptr_t)kube_get(arg, "/shared", NULL, NULL, &err);
+}
+
+/* The clients of a process share the credential, as client-go's do: four clients started
+ * together run the plugin once for the first credential, and once again after all four
+ * were refused it (the first to ask replaces it, the others take the replacement). */
+static void test_http_exec_credential_shared(void **state)
+{
+    struct mock *m = mock_start(h_exec);
+    char *dir = make_tmpdir();
+    struct kube_client *c[4];
+    pthread_t th[4];
+    size_t i, n;
+    void *rc;
+
+    (void)state;
+    execcred_cache_clear();
+    write_plugin(dir, "");
+    for (i = 0; i < 4; i++)
+        c[i] = exec_client(m, dir);
+    for (i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, exec_get_thread, c[i]), 0);
+    for (i = 0; i < 4; i++) {
+        assert_int_equal(pthread_join(th[i], &rc), 0);
+        assert_int_equal((intptr_t)rc, DD_OK);
+    }
+    assert_int_equal(plugin_runs(dir), 2);
+    n = mock_requests(m);
+    for (i = 0; i < n; i++)
+        if (strcmp(m->log[i].auth, "Bearer exec-1"))
+            assert_string_equal(m->log[i].auth, "Bearer exec-2");
+    for (i = 0; i < 4; i++)
+        kube_client_free(c[i]);
+    execcred_cache_clear();
     rm_tree(dir);
     mock_stop(m);
 }
@@ -1947,6 +1991,7 @@ int main(void)
         cmocka_unit_test(test_http_connection_reuse),
         cmocka_unit_test(test_http_token_reload),
         cmocka_unit_test(test_http_exec_credential),
+        cmocka_unit_test(test_http_exec_credential_shared),
         cmocka_unit_test(test_http_body_limits),
         cmocka_unit_test(test_http_patch),
         cmocka_unit_test(test_http_connect_refused),
