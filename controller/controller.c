@@ -515,37 +515,47 @@ static int post_event(struct ctl *c, struct kube_client *k, const cJSON *pod, co
  * are refused, a DeviceTaintRule that evicts every DRA pod): a Warning Event on the object,
  * once per cause (builder thread, leader only).
  */
-static void post_object_findings(struct ctl *c, struct kube_client *k, const struct snapshot *s)
+struct object_post {
+    struct ctl *c;
+    struct kube_client *k;
+};
+
+static void post_object_finding(const struct dd_finding *f, void *ctx)
 {
     static const char *const codes[] = { "PodClaimFieldsRemoved", "DeviceTaintRuleEvictsAll" };
+    struct ctl *c = ((struct object_post *)ctx)->c;
     char key[320], text[4096];
-    size_t i, j, p;
+    size_t j, p;
 
-    for (i = 0; i < s->f.n; i++) {
-        const struct dd_finding *f = &s->f.v[i];
-        for (j = 0; j < sizeof(codes) / sizeof(codes[0]) && strcmp(f->code, codes[j]); j++)
-            ;
-        if (j == sizeof(codes) / sizeof(codes[0]))
-            continue;
-        snprintf(key, sizeof(key), "%s/%s/%s/%s", f->code, f->obj.kind, f->obj.namespace_,
-                 f->obj.name);
-        for (p = 0; p < c->nposted && strcmp(c->posted[p].key, key); p++)
-            ;
-        if (p < c->nposted)
-            continue;
-        if (c->nposted == c->capposted) {
-            size_t cap = c->capposted ? c->capposted * 2 : 16;
-            struct posted *v = realloc(c->posted, cap * sizeof(*v));
-            if (!v)
-                return;
-            c->posted = v;
-            c->capposted = cap;
-        }
-        snprintf(text, sizeof(text), "%s Fix: %s", f->message, f->fix);
-        if (!post_event_about(c, k, f->obj.api_version, f->obj.kind, f->obj.namespace_,
-                              f->obj.name, NULL, "Warning", f->code, text))
-            snprintf(c->posted[c->nposted++].key, sizeof(key), "%s", key);
+    for (j = 0; j < sizeof(codes) / sizeof(codes[0]) && strcmp(f->code, codes[j]); j++)
+        ;
+    if (j == sizeof(codes) / sizeof(codes[0]))
+        return;
+    snprintf(key, sizeof(key), "%s/%s/%s/%s", f->code, f->obj.kind, f->obj.namespace_,
+             f->obj.name);
+    for (p = 0; p < c->nposted && strcmp(c->posted[p].key, key); p++)
+        ;
+    if (p < c->nposted)
+        return;
+    if (c->nposted == c->capposted) {
+        size_t cap = c->capposted ? c->capposted * 2 : 16;
+        struct posted *v = realloc(c->posted, cap * sizeof(*v));
+        if (!v)
+            return;
+        c->posted = v;
+        c->capposted = cap;
     }
+    snprintf(text, sizeof(text), "%s Fix: %s", f->message, f->fix);
+    if (!post_event_about(c, ((struct object_post *)ctx)->k, f->obj.api_version, f->obj.kind,
+                          f->obj.namespace_, f->obj.name, NULL, "Warning", f->code, text))
+        snprintf(c->posted[c->nposted++].key, sizeof(key), "%s", key);
+}
+
+static void post_object_findings(struct ctl *c, struct kube_client *k, const struct snapshot *s)
+{
+    struct object_post op = { c, k };
+
+    snapshot_foreach_finding(s, post_object_finding, &op);
 }
 
 /*
@@ -691,6 +701,24 @@ struct stuck {
     size_t count[STUCK_CODES_MAX], n, other;
 };
 
+/* Findings by rule (the table's order). */
+struct finding_count {
+    const struct dd_rule *rules;
+    size_t nrules, *cnt;
+};
+
+static void count_finding(const struct dd_finding *f, void *ctx)
+{
+    struct finding_count *fc = ctx;
+    size_t i;
+
+    for (i = 0; i < fc->nrules; i++)
+        if (fc->rules[i].code == f->code) {
+            fc->cnt[i]++;
+            return;
+        }
+}
+
 static int count_stuck(void *ctx, const cJSON *pod)
 {
     struct stuck *st = ctx;
@@ -721,8 +749,9 @@ static void h_metrics(void *ctx, const char *m, const char *b, size_t n, struct 
 {
     struct ctl *c = ctx;
     struct snapshot *s = snap_get(c);
-    size_t len = 0, cap = 32768, i, j, nrules;
+    size_t len = 0, cap = 32768, i, nrules;
     const struct dd_rule *rules = dd_rules(&nrules);
+    struct finding_count fc = { rules, nrules, NULL };
     char *buf = malloc(cap);
     struct stuck *st = calloc(1, sizeof(*st));
 
@@ -746,12 +775,12 @@ static void h_metrics(void *ctx, const char *m, const char *b, size_t n, struct 
         !c->lease || lease_is_leader(c->lease));
     OUT("# HELP dra_doctor_findings Findings of the current snapshot, by rule code.\n"
         "# TYPE dra_doctor_findings gauge\n");
-    for (i = 0; i < nrules; i++) {
-        size_t cnt = 0;
-        for (j = 0; s && j < s->f.n; j++)
-            cnt += s->f.v[j].code == rules[i].code;
-        OUT("dra_doctor_findings{code=\"%s\"} %zu\n", rules[i].code, cnt);
-    }
+    fc.cnt = calloc(nrules + 1, sizeof(*fc.cnt));
+    if (s && fc.cnt)
+        snapshot_foreach_finding(s, count_finding, &fc);
+    for (i = 0; fc.cnt && i < nrules; i++)
+        OUT("dra_doctor_findings{code=\"%s\"} %zu\n", rules[i].code, fc.cnt[i]);
+    free(fc.cnt);
     if (st) {
         for (i = 0; i < nrules && i < STUCK_CODES_MAX; i++)
             st->code[st->n++] = rules[i].code;

@@ -154,9 +154,9 @@ static int assumed_object(const struct dra_model *m, const struct dd_finding *f)
  */
 enum ix_kind { IX_OBJECT, IX_CLASS, IX_DRIVER, IX_NODE, IX_DRIVER_NODE };
 
-/* Positions of findings that may lie on one pod's path, ascending. */
+/* Findings that may lie on one pod's path, in the findings' order. */
 struct cands {
-    const size_t *v;
+    const struct dd_finding **v;
     size_t n;
 };
 
@@ -192,6 +192,9 @@ struct diag_index {
     struct ix_block *fill;    /* of blocks, the one of this index's own that keys go to */
     size_t *cdi_any, ncdi_any; /* CDIDisabled without a node: on every pod's path */
     size_t *cdi_all, ncdi_all; /* every CDIDisabled: an unscheduled pod's when one runtime */
+    const struct dd_findings *fs; /* what the positions are of (borrowed) */
+    const struct diag_index *under; /* a layer's (diag_index_layer), borrowed; else NULL */
+    const uint64_t *gone;       /* of under's findings, those the layer dropped (borrowed) */
 };
 
 static size_t ix_hash(const char *s)
@@ -368,30 +371,35 @@ static int is(const char *s, const char *lit)
     return s[0] == lit[0] && STRIEQ(s, lit);
 }
 
-/* Keeps of a class or driver key's findings the first of each code and kind: about a
- * DeviceClass or not (class keys), with a node or without (driver keys); for
- * SelectorMatchesNoDriver, the first of each driver it names too.  Quadratic in the kept
- * ones, which the rule table bounds. */
+/* 1 when f and g, filed under a class key (kind 'c') or a driver key, are of one group: the
+ * same code and kind (about a DeviceClass or not under a class, with a node or without under
+ * a driver) and, for SelectorMatchesNoDriver, the same driver named. */
+static int same_group(char kind, const struct dd_finding *f, const struct dd_finding *g)
+{
+    /* Codes are the rule table's strings: the pointers compare first (this runs for each of
+     * a class's findings, one per Pending pod of it). */
+    return (f->code == g->code || STRIEQ(f->code, g->code)) &&
+           (kind == 'c' ? is(f->obj.kind, "DeviceClass") == is(g->obj.kind, "DeviceClass")
+                        : !f->scope_node == !g->scope_node) &&
+           (!is(f->code, "SelectorMatchesNoDriver") || (!f->scope_driver && !g->scope_driver) ||
+            (f->scope_driver && g->scope_driver && STRIEQ(f->scope_driver, g->scope_driver)));
+}
+
+/* Of a group, a class or driver key keeps the first this many: the first alone is what a pod
+ * reads, the others stand in when a layer drops it (diag_index_layer). */
+#define IX_DEPTH 8
+
+/* Keeps of a class or driver key's findings the first IX_DEPTH of each group (same_group).
+ * Quadratic in the kept ones, which the rule table bounds. */
 static void ix_firsts(struct ix_slot *sl, const struct dd_findings *fs)
 {
     size_t i, j, k = 0, *v = ix_pos(sl);
 
     for (i = 0; i < sl->n; i++) {
-        const struct dd_finding *f = &fs->v[v[i]];
-        int seen = 0;
-        /* Codes are the rule table's strings: the pointers compare first (this runs for each
-         * of a class's findings, one per Pending pod of it). */
-        for (j = 0; j < k && !seen; j++) {
-            const struct dd_finding *g = &fs->v[v[j]];
-            seen = (f->code == g->code || STRIEQ(f->code, g->code)) &&
-                   (sl->key[0] == 'c' ? is(f->obj.kind, "DeviceClass") ==
-                                        is(g->obj.kind, "DeviceClass")
-                                      : !f->scope_node == !g->scope_node) &&
-                   (!is(f->code, "SelectorMatchesNoDriver") ||
-                    (!f->scope_driver && !g->scope_driver) ||
-                    (f->scope_driver && g->scope_driver && STRIEQ(f->scope_driver, g->scope_driver)));
-        }
-        if (!seen)
+        size_t seen = 0;
+        for (j = 0; j < k && seen < IX_DEPTH; j++)
+            seen += (size_t)same_group(sl->key[0], &fs->v[v[i]], &fs->v[v[j]]);
+        if (seen < IX_DEPTH)
             v[k++] = v[i];
     }
     sl->n = k;
@@ -457,6 +465,7 @@ struct diag_index *diag_index_new(const struct dd_findings *fs)
 
     if (!ix)
         return NULL;
+    ix->fs = fs;
     /* Room for a key per finding at most half full (many share theirs; ix_file grows it). */
     while (cap < 2 * fs->n + 2)
         cap *= 2;
@@ -509,8 +518,10 @@ struct diag_index *diag_index_patch(const struct diag_index *prev,
     size_t *map = malloc((pf->n + 1) * sizeof(*map)), *added = NULL, nadded = 0, cap = 0;
     size_t i, j, k, ncdi;
 
-    if (!map)
+    if (!map || prev->under) {
+        free(map);
         return NULL;
+    }
     /* Kept findings share their strings with prev's (the same block, in the same order); a
      * new one's are its own alone. */
     for (i = j = 0; j < fs->n;) {
@@ -540,6 +551,7 @@ struct diag_index *diag_index_patch(const struct diag_index *prev,
     if (!(ix = calloc(1, sizeof(*ix))) ||
         !(ix->slots = malloc(prev->nslots * sizeof(*ix->slots))))
         goto fail;
+    ix->fs = fs;
     memcpy(ix->slots, prev->slots, prev->nslots * sizeof(*ix->slots));
     ix->nslots = prev->nslots;
     ix->used = prev->used;
@@ -591,6 +603,73 @@ fail:
     return NULL;
 }
 
+static int gone_at(const uint64_t *gone, size_t pos)
+{
+    return gone && (gone[pos / 64] >> (pos % 64) & 1);
+}
+
+/* 1 when position pos of ix's findings is among what a class or driver key kept of its group
+ * (ix_firsts), and gone drops every one of them while more may follow: the next one is not
+ * in ix. */
+static int ix_group_lost(const struct diag_index *ix, size_t pos, const uint64_t *gone)
+{
+    const struct dd_finding *f = &ix->fs->v[pos];
+    const char *name[2] = { f->scope_class, f->scope_driver };
+    char buf[1024];
+    size_t k, i, in, left, all;
+
+    for (k = 0; k < 2; k++) {
+        const char *key = name[k] ? ix_key(buf, sizeof(buf), k ? IX_DRIVER : IX_CLASS, name[k],
+                                           NULL, NULL) : NULL;
+        struct ix_slot *sl = key ? ix_find(ix, key) : NULL;
+        const size_t *v = sl && sl->key ? ix_pos(sl) : NULL;
+        for (i = in = left = all = 0; v && i < sl->n; i++) {
+            int same = same_group(sl->key[0], f, &ix->fs->v[v[i]]);
+            in |= v[i] == pos;
+            all += (size_t)same;
+            left += same && !gone_at(gone, v[i]);
+        }
+        /* A group ix_firsts cut short may have more after it; a shorter one has not. */
+        if (in && !left && all == IX_DEPTH)
+            return 1;
+    }
+    return 0;
+}
+
+struct diag_index *diag_index_layer(const struct diag_index *under, const uint64_t *gone,
+                                    const struct dd_findings *own)
+{
+    struct diag_index *ix;
+    size_t w, nw = (under->fs->n + 63) / 64;
+
+    if (under->under)
+        return NULL;
+    /* A bit per finding: the words are a small pass (a word per 64 findings); the set bits
+     * are what changed. */
+    for (w = 0; w < nw; w++) {
+        uint64_t bits = gone[w];
+        for (; bits; bits &= bits - 1)
+            if (ix_group_lost(under, w * 64 + (size_t)__builtin_ctzll(bits), gone))
+                return NULL;
+    }
+    if (!(ix = diag_index_new(own)))
+        return NULL;
+    ix->under = under;
+    ix->gone = gone;
+    return ix;
+}
+
+const size_t *diag_index_about(const struct diag_index *ix, const char *kind, const char *ns,
+                               const char *name, size_t *n)
+{
+    char buf[1024];
+    const char *key = ix_key(buf, sizeof(buf), IX_OBJECT, kind, ns, name);
+    struct ix_slot *sl = key ? ix_find(ix, key) : NULL;
+
+    *n = sl && sl->key ? sl->n : 0;
+    return *n ? ix_pos(sl) : NULL;
+}
+
 static int cmp_pos(const void *a, const void *b)
 {
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
@@ -616,12 +695,12 @@ static int ix_add(const struct diag_index *ix, size_t **v, size_t *n, size_t *ca
 }
 
 /*
- * The findings filed under v's keys, ascending and without repeats: with main == 0 only
- * those scoped to v's classes (collect_path), else everything on_path may accept.  0, or
- * -1 on ENOMEM.
+ * The positions filed under v's keys in ix itself (not in what it lies over), ascending and
+ * without repeats, into *out[0..*nout): with main == 0 only those scoped to v's classes
+ * (collect_path), else everything on_path may accept.  0, or -1 on ENOMEM.
  */
-static int ix_gather(const struct diag_index *ix, const struct pod_view *v, int main,
-                     struct cands *out)
+static int ix_gather_pos(const struct diag_index *ix, const struct pod_view *v, int main,
+                         size_t **out, size_t *nout)
 {
     const struct dra_podspec *p = v->p;
     size_t *r = NULL, n = 0, cap = 0, i, k;
@@ -660,6 +739,36 @@ static int ix_gather(const struct diag_index *ix, const struct pod_view *v, int 
     for (i = k = 0; i < n; i++)
         if (!k || r[k - 1] != r[i])
             r[k++] = r[i];
+    *out = r;
+    *nout = k;
+    return 0;
+}
+
+/* The findings ix_gather_pos gives in ix and, for a layer, in what it lies over but not
+ * dropped, merged in the findings' order (both lists are sorted).  0, -1 on ENOMEM. */
+static int ix_gather(const struct diag_index *ix, const struct pod_view *v, int main,
+                     struct cands *out)
+{
+    const struct diag_index *u = ix->under;
+    const struct dd_finding **r;
+    size_t *a = NULL, *b = NULL, na = 0, nb = 0, i = 0, j = 0, k = 0;
+
+    if (ix_gather_pos(ix, v, main, &a, &na) || (u && ix_gather_pos(u, v, main, &b, &nb)) ||
+        !(r = malloc((na + nb + 1) * sizeof(*r)))) {
+        free(a);
+        free(b);
+        return -1;
+    }
+    while (i < na || j < nb) {
+        if (j < nb && gone_at(ix->gone, b[j]))
+            j++;
+        else if (j < nb && (i == na || dd_finding_cmp(&u->fs->v[b[j]], &ix->fs->v[a[i]]) <= 0))
+            r[k++] = &u->fs->v[b[j++]];
+        else
+            r[k++] = &ix->fs->v[a[i++]];
+    }
+    free(a);
+    free(b);
     out->v = r;
     out->n = k;
     return 0;
@@ -703,11 +812,11 @@ static void collect_path(struct pod_view *v, const struct dd_findings *fs,
         struct cands c;
         if (!ix_gather(ix, v, 0, &c)) {
             for (i = 0; i < c.n; i++)
-                if (STRIEQ(fs->v[c.v[i]].code, "SelectorMatchesNoDriver") &&
-                    names_has(&v->classes, fs->v[c.v[i]].scope_class))
-                    names_add(&v->drivers, fs->v[c.v[i]].scope_driver);
-            free((void *)c.v);
-        } else {
+                if (STRIEQ(c.v[i]->code, "SelectorMatchesNoDriver") &&
+                    names_has(&v->classes, c.v[i]->scope_class))
+                    names_add(&v->drivers, c.v[i]->scope_driver);
+            free(c.v);
+        } else if (!ix->under) {
             ix = NULL; /* out of memory: look at every finding */
         }
     }
@@ -1115,14 +1224,17 @@ void diag_pod_indexed(const struct dra_model *m, const struct dd_findings *findi
         goto out; /* Succeeded or Failed: DRA no longer matters */
     collect_path(v, findings, ix);
     pod_evidence(v);
-    if (ix && ix_gather(ix, v, 1, &c))
+    if (ix && ix_gather(ix, v, 1, &c)) {
+        if (ix->under)
+            goto out; /* out of memory, and findings are not all of them */
         ix = NULL; /* out of memory: look at every finding */
+    }
     for (i = 0; i < (ix ? c.n : findings->n); i++) {
-        const struct dd_finding *f = &findings->v[ix ? c.v[i] : i];
+        const struct dd_finding *f = ix ? c.v[i] : &findings->v[i];
         if (on_path(v, f))
             add_cand(v, f->code, f, NULL);
     }
-    free((void *)c.v);
+    free(c.v);
     /* A running pod is at risk only from what stops injection (CDI off, or having started
      * while it was) and from what it runs with: devices no container gets, configuration
      * the driver ignores, a device gone bad. */

@@ -15,6 +15,7 @@
 #define DD_DIAGNOSE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <cjson/cJSON.h>
 
 #include "model/dra.h"
@@ -63,9 +64,26 @@ struct diag_index *diag_index_new(const struct dd_findings *findings);
 struct diag_index *diag_index_patch(const struct diag_index *prev,
                                     const struct dd_findings *prev_findings,
                                     const struct dd_findings *findings);
+/*
+ * An index of own's findings lying over under's (a snapshot's update: own holds the findings
+ * added since under's, gone a bit per position of under's findings, set for those dropped
+ * since): diag_pod_indexed with it sees under's findings but the dropped ones, and own's, in
+ * their order (own and under's findings both sorted, dd_findings_sort).  under must not be a
+ * layer itself; under, its findings, gone and own must outlive the layer.  The cost is own's
+ * and a pass over gone's words, reading none of under's findings but the dropped ones.  NULL
+ * when it cannot be made so (of a class's or driver's first findings of a code, the ones
+ * under keeps, all were dropped: the next one is not in under) or on ENOMEM.
+ */
+struct diag_index *diag_index_layer(const struct diag_index *under, const uint64_t *gone,
+                                    const struct dd_findings *own);
+/* The positions (ascending, *n of them; NULL when none) of ix's own findings about the object
+ * kind ns/name (a Pod, ResourceClaim or ResourceClaimTemplate): borrowed from ix. */
+const size_t *diag_index_about(const struct diag_index *ix, const char *kind, const char *ns,
+                               const char *name, size_t *n);
 void diag_index_free(struct diag_index *ix);
 
-/* diag_pod with an index of findings (ix may be NULL: then it is diag_pod). */
+/* diag_pod with an index of findings (ix may be NULL: then it is diag_pod).  With a layer
+ * (diag_index_layer), findings is its own. */
 void diag_pod_indexed(const struct dra_model *m, const struct dd_findings *findings,
                       const struct diag_index *ix, const struct dra_podspec *pod,
                       struct diag_result *out);

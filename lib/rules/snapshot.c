@@ -684,8 +684,18 @@ static int patch_assumes(struct snapshot *s, const struct keys *changed)
     return assumed != NULL;
 }
 
+/* 1 when s's findings may be prev's with the rules a Pod affects rerun: the same evidence
+ * besides the objects. */
+static int delta_applies(const struct snapshot *prev, const struct snapshot *s)
+{
+    return !prev->objects && !s->objects && !prev->dup_pods && !s->dup_pods &&
+           prev->m.live == s->m.live && same_sar(prev, s) && same_plugin_pods(&prev->m, &s->m) &&
+           !prev->assumed == !s->assumed &&
+           (!s->assumed || cJSON_Compare(prev->assumed, s->assumed, 1));
+}
+
 /*
- * s's findings from prev's where only Pods (and Events) changed: prev's findings of NO_PODS
+ * s's findings from prev's (pf: all of them) where only Pods (and Events) changed: prev's findings of NO_PODS
  * rules, of POD rules but about the changed Pods, and of POD_PART rules but their pod_check's
  * over the changed Pods' old versions, and when the model was patched (no Event changed) of
  * EVENTS rules, and of CLAIM rules but over the changed Pods' groups (*kept of them, in prev's
@@ -694,8 +704,9 @@ static int patch_assumes(struct snapshot *s, const struct keys *changed)
  * CLAIM and EVENTS rule's).  patched: the changed Pods when patch_model found them, else NULL.  1 when that does
  * not apply (then nothing was added), 0, -1 on ENOMEM.
  */
-static int delta_rules(const struct snapshot *prev, struct snapshot *s,
-                       const struct rule_options *opt, const struct keys *patched, size_t *kept)
+static int delta_rules(const struct snapshot *prev, const struct dd_findings *pf,
+                       struct snapshot *s, const struct rule_options *opt,
+                       const struct keys *patched, size_t *kept)
 {
     struct keys changed = { NULL, 0, 0 };
     struct names nm = { NULL, NULL, 0 };
@@ -709,10 +720,7 @@ static int delta_rules(const struct snapshot *prev, struct snapshot *s,
     size_t nnow, nold, i;
     int rc;
 
-    if (prev->objects || s->objects || prev->dup_pods || s->dup_pods ||
-        prev->m.live != s->m.live || !same_sar(prev, s) || !same_plugin_pods(&prev->m, &s->m) ||
-        !prev->assumed != !s->assumed ||
-        (s->assumed && !cJSON_Compare(prev->assumed, s->assumed, 1)))
+    if (!delta_applies(prev, s))
         return 1;
     if (patched && !(changed.v = malloc((patched->n + 1) * sizeof(*changed.v))))
         return -1;
@@ -726,8 +734,8 @@ static int delta_rules(const struct snapshot *prev, struct snapshot *s,
     if ((rc = pods_of(s, &changed, &now, &nnow)) || (rc = pods_of(prev, &changed, &old, &nold)) ||
         (rc = names_of(&changed, &nm)))
         goto out;
-    for (i = 0; i < prev->f.n && !s->f.oom; i++) {
-        const struct dd_finding *f = &prev->f.v[i];
+    for (i = 0; i < pf->n && !s->f.oom; i++) {
+        const struct dd_finding *f = &pf->v[i];
         if (f->code != code)
             sc = scope_of(code = f->code);
         if (sc == DD_SCOPE_NO_PODS || sc == DD_SCOPE_POD_PART ||
@@ -788,6 +796,234 @@ out:
     free(now);
     free(old);
     return rc;
+}
+
+/* ---- findings in layers ---------------------------------------------------------- */
+
+static int bit(const uint64_t *v, size_t i)
+{
+    return v && (v[i / 64] >> (i % 64) & 1);
+}
+
+static void set_bit(uint64_t *v, size_t i)
+{
+    v[i / 64] |= (uint64_t)1 << (i % 64);
+}
+
+/* The first position of v[0..n) (sorted) not before f. */
+static size_t lower_bound(const struct dd_finding *v, size_t n, const struct dd_finding *f)
+{
+    size_t lo = 0, hi = n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (dd_finding_cmp(&v[mid], f) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/*
+ * Drops one finding equal to f: of own's (not dropped yet: drop marks them), else of fb's
+ * (not gone yet: gone marks them).  Both lists are sorted.  0 when there is none.
+ */
+static int drop_equal(const struct dd_findings *own, unsigned char *drop,
+                      const struct snapshot *fb, uint64_t *gone, const struct dd_finding *f)
+{
+    size_t i;
+
+    for (i = own ? lower_bound(own->v, own->n, f) : 0;
+         own && i < own->n && !dd_finding_cmp(&own->v[i], f); i++)
+        if (!drop[i])
+            return drop[i] = 1;
+    for (i = lower_bound(fb->f.v, fb->f.n, f); i < fb->f.n && !dd_finding_cmp(&fb->f.v[i], f); i++)
+        if (!bit(gone, i)) {
+            set_bit(gone, i);
+            return 1;
+        }
+    return 0;
+}
+
+/*
+ * delta_rules for a patched model, with s's findings a layer over prev's (or prev's fbase's):
+ * what the rules said of the changed Pods goes as bits of s->gone (or, of prev's own, is not
+ * copied), found by the index (POD rules), by the list of CLUSTER findings, and by bisection
+ * for what the POD_PART and CLAIM rules say of the old versions; then s->f holds prev's own
+ * kept (*kept of them, in order) and what the rules say now.  No pass over the findings kept.
+ * 1 when that does not apply (s is untouched), 0, -1 on ENOMEM.
+ */
+static int layer_rules(const struct snapshot *prev, struct snapshot *s,
+                       const struct rule_options *opt, const struct keys *changed, size_t *kept)
+{
+    const struct snapshot *fb = prev->fbase ? prev->fbase : prev;
+    const struct dd_findings *own = prev->fbase ? &prev->f : NULL;
+    size_t nw = (fb->f.n + 63) / 64, i, j, n, nnow, nold, nat = 0, *at = NULL;
+    struct names nm = { NULL, NULL, 0 };
+    struct dd_findings gone = DD_FINDINGS_INIT;
+    struct dra_podspec *now = NULL, *old = NULL, *gold = NULL, *gnow = NULL;
+    struct group g = { NULL, 0, 0, NULL };
+    unsigned char *drop = NULL;
+    struct dra_model part;
+    const char *code = NULL;
+    enum dd_scope sc = DD_SCOPE_CLUSTER;
+    int rc = -1;
+
+    if (!delta_applies(prev, s) || !fb->ix)
+        return 1;
+    if (!(s->gone = calloc(nw + 1, sizeof(*s->gone))) ||
+        !(drop = calloc(own ? own->n + 1 : 1, 1)))
+        goto out;
+    if (own && nw)
+        memcpy(s->gone, prev->gone, nw * sizeof(*s->gone));
+    if (pods_of(s, changed, &now, &nnow) || pods_of(prev, changed, &old, &nold) ||
+        names_of(changed, &nm))
+        goto out;
+    for (i = 0; i < nm.n; i++) {
+        const size_t *pos = diag_index_about(fb->ix, "Pod", nm.ns[i], nm.name[i], &n);
+        for (j = 0; j < n; j++)
+            if (scope_of(fb->f.v[pos[j]].code) == DD_SCOPE_POD)
+                set_bit(s->gone, pos[j]);
+    }
+    for (i = 0; i < fb->ncluster_pos; i++)
+        set_bit(s->gone, fb->cluster_pos[i]);
+    for (i = 0; own && i < own->n; i++) {
+        if (own->v[i].code != code)
+            sc = scope_of(code = own->v[i].code);
+        drop[i] = sc == DD_SCOPE_CLUSTER || (sc == DD_SCOPE_POD && about_changed(&own->v[i], &nm));
+    }
+    part = prev->m;
+    part.pods = old;
+    part.npods = nold;
+    if (dd_rules_run_pod_parts(&part, opt, &gone) || !(at = malloc((nm.n + 1) * sizeof(*at))))
+        goto out;
+    for (i = 0; i < nm.n; i++) {
+        const struct dra_podspec *p = snapshot_pod(s, nm.ns[i], nm.name[i]);
+        if (p)
+            at[nat++] = (size_t)(p - s->m.pods);
+    }
+    if (claim_groups(prev, s, at, nat, &g) || !(gold = podspecs_at(&prev->m, &g)) ||
+        !(gnow = podspecs_at(&s->m, &g)))
+        goto out;
+    part.pods = gold;
+    part.npods = g.n;
+    if (dd_rules_run_scoped(&part, opt, 1u << DD_SCOPE_CLAIM, &gone) || gone.oom)
+        goto out;
+    rc = 1; /* a finding prev does not have: the rules did not say the same; a flat delta */
+    for (i = 0; i < gone.n; i++)
+        if (!drop_equal(own, drop, fb, s->gone, &gone.v[i]))
+            goto out;
+    for (i = 0; own && i < own->n; i++)
+        if (!drop[i])
+            dd_findings_copy(&s->f, &own->v[i]);
+    *kept = s->f.n;
+    part = s->m;
+    part.pods = now;
+    part.npods = nnow;
+    rc = s->f.oom || dd_rules_run_scoped(&s->m, opt, 1u << DD_SCOPE_CLUSTER, &s->f) ||
+         dd_rules_run_scoped(&part, opt, 1u << DD_SCOPE_POD, &s->f) ||
+         dd_rules_run_pod_parts(&part, opt, &s->f) ? -1 : 0;
+    part.pods = gnow;
+    part.npods = g.n;
+    if (!rc && dd_rules_run_scoped(&part, opt, 1u << DD_SCOPE_CLAIM, &s->f))
+        rc = -1;
+out:
+    if (!rc) {
+        s->fbase = (struct snapshot *)fb;
+        atomic_fetch_add(&s->fbase->refs, 1);
+    } else {
+        free(s->gone);
+        s->gone = NULL;
+        dd_findings_release(&s->f);
+    }
+    free(g.v);
+    free(g.in);
+    free(gold);
+    free(gnow);
+    free(at);
+    free(drop);
+    dd_findings_release(&gone);
+    free(nm.ns);
+    free(nm.name);
+    free(now);
+    free(old);
+    return rc;
+}
+
+void snapshot_foreach_finding(const struct snapshot *s,
+                              void (*fn)(const struct dd_finding *f, void *ctx), void *ctx)
+{
+    const struct dd_findings *b = s->fbase ? &s->fbase->f : NULL, *o = &s->f;
+    size_t i = 0, j = 0;
+
+    while ((b && i < b->n) || j < o->n) {
+        if (b && i < b->n && bit(s->gone, i))
+            i++;
+        else if (b && i < b->n && (j == o->n || dd_finding_cmp(&b->v[i], &o->v[j]) <= 0))
+            fn(&b->v[i++], ctx);
+        else
+            fn(&o->v[j++], ctx);
+    }
+}
+
+static void copy_one(const struct dd_finding *f, void *ctx)
+{
+    dd_findings_copy(ctx, f);
+}
+
+int snapshot_findings(const struct snapshot *s, struct dd_findings *out)
+{
+    snapshot_foreach_finding(s, copy_one, out);
+    return out->oom ? -1 : 0;
+}
+
+size_t snapshot_nfindings(const struct snapshot *s)
+{
+    size_t n = s->f.n, i;
+
+    if (s->fbase) {
+        n += s->fbase->f.n;
+        for (i = 0; i < (s->fbase->f.n + 63) / 64; i++)
+            n -= (size_t)__builtin_popcountll(s->gone[i]);
+    }
+    return n;
+}
+
+/* s's findings all in s->f, without a layer; -1 on ENOMEM (s unchanged). */
+static int unlayer(struct snapshot *s)
+{
+    struct dd_findings all = DD_FINDINGS_INIT;
+
+    if (snapshot_findings(s, &all)) {
+        dd_findings_release(&all);
+        return -1;
+    }
+    dd_findings_release(&s->f);
+    s->f = all;
+    free(s->gone);
+    s->gone = NULL;
+    snapshot_free(s->fbase);
+    s->fbase = NULL;
+    return 0;
+}
+
+/* s->cluster_pos from s->f (all of s's findings); -1 on ENOMEM. */
+static int cluster_positions(struct snapshot *s)
+{
+    const char *code = NULL;
+    enum dd_scope sc = DD_SCOPE_CLUSTER;
+    size_t i;
+
+    if (!(s->cluster_pos = malloc((s->f.n + 1) * sizeof(*s->cluster_pos))))
+        return -1;
+    for (i = 0; i < s->f.n; i++) {
+        if (s->f.v[i].code != code)
+            sc = scope_of(code = s->f.v[i].code);
+        if (sc == DD_SCOPE_CLUSTER)
+            s->cluster_pos[s->ncluster_pos++] = i;
+    }
+    return 0;
 }
 
 /* snapshot_build, or snapshot_update when prev is not NULL. */
@@ -866,8 +1102,20 @@ evidence:
             goto oom;
         ropt.inventory = s->base ? s->base->inv : s->inv;
     }
-    if (prev && (rc = delta_rules(prev, s, &ropt, s->steps.patched ? &patched : NULL, &kept)) < 0)
+    if (prev && s->steps.patched && (rc = layer_rules(prev, s, &ropt, &patched, &kept)) < 0)
         goto oom;
+    if (prev && rc) {
+        /* A flat delta reads every finding of prev's. */
+        struct dd_findings all = DD_FINDINGS_INIT;
+        const struct dd_findings *pf = &prev->f;
+        if (prev->fbase && !snapshot_findings(prev, &all))
+            pf = &all;
+        rc = all.oom ? -1 : delta_rules(prev, pf, s, &ropt, s->steps.patched ? &patched : NULL,
+                                        &kept);
+        dd_findings_release(&all);
+        if (rc < 0)
+            goto oom;
+    }
     s->steps.delta = !rc;
     if (rc && dd_rules_run(&s->m, &ropt, &s->f))
         goto oom;
@@ -876,12 +1124,16 @@ evidence:
      * The kept findings are in it already. */
     dd_findings_sort_tail(&s->f, rc ? 0 : kept);
     s->steps.rules = lap(&t);
-    /* Without it, diag_pod_indexed looks at every finding.  After a delta most findings are
-     * prev's: its index is patched. */
-    if (s->steps.delta && prev->ix)
+    /* Without it, diag_pod_indexed looks at every finding.  A layer's lies over fbase's; after
+     * a flat delta most findings are prev's: its index is patched. */
+    if (s->fbase && !(s->ix = diag_index_layer(s->fbase->ix, s->gone, &s->f)) && unlayer(s))
+        goto oom;
+    if (!s->ix && s->steps.delta && prev->ix && !prev->fbase)
         s->ix = diag_index_patch(prev->ix, &prev->f, &s->f);
-    if (!s->ix)
+    if (!s->fbase && !s->ix)
         s->ix = diag_index_new(&s->f);
+    if (!s->fbase && cluster_positions(s))
+        goto oom;
     s->steps.index = lap(&t);
     free(patched.v);
     return s;
@@ -926,6 +1178,9 @@ void snapshot_free(struct snapshot *s)
         return;
     diag_index_free(s->ix);
     dd_findings_release(&s->f);
+    free(s->gone);
+    free(s->cluster_pos);
+    snapshot_free(s->fbase);
     dd_rules_inventory_free(s->inv);
     if (s->base)
         unpatch(s); /* which leaves pod_idx to base */

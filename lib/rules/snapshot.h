@@ -14,6 +14,7 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <cjson/cJSON.h>
 
 #include "rules/diagnose.h"
@@ -40,8 +41,22 @@ struct snapshot {
     size_t nsar;
     char *sar_strings;      /* owned storage behind sar[].ns/sa */
     struct dra_model m;
+    /* The engine's findings, sorted (dd_findings_sort): all of them, or with fbase set, those
+     * added since fbase's (read them all with snapshot_foreach_finding). */
     struct dd_findings f;
-    struct diag_index *ix;  /* owned: f indexed for diag_pod_indexed; NULL after ENOMEM */
+    struct diag_index *ix;  /* owned: f indexed for diag_pod_indexed (with fbase, a layer over
+                               fbase's: diag_index_layer); NULL after ENOMEM */
+    /*
+     * A layered snapshot (an update where only Pods were replaced): its findings are fbase's
+     * but those gone marks, and f's.  fbase is a snapshot with all its findings in f (a
+     * reference, as base's); gone (owned) has a bit per position of fbase->f.  An event then
+     * costs what it changed, not a copy of every finding kept.  NULL when f holds them all.
+     */
+    struct snapshot *fbase;
+    uint64_t *gone;
+    size_t *cluster_pos;    /* owned, without fbase: positions in f of the CLUSTER rules'
+                               findings (an update reruns those rules) */
+    size_t ncluster_pos;
     struct rule_inventory *inv; /* owned: the allocator's inventory of m (DevicesDoNotFit), built
                                once per base and shared by its patched snapshots; NULL when
                                the rules build their own (not live, ENOMEM) or patched */
@@ -103,6 +118,15 @@ struct snapshot *snapshot_build(cJSON *owned, const cJSON **borrowed, size_t n,
 struct snapshot *snapshot_update(const struct snapshot *prev, const cJSON **borrowed, size_t n,
                                  const struct snapshot_sars *sars, struct dra_cel_cache *cel,
                                  const struct rule_options *opt, struct dd_err *err);
+
+/* How many findings s has (a pass over gone's words: a word per 64 findings). */
+size_t snapshot_nfindings(const struct snapshot *s);
+/* Calls fn(f, ctx) for each finding of s, in their order (dd_finding_cmp); f is borrowed from
+ * s for the call. */
+void snapshot_foreach_finding(const struct snapshot *s,
+                              void (*fn)(const struct dd_finding *f, void *ctx), void *ctx);
+/* Appends s's findings, in their order, to out (dd_findings_copy); -1 on ENOMEM. */
+int snapshot_findings(const struct snapshot *s, struct dd_findings *out);
 
 /* The Pod ns/name of the snapshot, or NULL (constant time). */
 const struct dra_podspec *snapshot_pod(const struct snapshot *s, const char *ns, const char *name);

@@ -444,7 +444,7 @@ static void tally(const struct dd_findings *f)
 /* Runs seeds' clusters through steps changes each; returns how many updates were deltas,
  * and of the replacements of a Pod in its place, how many patched the previous model. */
 static unsigned run(unsigned seeds, int steps, unsigned *pod_changes, unsigned *replaced,
-                    unsigned *patched)
+                    unsigned *patched, unsigned *layered)
 {
     static struct store st;
     struct rule_options opt = RULE_OPTIONS_INIT;
@@ -452,7 +452,7 @@ static unsigned run(unsigned seeds, int steps, unsigned *pod_changes, unsigned *
     struct dd_err err;
     int step;
 
-    *pod_changes = *replaced = *patched = 0;
+    *pod_changes = *replaced = *patched = *layered = 0;
     for (seed = 1; seed <= seeds; seed++) {
         struct dra_cel_cache *cel = dra_cel_cache_new();
         struct snapshot *cur;
@@ -479,7 +479,17 @@ static unsigned run(unsigned seeds, int steps, unsigned *pod_changes, unsigned *
                 assert_int_equal(pods_only, 2); /* nothing else may be patched */
             deltas += (unsigned)next->steps.delta;
             tally(&full->f);
-            same_findings(&next->f, &full->f, step);
+            {
+                struct dd_findings all = DD_FINDINGS_INIT;
+                assert_int_equal(snapshot_findings(next, &all), 0);
+                assert_int_equal(snapshot_nfindings(next), all.n);
+                same_findings(&all, &full->f, step);
+                dd_findings_release(&all);
+            }
+            /* A layer lies over a snapshot with all its findings, never over another layer. */
+            if (next->fbase)
+                assert_null(next->fbase->fbase);
+            *layered += next->fbase != NULL;
             same_diagnoses(next, full, step);
             snapshot_free(full);
             snapshot_free(cur);
@@ -497,8 +507,8 @@ static unsigned run(unsigned seeds, int steps, unsigned *pod_changes, unsigned *
 
 static void test_update_equals_build(void **state)
 {
-    unsigned pod_changes, replaced, patched, deltas = run(40, 50, &pod_changes, &replaced,
-                                                            &patched);
+    unsigned pod_changes, replaced, patched, layered,
+        deltas = run(40, 50, &pod_changes, &replaced, &patched, &layered);
 
     (void)state;
     /* Most Pod changes are deltas (a cluster with a quota at its limit may need new stand-ins). */
@@ -508,8 +518,12 @@ static void test_update_equals_build(void **state)
      * many boxes piled up, nor with stand-ins) */
     if (patched * 2 < replaced)
         fail_msg("only %u of %u replacements of Pods patched the model", patched, replaced);
-    print_message("%u of %u Pod changes were deltas; %u of %u replacements patched\n", deltas,
-                  pod_changes, patched, replaced);
+    /* And most of those keep the findings as a layer over an earlier snapshot's. */
+    if (layered * 2 < patched)
+        fail_msg("only %u of %u patched updates kept their findings as a layer", layered,
+                 patched);
+    print_message("%u of %u Pod changes were deltas; %u of %u replacements patched, %u "
+                  "layered\n", deltas, pod_changes, patched, replaced, layered);
     {
         size_t n, k;
         const struct dd_rule *r = dd_rules(&n);
