@@ -637,17 +637,17 @@ static int ix_group_lost(const struct diag_index *ix, size_t pos, const uint64_t
 }
 
 struct diag_index *diag_index_layer(const struct diag_index *under, const uint64_t *gone,
-                                    const struct dd_findings *own)
+                                    const uint64_t *was, const struct dd_findings *own)
 {
     struct diag_index *ix;
     size_t w, nw = (under->fs->n + 63) / 64;
 
     if (under->under)
         return NULL;
-    /* A bit per finding: the words are a small pass (a word per 64 findings); the set bits
-     * are what changed. */
+    /* A bit per finding: the words are a small pass (a word per 64 findings); the bits set
+     * since was are what changed (a group lost by was's is lost in was's layer already). */
     for (w = 0; w < nw; w++) {
-        uint64_t bits = gone[w];
+        uint64_t bits = gone[w] & ~(was ? was[w] : 0);
         for (; bits; bits &= bits - 1)
             if (ix_group_lost(under, w * 64 + (size_t)__builtin_ctzll(bits), gone))
                 return NULL;

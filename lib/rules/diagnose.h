@@ -67,7 +67,8 @@ struct diag_index *diag_index_patch(const struct diag_index *prev,
 /*
  * An index of own's findings lying over under's (a snapshot's update: own holds the findings
  * added since under's, gone a bit per position of under's findings, set for those dropped
- * since): diag_pod_indexed with it sees under's findings but the dropped ones, and own's, in
+ * since; was, when not NULL, those an earlier layer over under dropped, whose groups it
+ * checked): diag_pod_indexed with it sees under's findings but the dropped ones, and own's, in
  * their order (own and under's findings both sorted, dd_findings_sort).  under must not be a
  * layer itself; under, its findings, gone and own must outlive the layer.  The cost is own's
  * and a pass over gone's words, reading none of under's findings but the dropped ones.  NULL
@@ -75,7 +76,7 @@ struct diag_index *diag_index_patch(const struct diag_index *prev,
  * under keeps, all were dropped: the next one is not in under) or on ENOMEM.
  */
 struct diag_index *diag_index_layer(const struct diag_index *under, const uint64_t *gone,
-                                    const struct dd_findings *own);
+                                    const uint64_t *was, const struct dd_findings *own);
 /* The positions (ascending, *n of them; NULL when none) of ix's own findings about the object
  * kind ns/name (a Pod, ResourceClaim or ResourceClaimTemplate): borrowed from ix. */
 const size_t *diag_index_about(const struct diag_index *ix, const char *kind, const char *ns,

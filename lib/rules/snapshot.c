@@ -1126,7 +1126,10 @@ evidence:
     s->steps.rules = lap(&t);
     /* Without it, diag_pod_indexed looks at every finding.  A layer's lies over fbase's; after
      * a flat delta most findings are prev's: its index is patched. */
-    if (s->fbase && !(s->ix = diag_index_layer(s->fbase->ix, s->gone, &s->f)) && unlayer(s))
+    if (s->fbase &&
+        !(s->ix = diag_index_layer(s->fbase->ix, s->gone,
+                                   prev->fbase == s->fbase ? prev->gone : NULL, &s->f)) &&
+        unlayer(s))
         goto oom;
     if (!s->ix && s->steps.delta && prev->ix && !prev->fbase)
         s->ix = diag_index_patch(prev->ix, &prev->f, &s->f);

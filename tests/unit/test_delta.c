@@ -539,6 +539,108 @@ static void test_update_equals_build(void **state)
     }
 }
 
+/* A Pending pod of many alike, named pod-NN (two digits: their findings sort by number). */
+static void pending_pod(char *b, size_t size, unsigned i, unsigned gen)
+{
+    snprintf(b, size, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+             "\"pod-%02u\",\"namespace\":\"ns\",\"uid\":\"u%u\"},\"spec\":{\"resourceClaims\":"
+             "[{\"name\":\"gpu\",\"resourceClaimName\":\"claim-%02u\"}],\"containers\":[{\"name\":"
+             "\"app\",\"image\":\"app:1\",\"resources\":{\"claims\":[{\"name\":\"gpu\"}]}}]},"
+             "\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\","
+             "\"status\":\"False\",\"reason\":\"Unschedulable\",\"message\":\"try %u\"}]}}",
+             i, i, i, gen);
+}
+
+/*
+ * The findings of a class's pods are filed under the class, which keeps the first few of
+ * each code: when updates drop all of those (the first pods change, one after another), the
+ * layer cannot know the next one and the update must hold all its findings itself; the
+ * updates after it lie over it.  Every step equals a full build.
+ */
+static void test_layer_loses_a_group(void **state)
+{
+    static struct store st;
+    struct rule_options opt = RULE_OPTIONS_INIT;
+    struct dra_cel_cache *cel = dra_cel_cache_new();
+    struct snapshot *cur;
+    struct dd_err err;
+    char b[4096];
+    unsigned i, flat = 0, layered_after = 0;
+    int step;
+
+    (void)state;
+    memset(&st, 0, sizeof(st));
+    /* One node with one device; each pod asks for two. */
+    put(&st, "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\",\"metadata\":{"
+             "\"name\":\"gpu\"},\"spec\":{\"selectors\":[{\"cel\":{\"expression\":"
+             "\"device.driver == 'gpu.example.com'\"}}]}}");
+    put(&st, "{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"metadata\":{\"name\":"
+             "\"plugin\",\"namespace\":\"dra\"},\"spec\":{\"selector\":{\"matchLabels\":{"
+             "\"app\":\"plugin\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":"
+             "\"plugin\"}},\"spec\":{\"containers\":[{\"name\":\"plugin\",\"image\":"
+             "\"registry.k8s.io/dra-example-driver/dra-example-driver:v0.2.0\",\"env\":[{"
+             "\"name\":\"DRIVER_NAME\",\"value\":\"gpu.example.com\"}]}]}}}}");
+    put(&st, "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"node-0\","
+             "\"labels\":{\"kubernetes.io/hostname\":\"node-0\"}},\"status\":{\"nodeInfo\":"
+             "{\"containerRuntimeVersion\":\"containerd://2.0.4\"}}}");
+    put(&st, "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceSlice\",\"metadata\":"
+             "{\"name\":\"node-0-gpu\"},\"spec\":{\"driver\":\"gpu.example.com\",\"nodeName\":"
+             "\"node-0\",\"pool\":{\"name\":\"node-0\",\"generation\":1,"
+             "\"resourceSliceCount\":1},\"devices\":[{\"name\":\"gpu-0\"}]}}");
+    put(&st, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"plugin-0\","
+             "\"namespace\":\"dra\",\"ownerReferences\":[{\"kind\":\"DaemonSet\",\"name\":"
+             "\"plugin\"}]},\"spec\":{\"nodeName\":\"node-0\",\"containers\":[{\"name\":"
+             "\"plugin\",\"image\":\"i\"}]},\"status\":{\"phase\":\"Running\","
+             "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}");
+    for (i = 0; i < 24; i++) {
+        snprintf(b, sizeof(b), "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":"
+                 "\"ResourceClaim\",\"metadata\":{\"name\":\"claim-%02u\",\"namespace\":\"ns\"},"
+                 "\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{"
+                 "\"deviceClassName\":\"gpu\",\"count\":2}}]}}}", i);
+        put(&st, b);
+        pending_pod(b, sizeof(b), i, 0);
+        put(&st, b);
+    }
+    dd_err_clear(&err);
+    cur = snapshot_build(NULL, objects(&st), st.n, NULL, cel, &opt, &err);
+    assert_non_null(cur);
+    /* Pods 0, 1, 2, ... replaced in place, in their findings' order. */
+    for (step = 0; step < 16; step++) {
+        struct snapshot *next, *full;
+        struct dd_findings all = DD_FINDINGS_INIT;
+        size_t at = 6 + 2 * (size_t)step;
+        pending_pod(b, sizeof(b), (unsigned)step, 1);
+        retire(&st, st.v[at]);
+        st.v[at] = parse(b);
+        next = snapshot_update(cur, objects(&st), st.n, NULL, cel, &opt, &err);
+        full = snapshot_build(NULL, objects(&st), st.n, NULL, NULL, &opt, &err);
+        assert_non_null(next);
+        assert_non_null(full);
+        assert_true(next->steps.patched);
+        assert_int_equal(snapshot_findings(next, &all), 0);
+        same_findings(&all, &full->f, step);
+        same_diagnoses(next, full, step);
+        dd_findings_release(&all);
+        flat += !next->fbase;
+        layered_after += flat && next->fbase != NULL;
+        snapshot_free(full);
+        snapshot_free(cur);
+        cur = next;
+    }
+    /* The pods have findings filed under the class (else this proves nothing), a group was
+     * lost once at least, and the updates after lay over the one that held them all. */
+    assert_true(cur->fbase && cur->fbase->f.n >= 24);
+    if (!flat || !layered_after)
+        fail_msg("%u updates held all their findings, %u lay over one after", flat,
+                 layered_after);
+    snapshot_free(cur);
+    for (i = 0; i < st.n; i++)
+        cJSON_Delete(st.v[i]);
+    for (i = 0; i < st.ngone; i++)
+        cJSON_Delete(st.gone[i]);
+    dra_cel_cache_free(cel);
+}
+
 /* The table declares a scope for every rule that runs, and the POD and NO_PODS ones run live
  * (the surface the controller's snapshots are built for) or offline. */
 static void test_scopes_declared(void **state)
@@ -562,6 +664,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_update_equals_build),
         cmocka_unit_test(test_scopes_declared),
+        cmocka_unit_test(test_layer_loses_a_group),
     };
 
     return cmocka_run_group_tests_name("delta", tests, NULL, NULL);
