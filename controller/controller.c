@@ -335,7 +335,7 @@ static size_t check_all_pods(struct ctl *c, const struct snapshot *s)
     size_t i, n = 0;
 
     for (i = 0; i < s->m.npods; i++) {
-        const struct dra_podspec *p = &s->m.pods[i];
+        const struct dra_podspec *p = s->m.pods[i];
         struct diag_result r;
         char key[KEY_MAX];
 

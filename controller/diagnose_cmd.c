@@ -140,7 +140,7 @@ int diagnose_main(int argc, char **argv)
     if (json)
         out = cJSON_CreateArray();
     for (i = 0; i < s->m.npods; i++) {
-        const struct dra_podspec *p = &s->m.pods[i];
+        const struct dra_podspec *p = s->m.pods[i];
         struct diag_result r;
         size_t k;
 

@@ -467,8 +467,8 @@ int explain_main(int argc, char **argv)
     } else {
         const struct dra_podspec *p = NULL;
         for (size_t i = 0; i < s->m.npods && !p; i++)
-            if (!strcmp(s->m.pods[i].o.ns, o.ns) && !strcmp(s->m.pods[i].o.name, o.name))
-                p = &s->m.pods[i];
+            if (!strcmp(s->m.pods[i]->o.ns, o.ns) && !strcmp(s->m.pods[i]->o.name, o.name))
+                p = s->m.pods[i];
         if (!p) {
             fprintf(stderr, "dra-doctor explain: %s %s/%s not found (or it uses no "
                             "ResourceClaim)\n", "Pod", o.ns, o.name);

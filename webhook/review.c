@@ -505,15 +505,15 @@ static enum dd_rc request_model(struct dra_model *m, const struct wh_view *v, co
         return DD_OK;
     slices = is_class || is_rule;
     if (v && (m->npods || (is_claim && !m->claims[0].is_template)) &&
-        (rc = add_quotas(m, v, m->npods ? m->pods[0].o.ns : m->claims[0].o.ns)) != DD_OK)
+        (rc = add_quotas(m, v, m->npods ? m->pods[0]->o.ns : m->claims[0].o.ns)) != DD_OK)
         return rc;
-    for (i = 0; v && m->npods && i < m->pods[0].nclaims; i++) {
-        const struct dra_pod_claim *pc = &m->pods[0].claims[i];
+    for (i = 0; v && m->npods && i < m->pods[0]->nclaims; i++) {
+        const struct dra_pod_claim *pc = &m->pods[0]->claims[i];
         char key[512];
         const cJSON *t;
-        if (!pc->tmpl || dra_find_claim(m, m->pods[0].o.ns, pc->tmpl, 1))
+        if (!pc->tmpl || dra_find_claim(m, m->pods[0]->o.ns, pc->tmpl, 1))
             continue;
-        snprintf(key, sizeof(key), "%s/%s", m->pods[0].o.ns, pc->tmpl);
+        snprintf(key, sizeof(key), "%s/%s", m->pods[0]->o.ns, pc->tmpl);
         if ((t = find_named(v->templates, v->ntemplates, key)) &&
             (rc = dra_model_add(m, t, NULL, 0)) != DD_OK)
             return rc;
@@ -531,7 +531,7 @@ static enum dd_rc request_model(struct dra_model *m, const struct wh_view *v, co
     *self = is_class  ? &m->classes[0].o
             : is_claim ? &m->claims[0].o
             : is_rule  ? &m->resource_other.v[0]
-                       : &m->pods[0].o;
+                       : &m->pods[0]->o;
     return DD_OK;
 }
 

@@ -66,8 +66,8 @@ const struct dra_podspec *asnap_pod(const struct dra_model *m)
     size_t i;
 
     for (i = 0; i < m->npods; i++)
-        if (!strcmp(m->pods[i].o.kind, "Pod"))
-            return &m->pods[i];
+        if (!strcmp(m->pods[i]->o.kind, "Pod"))
+            return m->pods[i];
     return NULL;
 }
 

@@ -958,14 +958,20 @@ static enum dd_rc add_podspec(struct dra_model *m, const cJSON *obj, const char 
                               const cJSON *spec, int64_t replicas)
 {
     struct dra_podspec *p;
+    const struct dra_podspec **at;
     const cJSON *claims = dd_json_arr(spec, "resourceClaims", NULL), *it;
     size_t ccap = 0, vcap = 0;
     enum dd_rc rc;
 
     if (!spec || (replicas >= 0 && !claims && !lists_claims(spec) && !dra_requests_extended(spec)))
         return DD_OK;
-    if (!(p = PUSH(m->pods, m->npods, m->cappods)))
+    if (!(p = calloc(1, sizeof(*p))))
         return DD_ENOMEM;
+    if (!(at = PUSH(m->pods, m->npods, m->cappods))) {
+        free(p);
+        return DD_ENOMEM;
+    }
+    *at = p;
     obj_init(&p->o, obj, file, line);
     p->spec = spec;
     p->replicas = replicas;
@@ -1568,7 +1574,7 @@ static enum dd_rc detect_generic(struct dra_model *m, const struct dra_podspec *
 
 static enum dd_rc detect_driver(struct dra_model *m, size_t podidx)
 {
-    const struct dra_podspec *p = &m->pods[podidx];
+    const struct dra_podspec *p = m->pods[podidx];
     const struct drv_profile *prof;
     size_t i;
 
@@ -1763,7 +1769,7 @@ enum dd_rc dra_model_finish(struct dra_model *m)
     if (m->nevents > 1)
         qsort(m->events, m->nevents, sizeof(*m->events), cmp_events);
     for (i = 0; i < m->npods; i++)
-        if (m->pods[i].replicas < 0 && (rc = detect_driver(m, i)) != DD_OK)
+        if (m->pods[i]->replicas < 0 && (rc = detect_driver(m, i)) != DD_OK)
             return rc;
     if ((rc = install_names(m)) != DD_OK)
         return rc;
@@ -1826,13 +1832,14 @@ void dra_model_release(struct dra_model *m)
         free(m->slices[i].dev);
     }
     for (i = 0; i < m->npods; i++) {
-        for (j = 0; j < m->pods[i].nctr; j++) {
-            free(m->pods[i].ctr[j].env);
-            free(m->pods[i].ctr[j].mounts);
+        for (j = 0; j < m->pods[i]->nctr; j++) {
+            free(m->pods[i]->ctr[j].env);
+            free(m->pods[i]->ctr[j].mounts);
         }
-        free(m->pods[i].ctr);
-        free(m->pods[i].claims);
-        free(m->pods[i].vol);
+        free(m->pods[i]->ctr);
+        free(m->pods[i]->claims);
+        free(m->pods[i]->vol);
+        free((void *)m->pods[i]);
     }
     for (i = 0; i < m->nquotas; i++)
         free(m->quotas[i].hard);

@@ -252,7 +252,9 @@ struct dra_model {
     struct dra_claim *claims;      size_t nclaims, capclaims;   /* claims and templates */
     struct dra_slice *slices;      size_t nslices, capslices;
     int slices_borrowed;           /* slices belong to another model (dra_model_borrow_slices) */
-    struct dra_podspec *pods;      size_t npods, cappods;
+    /* Owned: the array and the podspecs (by address, so that a model patched with a few
+     * changed ones copies addresses: lib/rules/snapshot.h). */
+    const struct dra_podspec **pods; size_t npods, cappods;
     struct dra_quota *quotas;      size_t nquotas, capquotas;
     struct dra_driver *drivers;    size_t ndrivers, capdrivers;
     const char **install_names;    /* driver names that DeviceClasses shipped beside a driver

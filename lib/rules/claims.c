@@ -131,7 +131,7 @@ void rule__check_claim_source(struct rule_ctx *ctx)
     if (m->live)
         return;
     for (i = 0; i < m->npods; i++) {
-        const struct dra_podspec *p = &m->pods[i];
+        const struct dra_podspec *p = m->pods[i];
         for (j = 0; j < p->nclaims; j++) {
             const cJSON *src;
             const char *tmpl, *claim;
@@ -328,7 +328,7 @@ void rule__check_quota(struct rule_ctx *ctx)
             cl[ncl++].i = i;
         }
     for (i = 0; ev && i < m->npods; i++) {
-        pl[i].ns = m->pods[i].o.ns;
+        pl[i].ns = m->pods[i]->o.ns;
         pl[i].i = i;
     }
     if (ev) {
@@ -348,7 +348,7 @@ void rule__check_quota(struct rule_ctx *ctx)
             ev[nev++].tmpl = NULL;
         }
         for (k = ns_first(pl, npl, q->o.ns); k < npl && STRIEQ(pl[k].ns, q->o.ns); k++) {
-            const struct dra_podspec *p = &m->pods[pl[k].i];
+            const struct dra_podspec *p = m->pods[pl[k].i];
             for (j = 0; j < p->nclaims; j++) {
                 const struct dra_claim *t;
                 /* A live pod's generated claim is a ResourceClaim already counted above. */
@@ -421,7 +421,7 @@ static void check_pod_refs(struct rule_ctx *ctx, int is_template)
     size_t i, j;
 
     for (i = 0; i < m->npods; i++) {
-        const struct dra_podspec *p = &m->pods[i];
+        const struct dra_podspec *p = m->pods[i];
         for (j = 0; j < p->nclaims; j++) {
             const char *ref = is_template ? p->claims[j].tmpl : p->claims[j].claim;
             char msg[MSG_MAX], fix[MSG_MAX], on[300];
@@ -733,7 +733,7 @@ void rule__check_container_claims(struct rule_ctx *ctx)
     if (m->live)
         return;
     for (i = 0; i < m->npods; i++) {
-        const struct dra_podspec *p = &m->pods[i];
+        const struct dra_podspec *p = m->pods[i];
         for (j = 0; j < p->nctr; j++) {
             const struct dra_container *c = &p->ctr[j];
             const cJSON *it;
@@ -831,7 +831,7 @@ void rule__check_claims_consumed(struct rule_ctx *ctx)
     size_t i, j, k;
 
     for (i = 0; i < m->npods; i++) {
-        const struct dra_podspec *p = &m->pods[i];
+        const struct dra_podspec *p = m->pods[i];
         /* A DaemonSet that is a driver's plugin asks for no devices for itself. */
         for (j = 0; j < p->nclaims; j++) {
             const struct dra_pod_claim *pc = &p->claims[j];

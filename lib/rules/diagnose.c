@@ -1427,7 +1427,7 @@ cJSON *diag_assume_rejected_claims(const struct dra_model *m)
     }
     qsort(by_ns, m->nquotas, sizeof(*by_ns), cmp_quota_ns);
     for (i = 0; i < m->npods; i++) {
-        const struct dra_podspec *p = &m->pods[i];
+        const struct dra_podspec *p = m->pods[i];
         if (!p->status)
             continue;
         for (j = 0; j < p->nclaims; j++) {

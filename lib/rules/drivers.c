@@ -412,7 +412,7 @@ static void plugin_nodes(struct rule_ctx *ctx, int pods_only)
             break;
         }
         for (j = 0; *d->name && j < m->npods; j++) {
-            const struct dra_podspec *p = &m->pods[j];
+            const struct dra_podspec *p = m->pods[j];
             struct pod_fit *f;
             char *key;
             int fresh;
@@ -719,8 +719,8 @@ static void status_binder_one(struct rule_ctx *ctx, const char *ns, const char *
     if (i == n || i == 32)
         return;
     for (i = 0; i < m->npods; i++) {
-        const char *sched = dd_json_str(m->pods[i].spec, "schedulerName", NULL);
-        pods += sched && strcmp(sched, "default-scheduler") && m->pods[i].nclaims;
+        const char *sched = dd_json_str(m->pods[i]->spec, "schedulerName", NULL);
+        pods += sched && strcmp(sched, "default-scheduler") && m->pods[i]->nclaims;
     }
     snprintf(msg, sizeof(msg),
              "ServiceAccount %s/%s binds pods and writes ResourceClaim status (ClusterRole %s: "

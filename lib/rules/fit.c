@@ -802,8 +802,8 @@ void rule__check_fit(struct rule_ctx *ctx)
     int rc;
 
     for (i = 0; i < m->npods; i++)
-        if (judged(ctx, &m->pods[i]) && m->pods[i].nclaims + 1 > most)
-            most = m->pods[i].nclaims + 1;
+        if (judged(ctx, m->pods[i]) && m->pods[i]->nclaims + 1 > most)
+            most = m->pods[i]->nclaims + 1;
     if (!most)
         return;
     if (!(claims = calloc(most, sizeof(*claims))) || (rc = fit_env_init(ctx, &e)) < 0) {
@@ -816,7 +816,7 @@ void rule__check_fit(struct rule_ctx *ctx)
     /* Pods alike are judged once per run, or once per inventory that keeps its verdicts. */
     memo = e.verdicts ? e.verdicts : &fm;
     for (i = 0; rc == 0 && i < m->npods && !ctx->out->oom; i++) {
-        const struct dra_podspec *p = &m->pods[i];
+        const struct dra_podspec *p = m->pods[i];
         struct fit_entry *hit;
         struct alloc_result r;
         struct groups groups;

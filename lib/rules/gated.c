@@ -172,7 +172,7 @@ void rule__check_extended_backed(struct rule_ctx *ctx)
     size_t i, j, n;
 
     for (i = 0; i < m->npods; i++) {
-        const struct dra_podspec *p = &m->pods[i];
+        const struct dra_podspec *p = m->pods[i];
         extended_names(p, &names);
         for (j = 0; j < names.n; j++) {
             const char *name = names.v[j], *node;

@@ -588,7 +588,7 @@ void rule__check_device_taints_pods(struct rule_ctx *ctx)
     if (!taints_on(ctx))
         return;
     for (i = 0; m->live && i < m->npods; i++)
-        evicted(ctx, &m->pods[i]);
+        evicted(ctx, m->pods[i]);
 }
 
 void rule__check_device_taints(struct rule_ctx *ctx)

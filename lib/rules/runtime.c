@@ -213,7 +213,7 @@ void rule__check_device_health(struct rule_ctx *ctx)
     size_t i;
 
     for (i = 0; i < m->npods; i++) {
-        const struct dra_podspec *p = &m->pods[i];
+        const struct dra_podspec *p = m->pods[i];
         const cJSON *cs, *ars, *res;
 
         cJSON_ArrayForEach(cs, dd_json_arr(p->status, "containerStatuses", NULL))

@@ -149,7 +149,7 @@ void rule__check_pod_constraints(struct rule_ctx *ctx)
     }
     devnodes = w.on;
     for (i = 0; i < m->npods; i++) {
-        const struct dra_podspec *p = &m->pods[i];
+        const struct dra_podspec *p = m->pods[i];
         int taint = 0, ndev = 0, nfit = 0;
         /* A pod on a node is past the scheduler; a DaemonSet is a driver's, or everywhere. */
         if (*p->node || p->replicas < 0 || !p->nclaims)
@@ -245,7 +245,7 @@ static int users_init(const struct dra_model *m, struct users *u)
     size_t i, j, e, n = 0, *claim_of, *fill;
 
     for (i = 0; i < m->npods; i++)
-        n += m->pods[i].nclaims;
+        n += m->pods[i]->nclaims;
     u->start = calloc(m->nclaims + 2, sizeof(*u->start));
     u->at = calloc(n + 1, sizeof(*u->at));
     claim_of = calloc(n + 1, sizeof(*claim_of)); /* per entry: 1 + its claim, 0 for none */
@@ -257,8 +257,8 @@ static int users_init(const struct dra_model *m, struct users *u)
         return -1;
     }
     for (i = 0, e = 0; i < m->npods; i++)
-        for (j = 0; j < m->pods[i].nclaims; j++, e++) {
-            const struct dra_claim *c = dra_pod_claim_resolve(m, &m->pods[i], &m->pods[i].claims[j]);
+        for (j = 0; j < m->pods[i]->nclaims; j++, e++) {
+            const struct dra_claim *c = dra_pod_claim_resolve(m, m->pods[i], &m->pods[i]->claims[j]);
             if (c) {
                 claim_of[e] = (size_t)(c - m->claims) + 1;
                 u->start[claim_of[e]]++;
@@ -267,10 +267,10 @@ static int users_init(const struct dra_model *m, struct users *u)
     for (i = 0; i < m->nclaims; i++)
         u->start[i + 1] += u->start[i];
     for (i = 0, e = 0; i < m->npods; i++)
-        for (j = 0; j < m->pods[i].nclaims; j++, e++)
+        for (j = 0; j < m->pods[i]->nclaims; j++, e++)
             if (claim_of[e]) {
                 struct use *at = &u->at[u->start[claim_of[e] - 1] + fill[claim_of[e] - 1]++];
-                at->p = &m->pods[i];
+                at->p = m->pods[i];
                 at->k = j;
             }
     free(claim_of);
@@ -408,7 +408,7 @@ void rule__check_claim_node(struct rule_ctx *ctx)
         return;
     }
     for (i = 0; i < m->npods; i++) {
-        const struct dra_podspec *p = &m->pods[i];
+        const struct dra_podspec *p = m->pods[i];
         for (j = 0; j < p->nclaims; j++) {
             const struct dra_pod_claim *pc = &p->claims[j];
             const struct dra_claim *c;
@@ -581,7 +581,7 @@ void rule__check_bypass(struct rule_ctx *ctx)
     size_t i, j;
 
     for (i = 0; i < m->npods; i++) {
-        const struct dra_podspec *p = &m->pods[i];
+        const struct dra_podspec *p = m->pods[i];
         int unallocated = 0;
         /* Only a Pod carries nodeName before it exists.  Live, nodeName alone proves nothing
          * (the scheduler sets it too, and the kubelet marks a pinned pod PodScheduled), but

@@ -75,16 +75,32 @@ static int index_pods(struct snapshot *s)
         return -1;
     s->npod_idx = cap;
     for (i = 0; i < s->m.npods; i++) {
-        const struct dra_podspec *p = &s->m.pods[i];
+        const struct dra_podspec *p = s->m.pods[i];
         size_t h;
         if (strcmp(p->o.kind, "Pod"))
             continue;
         for (h = dra_key_hash(p->o.ns, p->o.name) & (cap - 1); s->pod_idx[h]; h = (h + 1) & (cap - 1))
-            s->dup_pods |= !strcmp(s->m.pods[s->pod_idx[h] - 1].o.ns, p->o.ns) &&
-                           !strcmp(s->m.pods[s->pod_idx[h] - 1].o.name, p->o.name);
+            s->dup_pods |= !strcmp(s->m.pods[s->pod_idx[h] - 1]->o.ns, p->o.ns) &&
+                           !strcmp(s->m.pods[s->pod_idx[h] - 1]->o.name, p->o.name);
         s->pod_idx[h] = i + 1;
     }
     return 0;
+}
+
+/* The position in s->m.pods of the Pod ns/name, or SIZE_MAX (a patched model keeps every Pod
+ * at its base's position). */
+static size_t pod_pos(const struct snapshot *s, const char *ns, const char *name)
+{
+    size_t h, mask = s->npod_idx - 1;
+
+    if (!s->npod_idx)
+        return SIZE_MAX;
+    for (h = dra_key_hash(ns, name) & mask; s->pod_idx[h]; h = (h + 1) & mask) {
+        const struct dra_podspec *p = s->m.pods[s->pod_idx[h] - 1];
+        if (!strcmp(p->o.ns, ns) && !strcmp(p->o.name, name))
+            return s->pod_idx[h] - 1;
+    }
+    return SIZE_MAX;
 }
 
 /* Thread CPU seconds since *t, and *t moved to now. */
@@ -219,7 +235,7 @@ static int changed_pods(const struct snapshot *prev, const struct snapshot *s, s
 
 /* The podspecs of s's Pods with the keys of changed (those it has), into *out[0..*n). */
 static int pods_of(const struct snapshot *s, const struct keys *changed,
-                   struct dra_podspec **out, size_t *n)
+                   const struct dra_podspec ***out, size_t *n)
 {
     size_t i, j;
 
@@ -231,10 +247,10 @@ static int pods_of(const struct snapshot *s, const struct keys *changed,
         const char *name = dd_json_str(changed->v[i], "metadata", "name", NULL);
         const struct dra_podspec *p = name ? snapshot_pod(s, ns ? ns : "", name) : NULL;
         for (j = 0; p && j < *n; j++)
-            if ((*out)[j].o.json == p->o.json)
+            if ((*out)[j] == p)
                 p = NULL; /* an update is there twice */
         if (p)
-            (*out)[(*n)++] = *p;
+            (*out)[(*n)++] = p;
     }
     return 0;
 }
@@ -350,8 +366,8 @@ static int claim_users(struct snapshot *s)
         return -1;
     }
     for (i = 0; i < m->npods; i++)
-        for (j = 0; j < m->pods[i].nclaims; j++) {
-            const struct dra_claim *c = dra_pod_claim_resolve(m, &m->pods[i], &m->pods[i].claims[j]);
+        for (j = 0; j < m->pods[i]->nclaims; j++) {
+            const struct dra_claim *c = dra_pod_claim_resolve(m, m->pods[i], &m->pods[i]->claims[j]);
             if (c)
                 s->cu_start[c - m->claims + 1]++;
         }
@@ -363,8 +379,8 @@ static int claim_users(struct snapshot *s)
     }
     /* A podspec resolving two claims to one is there twice: harmless, the groups are sets. */
     for (i = 0; i < m->npods; i++)
-        for (j = 0; j < m->pods[i].nclaims; j++) {
-            const struct dra_claim *c = dra_pod_claim_resolve(m, &m->pods[i], &m->pods[i].claims[j]);
+        for (j = 0; j < m->pods[i]->nclaims; j++) {
+            const struct dra_claim *c = dra_pod_claim_resolve(m, m->pods[i], &m->pods[i]->claims[j]);
             if (c) {
                 size_t k = (size_t)(c - m->claims);
                 s->cu_pos[s->cu_start[k] + fill[k]++] = i;
@@ -429,7 +445,7 @@ static int claim_groups(const struct snapshot *prev, const struct snapshot *s, c
         goto out;
     for (i = 0; i < s->nmoved; i++)
         for (v = 0; v < 2; v++) {
-            const struct dra_podspec *p = &ms[v]->pods[s->moved[i]];
+            const struct dra_podspec *p = ms[v]->pods[s->moved[i]];
             for (j = 0; j < p->nclaims; j++) {
                 const struct dra_claim *c = dra_pod_claim_resolve(ms[v], p, &p->claims[j]);
                 if (!c)
@@ -451,7 +467,7 @@ static int claim_groups(const struct snapshot *prev, const struct snapshot *s, c
             goto out;
     for (q = 0; q < g->n; q++)
         for (v = 0; v < 2; v++) {
-            const struct dra_podspec *p = &ms[v]->pods[g->v[q]];
+            const struct dra_podspec *p = ms[v]->pods[g->v[q]];
             for (j = 0; j < p->nclaims; j++) {
                 const struct dra_claim *c = dra_pod_claim_resolve(ms[v], p, &p->claims[j]);
                 size_t k, lo, hi;
@@ -482,10 +498,10 @@ out:
     return rc;
 }
 
-/* The podspecs of m at the positions of g, in order, into *out (NULL on ENOMEM). */
-static struct dra_podspec *podspecs_at(const struct dra_model *m, const struct group *g)
+/* The podspecs of m at the positions of g, in order (NULL on ENOMEM). */
+static const struct dra_podspec **podspecs_at(const struct dra_model *m, const struct group *g)
 {
-    struct dra_podspec *v = malloc((g->n + 1) * sizeof(*v));
+    const struct dra_podspec **v = malloc((g->n + 1) * sizeof(*v));
     size_t i;
 
     for (i = 0; v && i < g->n; i++)
@@ -517,6 +533,19 @@ static void box_unref(struct snapshot_box *b)
 #define PATCH_MAX_MOVED 1024
 #define PATCH_MAX_BOXES(npods) (16 + (npods) / 4)
 
+/* How many of a[0..n) and b[0..n) are equal before the first that differ. */
+static size_t same_run(const cJSON **a, const cJSON **b, size_t n)
+{
+    size_t lo = 0, step = 256;
+
+    /* Blocks while they compare equal, then one by one in the block that does not. */
+    while (lo + step <= n && !memcmp(a + lo, b + lo, step * sizeof(*a)))
+        lo += step;
+    while (lo < n && a[lo] == b[lo])
+        lo++;
+    return lo;
+}
+
 /* 1 when o is a core v1 Pod named ns/name, the strings set. */
 static int pod_named(const cJSON *o, const char **ns, const char **name)
 {
@@ -537,7 +566,6 @@ static void unpatch(struct snapshot *s)
     if (!s->base)
         return;
     free(s->m.pods);
-    free(s->m.drivers);
     for (i = 0; i < s->nboxes; i++)
         box_unref(s->boxes[i]);
     free(s->boxes);
@@ -571,18 +599,22 @@ static int patch_model(const struct snapshot *prev, struct snapshot *s, struct k
     if (prev->objects || s->objects || prev->assumed || prev->dup_pods || !prev->npod_idx ||
         s->nborrowed != prev->nborrowed || prev->nboxes >= PATCH_MAX_BOXES(prev->m.npods))
         return 1;
-    /* A pointer comparison per object: what a store replaced is all that differs. */
+    /* A pointer comparison per object: what a store replaced is all that differs (memcmp
+     * skips the runs of equal ones many at a time). */
     for (i = 0; i < s->nborrowed; i++) {
-        const cJSON *old = prev->borrowed[i], *now = s->borrowed[i];
+        const cJSON *old, *now;
         const char *ns, *name, *ns2, *name2;
-        const struct dra_podspec *p;
-        if (old == now)
-            continue;
+        size_t pos;
+        i += same_run(prev->borrowed + i, s->borrowed + i, s->nborrowed - i);
+        if (i == s->nborrowed)
+            break;
+        old = prev->borrowed[i];
+        now = s->borrowed[i];
         if (nat == PATCH_MAX_CHANGED || !pod_named(old, &ns, &name) ||
             !pod_named(now, &ns2, &name2) || strcmp(ns, ns2) || strcmp(name, name2) ||
-            !(p = snapshot_pod(prev, ns, name)) || p->o.json != old)
+            (pos = pod_pos(prev, ns, name)) == SIZE_MAX || prev->m.pods[pos]->o.json != old)
             goto out;
-        at[nat++] = (size_t)(p - prev->m.pods);
+        at[nat++] = pos;
         if (keys_push(changed, old) || keys_push(changed, now)) {
             rc = -1;
             goto out;
@@ -613,11 +645,10 @@ static int patch_model(const struct snapshot *prev, struct snapshot *s, struct k
     s->m = prev->m;
     s->moved = malloc((prev->nmoved + nat + 1) * sizeof(*s->moved));
     s->m.pods = malloc((prev->m.npods + 1) * sizeof(*s->m.pods));
-    s->m.drivers = malloc((prev->m.ndrivers + 1) * sizeof(*s->m.drivers));
     s->boxes = malloc((prev->nboxes + 1) * sizeof(*s->boxes));
     s->base = base;
     atomic_fetch_add(&base->refs, 1);
-    if (!s->m.pods || !s->m.drivers || !s->boxes || !s->moved) {
+    if (!s->m.pods || !s->boxes || !s->moved) {
         rc = -1;
         unpatch(s);
         goto out;
@@ -627,12 +658,6 @@ static int patch_model(const struct snapshot *prev, struct snapshot *s, struct k
     for (i = 0; i < nat; i++)
         s->m.pods[at[i]] = box->m.pods[i];
     s->m.cappods = prev->m.npods;
-    /* The drivers name their DaemonSets' podspecs, which are where they were in base's. */
-    for (i = 0; i < prev->m.ndrivers; i++) {
-        s->m.drivers[i] = prev->m.drivers[i];
-        s->m.drivers[i].ds = s->m.pods + (prev->m.drivers[i].ds - prev->m.pods);
-    }
-    s->m.capdrivers = prev->m.ndrivers;
     for (j = 0; j < prev->nboxes; j++) {
         atomic_fetch_add(&prev->boxes[j]->refs, 1);
         s->boxes[s->nboxes++] = prev->boxes[j];
@@ -661,7 +686,7 @@ static int patch_assumes(struct snapshot *s, const struct keys *changed)
 {
     struct dra_model part = s->m;
     struct keys now = { NULL, 0, 0 };
-    struct dra_podspec *pods;
+    const struct dra_podspec **pods;
     cJSON *assumed;
     size_t i, n;
 
@@ -711,7 +736,7 @@ static int delta_rules(const struct snapshot *prev, const struct dd_findings *pf
     struct keys changed = { NULL, 0, 0 };
     struct names nm = { NULL, NULL, 0 };
     struct dd_findings gone = DD_FINDINGS_INIT;
-    struct dra_podspec *now = NULL, *old = NULL, *gold = NULL, *gnow = NULL;
+    const struct dra_podspec **now = NULL, **old = NULL, **gold = NULL, **gnow = NULL;
     struct group g = { NULL, 0, 0, NULL };
     size_t *at = NULL, nat = 0;
     struct dra_model part;
@@ -754,11 +779,9 @@ static int delta_rules(const struct snapshot *prev, const struct dd_findings *pf
     if (patched) {
         if (!(at = malloc((nm.n + 1) * sizeof(*at))))
             goto out;
-        for (i = 0; i < nm.n; i++) {
-            const struct dra_podspec *p = snapshot_pod(s, nm.ns[i], nm.name[i]);
-            if (p)
-                at[nat++] = (size_t)(p - s->m.pods);
-        }
+        for (i = 0; i < nm.n; i++)
+            if ((at[nat] = pod_pos(s, nm.ns[i], nm.name[i])) != SIZE_MAX)
+                nat++;
         if (claim_groups(prev, s, at, nat, &g) ||
             !(gold = podspecs_at(&prev->m, &g)) || !(gnow = podspecs_at(&s->m, &g)))
             goto out;
@@ -862,7 +885,7 @@ static int layer_rules(const struct snapshot *prev, struct snapshot *s,
     size_t nw = (fb->f.n + 63) / 64, i, j, n, nnow, nold, nat = 0, *at = NULL;
     struct names nm = { NULL, NULL, 0 };
     struct dd_findings gone = DD_FINDINGS_INIT;
-    struct dra_podspec *now = NULL, *old = NULL, *gold = NULL, *gnow = NULL;
+    const struct dra_podspec **now = NULL, **old = NULL, **gold = NULL, **gnow = NULL;
     struct group g = { NULL, 0, 0, NULL };
     unsigned char *drop = NULL;
     struct dra_model part;
@@ -898,11 +921,9 @@ static int layer_rules(const struct snapshot *prev, struct snapshot *s,
     part.npods = nold;
     if (dd_rules_run_pod_parts(&part, opt, &gone) || !(at = malloc((nm.n + 1) * sizeof(*at))))
         goto out;
-    for (i = 0; i < nm.n; i++) {
-        const struct dra_podspec *p = snapshot_pod(s, nm.ns[i], nm.name[i]);
-        if (p)
-            at[nat++] = (size_t)(p - s->m.pods);
-    }
+    for (i = 0; i < nm.n; i++)
+        if ((at[nat] = pod_pos(s, nm.ns[i], nm.name[i])) != SIZE_MAX)
+            nat++;
     if (claim_groups(prev, s, at, nat, &g) || !(gold = podspecs_at(&prev->m, &g)) ||
         !(gnow = podspecs_at(&s->m, &g)))
         goto out;
@@ -1163,16 +1184,9 @@ struct snapshot *snapshot_update(const struct snapshot *prev, const cJSON **borr
 
 const struct dra_podspec *snapshot_pod(const struct snapshot *s, const char *ns, const char *name)
 {
-    size_t h, mask = s->npod_idx - 1;
+    size_t pos = pod_pos(s, ns, name);
 
-    if (!s->npod_idx)
-        return NULL;
-    for (h = dra_key_hash(ns, name) & mask; s->pod_idx[h]; h = (h + 1) & mask) {
-        const struct dra_podspec *p = &s->m.pods[s->pod_idx[h] - 1];
-        if (!strcmp(p->o.ns, ns) && !strcmp(p->o.name, name))
-            return p;
-    }
-    return NULL;
+    return pos == SIZE_MAX ? NULL : s->m.pods[pos];
 }
 
 void snapshot_free(struct snapshot *s)

@@ -72,10 +72,10 @@ struct snapshot {
     } steps;
     /*
      * A patched snapshot (snapshot_update where only Pods were replaced): m is a shallow copy
-     * of base->m, which owns what m points to but these: m.pods (owned: base's podspecs, the
-     * changed ones replaced by boxes' entries) and m.drivers (owned: base's, re-pointed into
-     * m.pods).  Successive updates share one base, so that an event costs the Pods it changed,
-     * not the cluster; a full build starts a new one.  NULL for a snapshot built whole.
+     * of base->m, which owns what m points to but m.pods (owned: the addresses of base's
+     * podspecs, the changed ones replaced by boxes' entries).  Successive updates share one
+     * base, so that an event costs the Pods it changed, not the cluster; a full build starts a
+     * new one.  NULL for a snapshot built whole.
      */
     struct snapshot *base;  /* a reference (refs) */
     size_t *moved;          /* owned: the positions in m.pods replaced since base, sorted */

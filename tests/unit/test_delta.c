@@ -412,7 +412,7 @@ static void same_diagnoses(const struct snapshot *d, const struct snapshot *f, i
     size_t i;
 
     for (i = 0; i < f->m.npods; i++) {
-        const struct dra_podspec *p = &f->m.pods[i], *q = snapshot_pod(d, p->o.ns, p->o.name);
+        const struct dra_podspec *p = f->m.pods[i], *q = snapshot_pod(d, p->o.ns, p->o.name);
         struct diag_result a, b;
         if (strcmp(p->o.kind, "Pod"))
             continue;

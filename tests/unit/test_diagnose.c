@@ -141,10 +141,10 @@ static void diagnose(const struct state *s, const char *pod, struct diag_result 
 
     live_load(&l, s);
     for (i = 0; i < l.m.npods; i++)
-        if (!strcmp(l.m.pods[i].o.name, pod))
+        if (!strcmp(l.m.pods[i]->o.name, pod))
             break;
     assert_true(i < l.m.npods);
-    diag_pod(&l.m, &l.f, &l.m.pods[i], r);
+    diag_pod(&l.m, &l.f, l.m.pods[i], r);
     live_free(&l);
 }
 
@@ -328,10 +328,10 @@ static void shapes_live(void **state)
             assert_false(err);
             assert_int_equal(dra_model_finish(&m), DD_OK);
             assert_int_equal(dd_rules_run(&m, NULL, &f), 0);
-            for (j = 0; j < m.npods && strcmp(m.pods[j].o.name, "trainer"); j++)
+            for (j = 0; j < m.npods && strcmp(m.pods[j]->o.name, "trainer"); j++)
                 ;
             assert_true(j < m.npods);
-            diag_pod(&m, &f, &m.pods[j], &r);
+            diag_pod(&m, &f, m.pods[j], &r);
             if (fixed) {
                 /* (No driver DaemonSet in these files: StaleResourceSlices may apply.) */
                 if (has_code(&r, "DevicesDoNotFit"))
@@ -394,8 +394,8 @@ static void fit_of_another_pod(void **state)
     assert_int_equal(dra_model_finish(&m), DD_OK);
     assert_int_equal(dd_rules_run(&m, NULL, &f), 0);
     for (i = 0; i < m.npods; i++) {
-        diag_pod(&m, &f, &m.pods[i], &r);
-        if (!strcmp(m.pods[i].o.name, "greedy")) {
+        diag_pod(&m, &f, m.pods[i], &r);
+        if (!strcmp(m.pods[i]->o.name, "greedy")) {
             assert_false(r.healthy);
             assert_string_equal(r.codes[0], "DevicesDoNotFit");
             assert_contains(r.message, "Pod t/greedy fits on no node");
@@ -434,8 +434,8 @@ static void scheduler_evidence(void **state)
     for (i = 0; i < l.m.nclaims; i++)
         l.m.claims[i].allocated = 0;
     for (i = 0; i < l.m.npods; i++)
-        if (!strcmp(l.m.pods[i].o.name, "pod0"))
-            diag_pod(&l.m, &l.f, &l.m.pods[i], &r);
+        if (!strcmp(l.m.pods[i]->o.name, "pod0"))
+            diag_pod(&l.m, &l.f, l.m.pods[i], &r);
     assert_string_equal(r.codes[0], "ClaimNotAllocated");
     assert_contains(r.message, "cannot allocate all claims");
     live_free(&l);

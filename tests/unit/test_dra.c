@@ -118,16 +118,16 @@ static void workload_replicas(void **state)
                   "\"resourceClaimName\":\"c\"}]}}]");
     /* The Deployment without claims is not kept: it cannot hold a DRA fault. */
     assert_int_equal(s.m.npods, 6);
-    assert_int_equal(s.m.pods[0].replicas, 1);
-    assert_int_equal(s.m.pods[1].replicas, 5);
-    assert_int_equal(s.m.pods[2].replicas, 3);
-    assert_int_equal(s.m.pods[3].replicas, 1);
-    assert_int_equal(s.m.pods[4].replicas, 0);
-    assert_int_equal(s.m.pods[5].replicas, 1);
-    assert_string_equal(s.m.pods[5].service_account, "sa");
-    assert_string_equal(s.m.pods[0].service_account, "default");
-    assert_string_equal(s.m.pods[0].claims[0].tmpl, "t");
-    assert_null(s.m.pods[0].claims[0].claim);
+    assert_int_equal(s.m.pods[0]->replicas, 1);
+    assert_int_equal(s.m.pods[1]->replicas, 5);
+    assert_int_equal(s.m.pods[2]->replicas, 3);
+    assert_int_equal(s.m.pods[3]->replicas, 1);
+    assert_int_equal(s.m.pods[4]->replicas, 0);
+    assert_int_equal(s.m.pods[5]->replicas, 1);
+    assert_string_equal(s.m.pods[5]->service_account, "sa");
+    assert_string_equal(s.m.pods[0]->service_account, "default");
+    assert_string_equal(s.m.pods[0]->claims[0].tmpl, "t");
+    assert_null(s.m.pods[0]->claims[0].claim);
     assert_int_equal(s.m.nobjects, 7);
     snap_free(&s);
 }
@@ -344,7 +344,7 @@ static void env_and_flags(void **state)
                   "[{\"name\":\"c\",\"command\":[\"plugin\",\"--cdi-root=/x\"],\"env\":["
                   "{\"name\":\"A\",\"value\":\"1\"},{\"name\":\"A\",\"value\":\"2\"},"
                   "{\"name\":\"B\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":\"spec.nodeName\"}}}]}]}}]");
-    c = &s.m.pods[0].ctr[0];
+    c = &s.m.pods[0]->ctr[0];
     assert_string_equal(dra_container_env(c, "A", &line), "2"); /* last wins, as in the kubelet */
     assert_null(dra_container_env(c, "B", NULL));
     assert_null(dra_container_env(c, "C", NULL));
@@ -524,8 +524,8 @@ static void node_lookups(void **state)
     assert_int_equal(dra_node_first(&s.m, "c"), SIZE_MAX);
     assert_ptr_equal(dra_find_node(&s.m, "a"), &s.m.nodes.v[0]);
     /* The second pod on node b is the DaemonSet's; node a has none. */
-    assert_ptr_equal(dra_plugin_pod(&s.m, &s.m.pods[0], "b"), s.m.plugin_pods.v[1].json);
-    assert_null(dra_plugin_pod(&s.m, &s.m.pods[0], "a"));
+    assert_ptr_equal(dra_plugin_pod(&s.m, s.m.pods[0], "b"), s.m.plugin_pods.v[1].json);
+    assert_null(dra_plugin_pod(&s.m, s.m.pods[0], "a"));
     snap_free(&s);
 }
 

@@ -95,11 +95,11 @@ static void check(const char *name, const char *pod, const char *root, const cha
 
         load(&c, name, trimmed);
         for (i = 0; i < c.m.npods; i++)
-            if (!strcmp(c.m.pods[i].o.name, pod))
+            if (!strcmp(c.m.pods[i]->o.name, pod))
                 break;
         if (i == c.m.npods)
             fail_msg("%s: no pod %s", name, pod);
-        diag_pod(&c.m, &c.f, &c.m.pods[i], &r);
+        diag_pod(&c.m, &c.f, c.m.pods[i], &r);
         if (getenv("EVIDENCE_DEBUG"))
             fprintf(stderr, "%s %s%s: [%s] %s\n", name, pod, trimmed ? " (trimmed)" : "", r.list,
                     r.message);
@@ -232,9 +232,9 @@ static void cdi_off_ignored_containerd2(void **state)
         for (i = 0; i < c.f.n; i++)
             assert_string_not_equal(c.f.v[i].code, "CDIDisabled");
         for (i = 0; i < c.m.npods; i++) {
-            diag_pod(&c.m, &c.f, &c.m.pods[i], &r);
+            diag_pod(&c.m, &c.f, c.m.pods[i], &r);
             if (!r.healthy)
-                fail_msg("pod %s: [%s] %s", c.m.pods[i].o.name, r.list, r.message);
+                fail_msg("pod %s: [%s] %s", c.m.pods[i]->o.name, r.list, r.message);
         }
         release(&c);
     }
@@ -264,10 +264,10 @@ static void diagnose_objects(const cJSON *objs, const char *pod, struct diag_res
         assert_int_equal(dra_model_add(&m, it, NULL, 0), DD_OK);
     assert_int_equal(dra_model_finish(&m), DD_OK);
     assert_int_equal(dd_rules_run(&m, NULL, &f), 0);
-    for (i = 0; i < m.npods && strcmp(m.pods[i].o.name, pod); i++)
+    for (i = 0; i < m.npods && strcmp(m.pods[i]->o.name, pod); i++)
         ;
     assert_true(i < m.npods);
-    diag_pod(&m, &f, &m.pods[i], r);
+    diag_pod(&m, &f, m.pods[i], r);
     dd_findings_release(&f);
     dra_model_release(&m);
 }

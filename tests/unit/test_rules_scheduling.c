@@ -100,9 +100,9 @@ static void claim_on_other_node(void **state)
     {
         struct diag_result r;
         size_t k;
-        for (k = 0; strcmp(s.m.pods[k].o.name, "b"); k++)
+        for (k = 0; strcmp(s.m.pods[k]->o.name, "b"); k++)
             ;
-        diag_pod(&s.m, &s.f, &s.m.pods[k], &r);
+        diag_pod(&s.m, &s.f, s.m.pods[k], &r);
         assert_false(r.healthy);
         assert_string_equal(r.codes[0], "ClaimAllocatedOnOtherNode");
     }

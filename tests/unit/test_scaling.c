@@ -731,10 +731,10 @@ static void snapshot_once(struct guard *g, int z, const cJSON *objs, void *cache
     t = cpu_now();
     for (i = 0; i < snap->m.npods; i++) {
         struct diag_result r;
-        if (strcmp(snap->m.pods[i].o.kind, "Pod"))
+        if (strcmp(snap->m.pods[i]->o.kind, "Pod"))
             continue;
-        assert_non_null(snapshot_pod(snap, snap->m.pods[i].o.ns, snap->m.pods[i].o.name));
-        diag_pod_indexed(&snap->m, &snap->f, snap->ix, &snap->m.pods[i], &r);
+        assert_non_null(snapshot_pod(snap, snap->m.pods[i]->o.ns, snap->m.pods[i]->o.name));
+        diag_pod_indexed(&snap->m, &snap->f, snap->ix, snap->m.pods[i], &r);
         sick += !r.healthy;
     }
     step(s, z, "diagnosis of every pod", cpu_now() - t);

@@ -94,7 +94,7 @@ static size_t compare_live(const cJSON *objs, const char *what)
     assert_non_null(b->ix);
     same_findings(&a->f, &b->f, what);
     for (i = 0; i < a->m.npods; i++) {
-        const struct dra_podspec *pa = &a->m.pods[i], *pb;
+        const struct dra_podspec *pa = a->m.pods[i], *pb;
         struct diag_result ra, rb, rc;
         if (strcmp(pa->o.kind, "Pod"))
             continue;
