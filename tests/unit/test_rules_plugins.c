@@ -72,6 +72,69 @@ static void daemonset_missing(void **state)
     snap_free(&s);
 }
 
+/* The plugin's DaemonSet for zone ds_zone, nodes n1 (zone a) and n2 (zone b), and a Pod that
+ * may go to zone pod_zone only. */
+#define ZONES(ds_zone, pod_zone)                                                               \
+    "[" DS_SEL("\"zone\":\"" ds_zone "\"") "," ROLE("[\"*\"]") ","                              \
+    NODE("n1", "\"zone\":\"a\"", "") ","                                                       \
+    NODE("n2", "\"zone\":\"b\"", "") ","                                                       \
+    CLASS("gpu", "device.driver == 'gpu.example.com'") "," TEMPLATE("tmpl", "gpu") ","          \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"t\"},"  \
+    "\"spec\":{\"nodeSelector\":{\"zone\":\"" pod_zone "\"},\"resourceClaims\":[{\"name\":\"gpu\","  \
+    "\"resourceClaimTemplateName\":\"tmpl\"}],\"containers\":[{\"name\":\"c\",\"image\":\"i\","    \
+    "\"resources\":{\"claims\":[{\"name\":\"gpu\"}]}}]}}]"
+
+/* Runs DriverDaemonSetMissingOnNode over m with cache c; returns how many findings it made. */
+static size_t plugin_findings(const struct dra_model *m, const struct rule_cache *c)
+{
+    static const char *const code[] = { "DriverDaemonSetMissingOnNode" };
+    struct rule_options o = RULE_OPTIONS_INIT;
+    struct dd_findings f = DD_FINDINGS_INIT;
+    size_t n;
+
+    o.only = code;
+    o.nonly = 1;
+    o.cache = c;
+    assert_int_equal(dd_rules_run(m, &o, &f), 0);
+    n = f.n;
+    dd_findings_release(&f);
+    return n;
+}
+
+/* What the cache keeps of a model's nodes serves that model and models patched from it (other
+ * Pods), and no other: there the rule works it out anew. */
+static void plugin_sites_cache(void **state)
+{
+    struct snap a, b, c;
+    struct dra_model patched;
+    struct rule_cache *rc;
+    size_t i;
+    (void)state;
+
+    snap_load(&a, ZONES("a", "b")); /* the pod may only go where the plugin cannot */
+    snap_load(&b, ZONES("b", "b")); /* the plugin runs where the pod goes */
+    snap_load(&c, ZONES("a", "a")); /* likewise */
+    assert_non_null(rc = dd_rules_cache_new(&a.m));
+    assert_int_equal(plugin_findings(&a.m, NULL), 1);
+    assert_int_equal(plugin_findings(&a.m, rc), 1);
+    assert_int_equal(plugin_findings(&b.m, NULL), 0);
+    assert_int_equal(plugin_findings(&b.m, rc), 0); /* a's plugin placement would say 1 */
+    assert_int_equal(plugin_findings(&c.m, rc), 0);
+    /* a patched as a snapshot's update is (lib/rules/snapshot): its Pod replaced by c's. */
+    patched = a.m;
+    assert_non_null(patched.pods = malloc(a.m.npods * sizeof(*patched.pods)));
+    memcpy(patched.pods, a.m.pods, a.m.npods * sizeof(*patched.pods));
+    for (i = 0; i < a.m.npods; i++)
+        if (!strcmp(a.m.pods[i].o.kind, "Pod"))
+            patched.pods[i] = c.m.pods[i];
+    assert_int_equal(plugin_findings(&patched, rc), 0); /* the Pod's part is never kept */
+    free(patched.pods);
+    dd_rules_cache_free(rc);
+    snap_free(&a);
+    snap_free(&b);
+    snap_free(&c);
+}
+
 #define PLUGIN_POD(node, ready)                                                                \
     "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"plugin-x\",\"namespace\":" \
     "\"drv\",\"ownerReferences\":[{\"kind\":\"DaemonSet\",\"name\":\"plugin\"}]},\"spec\":"      \
@@ -221,6 +284,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(daemonset_missing),
+        cmocka_unit_test(plugin_sites_cache),
         cmocka_unit_test(stale_slices),
         cmocka_unit_test(claim_status_rbac),
         cmocka_unit_test(publishing_on_node),
