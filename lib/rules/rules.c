@@ -468,8 +468,9 @@ struct rule_cache *dd_rules_cache_new(const struct dra_model *m)
 {
     struct rule_cache *rc = calloc(1, sizeof(*rc));
 
-    if (rc && !(rc->plugin_sites = rule__plugin_sites_new(m))) {
-        free(rc);
+    if (rc && (!(rc->plugin_sites = rule__plugin_sites_new(m)) ||
+               !(rc->class_sites = rule__class_sites_new(m)))) {
+        dd_rules_cache_free(rc);
         return NULL;
     }
     return rc;
@@ -477,8 +478,10 @@ struct rule_cache *dd_rules_cache_new(const struct dra_model *m)
 
 void dd_rules_cache_free(struct rule_cache *rc)
 {
-    if (rc)
+    if (rc) {
         rule__plugin_sites_free(rc->plugin_sites);
+        rule__class_sites_free(rc->class_sites);
+    }
     free(rc);
 }
 

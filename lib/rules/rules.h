@@ -190,11 +190,13 @@ int dd_rules_inventory_remember(struct rule_inventory *ri);
 /*
  * What the rules work out of model m's objects but its Pods, for the runs over m and over the
  * models patched from it (the same Node and ResourceSlice arrays, other Pods: a live snapshot's
- * updates, lib/rules/snapshot), so that such a run costs its Pods, not the cluster's nodes:
- * where each driver's DaemonSet may run its kubelet plugin and where its drivers publish
- * (DriverDaemonSetMissingOnNode).  A run over any other model ignores it (it checks).  Built
- * whole here and never written again, so any thread may read it; it keeps no pointer into m to
- * read, but must be freed with m (its check compares addresses).  NULL on ENOMEM.
+ * updates, lib/rules/snapshot), so that such a run costs its Pods, not the cluster's nodes and
+ * devices: where each driver's DaemonSet may run its kubelet plugin and where its drivers publish
+ * (DriverDaemonSetMissingOnNode), where each class claims request has devices
+ * (PodConstraintsExcludeDeviceNodes, ClaimAllocatedOnOtherNode).  A run over any other model
+ * ignores it (it checks).  Built whole here and never written again, so any thread may read
+ * it; it keeps no pointer into m to read, but must be freed with m (its check compares
+ * addresses).  NULL on ENOMEM.
  */
 struct rule_cache *dd_rules_cache_new(const struct dra_model *m);
 void dd_rules_cache_free(struct rule_cache *rc);

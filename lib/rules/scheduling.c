@@ -55,12 +55,41 @@ struct where {
     const struct dra_model *m;
     struct class_where *c; /* per m->classes */
     unsigned char *on;     /* scratch, nodes.n */
+    const struct class_where *kept; /* per m->classes: the cache's, or NULL */
 };
 
-static int where_init(const struct dra_model *m, struct where *w)
+/* The cache's part (rule_cache.class_sites): class_where of each class a claim or template
+ * requests (a Pod's classes are those), with the arrays of the model it was worked out over
+ * (compared only): what costs every device of the cluster, once per model. */
+struct rule_class_sites {
+    const struct dra_obj *nodes;
+    size_t nnodes;
+    const struct dra_slice *slices;
+    size_t nslices;
+    const struct dra_class *classes;
+    size_t nclasses;
+    struct class_where *c;
+};
+
+/* The cache's class_where of m's classes, when it is of m or of a model patched from it (its
+ * very Node, slice and class arrays), else NULL. */
+static const struct class_where *kept_where(const struct dra_model *m,
+                                            const struct rule_cache *cache)
+{
+    const struct rule_class_sites *cs = cache ? cache->class_sites : NULL;
+
+    if (!cs || cs->nodes != m->nodes.v || cs->nnodes != m->nodes.n || cs->slices != m->slices ||
+        cs->nslices != m->nslices || cs->classes != m->classes || cs->nclasses != m->nclasses)
+        return NULL;
+    return cs->c;
+}
+
+/* cache: the run's (rule_options.cache), or NULL. */
+static int where_init(const struct dra_model *m, const struct rule_cache *cache, struct where *w)
 {
     memset(w, 0, sizeof(*w));
     w->m = m;
+    w->kept = kept_where(m, cache);
     w->c = calloc(m->nclasses + 1, sizeof(*w->c));
     w->on = calloc(m->nodes.n + 1, 1);
     if (!w->c || !w->on) {
@@ -89,6 +118,8 @@ static const struct class_where *class_where(struct where *w, const struct dra_c
     const struct dra_slice *marked = NULL;
     size_t i, k;
 
+    if (w->kept && w->kept[cls - m->classes].done)
+        return &w->kept[cls - m->classes];
     if (cw->done)
         return cw;
     memset(w->on, 0, m->nodes.n);
@@ -110,6 +141,48 @@ static const struct class_where *class_where(struct where *w, const struct dra_c
             cw->nodes[cw->n++] = k;
     cw->done = 1;
     return cw;
+}
+
+struct rule_class_sites *rule__class_sites_new(const struct dra_model *m)
+{
+    struct rule_class_sites *cs = calloc(1, sizeof(*cs));
+    struct where w;
+    size_t i, r;
+
+    if (!cs || where_init(m, NULL, &w)) {
+        free(cs);
+        return NULL;
+    }
+    for (i = 0; i < m->nclaims; i++)
+        for (r = 0; r < m->claims[i].spec.nreq; r++) {
+            const char *name = m->claims[i].spec.req[r].class_name;
+            const struct dra_class *cls = name ? dra_find_class(m, name) : NULL;
+            if (cls && !class_where(&w, cls)) {
+                where_free(&w);
+                free(cs);
+                return NULL;
+            }
+        }
+    cs->nodes = m->nodes.v;
+    cs->nnodes = m->nodes.n;
+    cs->slices = m->slices;
+    cs->nslices = m->nslices;
+    cs->classes = m->classes;
+    cs->nclasses = m->nclasses;
+    cs->c = w.c; /* taken */
+    free(w.on);
+    return cs;
+}
+
+void rule__class_sites_free(struct rule_class_sites *cs)
+{
+    size_t i;
+
+    for (i = 0; cs && i < cs->nclasses; i++)
+        free(cs->c[i].nodes);
+    if (cs)
+        free(cs->c);
+    free(cs);
 }
 
 /* The claim spec behind a pod claim entry (the claim, or the template its claim comes from). */
@@ -143,7 +216,7 @@ void rule__check_pod_constraints(struct rule_ctx *ctx)
     seen_cls = calloc(m->nclasses + 1, sizeof(*seen_cls));
     cls = calloc(m->nclasses + 1, sizeof(*cls));
     seen_node = calloc(m->nodes.n, sizeof(*seen_node));
-    if (!seen_cls || !cls || !seen_node || where_init(m, &w)) {
+    if (!seen_cls || !cls || !seen_node || where_init(m, ctx->opt->cache, &w)) {
         ctx->out->oom = 1;
         goto out;
     }
@@ -415,7 +488,7 @@ void rule__check_claim_node(struct rule_ctx *ctx)
     struct where w;
     size_t i, j, k;
 
-    if (where_init(m, &w)) {
+    if (where_init(m, ctx->opt->cache, &w)) {
         ctx->out->oom = 1;
         return;
     }

@@ -84,50 +84,27 @@ static void daemonset_missing(void **state)
     "\"resourceClaimTemplateName\":\"tmpl\"}],\"containers\":[{\"name\":\"c\",\"image\":\"i\","    \
     "\"resources\":{\"claims\":[{\"name\":\"gpu\"}]}}]}}]"
 
-/* Runs DriverDaemonSetMissingOnNode over m with cache c; returns how many findings it made. */
-static size_t plugin_findings(const struct dra_model *m, const struct rule_cache *c)
-{
-    static const char *const code[] = { "DriverDaemonSetMissingOnNode" };
-    struct rule_options o = RULE_OPTIONS_INIT;
-    struct dd_findings f = DD_FINDINGS_INIT;
-    size_t n;
-
-    o.only = code;
-    o.nonly = 1;
-    o.cache = c;
-    assert_int_equal(dd_rules_run(m, &o, &f), 0);
-    n = f.n;
-    dd_findings_release(&f);
-    return n;
-}
-
 /* What the cache keeps of a model's nodes serves that model and models patched from it (other
  * Pods), and no other: there the rule works it out anew. */
 static void plugin_sites_cache(void **state)
 {
+    static const char code[] = "DriverDaemonSetMissingOnNode";
     struct snap a, b, c;
     struct dra_model patched;
     struct rule_cache *rc;
-    size_t i;
     (void)state;
 
     snap_load(&a, ZONES("a", "b")); /* the pod may only go where the plugin cannot */
     snap_load(&b, ZONES("b", "b")); /* the plugin runs where the pod goes */
     snap_load(&c, ZONES("a", "a")); /* likewise */
     assert_non_null(rc = dd_rules_cache_new(&a.m));
-    assert_int_equal(plugin_findings(&a.m, NULL), 1);
-    assert_int_equal(plugin_findings(&a.m, rc), 1);
-    assert_int_equal(plugin_findings(&b.m, NULL), 0);
-    assert_int_equal(plugin_findings(&b.m, rc), 0); /* a's plugin placement would say 1 */
-    assert_int_equal(plugin_findings(&c.m, rc), 0);
-    /* a patched as a snapshot's update is (lib/rules/snapshot): its Pod replaced by c's. */
-    patched = a.m;
-    assert_non_null(patched.pods = malloc(a.m.npods * sizeof(*patched.pods)));
-    memcpy(patched.pods, a.m.pods, a.m.npods * sizeof(*patched.pods));
-    for (i = 0; i < a.m.npods; i++)
-        if (!strcmp(a.m.pods[i].o.kind, "Pod"))
-            patched.pods[i] = c.m.pods[i];
-    assert_int_equal(plugin_findings(&patched, rc), 0); /* the Pod's part is never kept */
+    assert_int_equal(run_cached(&a.m, code, NULL), 1);
+    assert_int_equal(run_cached(&a.m, code, rc), 1);
+    assert_int_equal(run_cached(&b.m, code, NULL), 0);
+    assert_int_equal(run_cached(&b.m, code, rc), 0); /* a's plugin placement would say 1 */
+    assert_int_equal(run_cached(&c.m, code, rc), 0);
+    patched = patched_model(&a.m, &c.m);
+    assert_int_equal(run_cached(&patched, code, rc), 0); /* the Pod's part is never kept */
     free(patched.pods);
     dd_rules_cache_free(rc);
     snap_free(&a);
