@@ -356,96 +356,191 @@ static void pod_fit(const struct dra_model *m, const cJSON *spec, const unsigned
         }
 }
 
+/*
+ * Where DaemonSet ds (the first driver of it) may run its plugin and where its drivers publish,
+ * node by node: what DriverDaemonSetMissingOnNode reads of objects other than Pods, which costs
+ * the nodes and slices of the cluster.  Worked out per run, or once per model in its cache.
+ */
+struct plugin_site {
+    const cJSON *ds;         /* the DaemonSet's object: which one this is (NULL: none) */
+    size_t allowed;          /* ds_nodes' count */
+    int anywhere;            /* published_on's answer */
+    unsigned char *ok, *pub; /* owned: per node, ds_nodes' and published_on's marks */
+};
+
+/* The cache's part (rule_cache.plugin_sites): per driver of the model, its DaemonSet's sites
+ * when it is the first of it, and the arrays of the model it was built from (compared only). */
+struct rule_plugin_sites {
+    const struct dra_obj *nodes;
+    size_t nnodes;
+    const struct dra_slice *slices;
+    size_t nslices;
+    struct plugin_site *v;
+    size_t n;
+};
+
+static void site_release(struct plugin_site *ps)
+{
+    free(ps->ok);
+    free(ps->pub);
+}
+
+/* ps for driver i of m (the first of its DaemonSet).  -1 on ENOMEM. */
+static int site_init(const struct dra_model *m, size_t i, struct plugin_site *ps)
+{
+    const struct dra_podspec *ds = m->drivers[i].ds;
+
+    ps->ds = ds->o.json;
+    ps->ok = malloc(m->nodes.n + 1);
+    ps->pub = malloc(m->nodes.n + 1);
+    if (!ps->ok || !ps->pub) {
+        site_release(ps);
+        return -1;
+    }
+    ps->allowed = ds_nodes(m, ds, ps->ok);
+    ps->anywhere = published_on(m, ds, ps->pub);
+    return 0;
+}
+
+struct rule_plugin_sites *rule__plugin_sites_new(const struct dra_model *m)
+{
+    struct rule_plugin_sites *c = calloc(1, sizeof(*c));
+    size_t i;
+
+    if (!c || !(c->v = calloc(m->ndrivers + 1, sizeof(*c->v)))) {
+        free(c);
+        return NULL;
+    }
+    c->nodes = m->nodes.v;
+    c->nnodes = m->nodes.n;
+    c->slices = m->slices;
+    c->nslices = m->nslices;
+    c->n = m->ndrivers;
+    for (i = 0; m->nodes.n && i < m->ndrivers; i++)
+        if (first_of_ds(m, i) && site_init(m, i, &c->v[i])) {
+            rule__plugin_sites_free(c);
+            return NULL;
+        }
+    return c;
+}
+
+void rule__plugin_sites_free(struct rule_plugin_sites *c)
+{
+    size_t i;
+
+    for (i = 0; c && i < c->n; i++)
+        site_release(&c->v[i]);
+    if (c)
+        free(c->v);
+    free(c);
+}
+
+/* The cached sites of driver i, when the cache is of this model or one patched from it: its
+ * very Node and slice arrays (a patched model shares its base's), and the same DaemonSet. */
+static const struct plugin_site *cached_site(const struct rule_ctx *ctx, size_t i)
+{
+    const struct rule_plugin_sites *c = ctx->opt->cache ? ctx->opt->cache->plugin_sites : NULL;
+    const struct dra_model *m = ctx->m;
+
+    if (!c || c->nodes != m->nodes.v || c->nnodes != m->nodes.n || c->slices != m->slices ||
+        c->nslices != m->nslices || c->n != m->ndrivers || !c->v[i].ds ||
+        c->v[i].ds != m->drivers[i].ds->o.json)
+        return NULL;
+    return &c->v[i];
+}
+
+/* plugin_nodes for driver d, the first of its DaemonSet, that may run at ps. */
+static void plugin_nodes_ds(struct rule_ctx *ctx, const struct dra_driver *d,
+                            const struct plugin_site *ps, int pods_only)
+{
+    const struct dra_model *m = ctx->m;
+    char msg[MSG_MAX], fix[MSG_MAX], dsn[300], why[WHY_MAX], names[300];
+    struct rule_memo *fits;
+    size_t j, k, len;
+
+    objname(&d->ds->o, dsn, sizeof(dsn));
+    ds_drivers(m, d->ds, names, sizeof(names));
+    if (!ps->allowed) {
+        if (ps->anywhere || pods_only)
+            return;
+        len = 0;
+        cat(msg, sizeof(msg), &len, "DaemonSet %s (driver %s) can run its kubelet plugin on "
+            "none of the %zu node(s), so no node publishes its devices and every claim for "
+            "them stays unallocated (\"cannot allocate all claims\"):", dsn, names,
+            m->nodes.n);
+        for (k = 0; k < m->nodes.n && k < 8; k++) {
+            fit_pod_excluded(d->ds->spec, m->nodes.v[k].json, 1, why, sizeof(why));
+            cat(msg, sizeof(msg), &len, " %s: %s;", m->nodes.v[k].name, why);
+        }
+        msg[len - 1] = '.';
+        snprintf(fix, sizeof(fix), "Make the DaemonSet's nodeSelector, node affinity and "
+                 "tolerations match the device nodes (a chart's kubeletPlugin.nodeSelector / "
+                 "affinity / tolerations; NVIDIA's default affinity wants Node Feature "
+                 "Discovery's PCI labels), or label and untaint those nodes.");
+        scope(ctx, emit(ctx, ctx->rule->severity, &d->ds->o, 0, msg, fix), NULL,
+              *d->name ? d->name : NULL, NULL);
+        return;
+    }
+    /* Pods that need the driver and may go only where its plugin cannot. */
+    if (!(fits = rule__memo_new())) {
+        ctx->out->oom = 1;
+        return;
+    }
+    for (j = 0; *d->name && j < m->npods; j++) {
+        const struct dra_podspec *p = m->pods[j];
+        struct pod_fit *f;
+        char *key;
+        int fresh;
+        if (*p->node || p->replicas < 0 || !pod_wants(m, p, d->name))
+            continue;
+        key = constraints(p->spec);
+        f = key ? rule__memo_get(fits, NULL, NULL, key, sizeof(*f), &fresh) : NULL;
+        free(key);
+        if (!f) {
+            ctx->out->oom = 1;
+            break;
+        }
+        if (fresh)
+            pod_fit(m, p->spec, ps->ok, f);
+        if (!f->pod_nodes || f->both || ps->pub[f->first])
+            continue;
+        k = f->first;
+        fit_pod_excluded(d->ds->spec, m->nodes.v[k].json, 1, why, sizeof(why));
+        snprintf(msg, sizeof(msg),
+                 "DaemonSet %s (driver %s) cannot run its kubelet plugin on the %zu node(s) "
+                 "%s %s may use (node %s: %s), so no device of the driver is ever published "
+                 "there and the pod stays Pending (\"cannot allocate all claims\").",
+                 dsn, names, f->pod_nodes, p->o.kind, p->o.name, m->nodes.v[k].name, why);
+        snprintf(fix, sizeof(fix), "Let DaemonSet %s run on node %s (its nodeSelector, "
+                 "affinity, tolerations), or send the pod where the plugin runs.", dsn,
+                 m->nodes.v[k].name);
+        scope(ctx, emit(ctx, ctx->rule->severity, &d->ds->o, 0, msg, fix), NULL, d->name,
+              m->nodes.v[k].name);
+    }
+    rule__memo_free(fits);
+}
+
 /* DriverDaemonSetMissingOnNode: a DaemonSet that can run nowhere (pods_only: not judged), and
  * per podspec, one that cannot reach where the pod may go. */
 static void plugin_nodes(struct rule_ctx *ctx, int pods_only)
 {
     const struct dra_model *m = ctx->m;
-    char msg[MSG_MAX], fix[MSG_MAX], dsn[300], why[WHY_MAX], names[300];
-    unsigned char *ok, *pub;
-    size_t i, j, k, allowed, len;
+    size_t i;
 
     if (!m->nodes.n)
         return;
-    ok = malloc(m->nodes.n);
-    pub = malloc(m->nodes.n);
-    if (!ok || !pub) {
-        free(ok);
-        free(pub);
-        ctx->out->oom = 1;
-        return;
-    }
     for (i = 0; i < m->ndrivers; i++) {
-        const struct dra_driver *d = &m->drivers[i];
-        struct rule_memo *fits;
-        int anywhere;
+        const struct plugin_site *ps;
+        struct plugin_site own = { NULL, 0, 0, NULL, NULL };
         if (!first_of_ds(m, i))
             continue;
-        allowed = ds_nodes(m, d->ds, ok);
-        anywhere = published_on(m, d->ds, pub);
-        objname(&d->ds->o, dsn, sizeof(dsn));
-        ds_drivers(m, d->ds, names, sizeof(names));
-        if (!allowed) {
-            if (anywhere || pods_only)
-                continue;
-            len = 0;
-            cat(msg, sizeof(msg), &len, "DaemonSet %s (driver %s) can run its kubelet plugin on "
-                "none of the %zu node(s), so no node publishes its devices and every claim for "
-                "them stays unallocated (\"cannot allocate all claims\"):", dsn, names,
-                m->nodes.n);
-            for (k = 0; k < m->nodes.n && k < 8; k++) {
-                fit_pod_excluded(d->ds->spec, m->nodes.v[k].json, 1, why, sizeof(why));
-                cat(msg, sizeof(msg), &len, " %s: %s;", m->nodes.v[k].name, why);
-            }
-            msg[len - 1] = '.';
-            snprintf(fix, sizeof(fix), "Make the DaemonSet's nodeSelector, node affinity and "
-                     "tolerations match the device nodes (a chart's kubeletPlugin.nodeSelector / "
-                     "affinity / tolerations; NVIDIA's default affinity wants Node Feature "
-                     "Discovery's PCI labels), or label and untaint those nodes.");
-            scope(ctx, emit(ctx, ctx->rule->severity, &d->ds->o, 0, msg, fix), NULL,
-                  *d->name ? d->name : NULL, NULL);
-            continue;
-        }
-        /* Pods that need the driver and may go only where its plugin cannot. */
-        if (!(fits = rule__memo_new())) {
+        if (!(ps = cached_site(ctx, i)) && site_init(m, i, &own)) {
             ctx->out->oom = 1;
-            break;
+            return;
         }
-        for (j = 0; *d->name && j < m->npods; j++) {
-            const struct dra_podspec *p = m->pods[j];
-            struct pod_fit *f;
-            char *key;
-            int fresh;
-            if (*p->node || p->replicas < 0 || !pod_wants(m, p, d->name))
-                continue;
-            key = constraints(p->spec);
-            f = key ? rule__memo_get(fits, NULL, NULL, key, sizeof(*f), &fresh) : NULL;
-            free(key);
-            if (!f) {
-                ctx->out->oom = 1;
-                break;
-            }
-            if (fresh)
-                pod_fit(m, p->spec, ok, f);
-            if (!f->pod_nodes || f->both || pub[f->first])
-                continue;
-            k = f->first;
-            fit_pod_excluded(d->ds->spec, m->nodes.v[k].json, 1, why, sizeof(why));
-            snprintf(msg, sizeof(msg),
-                     "DaemonSet %s (driver %s) cannot run its kubelet plugin on the %zu node(s) "
-                     "%s %s may use (node %s: %s), so no device of the driver is ever published "
-                     "there and the pod stays Pending (\"cannot allocate all claims\").",
-                     dsn, names, f->pod_nodes, p->o.kind, p->o.name, m->nodes.v[k].name, why);
-            snprintf(fix, sizeof(fix), "Let DaemonSet %s run on node %s (its nodeSelector, "
-                     "affinity, tolerations), or send the pod where the plugin runs.", dsn,
-                     m->nodes.v[k].name);
-            scope(ctx, emit(ctx, ctx->rule->severity, &d->ds->o, 0, msg, fix), NULL, d->name,
-                  m->nodes.v[k].name);
-        }
-        rule__memo_free(fits);
+        plugin_nodes_ds(ctx, &m->drivers[i], ps ? ps : &own, pods_only);
+        site_release(&own);
     }
-    free(ok);
-    free(pub);
 }
 
 void rule__check_plugin_nodes(struct rule_ctx *ctx)

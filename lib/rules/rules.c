@@ -462,6 +462,29 @@ int dd_rules_run_pod_parts(const struct dra_model *m, const struct rule_options 
     return run(m, opt, 1u << DD_SCOPE_POD_PART, 1, out);
 }
 
+/* ---- what runs over models alike share ------------------------------------------------- */
+
+struct rule_cache *dd_rules_cache_new(const struct dra_model *m)
+{
+    struct rule_cache *rc = calloc(1, sizeof(*rc));
+
+    if (rc && (!(rc->plugin_sites = rule__plugin_sites_new(m)) ||
+               !(rc->class_sites = rule__class_sites_new(m)))) {
+        dd_rules_cache_free(rc);
+        return NULL;
+    }
+    return rc;
+}
+
+void dd_rules_cache_free(struct rule_cache *rc)
+{
+    if (rc) {
+        rule__plugin_sites_free(rc->plugin_sites);
+        rule__class_sites_free(rc->class_sites);
+    }
+    free(rc);
+}
+
 const char *dd_rules_nearest(const char *s, const char *const *names, size_t n)
 {
     return sug_nearest(s, names, n);

@@ -24,6 +24,7 @@ struct dra_model;
 struct rule_names;
 struct kv_gates;
 struct rule_inventory;
+struct rule_cache;
 
 /*
  * Where a rule runs: lint (manifests, offline), live (the controller and `diagnose`, over a
@@ -64,9 +65,13 @@ struct rule_options {
                                    X, server Y, ... at T"), so they are whole and a pod that
                                    fits on none of its nodes is an error; NULL: the input's
                                    own.  Borrowed */
+    const struct rule_cache *cache; /* what the rules work out of the objects but Pods, once per
+                                   model (dd_rules_cache_new); a run over a model it was not built
+                                   for ignores it.  NULL: each run works it out.  Borrowed */
 };
 
-#define RULE_OPTIONS_INIT { NULL, 0, 0, 1, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL }
+#define RULE_OPTIONS_INIT { NULL, 0, 0, 1, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, 0, NULL, NULL, \
+                            NULL }
 
 struct rule_ctx {
     const struct dra_model *m;     /* the snapshot; borrowed */
@@ -181,6 +186,20 @@ void dd_rules_inventory_free(struct rule_inventory *ri);
  * again: only for an inventory used by one thread at a time (a live snapshot's builder), as
  * runs then write to it.  0, or -1 on ENOMEM. */
 int dd_rules_inventory_remember(struct rule_inventory *ri);
+
+/*
+ * What the rules work out of model m's objects but its Pods, for the runs over m and over the
+ * models patched from it (the same Node and ResourceSlice arrays, other Pods: a live snapshot's
+ * updates, lib/rules/snapshot), so that such a run costs its Pods, not the cluster's nodes and
+ * devices: where each driver's DaemonSet may run its kubelet plugin and where its drivers publish
+ * (DriverDaemonSetMissingOnNode), where each class claims request has devices
+ * (PodConstraintsExcludeDeviceNodes, ClaimAllocatedOnOtherNode).  A run over any other model
+ * ignores it (it checks).  Built whole here and never written again, so any thread may read
+ * it; it keeps no pointer into m to read, but must be freed with m (its check compares
+ * addresses).  NULL on ENOMEM.
+ */
+struct rule_cache *dd_rules_cache_new(const struct dra_model *m);
+void dd_rules_cache_free(struct rule_cache *rc);
 
 /* The name among names[0..n) that s most likely misspells (the engine's "did you mean"),
  * or NULL when none is close. */

@@ -178,6 +178,20 @@ void *rule__memo_get(struct rule_memo *mm, const struct dra_class *cls,
                      int *fresh);
 void rule__memo_free(struct rule_memo *mm);
 
+/* dd_rules_cache_new's (rules.c): one part per rule that reads it, each its file's. */
+struct rule_cache {
+    struct rule_plugin_sites *plugin_sites; /* drivers.c: DriverDaemonSetMissingOnNode */
+    struct rule_class_sites *class_sites;   /* scheduling.c: where each class has devices
+                                               (PodConstraintsExcludeDeviceNodes,
+                                               ClaimAllocatedOnOtherNode) */
+};
+
+/* drivers.c and scheduling.c: their parts of the cache of m; NULL on ENOMEM. */
+struct rule_plugin_sites *rule__plugin_sites_new(const struct dra_model *m);
+void rule__plugin_sites_free(struct rule_plugin_sites *ps);
+struct rule_class_sites *rule__class_sites_new(const struct dra_model *m);
+void rule__class_sites_free(struct rule_class_sites *cs);
+
 /* ---- the checks, in the table of rules.c, by family ---- */
 
 /* claims.c: claims and references */

@@ -55,12 +55,41 @@ struct where {
     const struct dra_model *m;
     struct class_where *c; /* per m->classes */
     unsigned char *on;     /* scratch, nodes.n */
+    const struct class_where *kept; /* per m->classes: the cache's, or NULL */
 };
 
-static int where_init(const struct dra_model *m, struct where *w)
+/* The cache's part (rule_cache.class_sites): class_where of each class a claim or template
+ * requests (a Pod's classes are those), with the arrays of the model it was worked out over
+ * (compared only): what costs every device of the cluster, once per model. */
+struct rule_class_sites {
+    const struct dra_obj *nodes;
+    size_t nnodes;
+    const struct dra_slice *slices;
+    size_t nslices;
+    const struct dra_class *classes;
+    size_t nclasses;
+    struct class_where *c;
+};
+
+/* The cache's class_where of m's classes, when it is of m or of a model patched from it (its
+ * very Node, slice and class arrays), else NULL. */
+static const struct class_where *kept_where(const struct dra_model *m,
+                                            const struct rule_cache *cache)
+{
+    const struct rule_class_sites *cs = cache ? cache->class_sites : NULL;
+
+    if (!cs || cs->nodes != m->nodes.v || cs->nnodes != m->nodes.n || cs->slices != m->slices ||
+        cs->nslices != m->nslices || cs->classes != m->classes || cs->nclasses != m->nclasses)
+        return NULL;
+    return cs->c;
+}
+
+/* cache: the run's (rule_options.cache), or NULL. */
+static int where_init(const struct dra_model *m, const struct rule_cache *cache, struct where *w)
 {
     memset(w, 0, sizeof(*w));
     w->m = m;
+    w->kept = kept_where(m, cache);
     w->c = calloc(m->nclasses + 1, sizeof(*w->c));
     w->on = calloc(m->nodes.n + 1, 1);
     if (!w->c || !w->on) {
@@ -89,6 +118,8 @@ static const struct class_where *class_where(struct where *w, const struct dra_c
     const struct dra_slice *marked = NULL;
     size_t i, k;
 
+    if (w->kept && w->kept[cls - m->classes].done)
+        return &w->kept[cls - m->classes];
     if (cw->done)
         return cw;
     memset(w->on, 0, m->nodes.n);
@@ -110,6 +141,48 @@ static const struct class_where *class_where(struct where *w, const struct dra_c
             cw->nodes[cw->n++] = k;
     cw->done = 1;
     return cw;
+}
+
+struct rule_class_sites *rule__class_sites_new(const struct dra_model *m)
+{
+    struct rule_class_sites *cs = calloc(1, sizeof(*cs));
+    struct where w;
+    size_t i, r;
+
+    if (!cs || where_init(m, NULL, &w)) {
+        free(cs);
+        return NULL;
+    }
+    for (i = 0; i < m->nclaims; i++)
+        for (r = 0; r < m->claims[i].spec.nreq; r++) {
+            const char *name = m->claims[i].spec.req[r].class_name;
+            const struct dra_class *cls = name ? dra_find_class(m, name) : NULL;
+            if (cls && !class_where(&w, cls)) {
+                where_free(&w);
+                free(cs);
+                return NULL;
+            }
+        }
+    cs->nodes = m->nodes.v;
+    cs->nnodes = m->nodes.n;
+    cs->slices = m->slices;
+    cs->nslices = m->nslices;
+    cs->classes = m->classes;
+    cs->nclasses = m->nclasses;
+    cs->c = w.c; /* taken */
+    free(w.on);
+    return cs;
+}
+
+void rule__class_sites_free(struct rule_class_sites *cs)
+{
+    size_t i;
+
+    for (i = 0; cs && i < cs->nclasses; i++)
+        free(cs->c[i].nodes);
+    if (cs)
+        free(cs->c);
+    free(cs);
 }
 
 /* The claim spec behind a pod claim entry (the claim, or the template its claim comes from). */
@@ -143,7 +216,7 @@ void rule__check_pod_constraints(struct rule_ctx *ctx)
     seen_cls = calloc(m->nclasses + 1, sizeof(*seen_cls));
     cls = calloc(m->nclasses + 1, sizeof(*cls));
     seen_node = calloc(m->nodes.n, sizeof(*seen_node));
-    if (!seen_cls || !cls || !seen_node || where_init(m, &w)) {
+    if (!seen_cls || !cls || !seen_node || where_init(m, ctx->opt->cache, &w)) {
         ctx->out->oom = 1;
         goto out;
     }
@@ -227,55 +300,67 @@ out:
 
 /* ---- who uses a claim ------------------------------------------------------------------ */
 
-/* The pod claim entries that resolve to each claim, in pod order (dra_pod_claim_resolve once
- * per entry). */
+/* The pod claim entries that resolve to a claim, by claim (in the model's order), then in pod
+ * order (dra_pod_claim_resolve once per entry).  Made of the podspecs alone, so that a run over
+ * a few of them (an update's groups of a claim, lib/rules/snapshot) costs those, not every claim
+ * of the cluster. */
 struct users {
-    size_t *start;           /* per claim: its entries are at[start[c] .. start[c + 1]) */
-    struct use { const struct dra_podspec *p; size_t k; } *at;
+    struct use { size_t c; const struct dra_podspec *p; size_t k; } *at; /* c: m->claims[c] */
+    size_t n;
 };
 
 static void users_free(struct users *u)
 {
-    free(u->start);
     free(u->at);
+}
+
+static int cmp_use(const void *a, const void *b)
+{
+    const struct use *x = a, *y = b;
+
+    if (x->c != y->c)
+        return (x->c > y->c) - (x->c < y->c);
+    if (x->p != y->p)
+        return (x->p > y->p) - (x->p < y->p);
+    return (x->k > y->k) - (x->k < y->k);
 }
 
 static int users_init(const struct dra_model *m, struct users *u)
 {
-    size_t i, j, e, n = 0, *claim_of, *fill;
+    size_t i, j, n = 0;
 
     for (i = 0; i < m->npods; i++)
         n += m->pods[i]->nclaims;
-    u->start = calloc(m->nclaims + 2, sizeof(*u->start));
-    u->at = calloc(n + 1, sizeof(*u->at));
-    claim_of = calloc(n + 1, sizeof(*claim_of)); /* per entry: 1 + its claim, 0 for none */
-    fill = calloc(m->nclaims + 1, sizeof(*fill));
-    if (!u->start || !u->at || !claim_of || !fill) {
-        free(claim_of);
-        free(fill);
-        users_free(u);
+    u->n = 0;
+    if (!(u->at = malloc((n + 1) * sizeof(*u->at))))
         return -1;
-    }
-    for (i = 0, e = 0; i < m->npods; i++)
-        for (j = 0; j < m->pods[i]->nclaims; j++, e++) {
+    for (i = 0; i < m->npods; i++)
+        for (j = 0; j < m->pods[i]->nclaims; j++) {
             const struct dra_claim *c = dra_pod_claim_resolve(m, m->pods[i], &m->pods[i]->claims[j]);
-            if (c) {
-                claim_of[e] = (size_t)(c - m->claims) + 1;
-                u->start[claim_of[e]]++;
-            }
+            if (c)
+                u->at[u->n++] = (struct use){ (size_t)(c - m->claims), m->pods[i], j };
         }
-    for (i = 0; i < m->nclaims; i++)
-        u->start[i + 1] += u->start[i];
-    for (i = 0, e = 0; i < m->npods; i++)
-        for (j = 0; j < m->pods[i]->nclaims; j++, e++)
-            if (claim_of[e]) {
-                struct use *at = &u->at[u->start[claim_of[e] - 1] + fill[claim_of[e] - 1]++];
-                at->p = m->pods[i];
-                at->k = j;
-            }
-    free(claim_of);
-    free(fill);
+    if (u->n > 1)
+        qsort(u->at, u->n, sizeof(*u->at), cmp_use);
     return 0;
+}
+
+/* The entries of claim c are at[*lo .. the return value). */
+static size_t users_of(const struct users *u, size_t c, size_t *lo)
+{
+    size_t a = 0, b = u->n;
+
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (u->at[mid].c < c)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    *lo = a;
+    while (b < u->n && u->at[b].c == c)
+        b++;
+    return b;
 }
 
 /* ---- ClaimAllocatedOnOtherNode ------------------------------------------------------ */
@@ -399,11 +484,11 @@ void rule__check_claim_node(struct rule_ctx *ctx)
 {
     const struct dra_model *m = ctx->m;
     char msg[MSG_MAX], fix[MSG_MAX], on[300], why[WHY_MAX];
-    struct users u = { NULL, NULL };
+    struct users u = { NULL, 0 };
     struct where w;
     size_t i, j, k;
 
-    if (where_init(m, &w)) {
+    if (where_init(m, ctx->opt->cache, &w)) {
         ctx->out->oom = 1;
         return;
     }
@@ -412,7 +497,7 @@ void rule__check_claim_node(struct rule_ctx *ctx)
         for (j = 0; j < p->nclaims; j++) {
             const struct dra_pod_claim *pc = &p->claims[j];
             const struct dra_claim *c;
-            size_t nodes = 0, fits = 0, first = (size_t)-1, *at = NULL, nat, others = 0;
+            size_t nodes = 0, fits = 0, first = (size_t)-1, *at = NULL, nat, others = 0, hi;
             /* Every replica of a workload names the same claim: one allocation for all, which
              * pins them to one node when its devices are node-local (published with nodeName;
              * a fabric's devices may serve many nodes, and IMEX channels are shared so).  That
@@ -465,11 +550,11 @@ void rule__check_claim_node(struct rule_ctx *ctx)
             free(at);
             if (fits)
                 continue;
-            if (!u.start && users_init(m, &u)) {
+            if (!u.at && users_init(m, &u)) {
                 ctx->out->oom = 1;
                 goto out;
             }
-            for (k = u.start[c - m->claims]; k < u.start[c - m->claims + 1]; k++)
+            for (hi = users_of(&u, (size_t)(c - m->claims), &k); k < hi; k++)
                 others += u.at[k].p != p;
             if (!nodes)
                 snprintf(msg, sizeof(msg),
@@ -518,7 +603,7 @@ void rule__check_reserved_for(struct rule_ctx *ctx)
     const struct dra_model *m = ctx->m;
     char msg[MSG_MAX], fix[MSG_MAX], on[300];
     struct users u;
-    size_t i, j;
+    size_t i, j, hi;
 
     if (users_init(m, &u)) {
         ctx->out->oom = 1;
@@ -527,18 +612,19 @@ void rule__check_reserved_for(struct rule_ctx *ctx)
     snprintf(fix, sizeof(fix), "Give the pods claims of their own (a ResourceClaimTemplate), or "
              "split them over several shared claims of at most %d users each.",
              RESERVED_FOR_MAX);
-    for (i = 0; i < m->nclaims; i++) {
-        const struct dra_claim *c = &m->claims[i];
+    /* A claim nothing uses says nothing: only the claims the podspecs use are read. */
+    for (i = 0; i < u.n; i = hi) {
+        const struct dra_claim *c = &m->claims[u.at[i].c];
         int64_t users = 0;
         int reported = 0;
 
-        /* A claim nothing uses says nothing (and an update's run over a few pods skips the
-         * others without reading them). */
-        if (c->is_template || u.start[i] == u.start[i + 1])
+        for (hi = i; hi < u.n && u.at[hi].c == u.at[i].c; hi++)
+            ;
+        if (c->is_template)
             continue;
         /* Live: the claim is full and a Pending pod waits for a place in it. */
         if (cJSON_GetArraySize(c->reserved_for) >= RESERVED_FOR_MAX)
-            for (j = u.start[i]; j < u.start[i + 1]; j++) {
+            for (j = i; j < hi; j++) {
                 const struct dra_podspec *p = u.at[j].p;
                 size_t k = u.at[j].k;
                 if (!*p->node && STRIEQ(p->o.kind, "Pod") && !reserved_for_pod(c, p)) {
@@ -553,7 +639,7 @@ void rule__check_reserved_for(struct rule_ctx *ctx)
                 }
             }
         /* Manifests: the workloads naming the claim stand for more pods than it can hold. */
-        for (j = u.start[i]; !reported && j < u.start[i + 1]; j++) {
+        for (j = i; !reported && j < hi; j++) {
             const struct dra_podspec *p = u.at[j].p;
             size_t k = u.at[j].k;
             if (!p->claims[k].claim)

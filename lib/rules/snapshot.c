@@ -1119,9 +1119,11 @@ evidence:
     if (!ropt.inventory && (!ropt.surface || ropt.surface == DD_LIVE)) {
         ropt.surface = DD_LIVE;
         if (!s->base && (!(s->inv = dd_rules_inventory_new(&s->m, &ropt)) ||
-                         dd_rules_inventory_remember(s->inv)))
+                         dd_rules_inventory_remember(s->inv) ||
+                         !(s->cache = dd_rules_cache_new(&s->m))))
             goto oom;
         ropt.inventory = s->base ? s->base->inv : s->inv;
+        ropt.cache = s->base ? s->base->cache : s->cache;
     }
     if (prev && s->steps.patched && (rc = layer_rules(prev, s, &ropt, &patched, &kept)) < 0)
         goto oom;
@@ -1199,6 +1201,7 @@ void snapshot_free(struct snapshot *s)
     free(s->cluster_pos);
     snapshot_free(s->fbase);
     dd_rules_inventory_free(s->inv);
+    dd_rules_cache_free(s->cache);
     if (s->base)
         unpatch(s); /* which leaves pod_idx to base */
     else

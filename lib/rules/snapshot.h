@@ -60,6 +60,8 @@ struct snapshot {
     struct rule_inventory *inv; /* owned: the allocator's inventory of m (DevicesDoNotFit), built
                                once per base and shared by its patched snapshots; NULL when
                                the rules build their own (not live, ENOMEM) or patched */
+    struct rule_cache *cache; /* owned: what the rules work out of m but its Pods
+                               (dd_rules_cache_new), likewise */
     size_t *pod_idx;        /* open-addressing index of Pods (1 + position; 0 empty): owned,
                                or base's (a patched model keeps every Pod in its place) */
     size_t npod_idx;        /* its capacity, a power of two */

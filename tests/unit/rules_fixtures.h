@@ -98,4 +98,36 @@ static inline const struct dd_finding *only(struct snap *s, const char *json, co
     return want ? snap_get(s, code) : NULL;
 }
 
+/* How many findings rule code makes over m, given cache c (rule_options.cache; may be NULL). */
+static inline size_t run_cached(const struct dra_model *m, const char *code,
+                                const struct rule_cache *c)
+{
+    struct rule_options o = RULE_OPTIONS_INIT;
+    struct dd_findings f = DD_FINDINGS_INIT;
+    size_t n;
+
+    o.only = &code;
+    o.nonly = 1;
+    o.cache = c;
+    assert_int_equal(dd_rules_run(m, &o, &f), 0);
+    n = f.n;
+    dd_findings_release(&f);
+    return n;
+}
+
+/* a patched as a snapshot's update patches its base (lib/rules/snapshot): its Pods replaced by
+ * those of b, a model of the same objects in the same order but Pods.  Free .pods after. */
+static inline struct dra_model patched_model(const struct dra_model *a, const struct dra_model *b)
+{
+    struct dra_model m = *a;
+    size_t i;
+
+    assert_int_equal(a->npods, b->npods);
+    m.pods = malloc((a->npods + 1) * sizeof(*m.pods));
+    assert_non_null(m.pods);
+    for (i = 0; i < a->npods; i++)
+        m.pods[i] = strcmp(a->pods[i]->o.kind, "Pod") ? a->pods[i] : b->pods[i];
+    return m;
+}
+
 #endif

@@ -641,6 +641,122 @@ static void test_layer_loses_a_group(void **state)
     dra_cel_cache_free(cel);
 }
 
+/* Pod pod-0 in ns-0, Pending, that may go to zone only, with a claim from tmpl-0 and, when
+ * shared, the claim reserved for as many pods as it may be. */
+static void zoned_pod(char *b, size_t size, const char *zone, int shared, unsigned gen)
+{
+    snprintf(b, size, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+             "\"pod-0\",\"namespace\":\"ns-0\",\"uid\":\"u0\"},\"spec\":{\"nodeSelector\":{"
+             "\"zone\":\"%s\"},\"resourceClaims\":[{\"name\":\"c0\",\"resourceClaimTemplateName\":"
+             "\"tmpl-0\"}%s],\"containers\":[{\"name\":\"app\",\"image\":\"app:1\",\"resources\":"
+             "{\"claims\":[{\"name\":\"c0\"}%s]}}]},\"status\":{\"phase\":\"Pending\","
+             "\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":"
+             "\"Unschedulable\",\"message\":\"try %u\"}]}}", zone,
+             shared ? ",{\"name\":\"c1\",\"resourceClaimName\":\"claim-100\"}" : "",
+             shared ? ",{\"name\":\"c1\"}" : "", gen);
+}
+
+/* The plugin's DaemonSet, for nodes of zone (every node when NULL). */
+static void plugin_ds(char *b, size_t size, const char *zone)
+{
+    char sel[64] = "";
+
+    if (zone)
+        snprintf(sel, sizeof(sel), "\"nodeSelector\":{\"zone\":\"%s\"},", zone);
+    snprintf(b, size, "{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"metadata\":{"
+             "\"name\":\"plugin\",\"namespace\":\"dra\"},\"spec\":{\"template\":{\"spec\":{%s"
+             "\"serviceAccountName\":\"driver\",\"containers\":[{\"name\":\"plugin\",\"image\":"
+             "\"registry.k8s.io/dra-example-driver/dra-example-driver:v0.2.0\",\"env\":[{\"name\":"
+             "\"DRIVER_NAME\",\"value\":\"gpu.example.com\"}]}]}}}}", sel);
+}
+
+static size_t count(const struct dd_findings *f, const char *code)
+{
+    size_t i, n = 0;
+
+    for (i = 0; i < f->n; i++)
+        n += !strcmp(f->v[i].code, code);
+    return n;
+}
+
+/*
+ * The rules that read what a snapshot's base works out once (rule_options.cache: where the
+ * plugin may run) or the users of a claim, through updates that patch the base's model and
+ * changes that start a new base: each finding comes and goes as in a build of the same objects.
+ */
+static void test_updates_follow_their_base(void **state)
+{
+    static const struct {
+        int what;           /* 0: the pod is replaced; 1: the DaemonSet */
+        const char *zone;   /* the pod's zone, or the DaemonSet's (NULL: every node) */
+        int shared;         /* the pod uses the full claim */
+        size_t plugin, full; /* DriverDaemonSetMissingOnNode's and ReservedForLimitReached's */
+    } steps[] = {
+        { 0, "a", 0, 0, 0 }, { 0, "b", 1, 1, 1 }, { 1, NULL, 0, 0, 1 }, { 0, "b", 1, 0, 1 },
+        { 0, "b", 0, 0, 0 }, { 1, "a", 0, 1, 0 }, { 0, "a", 1, 0, 1 }, { 0, "b", 0, 1, 0 },
+    };
+    static char big[16384];
+    struct store st;
+    struct rule_options opt = RULE_OPTIONS_INIT;
+    struct snapshot *cur;
+    struct dd_err err;
+    char b[8192];
+    size_t i, k;
+
+    (void)state;
+    memset(&st, 0, sizeof(st));
+    plugin_ds(b, sizeof(b), "a");
+    put(&st, b);
+    for (i = 0; i < 2; i++) {
+        node(b, sizeof(b), (unsigned)i, 0); /* node-0 in zone b, node-1 in zone a */
+        put(&st, b);
+    }
+    slice(b, sizeof(b), 1, 2, 0);
+    put(&st, b);
+    class(b, sizeof(b), "gpu", 0);
+    put(&st, b);
+    claim(big, sizeof(big), FULL_CLAIM, "gpu", 1, 256);
+    put(&st, big);
+    put(&st, "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaimTemplate\","
+             "\"metadata\":{\"name\":\"tmpl-0\",\"namespace\":\"ns-0\"},\"spec\":{\"spec\":{"
+             "\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":"
+             "\"gpu\"}}]}}}}");
+    zoned_pod(b, sizeof(b), "b", 1, 0);
+    put(&st, b);
+    dd_err_clear(&err);
+    assert_non_null(cur = snapshot_build(NULL, objects(&st), st.n, NULL, NULL, &opt, &err));
+    assert_int_equal(count(&cur->f, "DriverDaemonSetMissingOnNode"), 1);
+    assert_int_equal(count(&cur->f, "ReservedForLimitReached"), 1);
+    for (k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
+        struct snapshot *next, *full;
+        struct dd_findings all = DD_FINDINGS_INIT;
+        i = steps[k].what ? 0 : st.n - 1;
+        if (steps[k].what)
+            plugin_ds(b, sizeof(b), steps[k].zone);
+        else
+            zoned_pod(b, sizeof(b), steps[k].zone, steps[k].shared, (unsigned)k + 1);
+        retire(&st, st.v[i]);
+        st.v[i] = parse(b);
+        assert_non_null(next = snapshot_update(cur, objects(&st), st.n, NULL, NULL, &opt, &err));
+        assert_non_null(full = snapshot_build(NULL, objects(&st), st.n, NULL, NULL, &opt, &err));
+        /* A replaced Pod patches the base's model, a DaemonSet starts a new base. */
+        assert_int_equal(next->steps.patched, !steps[k].what);
+        assert_int_equal(snapshot_findings(next, &all), 0);
+        same_findings(&all, &full->f, (int)k + 1);
+        assert_int_equal(count(&all, "DriverDaemonSetMissingOnNode"), steps[k].plugin);
+        assert_int_equal(count(&all, "ReservedForLimitReached"), steps[k].full);
+        dd_findings_release(&all);
+        snapshot_free(full);
+        snapshot_free(cur);
+        cur = next;
+    }
+    snapshot_free(cur);
+    for (i = 0; i < st.n; i++)
+        cJSON_Delete(st.v[i]);
+    for (i = 0; i < st.ngone; i++)
+        cJSON_Delete(st.gone[i]);
+}
+
 /* The table declares a scope for every rule that runs, and the POD and NO_PODS ones run live
  * (the surface the controller's snapshots are built for) or offline. */
 static void test_scopes_declared(void **state)
@@ -665,6 +781,7 @@ int main(void)
         cmocka_unit_test(test_update_equals_build),
         cmocka_unit_test(test_scopes_declared),
         cmocka_unit_test(test_layer_loses_a_group),
+        cmocka_unit_test(test_updates_follow_their_base),
     };
 
     return cmocka_run_group_tests_name("delta", tests, NULL, NULL);

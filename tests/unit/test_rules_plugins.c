@@ -72,6 +72,46 @@ static void daemonset_missing(void **state)
     snap_free(&s);
 }
 
+/* The plugin's DaemonSet for zone ds_zone, nodes n1 (zone a) and n2 (zone b), and a Pod that
+ * may go to zone pod_zone only. */
+#define ZONES(ds_zone, pod_zone)                                                               \
+    "[" DS_SEL("\"zone\":\"" ds_zone "\"") "," ROLE("[\"*\"]") ","                              \
+    NODE("n1", "\"zone\":\"a\"", "") ","                                                       \
+    NODE("n2", "\"zone\":\"b\"", "") ","                                                       \
+    CLASS("gpu", "device.driver == 'gpu.example.com'") "," TEMPLATE("tmpl", "gpu") ","          \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"t\"},"  \
+    "\"spec\":{\"nodeSelector\":{\"zone\":\"" pod_zone "\"},\"resourceClaims\":[{\"name\":\"gpu\","  \
+    "\"resourceClaimTemplateName\":\"tmpl\"}],\"containers\":[{\"name\":\"c\",\"image\":\"i\","    \
+    "\"resources\":{\"claims\":[{\"name\":\"gpu\"}]}}]}}]"
+
+/* What the cache keeps of a model's nodes serves that model and models patched from it (other
+ * Pods), and no other: there the rule works it out anew. */
+static void plugin_sites_cache(void **state)
+{
+    static const char code[] = "DriverDaemonSetMissingOnNode";
+    struct snap a, b, c;
+    struct dra_model patched;
+    struct rule_cache *rc;
+    (void)state;
+
+    snap_load(&a, ZONES("a", "b")); /* the pod may only go where the plugin cannot */
+    snap_load(&b, ZONES("b", "b")); /* the plugin runs where the pod goes */
+    snap_load(&c, ZONES("a", "a")); /* likewise */
+    assert_non_null(rc = dd_rules_cache_new(&a.m));
+    assert_int_equal(run_cached(&a.m, code, NULL), 1);
+    assert_int_equal(run_cached(&a.m, code, rc), 1);
+    assert_int_equal(run_cached(&b.m, code, NULL), 0);
+    assert_int_equal(run_cached(&b.m, code, rc), 0); /* a's plugin placement would say 1 */
+    assert_int_equal(run_cached(&c.m, code, rc), 0);
+    patched = patched_model(&a.m, &c.m);
+    assert_int_equal(run_cached(&patched, code, rc), 0); /* the Pod's part is never kept */
+    free(patched.pods);
+    dd_rules_cache_free(rc);
+    snap_free(&a);
+    snap_free(&b);
+    snap_free(&c);
+}
+
 #define PLUGIN_POD(node, ready)                                                                \
     "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"plugin-x\",\"namespace\":" \
     "\"drv\",\"ownerReferences\":[{\"kind\":\"DaemonSet\",\"name\":\"plugin\"}]},\"spec\":"      \
@@ -221,6 +261,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(daemonset_missing),
+        cmocka_unit_test(plugin_sites_cache),
         cmocka_unit_test(stale_slices),
         cmocka_unit_test(claim_status_rbac),
         cmocka_unit_test(publishing_on_node),

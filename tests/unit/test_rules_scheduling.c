@@ -65,6 +65,43 @@ static void pod_constraints(void **state)
     snap_free(&s);
 }
 
+/* The example class's devices on node dev_node (of n1 in zone a, n2 in zone b), and a pending
+ * pod that may go to zone pod_zone only. */
+#define DEVICES_ON(dev_node, pod_zone)                                                         \
+    "[" EXAMPLE_CLASS ",{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceSlice\","     \
+    "\"metadata\":{\"name\":\"s\"},\"spec\":{\"driver\":\"gpu.example.com\",\"nodeName\":\""      \
+    dev_node "\",\"pool\":{\"name\":\"p\",\"generation\":0,\"resourceSliceCount\":1},"          \
+    "\"devices\":[" DEV(0) "]}}," TEMPLATE("tmpl", "gpu") "," NODE("n1", "\"zone\":\"a\"", "") ","  \
+    NODE("n2", "\"zone\":\"b\"", "") "," PENDING("\"nodeSelector\":{\"zone\":\"" pod_zone "\"},") "]"
+
+/* Where a class has devices, kept once per model (rule_options.cache), serves that model and
+ * models patched from it (other Pods), and no other. */
+static void class_sites_cache(void **state)
+{
+    static const char code[] = "PodConstraintsExcludeDeviceNodes";
+    struct snap a, b, c;
+    struct dra_model patched;
+    struct rule_cache *rc;
+    (void)state;
+
+    snap_load(&a, DEVICES_ON("n1", "b")); /* the pod may go only where no device is */
+    snap_load(&b, DEVICES_ON("n2", "b")); /* where the devices are */
+    snap_load(&c, DEVICES_ON("n1", "a")); /* likewise */
+    assert_non_null(rc = dd_rules_cache_new(&a.m));
+    assert_int_equal(run_cached(&a.m, code, NULL), 1);
+    assert_int_equal(run_cached(&a.m, code, rc), 1);
+    assert_int_equal(run_cached(&b.m, code, NULL), 0);
+    assert_int_equal(run_cached(&b.m, code, rc), 0); /* a's devices would say 1 */
+    assert_int_equal(run_cached(&c.m, code, rc), 0);
+    patched = patched_model(&a.m, &c.m);
+    assert_int_equal(run_cached(&patched, code, rc), 0); /* the Pod's part is never kept */
+    free(patched.pods);
+    dd_rules_cache_free(rc);
+    snap_free(&a);
+    snap_free(&b);
+    snap_free(&c);
+}
+
 #define ALLOCATED(node)                                                                        \
     "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":"  \
     "\"shared\",\"namespace\":\"t\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\","    \
@@ -234,6 +271,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(pod_constraints),
+        cmocka_unit_test(class_sites_cache),
         cmocka_unit_test(claim_on_other_node),
         cmocka_unit_test(reserved_for_limit),
     };
