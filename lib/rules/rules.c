@@ -202,9 +202,21 @@ const struct dd_rule *dd_rule_find(const char *code)
 
 /* Drivers the snapshot shows: slice publishers, driver DaemonSets and --known-driver (or the
  * caller's list of them all). */
+/* The driver names m's slices and drivers tell, added to out. */
+static void drivers_named(const struct dra_model *m, struct rule_names *out)
+{
+    size_t i;
+
+    for (i = 0; i < m->nslices; i++)
+        names_add(out, m->slices[i].driver);
+    for (i = 0; i < m->ndrivers; i++)
+        names_add(out, m->drivers[i].name);
+}
+
 void rule__known_drivers(const struct rule_ctx *ctx, struct rule_names *out)
 {
     const struct dra_model *m = ctx->m;
+    const struct rule_cache *c = ctx->opt->cache;
     size_t i;
 
     out->n = 0;
@@ -213,10 +225,12 @@ void rule__known_drivers(const struct rule_ctx *ctx, struct rule_names *out)
             out->v[out->n++] = ctx->opt->known_drivers[i];
         return;
     }
-    for (i = 0; i < m->nslices; i++)
-        names_add(out, m->slices[i].driver);
-    for (i = 0; i < m->ndrivers; i++)
-        names_add(out, m->drivers[i].name);
+    if (c && c->named_slices == m->slices && c->named_nslices == m->nslices &&
+        c->named_drivers == m->drivers && c->named_ndrivers == m->ndrivers) {
+        *out = c->drivers_named;
+    } else {
+        drivers_named(m, out);
+    }
     for (i = 0; i < ctx->opt->nknown_drivers; i++)
         names_add(out, ctx->opt->known_drivers[i]);
     /* A class beside an unnamed driver names it, unless it misspells a name known already
@@ -468,8 +482,15 @@ struct rule_cache *dd_rules_cache_new(const struct dra_model *m)
 {
     struct rule_cache *rc = calloc(1, sizeof(*rc));
 
-    if (rc && (!(rc->plugin_sites = rule__plugin_sites_new(m)) ||
-               !(rc->class_sites = rule__class_sites_new(m)))) {
+    if (!rc)
+        return NULL;
+    drivers_named(m, &rc->drivers_named);
+    rc->named_slices = m->slices;
+    rc->named_nslices = m->nslices;
+    rc->named_drivers = m->drivers;
+    rc->named_ndrivers = m->ndrivers;
+    if (!(rc->plugin_sites = rule__plugin_sites_new(m)) ||
+        !(rc->class_sites = rule__class_sites_new(m))) {
         dd_rules_cache_free(rc);
         return NULL;
     }

@@ -180,6 +180,14 @@ void rule__memo_free(struct rule_memo *mm);
 
 /* dd_rules_cache_new's (rules.c): one part per rule that reads it, each its file's. */
 struct rule_cache {
+    /* rules.c: the driver names the slices and the drivers of m tell (rule__known_drivers'
+     * first part: a pass over every slice, which every run would make), with the arrays they
+     * were read from (compared only). */
+    struct rule_names drivers_named;
+    const struct dra_slice *named_slices;
+    size_t named_nslices;
+    const struct dra_driver *named_drivers;
+    size_t named_ndrivers;
     struct rule_plugin_sites *plugin_sites; /* drivers.c: DriverDaemonSetMissingOnNode */
     struct rule_class_sites *class_sites;   /* scheduling.c: where each class has devices
                                                (PodConstraintsExcludeDeviceNodes,
