@@ -1280,6 +1280,13 @@ static int in_flight(const struct alloc_inventory *inv, const char *ns, const ch
     return 0;
 }
 
+unsigned alloc_claim_state(const struct alloc_inventory *inv, const struct dra_podspec *pod,
+                           const struct dra_pod_claim *pc, const struct dra_claim *c)
+{
+    return (pc->tmpl && !c->is_template && !controlled_by(c->o.json, pod->o.json) ? 1u : 0u) |
+           (!c->allocated && in_flight(inv, c->o.ns, c->o.name) ? 2u : 0u);
+}
+
 /*
  * The pod's claims, as the plugin's PreFilter finds and checks them.  Returns 0 with the
  * claims (and p->todo) set, 1 with *verdict and *reason for a pod no node can take now, -1 on

@@ -206,6 +206,15 @@ enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec
 
 void alloc_result_release(struct alloc_result *r);
 
+/*
+ * What alloc_pod's PreFilter reads of claim c (pc's, of pod) besides its spec, as bits: 1 when
+ * c was created from pc's template but pod does not control it, 2 when c is unallocated and
+ * in the process of being allocated.  Pods alike whose claims differ in these are judged apart
+ * (a verdict's cache key).
+ */
+unsigned alloc_claim_state(const struct alloc_inventory *inv, const struct dra_podspec *pod,
+                           const struct dra_pod_claim *pc, const struct dra_claim *c);
+
 /* The smallest true sentence for why node n of r does not fit (its `why`, else its reason),
  * without the node's name, so that nodes with the same text can be grouped.  Returns the
  * length it needed (snprintf's contract). */

@@ -658,12 +658,13 @@ static void report(struct rule_ctx *ctx, const struct fit_env *e, const struct d
 
 /*
  * The key of what the allocator reads of pod p: its node filters, the specs of its claims
- * (all unallocated) in order, and its namespace when a request asks for admin access (the
+ * (all unallocated) in order with what PreFilter checks of each but its spec
+ * (alloc_claim_state), and its namespace when a request asks for admin access (the
  * namespace's label decides it); its claims into claims[] (room for p->nclaims).  NULL when
  * p cannot be keyed (an allocated claim, one not found) or on ENOMEM.
  */
-static char *pod_key(const struct dra_model *m, const struct dra_podspec *p,
-                     const struct dra_claim **claims)
+static char *pod_key(const struct dra_model *m, const struct alloc_inventory *inv,
+                     const struct dra_podspec *p, const struct dra_claim **claims)
 {
     const cJSON *f[3];
     cJSON *k = cJSON_CreateArray();
@@ -687,6 +688,11 @@ static char *pod_key(const struct dra_model *m, const struct dra_podspec *p,
         claims[i] = c;
         cJSON_AddItemToArray(k, cJSON_Duplicate(dd_json_path(c->o.json, c->is_template ?
                                                              "spec.spec" : "spec", NULL), 1));
+        /* A template standing for its claim, and what PreFilter checks of a claim but its
+         * spec (who controls it, whether it is being allocated), stop a pod before any node
+         * is judged: not the verdict of a claim of the same spec. */
+        cJSON_AddItemToArray(k, cJSON_CreateNumber(
+                                    c->is_template ? 4 : alloc_claim_state(inv, p, &p->claims[i], c)));
     }
     if ((out = cJSON_PrintUnformatted(k)) && strstr(out, "\"adminAccess\"")) {
         cJSON_AddItemToArray(k, cJSON_CreateString(p->o.ns));
@@ -825,7 +831,7 @@ void rule__check_fit(struct rule_ctx *ctx)
         if (!judged(ctx, p))
             continue;
         memset(claims, 0, most * sizeof(*claims));
-        key = pod_key(m, p, claims);
+        key = pod_key(m, e.inv, p, claims);
         if ((hit = memo_get(memo, key))) {
             free(key);
             if (!hit->fits && !hit->groups.none)

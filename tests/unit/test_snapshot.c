@@ -566,6 +566,30 @@ static void trimmed_generated_claims_diagnose_alike(void **state)
         }
 }
 
+/*
+ * DevicesDoNotFit judges pods alike once: a pod whose generated claim another pod controls
+ * stops at PreFilter ("was not created for Pod"), which is not the verdict of the pod that
+ * owns those claims.  With that pod judged first, the owner is still found not to fit.
+ */
+static void pods_alike_but_the_claims_owner(void **state)
+{
+    const char *ns = "two-nodes-one-gpu-each";
+    cJSON *objs = load_dir(LINT_DATA "/alloc/two-nodes-one-gpu-each/broken"), *other, *meta;
+
+    (void)state;
+    generate_claims(objs);
+    root_is(objs, ns, "trainer", "DevicesDoNotFit");
+    /* A pod of the same spec, first in the cache, naming the trainer's claims as its own. */
+    other = cJSON_Duplicate(find(objs, "Pod", ns, "trainer"), 1);
+    meta = cJSON_GetObjectItem(other, "metadata");
+    cJSON_ReplaceItemInObject(meta, "name", cJSON_CreateString("aaa-other"));
+    cJSON_ReplaceItemInObject(meta, "uid", cJSON_CreateString("uid-aaa-other"));
+    cJSON_InsertItemInArray(objs, 0, other);
+    root_is(objs, ns, "aaa-other", "StaleResourceSlices"); /* the fixture has no DaemonSet */
+    root_is(objs, ns, "trainer", "DevicesDoNotFit");
+    cJSON_Delete(objs);
+}
+
 /* The index of findings finds, for every pod of the seed's fix sequence, what a look at
  * every finding finds (test_diagnose.c checks the diagnoses themselves). */
 static void indexed_diagnosis_of_lint_seed(void **state)
@@ -586,6 +610,7 @@ int main(void)
         cmocka_unit_test(trimmed_lint_cases_diagnose_alike),
         cmocka_unit_test(indexed_diagnosis_of_lint_seed),
         cmocka_unit_test(trimmed_generated_claims_diagnose_alike),
+        cmocka_unit_test(pods_alike_but_the_claims_owner),
     };
 
     return cmocka_run_group_tests_name("snapshot", tests, NULL, NULL);
