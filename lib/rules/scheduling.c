@@ -305,7 +305,8 @@ out:
  * a few of them (an update's groups of a claim, lib/rules/snapshot) costs those, not every claim
  * of the cluster. */
 struct users {
-    struct use { size_t c; const struct dra_podspec *p; size_t k; } *at; /* c: m->claims[c] */
+    /* c: m->claims[c]; seq: the entry's place in pod order (podspecs' addresses are not) */
+    struct use { size_t c, seq; const struct dra_podspec *p; size_t k; } *at;
     size_t n;
 };
 
@@ -320,9 +321,7 @@ static int cmp_use(const void *a, const void *b)
 
     if (x->c != y->c)
         return (x->c > y->c) - (x->c < y->c);
-    if (x->p != y->p)
-        return (x->p > y->p) - (x->p < y->p);
-    return (x->k > y->k) - (x->k < y->k);
+    return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
 static int users_init(const struct dra_model *m, struct users *u)
@@ -337,8 +336,10 @@ static int users_init(const struct dra_model *m, struct users *u)
     for (i = 0; i < m->npods; i++)
         for (j = 0; j < m->pods[i]->nclaims; j++) {
             const struct dra_claim *c = dra_pod_claim_resolve(m, m->pods[i], &m->pods[i]->claims[j]);
-            if (c)
-                u->at[u->n++] = (struct use){ (size_t)(c - m->claims), m->pods[i], j };
+            if (c) {
+                u->at[u->n] = (struct use){ (size_t)(c - m->claims), u->n, m->pods[i], j };
+                u->n++;
+            }
         }
     if (u->n > 1)
         qsort(u->at, u->n, sizeof(*u->at), cmp_use);
