@@ -381,6 +381,17 @@ static int change(struct store *st, unsigned gen)
     return cJSON_Compare(st->v[i], st->gone[st->ngone - 1], 1); /* made the same again */
 }
 
+/* Frees every object of st, kept and replaced. */
+static void store_clear(struct store *st)
+{
+    size_t i;
+
+    for (i = 0; i < st->n; i++)
+        cJSON_Delete(st->v[i]);
+    for (i = 0; i < st->ngone; i++)
+        cJSON_Delete(st->gone[i]);
+}
+
 static const cJSON **objects(const struct store *st)
 {
     const cJSON **v = malloc((st->n + 1) * sizeof(*v));
@@ -456,7 +467,6 @@ static unsigned run(unsigned seeds, int steps, unsigned *pod_changes, unsigned *
     for (seed = 1; seed <= seeds; seed++) {
         struct dra_cel_cache *cel = dra_cel_cache_new();
         struct snapshot *cur;
-        size_t i;
         rng_state = 0x9E3779B97F4A7C15ULL * seed;
         cluster(&st, seed % 3 == 0);
         dd_err_clear(&err);
@@ -496,10 +506,7 @@ static unsigned run(unsigned seeds, int steps, unsigned *pod_changes, unsigned *
             cur = next;
         }
         snapshot_free(cur);
-        for (i = 0; i < st.n; i++)
-            cJSON_Delete(st.v[i]);
-        for (i = 0; i < st.ngone; i++)
-            cJSON_Delete(st.gone[i]);
+        store_clear(&st);
         dra_cel_cache_free(cel);
     }
     return deltas;
@@ -642,10 +649,7 @@ static void test_layer_loses_a_group(void **state)
         fail_msg("%u updates held all their findings, %u lay over one after", flat,
                  layered_after);
     snapshot_free(cur);
-    for (i = 0; i < st.n; i++)
-        cJSON_Delete(st.v[i]);
-    for (i = 0; i < st.ngone; i++)
-        cJSON_Delete(st.gone[i]);
+    store_clear(&st);
     dra_cel_cache_free(cel);
 }
 
@@ -759,10 +763,7 @@ static void test_updates_follow_their_base(void **state)
         cur = next;
     }
     snapshot_free(cur);
-    for (i = 0; i < st.n; i++)
-        cJSON_Delete(st.v[i]);
-    for (i = 0; i < st.ngone; i++)
-        cJSON_Delete(st.gone[i]);
+    store_clear(&st);
 }
 
 /* The table declares a scope for every rule that runs, and the POD and NO_PODS ones run live
