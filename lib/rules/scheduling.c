@@ -17,6 +17,7 @@
  */
 #include "rules_int.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,13 +56,15 @@ struct where {
     const struct dra_model *m;
     struct class_where *c; /* per m->classes */
     unsigned char *on;     /* scratch, nodes.n */
-    const struct class_where *kept; /* per m->classes: the cache's, or NULL */
+    struct rule_class_sites *kept; /* the cache's, or NULL */
 };
 
-/* The cache's part (rule_cache.class_sites): class_where of each class a claim or template
- * requests (a Pod's classes are those), with the arrays of the model it was worked out over
- * (compared only): what costs every device of the cluster, once per model. */
+/* The cache's part (rule_cache.class_sites): class_where of each class, worked out the first
+ * time a run over the model or one patched from it asks (a full build pays only for the classes
+ * its pods ask for), with the arrays of the model it is of (compared only): what costs every
+ * device of the cluster, once per model.  mu guards c (runs on other threads may share it). */
 struct rule_class_sites {
+    pthread_mutex_t mu;
     const struct dra_obj *nodes;
     size_t nnodes;
     const struct dra_slice *slices;
@@ -71,17 +74,17 @@ struct rule_class_sites {
     struct class_where *c;
 };
 
-/* The cache's class_where of m's classes, when it is of m or of a model patched from it (its
- * very Node, slice and class arrays), else NULL. */
-static const struct class_where *kept_where(const struct dra_model *m,
-                                            const struct rule_cache *cache)
+/* The cache's class sites, when they are of m or of a model patched from it (its very Node,
+ * slice and class arrays), else NULL.  The cache is shared, not const: it fills as runs ask. */
+static struct rule_class_sites *kept_where(const struct dra_model *m,
+                                           const struct rule_cache *cache)
 {
-    const struct rule_class_sites *cs = cache ? cache->class_sites : NULL;
+    struct rule_class_sites *cs = cache ? cache->class_sites : NULL;
 
     if (!cs || cs->nodes != m->nodes.v || cs->nnodes != m->nodes.n || cs->slices != m->slices ||
         cs->nslices != m->nslices || cs->classes != m->classes || cs->nclasses != m->nclasses)
         return NULL;
-    return cs->c;
+    return cs;
 }
 
 /* cache: the run's (rule_options.cache), or NULL. */
@@ -110,18 +113,14 @@ static void where_free(struct where *w)
     free(w->on);
 }
 
-/* NULL on ENOMEM. */
-static const struct class_where *class_where(struct where *w, const struct dra_class *cls)
+/* cls's class_where worked out into cw; NULL on ENOMEM. */
+static const struct class_where *where_of(struct where *w, const struct dra_class *cls,
+                                          struct class_where *cw)
 {
     const struct dra_model *m = w->m;
-    struct class_where *cw = &w->c[cls - m->classes];
     const struct dra_slice *marked = NULL;
     size_t i, k;
 
-    if (w->kept && w->kept[cls - m->classes].done)
-        return &w->kept[cls - m->classes];
-    if (cw->done)
-        return cw;
     memset(w->on, 0, m->nodes.n);
     for (i = 0; i < m->ndevices; i++) {
         const struct dra_slice *s = &m->slices[m->device_slice[i]];
@@ -143,34 +142,36 @@ static const struct class_where *class_where(struct where *w, const struct dra_c
     return cw;
 }
 
+/* NULL on ENOMEM. */
+static const struct class_where *class_where(struct where *w, const struct dra_class *cls)
+{
+    size_t at = (size_t)(cls - w->m->classes);
+    const struct class_where *r;
+
+    if (w->kept) {
+        pthread_mutex_lock(&w->kept->mu);
+        r = w->kept->c[at].done ? &w->kept->c[at] : where_of(w, cls, &w->kept->c[at]);
+        pthread_mutex_unlock(&w->kept->mu);
+        return r;
+    }
+    return w->c[at].done ? &w->c[at] : where_of(w, cls, &w->c[at]);
+}
+
 struct rule_class_sites *rule__class_sites_new(const struct dra_model *m)
 {
     struct rule_class_sites *cs = calloc(1, sizeof(*cs));
-    struct where w;
-    size_t i, r;
 
-    if (!cs || where_init(m, NULL, &w)) {
+    if (!cs || !(cs->c = calloc(m->nclasses + 1, sizeof(*cs->c)))) {
         free(cs);
         return NULL;
     }
-    for (i = 0; i < m->nclaims; i++)
-        for (r = 0; r < m->claims[i].spec.nreq; r++) {
-            const char *name = m->claims[i].spec.req[r].class_name;
-            const struct dra_class *cls = name ? dra_find_class(m, name) : NULL;
-            if (cls && !class_where(&w, cls)) {
-                where_free(&w);
-                free(cs);
-                return NULL;
-            }
-        }
+    pthread_mutex_init(&cs->mu, NULL);
     cs->nodes = m->nodes.v;
     cs->nnodes = m->nodes.n;
     cs->slices = m->slices;
     cs->nslices = m->nslices;
     cs->classes = m->classes;
     cs->nclasses = m->nclasses;
-    cs->c = w.c; /* taken */
-    free(w.on);
     return cs;
 }
 
@@ -180,8 +181,10 @@ void rule__class_sites_free(struct rule_class_sites *cs)
 
     for (i = 0; cs && i < cs->nclasses; i++)
         free(cs->c[i].nodes);
-    if (cs)
+    if (cs) {
+        pthread_mutex_destroy(&cs->mu);
         free(cs->c);
+    }
     free(cs);
 }
 
