@@ -200,8 +200,6 @@ const struct dd_rule *dd_rule_find(const char *code)
 
 /* ---- known drivers ------------------------------------------------------- */
 
-/* Drivers the snapshot shows: slice publishers, driver DaemonSets and --known-driver (or the
- * caller's list of them all). */
 /* The driver names m's slices and drivers tell, added to out. */
 static void drivers_named(const struct dra_model *m, struct rule_names *out)
 {
@@ -213,6 +211,8 @@ static void drivers_named(const struct dra_model *m, struct rule_names *out)
         names_add(out, m->drivers[i].name);
 }
 
+/* Drivers the snapshot shows: slice publishers, driver DaemonSets and --known-driver (or the
+ * caller's list of them all). */
 void rule__known_drivers(const struct rule_ctx *ctx, struct rule_names *out)
 {
     const struct dra_model *m = ctx->m;

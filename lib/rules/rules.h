@@ -194,9 +194,10 @@ int dd_rules_inventory_remember(struct rule_inventory *ri);
  * devices: where each driver's DaemonSet may run its kubelet plugin and where its drivers publish
  * (DriverDaemonSetMissingOnNode), where each class claims request has devices
  * (PodConstraintsExcludeDeviceNodes, ClaimAllocatedOnOtherNode).  A run over any other model
- * ignores it (it checks).  Built whole here and never written again, so any thread may read
- * it; it keeps no pointer into m to read, but must be freed with m (its check compares
- * addresses).  NULL on ENOMEM.
+ * ignores it (it checks).  Built here, but where a class has devices is worked out the first
+ * time a run asks (a full build pays only for the classes its pods ask for), under the cache's
+ * own lock, so runs on any thread may share it; it keeps no pointer into m to read, but must
+ * be freed with m (its check compares addresses).  NULL on ENOMEM.
  */
 struct rule_cache *dd_rules_cache_new(const struct dra_model *m);
 void dd_rules_cache_free(struct rule_cache *rc);
