@@ -522,14 +522,14 @@ struct diag_index *diag_index_patch(const struct diag_index *prev,
         free(map);
         return NULL;
     }
-    /* Kept findings share their strings with prev's (the same block, in the same order); a
-     * new one's are its own alone. */
+    /* Kept findings share their strings with prev's (the same block, in the same order).  One
+     * that shares them with none of prev's (a copy from a layer over prev: own's) comes
+     * before the prev's finding it is compared with, or after all; a new one's are its own. */
     for (i = j = 0; j < fs->n;) {
         if (i < pf->n && fs->v[j].obj.api_version == pf->v[i].obj.api_version) {
             map[i++] = j++;
-        } else if (dd_finding_shared(&fs->v[j])) {
-            if (i == pf->n)
-                goto fail; /* not made from prev's */
+        } else if (i < pf->n && dd_finding_shared(&fs->v[j]) &&
+                   dd_finding_cmp(&fs->v[j], &pf->v[i]) >= 0) {
             map[i++] = IX_GONE;
         } else {
             if (push_pos(&added, &nadded, &cap, j))

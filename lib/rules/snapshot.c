@@ -340,19 +340,6 @@ static int cmp_size(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Sorts v[0..n) and drops repeats; returns how many remain. */
-static size_t sort_unique(size_t *v, size_t n)
-{
-    size_t i, o = 0;
-
-    if (n > 1)
-        qsort(v, n, sizeof(*v), cmp_size);
-    for (i = 0; i < n; i++)
-        if (!o || v[o - 1] != v[i])
-            v[o++] = v[i];
-    return o;
-}
-
 /* s->cu_start and cu_pos from s's model (see snapshot.h); -1 on ENOMEM. */
 static int claim_users(struct snapshot *s)
 {
@@ -390,13 +377,14 @@ static int claim_users(struct snapshot *s)
     return 0;
 }
 
-struct use {
+/* A podspec's claim: positions in m.claims and m.pods. */
+struct snapshot_use {
     size_t claim, pos;
 };
 
 static int cmp_use(const void *a, const void *b)
 {
-    const struct use *x = a, *y = b;
+    const struct snapshot_use *x = a, *y = b;
 
     return x->claim != y->claim ? (x->claim > y->claim) - (x->claim < y->claim)
                                 : (x->pos > y->pos) - (x->pos < y->pos);
@@ -424,44 +412,51 @@ static int group_add(struct group *g, size_t pos)
     return 0;
 }
 
+/* The first of v[0..n) (sorted) whose claim is not before k. */
+static size_t first_use(const struct snapshot_use *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].claim < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Adds to g the positions of v's uses of claim k. */
+static int group_add_users(struct group *g, const struct snapshot_use *v, size_t n, size_t k)
+{
+    size_t i;
+
+    for (i = first_use(v, n, k); i < n && v[i].claim == k; i++)
+        if (group_add(g, v[i].pos))
+            return -1;
+    return 0;
+}
+
 /*
  * The positions of the podspecs joined, by claims they resolve to, to those at at[0..nat) in
  * prev's model or in s's, patched from it (same positions, same claims), sorted: the CLAIM
  * rules' groups of the changed Pods, old and new.  The users of a claim are base's, and those
- * replaced since (s->moved), as prev and s have them.  -1 on ENOMEM.
+ * replaced since, as prev and s have them (their uses lists): none is resolved again here, so
+ * that an update costs its own Pods, not all those replaced since base.  -1 on ENOMEM.
  */
 static int claim_groups(const struct snapshot *prev, const struct snapshot *s, const size_t *at,
                         size_t nat, struct group *g)
 {
     const struct snapshot *base = s->base;
     const struct dra_model *ms[2] = { &prev->m, &s->m };
-    struct use *moved = NULL;
     unsigned char *seen = NULL;
-    size_t i, j, q, v, nmoved = 0, cap = 0;
+    size_t i, j, q, v;
     int rc = -1;
 
     memset(g, 0, sizeof(*g));
     if (!(g->in = calloc(s->m.npods + 1, 1)) || !(seen = calloc(s->m.nclaims + 1, 1)))
         goto out;
-    for (i = 0; i < s->nmoved; i++)
-        for (v = 0; v < 2; v++) {
-            const struct dra_podspec *p = ms[v]->pods[s->moved[i]];
-            for (j = 0; j < p->nclaims; j++) {
-                const struct dra_claim *c = dra_pod_claim_resolve(ms[v], p, &p->claims[j]);
-                if (!c)
-                    continue;
-                if (nmoved == cap) {
-                    struct use *u = realloc(moved, (cap = cap ? 2 * cap : 16) * sizeof(*u));
-                    if (!u)
-                        goto out;
-                    moved = u;
-                }
-                moved[nmoved].claim = (size_t)(c - ms[v]->claims);
-                moved[nmoved++].pos = s->moved[i];
-            }
-        }
-    if (nmoved > 1)
-        qsort(moved, nmoved, sizeof(*moved), cmp_use);
     for (i = 0; i < nat; i++)
         if (group_add(g, at[i]))
             goto out;
@@ -470,30 +465,22 @@ static int claim_groups(const struct snapshot *prev, const struct snapshot *s, c
             const struct dra_podspec *p = ms[v]->pods[g->v[q]];
             for (j = 0; j < p->nclaims; j++) {
                 const struct dra_claim *c = dra_pod_claim_resolve(ms[v], p, &p->claims[j]);
-                size_t k, lo, hi;
+                size_t k;
                 if (!c || seen[k = (size_t)(c - ms[v]->claims)])
                     continue;
                 seen[k] = 1;
                 for (i = base->cu_start[k]; i < base->cu_start[k + 1]; i++)
                     if (group_add(g, base->cu_pos[i]))
                         goto out;
-                for (lo = 0, hi = nmoved; lo < hi;) {
-                    size_t mid = lo + (hi - lo) / 2;
-                    if (moved[mid].claim < k)
-                        lo = mid + 1;
-                    else
-                        hi = mid;
-                }
-                for (; lo < nmoved && moved[lo].claim == k; lo++)
-                    if (group_add(g, moved[lo].pos))
-                        goto out;
+                if (group_add_users(g, prev->uses, prev->nuses, k) ||
+                    group_add_users(g, s->uses, s->nuses, k))
+                    goto out;
             }
         }
     if (g->n > 1)
         qsort(g->v, g->n, sizeof(*g->v), cmp_size);
     rc = 0;
 out:
-    free(moved);
     free(seen);
     return rc;
 }
@@ -511,26 +498,42 @@ static const struct dra_podspec **podspecs_at(const struct dra_model *m, const s
 
 /* ---- the model patched ----------------------------------------------------------- */
 
-/* Podspecs parsed for one update, shared by the later snapshots of the same base. */
+/*
+ * Podspecs parsed for one update, shared by the later snapshots of the same base.  Each holds
+ * the box of the update before it: a snapshot keeps every podspec parsed since base alive with
+ * one reference, whatever their number.
+ */
 struct snapshot_box {
     atomic_size_t refs;
-    struct dra_model m; /* Pods only */
+    struct snapshot_box *prev; /* a reference, or NULL */
+    size_t depth;              /* boxes in the chain */
+    struct dra_model m;        /* Pods only */
 };
 
 static void box_unref(struct snapshot_box *b)
 {
-    if (b && atomic_fetch_sub(&b->refs, 1) == 1) {
+    /* A loop, not recursion: a chain may be a quarter of the Pods long. */
+    while (b && atomic_fetch_sub(&b->refs, 1) == 1) {
+        struct snapshot_box *prev = b->prev;
         dra_model_release(&b->m);
         free(b);
+        b = prev;
     }
 }
 
-/* At most this many Pods replaced in one update, and boxes kept before a full build starts a
- * new base: each box holds the replaced podspecs alive too, so past a quarter of the Pods a
- * rebuild (one per npods / 4 updates at least: O(1) per update amortised) frees them. */
+static struct snapshot_box *box_ref(struct snapshot_box *b)
+{
+    if (b)
+        atomic_fetch_add(&b->refs, 1);
+    return b;
+}
+
+/* At most this many Pods replaced in one update, and boxes kept (or Pods replaced) before a
+ * full build starts a new base: each box holds the replaced podspecs alive too, so past a
+ * quarter of the Pods a rebuild (one per npods / 4 updates at least: O(1) per update
+ * amortised) frees them.  What an update copies of those since base (moved, uses) is arrays
+ * of positions, a few bytes per Pod replaced. */
 #define PATCH_MAX_CHANGED 64
-/* And at most this many Pods replaced since base: the CLAIM rules' groups look at each. */
-#define PATCH_MAX_MOVED 1024
 #define PATCH_MAX_BOXES(npods) (16 + (npods) / 4)
 
 /* How many of a[0..n) and b[0..n) are equal before the first that differ. */
@@ -561,24 +564,103 @@ static int pod_named(const cJSON *o, const char **ns, const char **name)
 /* Undoes a patch (s's model is then empty), or frees a patched snapshot's own parts. */
 static void unpatch(struct snapshot *s)
 {
-    size_t i;
-
     if (!s->base)
         return;
     free(s->m.pods);
-    for (i = 0; i < s->nboxes; i++)
-        box_unref(s->boxes[i]);
-    free(s->boxes);
+    box_unref(s->box);
     free(s->moved);
+    free(s->uses);
     snapshot_free(s->base);
     s->base = NULL;
-    s->boxes = NULL;
-    s->nboxes = 0;
+    s->box = NULL;
     s->moved = NULL;
     s->nmoved = 0;
+    s->uses = NULL;
+    s->nuses = 0;
     s->pod_idx = NULL;
     s->npod_idx = 0;
     dra_model_init(&s->m, NULL, NULL);
+}
+
+/* s->moved: prev's and at[0..nat) (sorted), merged. -1 on ENOMEM. */
+static int patch_moved(const struct snapshot *prev, struct snapshot *s, const size_t *at,
+                       size_t nat)
+{
+    size_t i = 0, j = 0, n = 0, *v = malloc((prev->nmoved + nat + 1) * sizeof(*v));
+
+    if (!v)
+        return -1;
+    while (i < prev->nmoved || j < nat) {
+        size_t x = j == nat || (i < prev->nmoved && prev->moved[i] <= at[j]) ? prev->moved[i++]
+                                                                              : at[j++];
+        if (!n || v[n - 1] != x)
+            v[n++] = x;
+    }
+    s->moved = v;
+    s->nmoved = n;
+    return 0;
+}
+
+/* 1 when x is one of v[0..n) (sorted). */
+static int has_pos(const size_t *v, size_t n, size_t x)
+{
+    size_t lo = 0, hi = n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && v[lo] == x;
+}
+
+/* s->uses: prev's, but at the positions at[0..nat) (sorted) what s's podspecs there resolve
+ * to.  The podspecs replaced before are not resolved again.  -1 on ENOMEM. */
+static int patch_uses(const struct snapshot *prev, struct snapshot *s, const size_t *at,
+                      size_t nat)
+{
+    struct snapshot_use *fresh = NULL, *v;
+    size_t i, j, nfresh = 0, cap = 0, n = 0;
+
+    for (i = 0; i < nat; i++) {
+        const struct dra_podspec *p = s->m.pods[at[i]];
+        for (j = 0; j < p->nclaims; j++) {
+            const struct dra_claim *c = dra_pod_claim_resolve(&s->m, p, &p->claims[j]);
+            if (!c)
+                continue;
+            if (nfresh == cap) {
+                struct snapshot_use *u = realloc(fresh, (cap = cap ? 2 * cap : 16) * sizeof(*u));
+                if (!u) {
+                    free(fresh);
+                    return -1;
+                }
+                fresh = u;
+            }
+            fresh[nfresh].claim = (size_t)(c - s->m.claims);
+            fresh[nfresh++].pos = at[i];
+        }
+    }
+    if (nfresh > 1)
+        qsort(fresh, nfresh, sizeof(*fresh), cmp_use);
+    if (!(v = malloc((prev->nuses + nfresh + 1) * sizeof(*v)))) {
+        free(fresh);
+        return -1;
+    }
+    for (i = j = 0; i < prev->nuses || j < nfresh;) {
+        if (j == nfresh || (i < prev->nuses && cmp_use(&prev->uses[i], &fresh[j]) < 0)) {
+            if (!has_pos(at, nat, prev->uses[i].pos))
+                v[n++] = prev->uses[i];
+            i++;
+        } else {
+            v[n++] = fresh[j++];
+        }
+    }
+    free(fresh);
+    s->uses = v;
+    s->nuses = n;
+    return 0;
 }
 
 /*
@@ -592,12 +674,13 @@ static int patch_model(const struct snapshot *prev, struct snapshot *s, struct k
 {
     struct snapshot *base = prev->base ? prev->base : (struct snapshot *)prev;
     struct snapshot_box *box = NULL;
-    size_t i, j, at[PATCH_MAX_CHANGED], nat = 0;
+    size_t i, at[PATCH_MAX_CHANGED], nat = 0;
     int rc = 1;
 
     /* Stand-ins for claims are added to the claims, which the patched model shares. */
     if (prev->objects || s->objects || prev->assumed || prev->dup_pods || !prev->npod_idx ||
-        s->nborrowed != prev->nborrowed || prev->nboxes >= PATCH_MAX_BOXES(prev->m.npods))
+        s->nborrowed != prev->nborrowed ||
+        (prev->box && prev->box->depth >= PATCH_MAX_BOXES(prev->m.npods)))
         return 1;
     /* A pointer comparison per object: what a store replaced is all that differs (memcmp
      * skips the runs of equal ones many at a time). */
@@ -626,6 +709,8 @@ static int patch_model(const struct snapshot *prev, struct snapshot *s, struct k
             goto out;
         }
         atomic_init(&box->refs, 1);
+        box->prev = box_ref(prev->box);
+        box->depth = 1 + (prev->box ? prev->box->depth : 0);
         dra_model_init(&box->m, NULL, NULL);
         box->m.live = 1;
         for (i = 0; i < nat; i++) {
@@ -640,15 +725,15 @@ static int patch_model(const struct snapshot *prev, struct snapshot *s, struct k
                 goto out;
         }
     }
-    if (prev->nmoved + nat > PATCH_MAX_MOVED)
-        goto out;
     s->m = prev->m;
-    s->moved = malloc((prev->nmoved + nat + 1) * sizeof(*s->moved));
     s->m.pods = malloc((prev->m.npods + 1) * sizeof(*s->m.pods));
-    s->boxes = malloc((prev->nboxes + 1) * sizeof(*s->boxes));
     s->base = base;
     atomic_fetch_add(&base->refs, 1);
-    if (!s->m.pods || !s->boxes || !s->moved) {
+    s->box = box ? box : box_ref(prev->box);
+    box = NULL;
+    s->pod_idx = base->pod_idx;
+    s->npod_idx = base->npod_idx;
+    if (!s->m.pods) {
         rc = -1;
         unpatch(s);
         goto out;
@@ -656,22 +741,15 @@ static int patch_model(const struct snapshot *prev, struct snapshot *s, struct k
     if (prev->m.npods)
         memcpy(s->m.pods, prev->m.pods, prev->m.npods * sizeof(*s->m.pods));
     for (i = 0; i < nat; i++)
-        s->m.pods[at[i]] = box->m.pods[i];
+        s->m.pods[at[i]] = s->box->m.pods[i];
     s->m.cappods = prev->m.npods;
-    for (j = 0; j < prev->nboxes; j++) {
-        atomic_fetch_add(&prev->boxes[j]->refs, 1);
-        s->boxes[s->nboxes++] = prev->boxes[j];
+    if (nat > 1)
+        qsort(at, nat, sizeof(*at), cmp_size);
+    if (patch_moved(prev, s, at, nat) || patch_uses(prev, s, at, nat)) {
+        rc = -1;
+        unpatch(s);
+        goto out;
     }
-    if (box)
-        s->boxes[s->nboxes++] = box;
-    box = NULL;
-    s->pod_idx = base->pod_idx;
-    s->npod_idx = base->npod_idx;
-    if (prev->nmoved)
-        memcpy(s->moved, prev->moved, prev->nmoved * sizeof(*s->moved));
-    if (nat)
-        memcpy(s->moved + prev->nmoved, at, nat * sizeof(*at));
-    s->nmoved = sort_unique(s->moved, prev->nmoved + nat);
     rc = 0;
 out:
     box_unref(box);
@@ -869,6 +947,11 @@ static int drop_equal(const struct dd_findings *own, unsigned char *drop,
     return 0;
 }
 
+/* A layer's own findings (those since fbase) past which the next update is a flat delta, all
+ * findings in one list that later layers lie over: each update copies its predecessor's own,
+ * so this bounds that copy, and the flat one (every finding) comes once per this many new. */
+#define LAYER_MAX_OWN 512
+
 /*
  * delta_rules for a patched model, with s's findings a layer over prev's (or prev's fbase's):
  * what the rules said of the changed Pods goes as bits of s->gone (or, of prev's own, is not
@@ -893,7 +976,7 @@ static int layer_rules(const struct snapshot *prev, struct snapshot *s,
     enum dd_scope sc = DD_SCOPE_CLUSTER;
     int rc = -1;
 
-    if (!delta_applies(prev, s) || !fb->ix)
+    if (!delta_applies(prev, s) || !fb->ix || (own && own->n > LAYER_MAX_OWN))
         return 1;
     if (!(s->gone = calloc(nw + 1, sizeof(*s->gone))) ||
         !(drop = calloc(own ? own->n + 1 : 1, 1)))
@@ -1148,14 +1231,17 @@ evidence:
     dd_findings_sort_tail(&s->f, rc ? 0 : kept);
     s->steps.rules = lap(&t);
     /* Without it, diag_pod_indexed looks at every finding.  A layer's lies over fbase's; after
-     * a flat delta most findings are prev's: its index is patched. */
+     * a flat delta most findings are prev's, or its fbase's: that index is patched. */
     if (s->fbase &&
         !(s->ix = diag_index_layer(s->fbase->ix, s->gone,
                                    prev->fbase == s->fbase ? prev->gone : NULL, &s->f)) &&
         unlayer(s))
         goto oom;
-    if (!s->ix && s->steps.delta && prev->ix && !prev->fbase)
-        s->ix = diag_index_patch(prev->ix, &prev->f, &s->f);
+    if (!s->ix && s->steps.delta) {
+        const struct snapshot *pb = prev->fbase ? prev->fbase : prev;
+        if (pb->ix)
+            s->ix = diag_index_patch(pb->ix, &pb->f, &s->f);
+    }
     if (!s->fbase && !s->ix)
         s->ix = diag_index_new(&s->f);
     if (!s->fbase && cluster_positions(s))

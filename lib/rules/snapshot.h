@@ -27,6 +27,9 @@
  * ServiceAccount ns/sa may do verb on resourceslices.resource.k8s.io cluster-wide: 1 yes,
  * 0 no, -1 unknown (RBAC objects then decide).  The strings are borrowed for the call.
  */
+struct snapshot_box;
+struct snapshot_use;
+
 struct snapshot_sars {
     int (*ask)(void *ctx, const char *ns, const char *sa, const char *verb);
     void *ctx;
@@ -86,8 +89,11 @@ struct snapshot {
                                podspecs resolving a claim to it are cu_pos[cu_start[c] ..
                                cu_start[c + 1]) (positions): the CLAIM rules' groups */
     size_t *cu_pos;
-    struct snapshot_box **boxes; /* owned array of references: the podspecs parsed since base */
-    size_t nboxes;
+    struct snapshot_box *box; /* a reference: the podspecs parsed since base (the newest
+                               update's, which holds the one's before) */
+    struct snapshot_use *uses; /* owned: the claims the podspecs at moved resolve to (claim and
+                               podspec positions), sorted: with cu_pos, the claims' users */
+    size_t nuses;
     atomic_size_t refs;     /* 1 + the patched snapshots whose base this is */
 };
 
