@@ -657,6 +657,7 @@ static enum dd_rc add_claim(struct dra_model *m, const cJSON *obj, const char *f
         return DD_ENOMEM;
     obj_init(&c->o, obj, file, line);
     c->is_template = is_template;
+    m->claims_gen = 0; /* answers resolved before may have been this claim */
     index_late_claim(m);
     spec = is_template ? dd_json_path(obj, "spec", "spec", NULL) : dd_json_path(obj, "spec", NULL);
     c->allocated = dd_json_path(obj, "status", "allocation", NULL) != NULL;
@@ -1773,6 +1774,7 @@ enum dd_rc dra_model_finish(struct dra_model *m)
             return rc;
     if ((rc = install_names(m)) != DD_OK)
         return rc;
+    dra_model_resolve_claims(m, m->pods, m->npods);
     if (m->cri) {
         /* The file given on the command line speaks for every node: no inference. */
         if (!(r = PUSH(m->runtimes, m->nruntimes, m->capruntimes)))
@@ -1791,9 +1793,9 @@ enum dd_rc dra_model_finish(struct dra_model *m)
     return DD_OK;
 }
 
-const struct dra_claim *dra_pod_claim_resolve(const struct dra_model *m,
-                                              const struct dra_podspec *p,
-                                              const struct dra_pod_claim *pc)
+/* dra_pod_claim_resolve without the answers remembered. */
+static const struct dra_claim *resolve(const struct dra_model *m, const struct dra_podspec *p,
+                                       const struct dra_pod_claim *pc)
 {
     const cJSON *st;
 
@@ -1807,6 +1809,28 @@ const struct dra_claim *dra_pod_claim_resolve(const struct dra_model *m,
             return dra_find_claim(m, p->o.ns, claim, 0);
     }
     return NULL;
+}
+
+const struct dra_claim *dra_pod_claim_resolve(const struct dra_model *m,
+                                              const struct dra_podspec *p,
+                                              const struct dra_pod_claim *pc)
+{
+    return m->claims_gen && pc->gen == m->claims_gen ? pc->resolved : resolve(m, p, pc);
+}
+
+void dra_model_resolve_claims(struct dra_model *m, const struct dra_podspec *const *pods, size_t n)
+{
+    static atomic_uint_fast64_t last;
+    size_t i, j;
+
+    if (!m->claims_gen)
+        m->claims_gen = atomic_fetch_add(&last, 1) + 1;
+    for (i = 0; i < n; i++)
+        for (j = 0; j < pods[i]->nclaims; j++) {
+            struct dra_pod_claim *pc = &pods[i]->claims[j];
+            pc->resolved = resolve(m, pods[i], pc);
+            pc->gen = m->claims_gen;
+        }
 }
 
 void dra_model_release(struct dra_model *m)

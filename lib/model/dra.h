@@ -154,6 +154,10 @@ struct dra_pod_claim {
     const char *tmpl;            /* resourceClaimTemplateName, or NULL */
     int has_source;              /* the entry has `source` (removed in 1.31) */
     int line;
+    /* dra_pod_claim_resolve's answer in the models whose claims_gen is gen (0: none yet),
+     * set before the model is shared: the rules resolve every pod's claims, many times. */
+    uint64_t gen;
+    const struct dra_claim *resolved;
 };
 
 struct dra_podspec {
@@ -288,6 +292,10 @@ struct dra_model {
     void *pos_ctx;
     char **owned;                  /* strings the model allocated (attribute domains) */
     size_t nowned, capowned;
+    uint64_t claims_gen;           /* set when the podspecs' claims were resolved against
+                                      claims (dra_model_finish), unique to these claims; 0
+                                      after a later add of a claim.  A copy of the model with
+                                      the same claims keeps it */
     size_t *claim_idx;             /* open-addressing index of claims (1 + position; 0 empty),
                                       built by dra_model_finish and kept up to date by later
                                       adds; capacity nclaim_idx */
@@ -457,10 +465,19 @@ const char *dra_container_env(const struct dra_container *c, const char *name, i
 const char *dra_container_flag(const struct dra_container *c, const char *flag);
 
 /* The ResourceClaim of a pod's claim entry: the named claim, or the one generated from a
- * template as recorded in pod.status.resourceClaimStatuses; NULL when it does not exist. */
+ * template as recorded in pod.status.resourceClaimStatuses; NULL when it does not exist.
+ * Constant time when p's claims were resolved against m's (dra_model_resolve_claims). */
 const struct dra_claim *dra_pod_claim_resolve(const struct dra_model *m,
                                               const struct dra_podspec *p,
                                               const struct dra_pod_claim *pc);
+
+/*
+ * Resolves the claims of pods[0..n) against m's claims and remembers the answers in them, for
+ * models with m's claims_gen (given one when it has none).  dra_model_finish does it for m's
+ * own pods; a podspec shared with m, or added after, is resolved with this before readers see
+ * it (the answers are written, never read, here).
+ */
+void dra_model_resolve_claims(struct dra_model *m, const struct dra_podspec *const *pods, size_t n);
 
 /* The events about object kind ns/name, in arrival order: *n of them from the returned
  * pointer (dra_model_finish sorts events by object). */

@@ -743,6 +743,8 @@ static int patch_model(const struct snapshot *prev, struct snapshot *s, struct k
     for (i = 0; i < nat; i++)
         s->m.pods[at[i]] = s->box->m.pods[i];
     s->m.cappods = prev->m.npods;
+    if (nat)
+        dra_model_resolve_claims(&s->m, s->box->m.pods, nat);
     if (nat > 1)
         qsort(at, nat, sizeof(*at), cmp_size);
     if (patch_moved(prev, s, at, nat) || patch_uses(prev, s, at, nat)) {
@@ -1187,6 +1189,8 @@ static struct snapshot *build(const struct snapshot *prev, cJSON *owned, const c
     cJSON_ArrayForEach(it, s->assumed)
         if (dra_model_add(&s->m, it, NULL, 0) != DD_OK)
             goto oom;
+    if (!s->m.claims_gen) /* the stand-ins are claims some pods resolve to */
+        dra_model_resolve_claims(&s->m, s->m.pods, s->m.npods);
     s->steps.assume = lap(&t);
     if (index_pods(s) || claim_users(s))
         goto oom;

@@ -395,6 +395,48 @@ static void lookups_after_finish(void **state)
     cJSON_Delete(late);
 }
 
+/* What a pod's claims resolve to is remembered at dra_model_finish, forgotten when a claim is
+ * added after (a stand-in may be the one a pod names), and not taken for another model's. */
+static void claims_resolved_once(void **state)
+{
+    static const char pod[] =
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":"
+        "\"n\"},\"spec\":{\"resourceClaims\":[{\"name\":\"a\",\"resourceClaimName\":\"c\"},{"
+        "\"name\":\"b\",\"resourceClaimName\":\"late\"}],\"containers\":[{\"name\":\"x\","
+        "\"image\":\"x\"}]}}";
+    struct snap s, other;
+    const struct dra_podspec *p;
+    cJSON *late = cJSON_Parse("{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":"
+                              "\"ResourceClaim\",\"metadata\":{\"name\":\"late\","
+                              "\"namespace\":\"n\"}}");
+    char text[1024];
+
+    (void)state;
+    snprintf(text, sizeof(text), "[%s,{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":"
+             "\"ResourceClaim\",\"metadata\":{\"name\":\"c\",\"namespace\":\"n\"}}]", pod);
+    snap_load(&s, text);
+    snap_load(&other, "[{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\","
+                      "\"metadata\":{\"name\":\"late\",\"namespace\":\"n\"}}]");
+    assert_int_equal(s.m.npods, 1);
+    p = s.m.pods[0];
+    assert_true(s.m.claims_gen != 0 && p->claims[0].gen == s.m.claims_gen);
+    assert_ptr_equal(dra_pod_claim_resolve(&s.m, p, &p->claims[0]), &s.m.claims[0]);
+    assert_null(dra_pod_claim_resolve(&s.m, p, &p->claims[1]));
+    /* Another model's claims: looked up there, not remembered from s's. */
+    assert_ptr_equal(dra_pod_claim_resolve(&other.m, p, &p->claims[1]), &other.m.claims[0]);
+    assert_null(dra_pod_claim_resolve(&other.m, p, &p->claims[0]));
+    assert_int_equal(dra_model_add(&s.m, late, NULL, 0), DD_OK);
+    assert_int_equal(s.m.claims_gen, 0);
+    assert_string_equal(dra_pod_claim_resolve(&s.m, p, &p->claims[1])->o.name, "late");
+    dra_model_resolve_claims(&s.m, s.m.pods, s.m.npods);
+    assert_true(s.m.claims_gen != 0 && p->claims[1].gen == s.m.claims_gen);
+    assert_ptr_equal(p->claims[1].resolved, &s.m.claims[1]);
+    assert_ptr_equal(dra_pod_claim_resolve(&s.m, p, &p->claims[1]), &s.m.claims[1]);
+    snap_free(&s);
+    snap_free(&other);
+    cJSON_Delete(late);
+}
+
 static size_t add_all(struct dra_model *m, const cJSON *objs)
 {
     const cJSON *it;
@@ -540,6 +582,7 @@ int main(void)
         cmocka_unit_test(driver_detection),
         cmocka_unit_test(env_and_flags),
         cmocka_unit_test(lookups_after_finish),
+        cmocka_unit_test(claims_resolved_once),
         cmocka_unit_test(shared_selectors),
         cmocka_unit_test(selectors_on_devices),
         cmocka_unit_test(node_lookups),
