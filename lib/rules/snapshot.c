@@ -117,14 +117,23 @@ static double lap(struct timespec *t)
 
 /* ---- after some Pods changed ------------------------------------------------------ */
 
-/* A Pod (core v1), or an Event (core or events.k8s.io): the objects a delta may see change. */
-static int pod_or_event(const cJSON *o, int *is_pod)
+/* What a delta may see change: a Pod (core v1), an Event (core or events.k8s.io), a
+ * ResourceClaim; anything else is OTHER. */
+enum tracked { T_OTHER, T_POD, T_EVENT, T_CLAIM };
+
+static enum tracked tracked(const cJSON *o)
 {
     const char *av = dd_json_str(o, "apiVersion", NULL), *kind = dd_json_str(o, "kind", NULL);
 
-    *is_pod = av && kind && !strcmp(av, "v1") && !strcmp(kind, "Pod");
-    return *is_pod || (av && kind && !strcmp(kind, "Event") &&
-                       (!strcmp(av, "v1") || !strcmp(av, "events.k8s.io/v1")));
+    if (!av || !kind)
+        return T_OTHER;
+    if (!strcmp(kind, "Pod"))
+        return !strcmp(av, "v1") ? T_POD : T_OTHER;
+    if (!strcmp(kind, "Event"))
+        return !strcmp(av, "v1") || !strcmp(av, "events.k8s.io/v1") ? T_EVENT : T_OTHER;
+    if (!strcmp(kind, "ResourceClaim"))
+        return !strncmp(av, "resource.k8s.io/", 16) ? T_CLAIM : T_OTHER;
+    return T_OTHER;
 }
 
 /* A set of object addresses (open addressing, at most half full). */
@@ -185,34 +194,57 @@ static int keys_push(struct keys *k, const cJSON *o)
     return 0;
 }
 
+/* 1 when o's status.allocation is that of the claim of its namespace and name in v[0..n). */
+static int same_allocation(const cJSON *o, const struct keys *other)
+{
+    const char *ns = dd_json_str(o, "metadata", "namespace", NULL);
+    const char *name = dd_json_str(o, "metadata", "name", NULL);
+    size_t i;
+
+    for (i = 0; name && i < other->n; i++) {
+        const char *ns2 = dd_json_str(other->v[i], "metadata", "namespace", NULL);
+        const char *name2 = dd_json_str(other->v[i], "metadata", "name", NULL);
+        if (name2 && !strcmp(name, name2) && !strcmp(ns ? ns : "", ns2 ? ns2 : ""))
+            return cJSON_Compare(dd_json_path(o, "status", "allocation", NULL),
+                                 dd_json_path(other->v[i], "status", "allocation", NULL), 1);
+    }
+    return 0;
+}
+
 /*
- * The Pods that changed from prev's objects to s's, into changed (Pods and Events are compared
- * by address: a cache replaces an object, never changes it in place).  1 when anything else
- * changed, or changed in order (the rules' words follow the objects' order), 0, -1 on ENOMEM.
+ * The Pods that changed from prev's objects to s's, into changed, and the ResourceClaims, old
+ * versions into gone and new ones into came (Pods, Events and claims are compared by address:
+ * a cache replaces an object, never changes it in place).  1 when anything else changed, or
+ * changed in order (the rules' words follow the objects' order), or a claim's allocation did
+ * (the allocator's inventory then changes for every Pod), 0, -1 on ENOMEM.
  */
-static int changed_pods(const struct snapshot *prev, const struct snapshot *s, struct keys *changed)
+static int changed_pods(const struct snapshot *prev, const struct snapshot *s, struct keys *changed,
+                        struct keys *gone, struct keys *came)
 {
     struct ptrset ps = { NULL, 16 };
-    size_t i, j, npods = 0;
-    int pod, rc = 0;
+    size_t i, j, ntracked = 0;
+    enum tracked t;
+    int rc = 0;
 
     for (i = 0; i < prev->nborrowed; i++)
-        npods += pod_or_event(prev->borrowed[i], &pod);
-    while (ps.cap < 2 * npods + 2)
+        ntracked += tracked(prev->borrowed[i]) != T_OTHER;
+    while (ps.cap < 2 * ntracked + 2)
         ps.cap *= 2;
     if (!(ps.v = calloc(ps.cap, sizeof(*ps.v))))
         return -1;
     for (i = 0; i < prev->nborrowed && !rc; i++)
-        if (pod_or_event(prev->borrowed[i], &pod))
+        if (tracked(prev->borrowed[i]) != T_OTHER)
             rc = ptrset_put(&ps, prev->borrowed[i]) ? 1 : 0;
-    /* Everything but Pods and Events: the same objects in the same order. */
+    /* Everything else: the same objects in the same order. */
     for (i = j = 0; j < s->nborrowed && !rc; j++) {
-        if (pod_or_event(s->borrowed[j], &pod)) {
-            if (!ptrset_take(&ps, s->borrowed[j]) && pod && keys_push(changed, s->borrowed[j]))
+        if ((t = tracked(s->borrowed[j])) != T_OTHER) {
+            if (!ptrset_take(&ps, s->borrowed[j]) &&
+                ((t == T_POD && keys_push(changed, s->borrowed[j])) ||
+                 (t == T_CLAIM && keys_push(came, s->borrowed[j]))))
                 rc = -1;
             continue;
         }
-        while (i < prev->nborrowed && pod_or_event(prev->borrowed[i], &pod))
+        while (i < prev->nborrowed && tracked(prev->borrowed[i]) != T_OTHER)
             i++;
         /* A store replaces an object on every update, even one that changes nothing kept (a
          * Node's heartbeat): the same content is the same object. */
@@ -221,15 +253,23 @@ static int changed_pods(const struct snapshot *prev, const struct snapshot *s, s
             rc = 1;
         i++;
     }
-    while (!rc && i < prev->nborrowed && pod_or_event(prev->borrowed[i], &pod))
+    while (!rc && i < prev->nborrowed && tracked(prev->borrowed[i]) != T_OTHER)
         i++;
     if (!rc && i < prev->nborrowed)
         rc = 1;
     for (i = 0; i < ps.cap && !rc; i++)
-        if (ps.v[i] && ps.v[i] != &taken && pod_or_event(ps.v[i], &pod) && pod &&
-            keys_push(changed, ps.v[i]))
+        if (ps.v[i] && ps.v[i] != &taken && (t = tracked(ps.v[i])) != T_EVENT &&
+            keys_push(t == T_POD ? changed : gone, ps.v[i]))
             rc = -1;
     free(ps.v);
+    for (i = 0; i < gone->n && !rc; i++)
+        if (dd_json_path(gone->v[i], "status", "allocation", NULL) &&
+            !same_allocation(gone->v[i], came))
+            rc = 1;
+    for (i = 0; i < came->n && !rc; i++)
+        if (dd_json_path(came->v[i], "status", "allocation", NULL) &&
+            !same_allocation(came->v[i], gone))
+            rc = 1;
     return rc;
 }
 
@@ -296,7 +336,61 @@ static enum dd_scope scope_of(const char *code)
 struct names {
     const char **ns, **name;
     size_t n;
+    const char **cns;  /* the namespaces of the ResourceClaims that changed */
+    size_t ncns;
 };
+
+static int in_claim_ns(const struct names *nm, const char *ns)
+{
+    size_t i;
+
+    for (i = 0; i < nm->ncns; i++)
+        if (!strcmp(nm->cns[i], ns ? ns : ""))
+            return 1;
+    return 0;
+}
+
+/* nm->cns from the claims of gone and came; -1 on ENOMEM. */
+static int claim_namespaces(const struct keys *gone, const struct keys *came, struct names *nm)
+{
+    size_t i;
+
+    if (!(nm->cns = malloc((gone->n + came->n + 1) * sizeof(*nm->cns))))
+        return -1;
+    for (i = 0; i < gone->n + came->n; i++) {
+        const cJSON *o = i < gone->n ? gone->v[i] : came->v[i - gone->n];
+        const char *ns = dd_json_str(o, "metadata", "namespace", NULL);
+        if (!in_claim_ns(nm, ns))
+            nm->cns[nm->ncns++] = ns ? ns : "";
+    }
+    return 0;
+}
+
+/*
+ * *v[0..*n) (podspecs of m) and every podspec of m in a namespace of nm->cns, each once: the
+ * podspecs a change of claims there may concern (a pod names claims of its own namespace; a
+ * missing one's "did you mean" reads its namespace's claims).  -1 on ENOMEM.
+ */
+static int widen_to_claim_ns(const struct dra_model *m, const struct names *nm,
+                             const struct dra_podspec ***v, size_t *n)
+{
+    const struct dra_podspec **w;
+    size_t i, k = 0, extra = 0;
+
+    for (i = 0; i < m->npods; i++)
+        extra += (size_t)in_claim_ns(nm, m->pods[i]->o.ns);
+    if (!(w = realloc(*v, (*n + extra + 1) * sizeof(*w))))
+        return -1;
+    for (i = 0; i < *n; i++)
+        if (!in_claim_ns(nm, w[i]->o.ns))
+            w[k++] = w[i];
+    for (i = 0; i < m->npods; i++)
+        if (in_claim_ns(nm, m->pods[i]->o.ns))
+            w[k++] = m->pods[i];
+    *v = w;
+    *n = k;
+    return 0;
+}
 
 static int names_of(const struct keys *changed, struct names *nm)
 {
@@ -318,11 +412,14 @@ static int names_of(const struct keys *changed, struct names *nm)
     return 0;
 }
 
-/* 1 when f is about one of the changed Pods. */
+/* 1 when f (a POD rule's) is about one of the changed Pods, or about a podspec in a namespace
+ * whose claims changed. */
 static int about_changed(const struct dd_finding *f, const struct names *nm)
 {
     size_t i;
 
+    if (nm->ncns && in_claim_ns(nm, f->obj.namespace_))
+        return 1;
     if (strcmp(f->obj.kind, "Pod"))
         return 0;
     for (i = 0; i < nm->n; i++)
@@ -800,21 +897,25 @@ static int delta_applies(const struct snapshot *prev, const struct snapshot *s)
 }
 
 /*
- * s's findings from prev's (pf: all of them) where only Pods (and Events) changed: prev's findings of NO_PODS
- * rules, of POD rules but about the changed Pods, and of POD_PART rules but their pod_check's
- * over the changed Pods' old versions, and when the model was patched (no Event changed) of
- * EVENTS rules, and of CLAIM rules but over the changed Pods' groups (*kept of them, in prev's
- * order); then the POD rules' findings and the POD_PART rules' pod_check's for the changed Pods
- * now, the CLAIM rules' over their groups, and every CLUSTER rule's (and, unpatched, every
- * CLAIM and EVENTS rule's).  patched: the changed Pods when patch_model found them, else NULL.  1 when that does
- * not apply (then nothing was added), 0, -1 on ENOMEM.
+ * s's findings from prev's (pf: all of them) where only Pods, Events and ResourceClaims (but
+ * not their allocations) changed: prev's findings of POD rules but about the changed Pods (and,
+ * when claims changed, about any podspec of their namespaces); of NO_PODS rules and of POD_PART
+ * rules but their pod_check's over the changed Pods' old versions, when no claim changed; when
+ * the model was patched (only Pods were replaced) of EVENTS rules, and of CLAIM rules but over
+ * the changed Pods' groups (*kept of them, in prev's order).  Then the POD rules' findings for
+ * those Pods now, the POD_PART rules' pod_check's for them (every POD_PART and NO_PODS rule's
+ * when claims changed: they read claims), the CLAIM rules' over their groups, and every CLUSTER
+ * rule's (and, unpatched, every CLAIM and EVENTS rule's).  A claim's allocation is the
+ * allocator's inventory, which every pod's fit reads: a change of it is a full build.  patched:
+ * the changed Pods when patch_model found them, else NULL.  1 when that does not apply (then
+ * nothing was added), 0, -1 on ENOMEM.
  */
 static int delta_rules(const struct snapshot *prev, const struct dd_findings *pf,
                        struct snapshot *s, const struct rule_options *opt,
                        const struct keys *patched, size_t *kept)
 {
-    struct keys changed = { NULL, 0, 0 };
-    struct names nm = { NULL, NULL, 0 };
+    struct keys changed = { NULL, 0, 0 }, cgone = { NULL, 0, 0 }, ccame = { NULL, 0, 0 };
+    struct names nm = { NULL, NULL, 0, NULL, 0 };
     struct dd_findings gone = DD_FINDINGS_INIT;
     const struct dra_podspec **now = NULL, **old = NULL, **gold = NULL, **gnow = NULL;
     struct group g = { NULL, 0, 0, NULL };
@@ -823,7 +924,7 @@ static int delta_rules(const struct snapshot *prev, const struct dd_findings *pf
     const char *code = NULL;
     enum dd_scope sc = DD_SCOPE_CLUSTER;
     size_t nnow, nold, i;
-    int rc;
+    int rc, claims = 0;
 
     if (!delta_applies(prev, s))
         return 1;
@@ -833,28 +934,32 @@ static int delta_rules(const struct snapshot *prev, const struct dd_findings *pf
         if (patched->n)
             memcpy(changed.v, patched->v, patched->n * sizeof(*changed.v));
         changed.n = changed.cap = patched->n;
-    } else if ((rc = changed_pods(prev, s, &changed))) {
+    } else if ((rc = changed_pods(prev, s, &changed, &cgone, &ccame))) {
         goto out;
     }
+    claims = cgone.n + ccame.n > 0;
     if ((rc = pods_of(s, &changed, &now, &nnow)) || (rc = pods_of(prev, &changed, &old, &nold)) ||
-        (rc = names_of(&changed, &nm)))
+        (rc = names_of(&changed, &nm)) ||
+        (claims && ((rc = claim_namespaces(&cgone, &ccame, &nm)) ||
+                    (rc = widen_to_claim_ns(&s->m, &nm, &now, &nnow)))))
         goto out;
     for (i = 0; i < pf->n && !s->f.oom; i++) {
         const struct dd_finding *f = &pf->v[i];
         if (f->code != code)
             sc = scope_of(code = f->code);
-        if (sc == DD_SCOPE_NO_PODS || sc == DD_SCOPE_POD_PART ||
+        if (((sc == DD_SCOPE_NO_PODS || sc == DD_SCOPE_POD_PART) && !claims) ||
             ((sc == DD_SCOPE_CLAIM || sc == DD_SCOPE_EVENTS) && patched) ||
             (sc == DD_SCOPE_POD && !about_changed(f, &nm)))
             dd_findings_copy(&s->f, f);
     }
-    /* What the POD_PART rules said of the old versions goes (the rest of theirs stays); and,
-     * when the model was patched, what the CLAIM rules said of the changed Pods' groups. */
+    /* What the POD_PART rules said of the old versions goes (the rest of theirs stays; all of
+     * it is said again when claims changed); and, when the model was patched, what the CLAIM
+     * rules said of the changed Pods' groups. */
     part = prev->m;
     part.pods = old;
     part.npods = nold;
     rc = -1;
-    if (dd_rules_run_pod_parts(&part, opt, &gone))
+    if (!claims && dd_rules_run_pod_parts(&part, opt, &gone))
         goto out;
     if (patched) {
         if (!(at = malloc((nm.n + 1) * sizeof(*at))))
@@ -877,10 +982,11 @@ static int delta_rules(const struct snapshot *prev, const struct dd_findings *pf
     part.npods = nnow;
     rc = s->f.oom ||
          dd_rules_run_scoped(&s->m, opt, 1u << DD_SCOPE_CLUSTER |
-                             (patched ? 0 : 1u << DD_SCOPE_CLAIM | 1u << DD_SCOPE_EVENTS),
+                             (patched ? 0 : 1u << DD_SCOPE_CLAIM | 1u << DD_SCOPE_EVENTS) |
+                             (claims ? 1u << DD_SCOPE_NO_PODS | 1u << DD_SCOPE_POD_PART : 0),
                              &s->f) ||
          dd_rules_run_scoped(&part, opt, 1u << DD_SCOPE_POD, &s->f) ||
-         dd_rules_run_pod_parts(&part, opt, &s->f) ? -1 : 0;
+         (!claims && dd_rules_run_pod_parts(&part, opt, &s->f)) ? -1 : 0;
     if (!rc && patched) {
         part.pods = gnow;
         part.npods = g.n;
@@ -894,8 +1000,11 @@ out:
     free(at);
     dd_findings_release(&gone);
     free(changed.v);
+    free(cgone.v);
+    free(ccame.v);
     free(nm.ns);
     free(nm.name);
+    free(nm.cns);
     free(now);
     free(old);
     return rc;
@@ -968,7 +1077,7 @@ static int layer_rules(const struct snapshot *prev, struct snapshot *s,
     const struct snapshot *fb = prev->fbase ? prev->fbase : prev;
     const struct dd_findings *own = prev->fbase ? &prev->f : NULL;
     size_t nw = (fb->f.n + 63) / 64, i, j, n, nnow, nold, nat = 0, *at = NULL;
-    struct names nm = { NULL, NULL, 0 };
+    struct names nm = { NULL, NULL, 0, NULL, 0 };
     struct dd_findings gone = DD_FINDINGS_INIT;
     const struct dra_podspec **now = NULL, **old = NULL, **gold = NULL, **gnow = NULL;
     struct group g = { NULL, 0, 0, NULL };

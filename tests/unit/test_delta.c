@@ -38,7 +38,7 @@ struct store {
     size_t n;
     cJSON *gone[4096];
     size_t ngone;
-    unsigned pods_made, events_made;
+    unsigned pods_made, events_made, claims_made;
 };
 
 static cJSON *parse(const char *text)
@@ -312,8 +312,19 @@ static void cluster(struct store *st, int quota)
     }
 }
 
+/* 1 when claims a and b (either may be NULL: none) have the same status.allocation. */
+static int same_allocation(const cJSON *a, const cJSON *b)
+{
+    const cJSON *x = a ? cJSON_GetObjectItem(cJSON_GetObjectItem(a, "status"), "allocation") : NULL;
+    const cJSON *y = b ? cJSON_GetObjectItem(cJSON_GetObjectItem(b, "status"), "allocation") : NULL;
+
+    return x == y || cJSON_Compare(x, y, 1); /* cJSON_Compare says no to two NULLs */
+}
+
 /* One change, as a watch delivers it.  Returns 1 when only Pods or Events changed (in content),
- * 2 when a Pod was replaced in its place (the update may patch the model). */
+ * 2 when a Pod was replaced in its place (the update may patch the model), 3 when a
+ * ResourceClaim came, went or changed but not in its allocation (the update may rerun the rules
+ * for its namespace's Pods only). */
 static int change(struct store *st, unsigned gen)
 {
     char b[8192];
@@ -358,7 +369,18 @@ static int change(struct store *st, unsigned gen)
         assert_non_null(st->v[i]);
         return strcmp(kind(st->v[i]), "Pod") ? 1 : 2;
     }
-    /* Another kind: a claim's allocation, a class, a node or a slice. */
+    /* A claim, new (unallocated) or gone. */
+    if (what == 14 && rnd(2)) {
+        claim(b, sizeof(b), 200 + st->claims_made++, classes[rnd(4)], -1, 0);
+        put(st, b);
+        return 3;
+    }
+    if (what == 14 && (i = pick(st, "ResourceClaim")) >= 0) {
+        int unallocated = same_allocation(st->v[i], NULL);
+        drop(st, (size_t)i);
+        return unallocated ? 3 : 0;
+    }
+    /* Another kind: a claim's allocation (or what else of it), a class, a node or a slice. */
     if (what < 16 && (i = pick(st, "ResourceClaim")) >= 0) {
         unsigned n = (unsigned)atoi(cJSON_GetStringValue(cJSON_GetObjectItem(
                                         cJSON_GetObjectItem(st->v[i], "metadata"), "name")) + 6);
@@ -378,7 +400,10 @@ static int change(struct store *st, unsigned gen)
     }
     retire(st, st->v[i]);
     st->v[i] = parse(b);
-    return cJSON_Compare(st->v[i], st->gone[st->ngone - 1], 1); /* made the same again */
+    if (cJSON_Compare(st->v[i], st->gone[st->ngone - 1], 1))
+        return 1; /* made the same again */
+    return !strcmp(kind(st->v[i]), "ResourceClaim") &&
+                   same_allocation(st->v[i], st->gone[st->ngone - 1]) ? 3 : 0;
 }
 
 /* Frees every object of st, kept and replaced. */
@@ -455,7 +480,8 @@ static void tally(const struct dd_findings *f)
 /* Runs seeds' clusters through steps changes each; returns how many updates were deltas,
  * and of the replacements of a Pod in its place, how many patched the previous model. */
 static unsigned run(unsigned seeds, int steps, unsigned *pod_changes, unsigned *replaced,
-                    unsigned *patched, unsigned *layered)
+                    unsigned *patched, unsigned *layered, unsigned *claim_changes,
+                    unsigned *claim_deltas)
 {
     static struct store st;
     struct rule_options opt = RULE_OPTIONS_INIT;
@@ -463,7 +489,7 @@ static unsigned run(unsigned seeds, int steps, unsigned *pod_changes, unsigned *
     struct dd_err err;
     int step;
 
-    *pod_changes = *replaced = *patched = *layered = 0;
+    *pod_changes = *replaced = *patched = *layered = *claim_changes = *claim_deltas = 0;
     for (seed = 1; seed <= seeds; seed++) {
         struct dra_cel_cache *cel = dra_cel_cache_new();
         struct snapshot *cur;
@@ -482,7 +508,9 @@ static unsigned run(unsigned seeds, int steps, unsigned *pod_changes, unsigned *
             assert_false(full->steps.delta);
             if (!pods_only)
                 assert_false(next->steps.delta); /* another kind changed: built whole */
-            *pod_changes += pods_only != 0;
+            *claim_changes += pods_only == 3;
+            *claim_deltas += pods_only == 3 && next->steps.delta;
+            *pod_changes += pods_only == 1 || pods_only == 2;
             *replaced += pods_only == 2;
             *patched += (unsigned)(pods_only == 2 && next->steps.patched);
             if (next->steps.patched)
@@ -522,10 +550,12 @@ static unsigned seeds(void)
 
 static void test_update_equals_build(void **state)
 {
-    unsigned pod_changes, replaced, patched, layered,
-        deltas = run(seeds(), 50, &pod_changes, &replaced, &patched, &layered);
+    unsigned pod_changes, replaced, patched, layered, claim_changes, claim_deltas,
+        deltas = run(seeds(), 50, &pod_changes, &replaced, &patched, &layered, &claim_changes,
+                     &claim_deltas);
 
     (void)state;
+    deltas -= claim_deltas;
     /* Most Pod changes are deltas (a cluster with a quota at its limit may need new stand-ins). */
     if (deltas * 2 < pod_changes)
         fail_msg("only %u of %u changes of Pods were deltas", deltas, pod_changes);
@@ -537,8 +567,12 @@ static void test_update_equals_build(void **state)
     if (layered * 2 < patched)
         fail_msg("only %u of %u patched updates kept their findings as a layer", layered,
                  patched);
+    /* And most changes of claims that keep their allocation (there may be stand-ins). */
+    if (claim_deltas * 2 < claim_changes)
+        fail_msg("only %u of %u changes of claims were deltas", claim_deltas, claim_changes);
     print_message("%u of %u Pod changes were deltas; %u of %u replacements patched, %u "
-                  "layered\n", deltas, pod_changes, patched, replaced, layered);
+                  "layered; %u of %u changes of claims were deltas\n", deltas, pod_changes,
+                  patched, replaced, layered, claim_deltas, claim_changes);
     {
         size_t n, k;
         const struct dd_rule *r = dd_rules(&n);
