@@ -218,8 +218,8 @@ static int same_allocation(const cJSON *o, const struct keys *other)
  * changed in order (the rules' words follow the objects' order), or a claim's allocation did
  * (the allocator's inventory then changes for every Pod), 0, -1 on ENOMEM.
  */
-static int changed_pods(const struct snapshot *prev, const struct snapshot *s, struct keys *changed,
-                        struct keys *gone, struct keys *came)
+static int changed_objects(const struct snapshot *prev, const struct snapshot *s,
+                           struct keys *changed, struct keys *gone, struct keys *came)
 {
     struct ptrset ps = { NULL, 16 };
     size_t i, j, ntracked = 0;
@@ -603,7 +603,7 @@ static const struct dra_podspec **podspecs_at(const struct dra_model *m, const s
 struct snapshot_box {
     atomic_size_t refs;
     struct snapshot_box *prev; /* a reference, or NULL */
-    size_t depth;              /* boxes in the chain */
+    size_t parsed;             /* podspecs in the chain */
     struct dra_model m;        /* Pods only */
 };
 
@@ -625,13 +625,13 @@ static struct snapshot_box *box_ref(struct snapshot_box *b)
     return b;
 }
 
-/* At most this many Pods replaced in one update, and boxes kept (or Pods replaced) before a
- * full build starts a new base: each box holds the replaced podspecs alive too, so past a
- * quarter of the Pods a rebuild (one per npods / 4 updates at least: O(1) per update
- * amortised) frees them.  What an update copies of those since base (moved, uses) is arrays
- * of positions, a few bytes per Pod replaced. */
+/* At most this many Pods replaced in one update, and podspecs parsed since base before a full
+ * build starts a new base: the boxes hold the replaced podspecs alive too, so past a quarter of
+ * the Pods a rebuild (one per npods / 4 Pods replaced: O(1) per Pod amortised) frees them.
+ * What an update copies of those since base (moved, uses) is arrays of positions, a few bytes
+ * per Pod replaced. */
 #define PATCH_MAX_CHANGED 64
-#define PATCH_MAX_BOXES(npods) (16 + (npods) / 4)
+#define PATCH_MAX_PARSED(npods) (16 + (npods) / 4)
 
 /* How many of a[0..n) and b[0..n) are equal before the first that differ. */
 static size_t same_run(const cJSON **a, const cJSON **b, size_t n)
@@ -777,7 +777,7 @@ static int patch_model(const struct snapshot *prev, struct snapshot *s, struct k
     /* Stand-ins for claims are added to the claims, which the patched model shares. */
     if (prev->objects || s->objects || prev->assumed || prev->dup_pods || !prev->npod_idx ||
         s->nborrowed != prev->nborrowed ||
-        (prev->box && prev->box->depth >= PATCH_MAX_BOXES(prev->m.npods)))
+        (prev->box && prev->box->parsed >= PATCH_MAX_PARSED(prev->m.npods)))
         return 1;
     /* A pointer comparison per object: what a store replaced is all that differs (memcmp
      * skips the runs of equal ones many at a time). */
@@ -807,7 +807,7 @@ static int patch_model(const struct snapshot *prev, struct snapshot *s, struct k
         }
         atomic_init(&box->refs, 1);
         box->prev = box_ref(prev->box);
-        box->depth = 1 + (prev->box ? prev->box->depth : 0);
+        box->parsed = nat + (prev->box ? prev->box->parsed : 0);
         dra_model_init(&box->m, NULL, NULL);
         box->m.live = 1;
         for (i = 0; i < nat; i++) {
@@ -934,7 +934,7 @@ static int delta_rules(const struct snapshot *prev, const struct dd_findings *pf
         if (patched->n)
             memcpy(changed.v, patched->v, patched->n * sizeof(*changed.v));
         changed.n = changed.cap = patched->n;
-    } else if ((rc = changed_pods(prev, s, &changed, &cgone, &ccame))) {
+    } else if ((rc = changed_objects(prev, s, &changed, &cgone, &ccame))) {
         goto out;
     }
     claims = cgone.n + ccame.n > 0;
