@@ -3790,6 +3790,7 @@ enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec
 {
     struct a_pod pod;
     struct a_node n;
+    struct fit_pod fp;
     enum alloc_verdict pv = ALLOC_FIT;
     char *preason = NULL;
     size_t i, cap;
@@ -3819,6 +3820,7 @@ enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec
         goto oom;
     n.inv = inv;
     n.pod = &pod;
+    fit_pod_prepare(ps->spec, &fp);
     for (i = 0; i < inv->nnodes; i++) {
         struct alloc_node *o;
         char why[512];
@@ -3835,7 +3837,7 @@ enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec
         o->node = inv->nodes[i];
         n.node = o->node->json;
         n.name = o->node->name;
-        if (fit_pod_excluded(ps->spec, n.node, ps->replicas == -1, why, sizeof(why)) &&
+        if (fit_pod_excluded_prepared(&fp, n.node, ps->replicas == -1, why, sizeof(why)) &&
             !(o->pod_filter = xstrdup(why)))
             goto oom;
         if (pv != ALLOC_FIT) {

@@ -151,18 +151,34 @@ static int daemonset_tolerated(const cJSON *taint)
     return 0;
 }
 
+void fit_pod_prepare(const cJSON *podspec, struct fit_pod *fp)
+{
+    fp->node_selector = dd_json_path(podspec, "nodeSelector", NULL);
+    fp->tolerations = dd_json_arr(podspec, "tolerations", NULL);
+    fp->required = dd_json_path(podspec, "affinity", "nodeAffinity",
+                                "requiredDuringSchedulingIgnoredDuringExecution", NULL);
+}
+
 const char *fit_pod_excluded(const cJSON *podspec, const cJSON *node, int daemonset, char *why,
                                size_t size)
 {
-    const cJSON *ns = dd_json_path(podspec, "nodeSelector", NULL), *it, *taint;
-    const cJSON *tols = dd_json_arr(podspec, "tolerations", NULL);
-    const cJSON *req = dd_json_path(podspec, "affinity", "nodeAffinity",
-                                    "requiredDuringSchedulingIgnoredDuringExecution", NULL);
+    struct fit_pod fp;
+
+    fit_pod_prepare(podspec, &fp);
+    return fit_pod_excluded_prepared(&fp, node, daemonset, why, size);
+}
+
+const char *fit_pod_excluded_prepared(const struct fit_pod *fp, const cJSON *node, int daemonset,
+                                      char *why, size_t size)
+{
+    const cJSON *ns = fp->node_selector, *it, *taint, *spec = dd_json_path(node, "spec", NULL);
+    const cJSON *tols = fp->tolerations, *req = fp->required;
+    const cJSON *labels = ns ? dd_json_path(node, "metadata", "labels", NULL) : NULL;
     char *out = why;
     size_t n = size;
 
     cJSON_ArrayForEach(it, ns) {
-        const char *v = it->string ? label(node, it->string) : NULL;
+        const char *v = it->string ? dd_json_str(labels, it->string, NULL) : NULL;
         if (!cJSON_IsString(it) || !v || strcmp(v, it->valuestring)) {
             snprintf(out, n, "node(s) didn't match Pod's node affinity/selector (nodeSelector "
                      "%s=%s; the node has %s)", it->string ? it->string : "",
@@ -175,7 +191,7 @@ const char *fit_pod_excluded(const cJSON *podspec, const cJSON *node, int daemon
                  "affinity)");
         return out;
     }
-    if (cJSON_IsTrue(dd_json_path(node, "spec", "unschedulable", NULL)) && !daemonset) {
+    if (cJSON_IsTrue(dd_json_path(spec, "unschedulable", NULL)) && !daemonset) {
         cJSON *t = cJSON_Parse("{\"key\":\"node.kubernetes.io/unschedulable\","
                                "\"effect\":\"NoSchedule\"}");
         int ok = 0;
@@ -188,7 +204,7 @@ const char *fit_pod_excluded(const cJSON *podspec, const cJSON *node, int daemon
             return out;
         }
     }
-    cJSON_ArrayForEach(taint, dd_json_arr(node, "spec", "taints", NULL)) {
+    cJSON_ArrayForEach(taint, dd_json_arr(spec, "taints", NULL)) {
         const char *e = dd_json_str(taint, "effect", NULL);
         int ok = 0;
         if (!e || (strcmp(e, "NoSchedule") && strcmp(e, "NoExecute")))

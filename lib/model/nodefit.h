@@ -44,4 +44,14 @@ const cJSON *fit_untolerated(const cJSON *tolerations, const cJSON *taints,
 const char *fit_pod_excluded(const cJSON *podspec, const cJSON *node, int daemonset, char *why,
                                size_t size);
 
+/* What fit_pod_excluded reads of a pod spec (borrowed from it), found once to judge it on many
+ * nodes: the allocator judges a pod on every node. */
+struct fit_pod {
+    const cJSON *node_selector, *tolerations, *required;
+};
+void fit_pod_prepare(const cJSON *podspec, struct fit_pod *fp);
+/* fit_pod_excluded with the pod spec prepared. */
+const char *fit_pod_excluded_prepared(const struct fit_pod *fp, const cJSON *node, int daemonset,
+                                      char *why, size_t size);
+
 #endif
