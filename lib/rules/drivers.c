@@ -166,10 +166,12 @@ static int may_publish(const struct dra_model *m, const char *ns, const char *sa
 static size_t ds_nodes(const struct dra_model *m, const struct dra_podspec *ds, unsigned char *ok)
 {
     char why[WHY_MAX];
+    struct fit_pod fp;
     size_t k, n = 0;
 
+    fit_pod_prepare(ds->spec, &fp);
     for (k = 0; k < m->nodes.n; k++) {
-        int a = !fit_pod_excluded(ds->spec, m->nodes.v[k].json, 1, why, sizeof(why));
+        int a = !fit_pod_excluded_prepared(&fp, m->nodes.v[k].json, 1, why, sizeof(why));
         if (ok)
             ok[k] = (unsigned char)a;
         n += (size_t)a;
@@ -343,12 +345,14 @@ static void pod_fit(const struct dra_model *m, const cJSON *spec, const unsigned
                     struct pod_fit *f)
 {
     char why[WHY_MAX];
+    struct fit_pod fp;
     size_t k;
 
     f->first = SIZE_MAX;
+    fit_pod_prepare(spec, &fp);
     /* A node both may use settles it: most pods stop at the first. */
     for (k = 0; k < m->nodes.n && !f->both; k++)
-        if (!fit_pod_excluded(spec, m->nodes.v[k].json, 0, why, sizeof(why))) {
+        if (!fit_pod_excluded_prepared(&fp, m->nodes.v[k].json, 0, why, sizeof(why))) {
             f->pod_nodes++;
             f->both += ok[k];
             if (!ok[k] && f->first == SIZE_MAX)

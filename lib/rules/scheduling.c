@@ -227,9 +227,11 @@ void rule__check_pod_constraints(struct rule_ctx *ctx)
     for (i = 0; i < m->npods; i++) {
         const struct dra_podspec *p = m->pods[i];
         int taint = 0, ndev = 0, nfit = 0;
+        struct fit_pod fp;
         /* A pod on a node is past the scheduler; a DaemonSet is a driver's, or everywhere. */
         if (*p->node || p->replicas < 0 || !p->nclaims)
             continue;
+        fit_pod_prepare(p->spec, &fp);
         /* The classes of its claims not allocated yet, each once. */
         ncls = 0;
         for (j = 0; j < p->nclaims; j++) {
@@ -260,8 +262,8 @@ void rule__check_pod_constraints(struct rule_ctx *ctx)
                     continue;
                 seen_node[cw->nodes[k]] = i + 1;
                 ndev = 1;
-                nfit = !fit_pod_excluded(p->spec, m->nodes.v[cw->nodes[k]].json, 0, why,
-                                         sizeof(why));
+                nfit = !fit_pod_excluded_prepared(&fp, m->nodes.v[cw->nodes[k]].json, 0, why,
+                                                  sizeof(why));
             }
         }
         if (!ndev || nfit)
@@ -278,7 +280,8 @@ void rule__check_pod_constraints(struct rule_ctx *ctx)
             "Pending (\"0/%zu nodes are available: ... cannot allocate all claims, ...\"):",
             p->o.kind, objname(&p->o, on, sizeof(on)), m->nodes.n);
         for (k = 0; k < m->nodes.n; k++)
-            if (devnodes[k] && fit_pod_excluded(p->spec, m->nodes.v[k].json, 0, why, sizeof(why))) {
+            if (devnodes[k] &&
+                fit_pod_excluded_prepared(&fp, m->nodes.v[k].json, 0, why, sizeof(why))) {
                 cat(msg, sizeof(msg), &len, " %s: %s;", m->nodes.v[k].name, why);
                 taint |= extended_resource_taint(why);
             }
