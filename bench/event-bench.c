@@ -4,7 +4,7 @@
  * diagnosis), on clusters of several sizes in one run, and the ratio of the largest to the
  * smallest (issue 18: at 50,000 pods within 2x of 5,000).
  *
- *   event-bench [-e EVENTS] [-u] PODS...      (default: 5000 50000)
+ *   event-bench [-e EVENTS] [-u] [-a] PODS...      (default: 5000 50000)
  *
  * The cluster has the issue's shape: one node per 50 pods with 10 devices each (50,000 pods:
  * 1,000 nodes, 10,000 devices), one driver, two DeviceClasses, a claim of its own per pod;
@@ -19,11 +19,14 @@
  * snapshot (snapshot_update: CLUSTER rules, and POD rules for the changed pod only); the two
  * must agree on the findings and the pod's diagnosis (the bench stops otherwise).  -u: updates
  * only (no chain built from scratch, nothing compared), for runs long enough to cross the
- * full builds the updates make now and then (every 1,024 Pods replaced since the last).
+ * full builds the updates make now and then (a quarter of the pods replaced since the last).
+ * -a: an event adds what a reaction sample of bench/controller-bench.sh adds (a Pending pod,
+ * its claim, the scheduler's Event) instead.
  *
  * Prints per size: objects, the first build (CPU s), CPU per event (ms, mean of EVENTS) of the
- * full build and of the update, the update's split into model, rules, index and the pod's
- * diagnosis, and each way's ratio to the first size; then the costliest rules of the updates.
+ * full build and of the update, the update's split into model, rules, index and "diag" (the
+ * pods the change may reach, snapshot_affected_pods, and the pod's diagnosis), each way's ratio
+ * to the first size, and the pods reached per event; then the costliest rules of the updates.
  * Built by `make build/release/event-bench`; not part of the binary.
  */
 #include <stdio.h>
@@ -67,6 +70,25 @@ static void pod(FILE *b, size_t i, size_t node, int running, int gen)
         fprintf(b, "\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\","
                "\"status\":\"False\",\"reason\":\"Unschedulable\",\"message\":\"try %d\"}]}}",
             gen);
+}
+
+/* The start of pod i's claim (its status, if any, and closing brace follow). */
+static void claim(FILE *b, size_t i)
+{
+    fprintf(b, "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":"
+            "{\"name\":\"claim-%zu\",\"namespace\":\"ns-%zu\"},\"spec\":{\"devices\":{"
+            "\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"%s\"}}]}}",
+        i, i % 50, i % 3 ? "gpu.example.com" : "gpu-big.example.com");
+}
+
+/* The scheduler's Event about Pending pod i. */
+static void event(FILE *b, size_t i, size_t nodes)
+{
+    fprintf(b, "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"e-%zu\","
+            "\"namespace\":\"ns-%zu\"},\"type\":\"Warning\",\"reason\":"
+            "\"FailedScheduling\",\"message\":\"0/%zu nodes are available: cannot "
+            "allocate all claims.\",\"involvedObject\":{\"kind\":\"Pod\",\"namespace\":"
+            "\"ns-%zu\",\"name\":\"pod-%zu\"}}", i, i % 50, nodes, i % 50, i);
 }
 
 /* The cluster of pods pods (a JSON array; exits on failure). */
@@ -114,10 +136,8 @@ static cJSON *cluster(size_t pods)
     for (i = 0; i < pods; i++) {
         size_t node = i / PODS_PER_NODE;
         int running = i % 2;
-        fprintf(b, ",{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":"
-                "{\"name\":\"claim-%zu\",\"namespace\":\"ns-%zu\"},\"spec\":{\"devices\":{"
-                "\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"%s\"}}]}}",
-            i, i % 50, i % 3 ? "gpu.example.com" : "gpu-big.example.com");
+        fprintf(b, ",");
+        claim(b, i);
         if (running)
             fprintf(b, ",\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"gpu\","
                     "\"driver\":\"gpu.example.com\",\"pool\":\"node-%zu\",\"device\":\"gpu-%zu\"}]},"
@@ -127,12 +147,10 @@ static cJSON *cluster(size_t pods)
                 node, (i / 2) % DEVICES_PER_NODE, node, i, i);
         fprintf(b, "},");
         pod(b, i, node, running, 0);
-        if (!running)
-            fprintf(b, ",{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"e-%zu\","
-                    "\"namespace\":\"ns-%zu\"},\"type\":\"Warning\",\"reason\":"
-                    "\"FailedScheduling\",\"message\":\"0/%zu nodes are available: cannot "
-                    "allocate all claims.\",\"involvedObject\":{\"kind\":\"Pod\",\"namespace\":"
-                    "\"ns-%zu\",\"name\":\"pod-%zu\"}}", i, i % 50, nodes, i % 50, i);
+        if (!running) {
+            fprintf(b, ",");
+            event(b, i, nodes);
+        }
     }
     fprintf(b, "]");
     fclose(b);
@@ -153,6 +171,7 @@ static double cpu_now(void)
 }
 
 #define MAX_RULES 256
+#define TOP 6 /* rules listed */
 
 /* The store: the objects of all, borrowed, in an array where a replaced object keeps its
  * place (as lib/client/informer's stores keep them). */
@@ -223,8 +242,16 @@ struct result {
     double first, diag;
     struct cost full, delta;
     int deltas;                 /* updates that were deltas */
+    size_t reached;             /* pods snapshot_affected_pods named, over the events */
     double rule[MAX_RULES];     /* per rule, over the events (updated snapshots) */
 };
+
+static void count_pod(void *ctx, const char *ns, const char *name)
+{
+    (void)ns;
+    (void)name;
+    ++*(size_t *)ctx;
+}
 
 static void account(struct cost *c, const struct snapshot *s, double t)
 {
@@ -234,7 +261,49 @@ static void account(struct cost *c, const struct snapshot *s, double t)
     c->index += s->steps.index;
 }
 
-static void run(size_t pods, int events, int full_chain, struct result *r)
+/* Parses what b wrote into *text (its stream's buffer: set when b closes; exits when it does
+ * not parse). */
+static cJSON *parsed(FILE *b, char **text)
+{
+    cJSON *o;
+
+    fclose(b);
+    o = cJSON_Parse(*text);
+    free(*text);
+    if (!o) {
+        fprintf(stderr, "event-bench: generated JSON does not parse\n");
+        exit(1);
+    }
+    return o;
+}
+
+/* What a reaction sample of bench/controller-bench.sh adds: Pending pod i, its claim (not
+ * allocated) and the scheduler's Event, appended to all and to store (as a store appends). */
+static void add_pending(cJSON *all, const cJSON **store, size_t *nstore, size_t i, size_t pods)
+{
+    size_t nodes = (pods + PODS_PER_NODE - 1) / PODS_PER_NODE, k;
+    cJSON *o[3];
+    char *text;
+    size_t len;
+    FILE *b;
+
+    b = stream(&text, &len);
+    claim(b, i);
+    fprintf(b, "}");
+    o[0] = parsed(b, &text);
+    b = stream(&text, &len);
+    pod(b, i, 0, 0, 1);
+    o[1] = parsed(b, &text);
+    b = stream(&text, &len);
+    event(b, i, nodes);
+    o[2] = parsed(b, &text);
+    for (k = 0; k < 3; k++) {
+        cJSON_AddItemToArray(all, o[k]);
+        store[(*nstore)++] = o[k];
+    }
+}
+
+static void run(size_t pods, int events, int full_chain, int adds, struct result *r)
 {
     struct dra_cel_cache *cel = dra_cel_cache_new();
     cJSON *all = cluster(pods);
@@ -269,9 +338,18 @@ static void run(size_t pods, int events, int full_chain, struct result *r)
         snapshot_free(full);
         full = NULL;
     }
+    if (adds) {
+        const cJSON **v = realloc(store, (nstore + 3 * (size_t)events + 1) * sizeof(*v));
+        if (!v) {
+            fprintf(stderr, "event-bench: out of memory\n");
+            exit(1);
+        }
+        store = v;
+    }
     for (e = 0; e < events; e++) {
-        /* A Pending pod (even index) somewhere in the cluster gets a new status. */
-        size_t i = (((size_t)e * 7919) % pods) & ~(size_t)1;
+        /* A Pending pod (even index) somewhere in the cluster gets a new status; with adds, a
+         * new one comes. */
+        size_t i = adds ? pods + (size_t)e : (((size_t)e * 7919) % pods) & ~(size_t)1;
         char name[64], ns[64];
         char *text;
         size_t len;
@@ -282,22 +360,23 @@ static void run(size_t pods, int events, int full_chain, struct result *r)
         cJSON *it, *obj;
         double t0, t1;
 
-        pod(b, i, 0, 0, e + 1);
-        fclose(b);
-        obj = cJSON_Parse(text);
-        free(text);
         snprintf(name, sizeof(name), "pod-%zu", i);
         snprintf(ns, sizeof(ns), "ns-%zu", i % 50);
-        at = pod_at[i];
-        it = (cJSON *)store[at];
-        if (!obj || !it) {
-            fprintf(stderr, "event-bench: no %s\n", name);
-            exit(1);
+        it = NULL;
+        if (adds) {
+            fclose(b);
+            free(text);
+            add_pending(all, store, &nstore, i, pods);
+        } else {
+            pod(b, i, 0, 0, e + 1);
+            obj = parsed(b, &text);
+            at = pod_at[i];
+            it = (cJSON *)store[at];
+            /* The store replaces the object in its place; the old one lives as long as the
+             * snapshots that hold it (the cache's graveyard). */
+            splice(all, it, obj);
+            store[at] = obj;
         }
-        /* The store replaces the object in its place; the old one lives as long as the
-         * snapshots that hold it (the cache's graveyard). */
-        splice(all, it, obj);
-        store[at] = obj;
         if (full_chain) {
             t0 = cpu_now();
             next = build(NULL, store, nstore, cel, NULL);
@@ -312,6 +391,10 @@ static void run(size_t pods, int events, int full_chain, struct result *r)
             fprintf(stderr, "event-bench: the snapshot lost %s\n", name);
             exit(1);
         }
+        /* What the controller does next: the pods the change may reach, then their diagnoses
+         * (this pod's; those reached are rare on this cluster). */
+        if (snapshot_affected_pods(cur, next, count_pod, &r->reached) < 0)
+            exit(1);
         diag_pod_indexed(&next->m, &next->f, next->ix, p, &dr);
         r->diag += cpu_now() - t1;
         snapshot_free(cur);
@@ -341,19 +424,21 @@ int main(int argc, char **argv)
 {
     size_t sizes[8] = { 5000, 50000 }, nsizes = 0, i;
     static struct result r[8];
-    size_t nrules, k, top[4] = { 0 };
+    size_t nrules, k, top[TOP] = { 0 };
     const struct dd_rule *rules = dd_rules(&nrules);
-    int events = 20, full_chain = 1, a;
+    int events = 20, full_chain = 1, adds = 0, a;
 
     for (a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "-e") && a + 1 < argc) {
             events = atoi(argv[++a]);
         } else if (!strcmp(argv[a], "-u")) {
             full_chain = 0;
+        } else if (!strcmp(argv[a], "-a")) {
+            adds = 1;
         } else if (argv[a][0] >= '1' && argv[a][0] <= '9' && nsizes < 8) {
             sizes[nsizes++] = (size_t)strtoul(argv[a], NULL, 10);
         } else {
-            fprintf(stderr, "usage: event-bench [-e EVENTS] [-u] PODS...\n");
+            fprintf(stderr, "usage: event-bench [-e EVENTS] [-u] [-a] PODS...\n");
             return 2;
         }
     }
@@ -361,22 +446,23 @@ int main(int argc, char **argv)
         nsizes = 2;
     if (events < 1)
         events = 1;
-    printf("%8s %9s %8s | %8s %7s | %8s %7s %7s %7s %7s %7s\n", "pods", "objects", "first s",
-           "full ms", "ratio", "delta ms", "model", "rules", "index", "diag", "ratio");
+    printf("%8s %9s %8s | %8s %7s | %8s %7s %7s %7s %7s %7s %6s\n", "pods", "objects",
+           "first s", "full ms", "ratio", "delta ms", "model", "rules", "index", "diag", "ratio",
+           "reach");
     for (i = 0; i < nsizes; i++) {
-        run(sizes[i], events, full_chain, &r[i]);
-        printf("%8zu %9zu %8.3f | %8.2f %7.2f | %8.2f %7.2f %7.2f %7.2f %7.3f %7.2f%s\n",
+        run(sizes[i], events, full_chain, adds, &r[i]);
+        printf("%8zu %9zu %8.3f | %8.2f %7.2f | %8.2f %7.2f %7.2f %7.2f %7.3f %7.2f %6.1f%s\n",
                r[i].pods, r[i].objects, r[i].first, 1e3 * r[i].full.total / events,
                r[0].full.total > 0 ? r[i].full.total / r[0].full.total : 0.0,
                1e3 * r[i].delta.total / events,
                1e3 * r[i].delta.model / events, 1e3 * r[i].delta.rules / events,
                1e3 * r[i].delta.index / events, 1e3 * r[i].diag / events,
-               r[i].delta.total / r[0].delta.total,
+               r[i].delta.total / r[0].delta.total, (double)r[i].reached / events,
                r[i].deltas == events ? "" : " (not all deltas)");
         fflush(stdout);
     }
-    /* Where the largest size's rules spend it: the four costliest. */
-    for (a = 0; a < 4; a++) {
+    /* Where the largest size's rules spend it: the costliest. */
+    for (a = 0; a < TOP; a++) {
         double best = -1;
         for (k = 0; k < nrules && k < MAX_RULES; k++) {
             int j, taken = 0;
@@ -390,7 +476,7 @@ int main(int argc, char **argv)
     }
     printf("rules of the updates at %zu pods, ms per event (ratio to %zu pods):",
            r[nsizes - 1].pods, r[0].pods);
-    for (k = 0; k < 4; k++)
+    for (k = 0; k < TOP; k++)
         printf(" %s %.2f (%.1f)", rules[top[k]].code, 1e3 * r[nsizes - 1].rule[top[k]] / events,
                r[0].rule[top[k]] > 0 ? r[nsizes - 1].rule[top[k]] / r[0].rule[top[k]] : 0.0);
     printf("\n");

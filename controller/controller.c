@@ -80,8 +80,11 @@ struct ctl {
     struct wq *q;
     struct lease *lease;
     struct httpd *http;
-    pthread_mutex_t mu;        /* guards the three below */
-    int requeue_all;           /* the caches changed in a way any pod's diagnosis may depend on */
+    pthread_mutex_t mu;        /* guards the four below */
+    int requeue_all;           /* every pod is to be looked at again (a start, a failover, a
+                                  failed build, too many pending) */
+    int others;                /* objects that are no pods changed: snapshot_affected_pods
+                                  says whose diagnosis that may change */
     char **pending;            /* pods whose own state changed since the last snapshot */
     size_t npending, cappending;
     /* The builder thread's (the cache's build, after and idle hooks): */
@@ -92,8 +95,9 @@ struct ctl {
     uint64_t sar_stamp;        /* RBAC and DaemonSet caches when the answers were asked */
     int64_t sar_at_ms;
     char **built_keys;         /* the pods the last snapshot was built for */
-    size_t nbuilt;
-    int built_all;
+    size_t nbuilt, capbuilt;
+    int built_all;             /* and every pod */
+    int built_others;          /* it holds changes of objects that are no pods */
     atomic_int stop;
     atomic_ulong reconciles, errors, patches, events;
 };
@@ -102,9 +106,10 @@ struct ctl {
 /*
  * The cache's changed hook only records what changed.  A pod's own change (or an Event
  * about it) re-diagnoses that pod once the next snapshot holds the change; a change to
- * anything else (a class, a slice, a quota...) re-diagnoses every pod.  Node heartbeats
- * change nothing a rule reads and are ignored, or a cluster with many nodes would rebuild
- * forever.
+ * anything else (a claim, a class, a slice, a quota...) re-diagnoses the pods whose
+ * diagnosis it may change (snapshot_affected_pods: every pod, after a build from scratch).
+ * Node heartbeats change nothing a rule reads and are ignored, or a cluster with many nodes
+ * would rebuild forever.
  */
 
 #define MAX_PENDING 10000 /* beyond that, re-diagnosing everything is cheaper to track */
@@ -142,7 +147,7 @@ static int note_pod(struct ctl *c, const char *ns, const char *name)
 static int on_any(struct ctl *c)
 {
     pthread_mutex_lock(&c->mu);
-    c->requeue_all = 1;
+    c->others = 1;
     pthread_mutex_unlock(&c->mu);
     return 1;
 }
@@ -360,6 +365,32 @@ static void free_keys(char **keys, size_t n)
     free(keys);
 }
 
+/* snapshot_affected_pods' callback: the pod joins those the snapshot was built for (or, out of
+ * memory, every pod does). */
+static void add_built(void *ctx, const char *ns, const char *name)
+{
+    struct ctl *c = ctx;
+    char key[KEY_MAX];
+
+    if (c->built_all)
+        return;
+    if (c->nbuilt == c->capbuilt) {
+        size_t cap = c->capbuilt ? c->capbuilt * 2 : 64;
+        char **v = realloc(c->built_keys, cap * sizeof(*v));
+        if (!v) {
+            c->built_all = 1;
+            return;
+        }
+        c->built_keys = v;
+        c->capbuilt = cap;
+    }
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    if (!(c->built_keys[c->nbuilt] = strdup(key)))
+        c->built_all = 1;
+    else
+        c->nbuilt++;
+}
+
 /* The cache's build hook (builder thread): a snapshot of every store (an update of cur where only
  * Pods and Events changed: snapshot_update). */
 static void *build(void *ctx, struct live *lc, const void *cur, struct dd_err *err)
@@ -378,16 +409,23 @@ static void *build(void *ctx, struct live *lc, const void *cur, struct dd_err *e
     free_keys(c->built_keys, c->nbuilt);
     c->built_keys = c->pending;
     c->nbuilt = c->npending;
+    c->capbuilt = c->cappending;
     c->built_all = c->requeue_all || !cur;
+    c->built_others = c->others;
     c->pending = NULL;
     c->npending = c->cappending = 0;
-    c->requeue_all = 0;
+    c->requeue_all = c->others = 0;
     pthread_mutex_unlock(&c->mu);
     refresh_sars(c);
     if (live_collect(lc, &objs, &nobjs))
         dd_failf(err, DD_ENOMEM, "out of memory collecting the caches");
     else
         s = snapshot_update(cur, objs, nobjs, &sars, c->cel, &c->ropt, err); /* takes objs */
+    /* The pods whose diagnosis the changes may reach: a pod's change may reach others (the
+     * claim it shares), and a claim's the pods of its namespace, not a diagnosis of every pod
+     * (at 50,000 pods, a second). */
+    if (s && !c->built_all && snapshot_affected_pods(cur, s, add_built, c))
+        c->built_all = 1;
     if (!s) {
         /* The pods it was for are looked at again after the next one. */
         pthread_mutex_lock(&c->mu);
@@ -417,9 +455,10 @@ static void after(void *ctx, const void *view)
         wq_add(c->q, c->built_keys[i]);
     free_keys(c->built_keys, c->nbuilt);
     c->built_keys = NULL;
-    c->nbuilt = 0;
-    if (c->built_all && (!c->lease || lease_is_leader(c->lease))) {
-        check_all_pods(c, view);
+    c->nbuilt = c->capbuilt = 0;
+    if ((c->built_all || c->built_others) && (!c->lease || lease_is_leader(c->lease))) {
+        if (c->built_all)
+            check_all_pods(c, view);
         post_object_findings(c, c->client, view);
     }
 }
@@ -435,8 +474,11 @@ static int idle(void *ctx)
     int led = lease_is_leader(c->lease), gained = led && !c->led;
 
     c->led = led;
-    if (gained)
-        on_any(c);
+    if (gained) {
+        pthread_mutex_lock(&c->mu);
+        c->requeue_all = 1;
+        pthread_mutex_unlock(&c->mu);
+    }
     return gained;
 }
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -213,38 +214,42 @@ static int same_allocation(const cJSON *o, const struct keys *other)
 
 /*
  * The Pods that changed from prev's objects to s's, into changed, and the ResourceClaims, old
- * versions into gone and new ones into came (Pods, Events and claims are compared by address:
- * a cache replaces an object, never changes it in place).  1 when anything else changed, or
+ * versions into gone and new ones into came, and, when events is not NULL, the Events that came
+ * or went (Pods, Events and claims are compared by address: a cache replaces an object, never
+ * changes it in place).  1 when anything else changed, or
  * changed in order (the rules' words follow the objects' order), or a claim's allocation did
  * (the allocator's inventory then changes for every Pod), 0, -1 on ENOMEM.
  */
 static int changed_objects(const struct snapshot *prev, const struct snapshot *s,
-                           struct keys *changed, struct keys *gone, struct keys *came)
+                           struct keys *changed, struct keys *gone, struct keys *came,
+                           struct keys *events)
 {
     struct ptrset ps = { NULL, 16 };
     size_t i, j, ntracked = 0;
     enum tracked t;
     int rc = 0;
 
+    /* Kinds from the builds' own pass: the objects' JSON is not read again here. */
     for (i = 0; i < prev->nborrowed; i++)
-        ntracked += tracked(prev->borrowed[i]) != T_OTHER;
+        ntracked += prev->kinds[i] != T_OTHER;
     while (ps.cap < 2 * ntracked + 2)
         ps.cap *= 2;
     if (!(ps.v = calloc(ps.cap, sizeof(*ps.v))))
         return -1;
     for (i = 0; i < prev->nborrowed && !rc; i++)
-        if (tracked(prev->borrowed[i]) != T_OTHER)
+        if (prev->kinds[i] != T_OTHER)
             rc = ptrset_put(&ps, prev->borrowed[i]) ? 1 : 0;
     /* Everything else: the same objects in the same order. */
     for (i = j = 0; j < s->nborrowed && !rc; j++) {
-        if ((t = tracked(s->borrowed[j])) != T_OTHER) {
+        if ((t = s->kinds[j]) != T_OTHER) {
             if (!ptrset_take(&ps, s->borrowed[j]) &&
                 ((t == T_POD && keys_push(changed, s->borrowed[j])) ||
-                 (t == T_CLAIM && keys_push(came, s->borrowed[j]))))
+                 (t == T_CLAIM && keys_push(came, s->borrowed[j])) ||
+                 (t == T_EVENT && events && keys_push(events, s->borrowed[j]))))
                 rc = -1;
             continue;
         }
-        while (i < prev->nborrowed && tracked(prev->borrowed[i]) != T_OTHER)
+        while (i < prev->nborrowed && prev->kinds[i] != T_OTHER)
             i++;
         /* A store replaces an object on every update, even one that changes nothing kept (a
          * Node's heartbeat): the same content is the same object. */
@@ -253,13 +258,13 @@ static int changed_objects(const struct snapshot *prev, const struct snapshot *s
             rc = 1;
         i++;
     }
-    while (!rc && i < prev->nborrowed && tracked(prev->borrowed[i]) != T_OTHER)
+    while (!rc && i < prev->nborrowed && prev->kinds[i] != T_OTHER)
         i++;
     if (!rc && i < prev->nborrowed)
         rc = 1;
     for (i = 0; i < ps.cap && !rc; i++)
-        if (ps.v[i] && ps.v[i] != &taken && (t = tracked(ps.v[i])) != T_EVENT &&
-            keys_push(t == T_POD ? changed : gone, ps.v[i]))
+        if (ps.v[i] && ps.v[i] != &taken && ((t = tracked(ps.v[i])) != T_EVENT || events) &&
+            keys_push(t == T_POD ? changed : t == T_EVENT ? events : gone, ps.v[i]))
             rc = -1;
     free(ps.v);
     for (i = 0; i < gone->n && !rc; i++)
@@ -676,6 +681,7 @@ static void unpatch(struct snapshot *s)
     s->nuses = 0;
     s->pod_idx = NULL;
     s->npod_idx = 0;
+    s->kinds = NULL;
     dra_model_init(&s->m, NULL, NULL);
 }
 
@@ -830,6 +836,7 @@ static int patch_model(const struct snapshot *prev, struct snapshot *s, struct k
     box = NULL;
     s->pod_idx = base->pod_idx;
     s->npod_idx = base->npod_idx;
+    s->kinds = base->kinds; /* a Pod replaced each Pod */
     if (!s->m.pods) {
         rc = -1;
         unpatch(s);
@@ -934,7 +941,7 @@ static int delta_rules(const struct snapshot *prev, const struct dd_findings *pf
         if (patched->n)
             memcpy(changed.v, patched->v, patched->n * sizeof(*changed.v));
         changed.n = changed.cap = patched->n;
-    } else if ((rc = changed_objects(prev, s, &changed, &cgone, &ccame))) {
+    } else if ((rc = changed_objects(prev, s, &changed, &cgone, &ccame, NULL))) {
         goto out;
     }
     claims = cgone.n + ccame.n > 0;
@@ -1205,6 +1212,248 @@ size_t snapshot_nfindings(const struct snapshot *s)
     return n;
 }
 
+/* ---- whose diagnosis may change ----------------------------------------------------- */
+
+/* A cursor over a snapshot's findings in their order (snapshot_foreach_finding's). */
+struct fcursor {
+    const struct snapshot *s;
+    size_t i, j;
+};
+
+static const struct dd_finding *fcursor_next(struct fcursor *c)
+{
+    const struct dd_findings *b = c->s->fbase ? &c->s->fbase->f : NULL, *o = &c->s->f;
+
+    while (b && c->i < b->n && bit(c->s->gone, c->i))
+        c->i++;
+    if (b && c->i < b->n && (c->j == o->n || dd_finding_cmp(&b->v[c->i], &o->v[c->j]) <= 0))
+        return &b->v[c->i++];
+    return c->j < o->n ? &o->v[c->j++] : NULL;
+}
+
+/* Equal findings of two snapshots mostly share their strings (dd_findings_copy): compared by
+ * address first. */
+static int finding_cmp(const struct dd_finding *a, const struct dd_finding *b)
+{
+    if (a == b || (a->code == b->code && a->message == b->message && a->fix == b->fix &&
+                   a->obj.name == b->obj.name && a->obj.namespace_ == b->obj.namespace_ &&
+                   a->obj.kind == b->obj.kind && a->obj.api_version == b->obj.api_version &&
+                   a->file == b->file && a->line == b->line && a->col == b->col &&
+                   a->severity == b->severity && a->scope_class == b->scope_class &&
+                   a->scope_driver == b->scope_driver && a->scope_node == b->scope_node))
+        return 0;
+    return dd_finding_cmp(a, b);
+}
+
+/* The Pods named, and the namespaces whose every Pod is, a diagnosis of which may change. */
+struct reach {
+    struct names pods; /* pods.ns/name; pods.cns: the namespaces */
+    size_t cap, capns;
+    int all;
+};
+
+static int reach_pod(struct reach *r, const char *ns, const char *name)
+{
+    if (r->pods.n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 16;
+        const char **a = realloc(r->pods.ns, cap * sizeof(*a)), **b;
+        if (a)
+            r->pods.ns = a;
+        if (!a || !(b = realloc(r->pods.name, cap * sizeof(*b))))
+            return -1;
+        r->pods.name = b;
+        r->cap = cap;
+    }
+    r->pods.ns[r->pods.n] = ns ? ns : "";
+    r->pods.name[r->pods.n++] = name;
+    return 0;
+}
+
+static int reach_ns(struct reach *r, const char *ns)
+{
+    if (in_claim_ns(&r->pods, ns))
+        return 0;
+    if (r->pods.ncns == r->capns) {
+        size_t cap = r->capns ? 2 * r->capns : 16;
+        const char **a = realloc(r->pods.cns, cap * sizeof(*a));
+        if (!a)
+            return -1;
+        r->pods.cns = a;
+        r->capns = cap;
+    }
+    r->pods.cns[r->pods.ncns++] = ns ? ns : "";
+    return 0;
+}
+
+/*
+ * Whose diagnosis finding f (one snapshot has and the other not) may change, as diagnose.c's
+ * on_path reads it: a Pod's finding is about that pod alone; a claim's or a template's, without
+ * a class or driver or at a step where those are not read, about the pods of its namespace (a
+ * pod's claims are of its own); anything else may be on any pod's path.
+ */
+static int reach_finding(struct reach *r, const struct dd_finding *f)
+{
+    const struct dd_rule *rule = dd_rule_find(f->code);
+    enum dd_step st = rule ? rule->step : DD_STEP_NONE;
+
+    if (st == DD_STEP_NONE)
+        return 0; /* on no pod's path */
+    if (!strcasecmp(f->obj.kind, "Pod"))
+        return reach_pod(r, f->obj.namespace_, f->obj.name);
+    if ((!strcasecmp(f->obj.kind, "ResourceClaim") ||
+         !strcasecmp(f->obj.kind, "ResourceClaimTemplate")) &&
+        !f->scope_driver && (!f->scope_class || (st < DD_STEP_PREPARE && st != DD_STEP_DEVICES)))
+        return reach_ns(r, f->obj.namespace_);
+    r->all = 1;
+    return 0;
+}
+
+/* The object an Event (old or new version) is about, when a Pod. */
+static int reach_event(struct reach *r, const cJSON *e)
+{
+    const cJSON *about = dd_json_path(e, "involvedObject", NULL);
+    const char *kind;
+
+    if (!about)
+        about = dd_json_path(e, "regarding", NULL);
+    kind = dd_json_str(about, "kind", NULL);
+    if (!kind || strcasecmp(kind, "Pod"))
+        return 0; /* a diagnosis reads the Events about its pod only */
+    return dd_json_str(about, "name", NULL)
+               ? reach_pod(r, dd_json_str(about, "namespace", NULL),
+                           dd_json_str(about, "name", NULL))
+               : 0;
+}
+
+/* 1 when s patched prev's model (the same base) and lies as a layer over prev, or over prev's
+ * fbase: what changed is then in the positions replaced and the layers, not in every object
+ * and finding. */
+static int layered_from(const struct snapshot *prev, const struct snapshot *s)
+{
+    return s->base == (prev->base ? prev->base : prev) && s->fbase &&
+           (s->fbase == prev || s->fbase == prev->fbase) && s->m.npods == prev->m.npods;
+}
+
+/* The findings of v[0..n) and w[0..k) (each sorted) that the other has not, into r. */
+static int reach_diff(struct reach *r, const struct dd_finding *v, size_t n,
+                      const struct dd_finding *w, size_t k)
+{
+    size_t i = 0, j = 0;
+
+    while ((i < n || j < k) && !r->all) {
+        int c = i == n ? 1 : j == k ? -1 : finding_cmp(&v[i], &w[j]);
+        if (c && reach_finding(r, c < 0 ? &v[i] : &w[j]))
+            return -1;
+        i += c <= 0;
+        j += c >= 0;
+    }
+    return 0;
+}
+
+/* snapshot_affected_pods' reach where layered_from(prev, s): the Pods replaced since prev
+ * (positions of s->moved that hold another podspec), the findings of fbase that one of them
+ * drops and the other not, and their own that differ.  -1 on ENOMEM. */
+static int layered_reach(const struct snapshot *prev, const struct snapshot *s, struct reach *r)
+{
+    const struct dd_findings *b = &s->fbase->f;
+    size_t i, w, nw = (b->n + 63) / 64;
+
+    for (i = 0; i < s->nmoved; i++) {
+        const struct dra_podspec *p = s->m.pods[s->moved[i]];
+        if (p != prev->m.pods[s->moved[i]] && reach_pod(r, p->o.ns, p->o.name))
+            return -1;
+    }
+    for (w = 0; w < nw && !r->all; w++) {
+        uint64_t x = s->gone[w] ^ (prev == s->fbase ? 0 : prev->gone[w]);
+        while (x) {
+            if (reach_finding(r, &b->v[w * 64 + (size_t)__builtin_ctzll(x)]))
+                return -1;
+            x &= x - 1;
+        }
+    }
+    return prev == s->fbase ? reach_diff(r, NULL, 0, s->f.v, s->f.n)
+                            : reach_diff(r, prev->f.v, prev->f.n, s->f.v, s->f.n);
+}
+
+int snapshot_affected_pods(const struct snapshot *prev, const struct snapshot *s,
+                           void (*fn)(void *ctx, const char *ns, const char *name), void *ctx)
+{
+    struct keys pods = { NULL, 0, 0 }, gone = { NULL, 0, 0 }, came = { NULL, 0, 0 };
+    struct keys events = { NULL, 0, 0 };
+    struct reach r = { { NULL, NULL, 0, NULL, 0 }, 0, 0, 0 };
+    struct fcursor a = { prev, 0, 0 }, b = { s, 0, 0 };
+    struct ptrset named = { NULL, 16 };
+    const struct dd_finding *fa, *fb;
+    size_t i;
+    int rc;
+
+    if (!s->steps.delta || !prev->kinds || !s->kinds)
+        return 1;
+    if (s->steps.patched && layered_from(prev, s)) {
+        rc = layered_reach(prev, s, &r);
+        goto told;
+    }
+    if ((rc = changed_objects(prev, s, &pods, &gone, &came, &events)))
+        goto out;
+    rc = -1;
+    for (i = 0; i < pods.n; i++)
+        if (dd_json_str(pods.v[i], "metadata", "name", NULL) &&
+            reach_pod(&r, dd_json_str(pods.v[i], "metadata", "namespace", NULL),
+                      dd_json_str(pods.v[i], "metadata", "name", NULL)))
+            goto out;
+    for (i = 0; i < events.n; i++)
+        if (reach_event(&r, events.v[i]))
+            goto out;
+    for (i = 0; i < gone.n + came.n; i++)
+        if (reach_ns(&r, dd_json_str(i < gone.n ? gone.v[i] : came.v[i - gone.n], "metadata",
+                                     "namespace", NULL)))
+            goto out;
+    /* The findings that one has and the other not: both lists are in one order. */
+    fa = fcursor_next(&a);
+    fb = fcursor_next(&b);
+    while ((fa || fb) && !r.all) {
+        int c = !fa ? 1 : !fb ? -1 : finding_cmp(fa, fb);
+        if (c && reach_finding(&r, c < 0 ? fa : fb))
+            goto out;
+        if (c <= 0)
+            fa = fcursor_next(&a);
+        if (c >= 0)
+            fb = fcursor_next(&b);
+    }
+    rc = 0;
+told:
+    if (rc)
+        goto out;
+    rc = 1;
+    if (r.all)
+        goto out;
+    rc = -1;
+    while (named.cap < 2 * r.pods.n + 2)
+        named.cap *= 2;
+    if (!(named.v = calloc(named.cap, sizeof(*named.v))))
+        goto out;
+    /* Each pod once (one may be named by its two versions, its Event and its findings). */
+    for (i = 0; i < r.pods.n; i++) {
+        const struct dra_podspec *p = snapshot_pod(s, r.pods.ns[i], r.pods.name[i]);
+        if (p && !in_claim_ns(&r.pods, p->o.ns) && !ptrset_put(&named, (const cJSON *)p))
+            fn(ctx, p->o.ns, p->o.name);
+    }
+    for (i = 0; r.pods.ncns && i < s->m.npods; i++)
+        if (in_claim_ns(&r.pods, s->m.pods[i]->o.ns))
+            fn(ctx, s->m.pods[i]->o.ns, s->m.pods[i]->o.name);
+    rc = 0;
+out:
+    free(pods.v);
+    free(gone.v);
+    free(came.v);
+    free(events.v);
+    free(named.v);
+    free(r.pods.ns);
+    free(r.pods.name);
+    free(r.pods.cns);
+    return rc;
+}
+
 /* s's findings all in s->f, without a layer; -1 on ENOMEM (s unchanged). */
 static int unlayer(struct snapshot *s)
 {
@@ -1288,9 +1537,14 @@ static struct snapshot *build(const struct snapshot *prev, cJSON *owned, const c
     cJSON_ArrayForEach(it, owned)
         if (dra_model_add(&s->m, it, NULL, 0) != DD_OK)
             goto oom;
-    for (i = 0; i < n; i++)
+    /* What an update compares, found while the model reads the object anyway. */
+    if (!(s->kinds = malloc(n + 1)))
+        goto oom;
+    for (i = 0; i < n; i++) {
+        s->kinds[i] = (unsigned char)tracked(borrowed[i]);
         if (dra_model_add(&s->m, borrowed[i], NULL, 0) != DD_OK)
             goto oom;
+    }
     if (dra_model_finish(&s->m) != DD_OK)
         goto oom;
     s->steps.model = lap(&t);
@@ -1407,6 +1661,7 @@ void snapshot_free(struct snapshot *s)
         dra_model_release(&s->m);
     cJSON_Delete(s->objects);
     free(s->borrowed);
+    free(s->kinds);
     cJSON_Delete(s->assumed);
     free(s->sar);
     free(s->sar_strings);

@@ -39,6 +39,8 @@ struct snapshot {
     cJSON *objects;         /* owned objects (an array), or NULL */
     const cJSON **borrowed; /* owned array of borrowed objects (the controller's caches) */
     size_t nborrowed;
+    unsigned char *kinds;   /* per borrowed object, what a delta tracks of it (a Pod, an Event,
+                               a claim, other; see snapshot.c): owned, or base's */
     cJSON *assumed;         /* owned: stand-in claims (diag_assume_rejected_claims), or NULL */
     struct dra_sar *sar;    /* owned array */
     size_t nsar;
@@ -136,6 +138,19 @@ void snapshot_foreach_finding(const struct snapshot *s,
                               void (*fn)(const struct dd_finding *f, void *ctx), void *ctx);
 /* Appends s's findings, in their order, to out (dd_findings_copy); -1 on ENOMEM. */
 int snapshot_findings(const struct snapshot *s, struct dd_findings *out);
+
+/*
+ * The Pods of s whose diagnosis (diag_pod_indexed) may differ from their diagnosis in prev,
+ * where s is snapshot_update(prev, ...): fn(ctx, ns, name) once for each (the strings are
+ * borrowed from s for the call).  They are the Pods that changed, those an Event that came or
+ * went is about, the Pods of the namespaces whose ResourceClaims changed, and those on whose
+ * path (diagnose.c) lies a finding one of the two has and the other not.  Costs the objects'
+ * addresses and the findings, not a diagnosis per Pod.  Returns 0; 1 when that cannot be told
+ * (s was built whole, or a finding lies on paths it does not follow: every Pod's may differ;
+ * fn was not called); -1 on ENOMEM.
+ */
+int snapshot_affected_pods(const struct snapshot *prev, const struct snapshot *s,
+                           void (*fn)(void *ctx, const char *ns, const char *name), void *ctx);
 
 /* The Pod ns/name of the snapshot, or NULL (constant time). */
 const struct dra_podspec *snapshot_pod(const struct snapshot *s, const char *ns, const char *name);

@@ -462,6 +462,72 @@ static void same_diagnoses(const struct snapshot *d, const struct snapshot *f, i
     }
 }
 
+/* What snapshot_affected_pods reported. */
+struct affected {
+    char (*key)[160];
+    size_t n, cap;
+};
+
+static void note_affected(void *ctx, const char *ns, const char *name)
+{
+    struct affected *a = ctx;
+    size_t i;
+
+    if (a->n == a->cap) {
+        a->cap = a->cap ? 2 * a->cap : 64;
+        assert_non_null(a->key = realloc(a->key, a->cap * sizeof(*a->key)));
+    }
+    snprintf(a->key[a->n], sizeof(a->key[0]), "%s/%s", ns, name);
+    for (i = 0; i < a->n; i++)
+        if (!strcmp(a->key[i], a->key[a->n]))
+            fail_msg("snapshot_affected_pods named %s twice", a->key[i]);
+    a->n++;
+}
+
+/*
+ * Every pod whose diagnosis in full (built whole) differs from that in pfull (the state
+ * before), or which pfull lacks, must be among those snapshot_affected_pods(prev, next) names,
+ * unless it says it cannot tell (1, counted in *all; 0 in *told).
+ */
+static void affected_cover(const struct snapshot *prev, const struct snapshot *next,
+                           const struct snapshot *pfull, const struct snapshot *full, int step,
+                           unsigned *told, unsigned *all)
+{
+    struct affected a = { NULL, 0, 0 };
+    int rc = snapshot_affected_pods(prev, next, note_affected, &a);
+    size_t i, k;
+
+    assert_true(rc >= 0);
+    if (rc) {
+        assert_int_equal(a.n, 0);
+        ++*all;
+        return;
+    }
+    ++*told;
+    for (i = 0; i < full->m.npods; i++) {
+        const struct dra_podspec *p = full->m.pods[i], *q = snapshot_pod(pfull, p->o.ns, p->o.name);
+        struct diag_result x, y;
+        char key[160];
+        if (strcmp(p->o.kind, "Pod"))
+            continue;
+        diag_pod_indexed(&full->m, &full->f, full->ix, p, &x);
+        if (q) {
+            diag_pod_indexed(&pfull->m, &pfull->f, pfull->ix, q, &y);
+            if (x.healthy == y.healthy && !strcmp(x.list, y.list) &&
+                !strcmp(x.message, y.message))
+                continue;
+        }
+        snprintf(key, sizeof(key), "%s/%s", p->o.ns, p->o.name);
+        for (k = 0; k < a.n && strcmp(a.key[k], key); k++)
+            ;
+        if (k == a.n)
+            fail_msg("step %d: pod %s's diagnosis changed to [%s] %s, but "
+                     "snapshot_affected_pods did not name it (%zu named)", step, key, x.list,
+                     x.message, a.n);
+    }
+    free(a.key);
+}
+
 /* The codes the built snapshots reported, by rule (dd_rules() order): a rule the changes never
  * make report proves nothing about its scope. */
 static unsigned seen[256];
@@ -479,6 +545,9 @@ static void tally(const struct dd_findings *f)
 
 /* Runs seeds' clusters through steps changes each; returns how many updates were deltas,
  * and of the replacements of a Pod in its place, how many patched the previous model. */
+/* Updates for which snapshot_affected_pods named the pods, and those it could not tell. */
+static unsigned affected_told, affected_all;
+
 static unsigned run(unsigned seeds, int steps, unsigned *pod_changes, unsigned *replaced,
                     unsigned *patched, unsigned *layered, unsigned *claim_changes,
                     unsigned *claim_deltas)
@@ -492,12 +561,13 @@ static unsigned run(unsigned seeds, int steps, unsigned *pod_changes, unsigned *
     *pod_changes = *replaced = *patched = *layered = *claim_changes = *claim_deltas = 0;
     for (seed = 1; seed <= seeds; seed++) {
         struct dra_cel_cache *cel = dra_cel_cache_new();
-        struct snapshot *cur;
+        struct snapshot *cur, *pfull;
         rng_state = 0x9E3779B97F4A7C15ULL * seed;
         cluster(&st, seed % 3 == 0);
         dd_err_clear(&err);
         cur = snapshot_build(NULL, objects(&st), st.n, NULL, cel, &opt, &err);
         assert_non_null(cur);
+        assert_non_null(pfull = snapshot_build(NULL, objects(&st), st.n, NULL, NULL, &opt, &err));
         for (step = 1; step <= steps; step++) {
             int pods_only = change(&st, (unsigned)step);
             struct snapshot *next = snapshot_update(cur, objects(&st), st.n, NULL, cel, &opt, &err);
@@ -529,10 +599,13 @@ static unsigned run(unsigned seeds, int steps, unsigned *pod_changes, unsigned *
                 assert_null(next->fbase->fbase);
             *layered += next->fbase != NULL;
             same_diagnoses(next, full, step);
-            snapshot_free(full);
+            affected_cover(cur, next, pfull, full, step, &affected_told, &affected_all);
+            snapshot_free(pfull);
+            pfull = full;
             snapshot_free(cur);
             cur = next;
         }
+        snapshot_free(pfull);
         snapshot_free(cur);
         store_clear(&st);
         dra_cel_cache_free(cel);
@@ -570,9 +643,14 @@ static void test_update_equals_build(void **state)
     /* And most changes of claims that keep their allocation (there may be stand-ins). */
     if (claim_deltas * 2 < claim_changes)
         fail_msg("only %u of %u changes of claims were deltas", claim_deltas, claim_changes);
+    /* And for most deltas, the pods whose diagnosis may change are told, not all of them. */
+    if (affected_told * 2 < deltas + claim_deltas)
+        fail_msg("snapshot_affected_pods told the pods of only %u of %u deltas", affected_told,
+                 deltas + claim_deltas);
     print_message("%u of %u Pod changes were deltas; %u of %u replacements patched, %u "
-                  "layered; %u of %u changes of claims were deltas\n", deltas, pod_changes,
-                  patched, replaced, layered, claim_deltas, claim_changes);
+                  "layered; %u of %u changes of claims were deltas; affected pods told for %u "
+                  "updates, not for %u\n", deltas, pod_changes, patched, replaced, layered,
+                  claim_deltas, claim_changes, affected_told, affected_all);
     {
         size_t n, k;
         const struct dd_rule *r = dd_rules(&n);
