@@ -306,9 +306,14 @@ void rule__check_binding_conditions(struct rule_ctx *ctx)
             continue;
         cJSON_ArrayForEach(r, dd_json_arr(c->o.json, "status", "allocation", "devices", "results",
                                           NULL)) {
-            const cJSON *dev = device_status(c->o.json, r), *cond;
+            const cJSON *dev, *cond;
             char missing[512] = "", failed[512] = "";
             size_t ml = 0, fl = 0, len = 0;
+            /* Most devices have no binding conditions: their status is not looked up. */
+            if (!cJSON_GetArraySize(dd_json_arr(r, "bindingFailureConditions", NULL)) &&
+                !cJSON_GetArraySize(dd_json_arr(r, "bindingConditions", NULL)))
+                continue;
+            dev = device_status(c->o.json, r);
             cJSON_ArrayForEach(t, dd_json_arr(r, "bindingFailureConditions", NULL))
                 if (cJSON_IsString(t) && (cond = condition(dev, t->valuestring)) &&
                     dd_json_str(cond, "status", NULL) &&
