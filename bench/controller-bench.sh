@@ -163,6 +163,8 @@ table() {
     echo "| controller CPU s (utime+stime), end | ${cpu2} s | |"
     echo "| controller RSS at end | ${rss2} MiB | |"
     echo "| snapshots built; build time mean (CPU) / max | ${builds:-?}; ${build_avg:-?} s (${build_cpu_avg:-?} s) / ${build_max:-?} s | |"
+    echo "| snapshots built whole / as deltas / with the model patched | $(metric 'dra_doctor_snapshot_updates_total{how="whole"}') / $(metric 'dra_doctor_snapshot_updates_total{how="delta"}') / $(metric 'dra_doctor_snapshot_updates_total{how="patched"}') | |"
+    echo "| pods a change reached (queued) / changes that reached every pod | $(metric dra_doctor_pods_reached_total) / $(metric dra_doctor_reached_all_total) | |"
     echo "| watch restarts / relists | $(metric dra_doctor_watch_restarts_total) / $(metric dra_doctor_relists_total) | |"
     fi
     [ -z "$wh_row" ] || printf '%s\n' "$wh_row"

@@ -4,7 +4,7 @@
  * diagnosis), on clusters of several sizes in one run, and the ratio of the largest to the
  * smallest (issue 18: at 50,000 pods within 2x of 5,000).
  *
- *   event-bench [-e EVENTS] [-u] [-a] PODS...      (default: 5000 50000)
+ *   event-bench [-e EVENTS] [-u] [-a|-v] PODS...   (default: 5000 50000)
  *
  * The cluster has the issue's shape: one node per 50 pods with 10 devices each (50,000 pods:
  * 1,000 nodes, 10,000 devices), one driver, two DeviceClasses, a claim of its own per pod;
@@ -21,7 +21,8 @@
  * only (no chain built from scratch, nothing compared), for runs long enough to cross the
  * full builds the updates make now and then (a quarter of the pods replaced since the last).
  * -a: an event adds what a reaction sample of bench/controller-bench.sh adds (a Pending pod,
- * its claim, the scheduler's Event) instead.
+ * its claim, the scheduler's Event) instead; -v: it replaces a scheduler's Event (another
+ * message, as the scheduler's next attempt writes).
  *
  * Prints per size: objects, the first build (CPU s), CPU per event (ms, mean of EVENTS) of the
  * full build and of the update, the update's split into model, rules, index and "diag" (the
@@ -303,7 +304,7 @@ static void add_pending(cJSON *all, const cJSON **store, size_t *nstore, size_t 
     }
 }
 
-static void run(size_t pods, int events, int full_chain, int adds, struct result *r)
+static void run(size_t pods, int events, int full_chain, int mode, struct result *r)
 {
     struct dra_cel_cache *cel = dra_cel_cache_new();
     cJSON *all = cluster(pods);
@@ -319,8 +320,9 @@ static void run(size_t pods, int events, int full_chain, int adds, struct result
         const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(store[at], "kind"));
         const char *nm = cJSON_GetStringValue(
             cJSON_GetObjectItem(cJSON_GetObjectItem(store[at], "metadata"), "name"));
-        if (kind && nm && !strcmp(kind, "Pod") && !strncmp(nm, "pod-", 4))
-            pod_at[strtoul(nm + 4, NULL, 10) % pods] = at;
+        if (kind && nm && !strcmp(kind, mode == 'v' ? "Event" : "Pod") &&
+            !strncmp(nm, mode == 'v' ? "e-" : "pod-", mode == 'v' ? 2 : 4))
+            pod_at[strtoul(nm + (mode == 'v' ? 2 : 4), NULL, 10) % pods] = at;
     }
     if (!pod_at) {
         fprintf(stderr, "event-bench: out of memory\n");
@@ -338,7 +340,7 @@ static void run(size_t pods, int events, int full_chain, int adds, struct result
         snapshot_free(full);
         full = NULL;
     }
-    if (adds) {
+    if (mode == 'a') {
         const cJSON **v = realloc(store, (nstore + 3 * (size_t)events + 1) * sizeof(*v));
         if (!v) {
             fprintf(stderr, "event-bench: out of memory\n");
@@ -347,9 +349,9 @@ static void run(size_t pods, int events, int full_chain, int adds, struct result
         store = v;
     }
     for (e = 0; e < events; e++) {
-        /* A Pending pod (even index) somewhere in the cluster gets a new status; with adds, a
-         * new one comes. */
-        size_t i = adds ? pods + (size_t)e : (((size_t)e * 7919) % pods) & ~(size_t)1;
+        /* A Pending pod (even index) somewhere in the cluster gets a new status (-v: a new Event;
+         * -a: a new pod comes). */
+        size_t i = mode == 'a' ? pods + (size_t)e : (((size_t)e * 7919) % pods) & ~(size_t)1;
         char name[64], ns[64];
         char *text;
         size_t len;
@@ -363,12 +365,15 @@ static void run(size_t pods, int events, int full_chain, int adds, struct result
         snprintf(name, sizeof(name), "pod-%zu", i);
         snprintf(ns, sizeof(ns), "ns-%zu", i % 50);
         it = NULL;
-        if (adds) {
+        if (mode == 'a') {
             fclose(b);
             free(text);
             add_pending(all, store, &nstore, i, pods);
         } else {
-            pod(b, i, 0, 0, e + 1);
+            if (mode == 'v')
+                event(b, i, (size_t)e); /* a new message: "0/e nodes are available" */
+            else
+                pod(b, i, 0, 0, e + 1);
             obj = parsed(b, &text);
             at = pod_at[i];
             it = (cJSON *)store[at];
@@ -426,19 +431,19 @@ int main(int argc, char **argv)
     static struct result r[8];
     size_t nrules, k, top[TOP] = { 0 };
     const struct dd_rule *rules = dd_rules(&nrules);
-    int events = 20, full_chain = 1, adds = 0, a;
+    int events = 20, full_chain = 1, mode = 'u', a;
 
     for (a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "-e") && a + 1 < argc) {
             events = atoi(argv[++a]);
         } else if (!strcmp(argv[a], "-u")) {
             full_chain = 0;
-        } else if (!strcmp(argv[a], "-a")) {
-            adds = 1;
+        } else if (!strcmp(argv[a], "-a") || !strcmp(argv[a], "-v")) {
+            mode = argv[a][1];
         } else if (argv[a][0] >= '1' && argv[a][0] <= '9' && nsizes < 8) {
             sizes[nsizes++] = (size_t)strtoul(argv[a], NULL, 10);
         } else {
-            fprintf(stderr, "usage: event-bench [-e EVENTS] [-u] [-a] PODS...\n");
+            fprintf(stderr, "usage: event-bench [-e EVENTS] [-u] [-a|-v] PODS...\n");
             return 2;
         }
     }
@@ -450,7 +455,7 @@ int main(int argc, char **argv)
            "first s", "full ms", "ratio", "delta ms", "model", "rules", "index", "diag", "ratio",
            "reach");
     for (i = 0; i < nsizes; i++) {
-        run(sizes[i], events, full_chain, adds, &r[i]);
+        run(sizes[i], events, full_chain, mode, &r[i]);
         printf("%8zu %9zu %8.3f | %8.2f %7.2f | %8.2f %7.2f %7.2f %7.2f %7.3f %7.2f %6.1f%s\n",
                r[i].pods, r[i].objects, r[i].first, 1e3 * r[i].full.total / events,
                r[0].full.total > 0 ? r[i].full.total / r[0].full.total : 0.0,

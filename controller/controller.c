@@ -100,6 +100,8 @@ struct ctl {
     int built_others;          /* it holds changes of objects that are no pods */
     atomic_int stop;
     atomic_ulong reconciles, errors, patches, events;
+    atomic_ulong built[3];     /* snapshots built whole, as deltas, with the model patched */
+    atomic_ulong reached, reached_all; /* pods snapshot_affected_pods named; times it said all */
 };
 
 /* ---- what changed -------------------------------------------------------------------- */
@@ -424,8 +426,16 @@ static void *build(void *ctx, struct live *lc, const void *cur, struct dd_err *e
     /* The pods whose diagnosis the changes may reach: a pod's change may reach others (the
      * claim it shares), and a claim's the pods of its namespace, not a diagnosis of every pod
      * (at 50,000 pods, a second). */
-    if (s && !c->built_all && snapshot_affected_pods(cur, s, add_built, c))
-        c->built_all = 1;
+    if (s && !c->built_all) {
+        size_t before = c->nbuilt;
+        if (snapshot_affected_pods(cur, s, add_built, c)) {
+            c->built_all = 1;
+            atomic_fetch_add(&c->reached_all, 1);
+        }
+        atomic_fetch_add(&c->reached, c->nbuilt - before);
+    }
+    if (s)
+        atomic_fetch_add(&c->built[s->steps.patched ? 2 : s->steps.delta], 1);
     if (!s) {
         /* The pods it was for are looked at again after the next one. */
         pthread_mutex_lock(&c->mu);
@@ -809,6 +819,19 @@ static void h_metrics(void *ctx, const char *m, const char *b, size_t n, struct 
         atomic_load(&c->patches));
     OUT("# HELP dra_doctor_events_total Events emitted.\n# TYPE dra_doctor_events_total counter\n"
         "dra_doctor_events_total %lu\n", atomic_load(&c->events));
+    OUT("# HELP dra_doctor_snapshot_updates_total Snapshots by how they were made: built whole, "
+        "rules rerun for what changed (delta), or the model patched too.\n"
+        "# TYPE dra_doctor_snapshot_updates_total counter\n"
+        "dra_doctor_snapshot_updates_total{how=\"whole\"} %lu\n"
+        "dra_doctor_snapshot_updates_total{how=\"delta\"} %lu\n"
+        "dra_doctor_snapshot_updates_total{how=\"patched\"} %lu\n",
+        atomic_load(&c->built[0]), atomic_load(&c->built[1]), atomic_load(&c->built[2]));
+    OUT("# HELP dra_doctor_pods_reached_total Pods queued because a change may reach their "
+        "diagnosis.\n# TYPE dra_doctor_pods_reached_total counter\n"
+        "dra_doctor_pods_reached_total %lu\n"
+        "# HELP dra_doctor_reached_all_total Changes that may reach every pod's diagnosis.\n"
+        "# TYPE dra_doctor_reached_all_total counter\ndra_doctor_reached_all_total %lu\n",
+        atomic_load(&c->reached), atomic_load(&c->reached_all));
     live_metrics(c->lc, buf, buf ? cap : 0, &len);
     OUT("# HELP dra_doctor_workqueue_depth Keys waiting.\n# TYPE dra_doctor_workqueue_depth gauge\n"
         "dra_doctor_workqueue_depth %zu\n", wq_len(c->q));

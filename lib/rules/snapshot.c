@@ -668,8 +668,12 @@ static void unpatch(struct snapshot *s)
 {
     if (!s->base)
         return;
+    if (s->kinds != s->base->kinds)
+        free(s->kinds); /* an Events patch's own */
     free(s->m.pods);
     box_unref(s->box);
+    box_unref(s->evbox);
+    s->evbox = NULL;
     free(s->moved);
     free(s->uses);
     snapshot_free(s->base);
@@ -767,6 +771,45 @@ static int patch_uses(const struct snapshot *prev, struct snapshot *s, const siz
 }
 
 /*
+ * s's model as prev's, shared with prev's base, but the podspecs at positions at[0..nat)
+ * (unsorted), which are box's (taken, may be NULL when nat is 0; prev's box is kept
+ * otherwise).  0, or -1 on ENOMEM (s is then unpatched).
+ */
+static int share_model(const struct snapshot *prev, struct snapshot *s, struct snapshot_box *box,
+                       size_t *at, size_t nat)
+{
+    struct snapshot *base = prev->base ? prev->base : (struct snapshot *)prev;
+    size_t i;
+
+    s->m = prev->m;
+    s->m.pods = malloc((prev->m.npods + 1) * sizeof(*s->m.pods));
+    s->base = base;
+    atomic_fetch_add(&base->refs, 1);
+    s->box = box ? box : box_ref(prev->box);
+    s->evbox = box_ref(prev->evbox);
+    s->pod_idx = base->pod_idx;
+    s->npod_idx = base->npod_idx;
+    if (!s->m.pods) {
+        unpatch(s);
+        return -1;
+    }
+    if (prev->m.npods)
+        memcpy(s->m.pods, prev->m.pods, prev->m.npods * sizeof(*s->m.pods));
+    for (i = 0; i < nat; i++)
+        s->m.pods[at[i]] = s->box->m.pods[i];
+    s->m.cappods = prev->m.npods;
+    if (nat)
+        dra_model_resolve_claims(&s->m, s->box->m.pods, nat);
+    if (nat > 1)
+        qsort(at, nat, sizeof(*at), cmp_size);
+    if (patch_moved(prev, s, at, nat) || patch_uses(prev, s, at, nat)) {
+        unpatch(s);
+        return -1;
+    }
+    return 0;
+}
+
+/*
  * s's model as prev's where only Pods that prev's model holds were replaced, each in its place
  * by one of the same name that the model holds too (the updates of a live cache's store): the
  * new ones parsed into a box of their own, the others' podspecs, and everything else, shared.
@@ -828,40 +871,90 @@ static int patch_model(const struct snapshot *prev, struct snapshot *s, struct k
                 goto out;
         }
     }
-    s->m = prev->m;
-    s->m.pods = malloc((prev->m.npods + 1) * sizeof(*s->m.pods));
-    s->base = base;
-    atomic_fetch_add(&base->refs, 1);
-    s->box = box ? box : box_ref(prev->box);
+    /* A Pod replaced each Pod: prev's kinds, which are base's unless Events moved objects. */
+    if (prev->kinds == base->kinds)
+        s->kinds = base->kinds;
+    else if ((s->kinds = malloc(s->nborrowed + 1)))
+        memcpy(s->kinds, prev->kinds, s->nborrowed);
+    else
+        rc = -1;
+    if (rc < 0) {
+        goto out;
+    } else if ((rc = share_model(prev, s, box, at, nat)) < 0) {
+        box = NULL; /* share_model took it, and unpatch let it go with s's kinds */
+        goto out;
+    }
     box = NULL;
-    s->pod_idx = base->pod_idx;
-    s->npod_idx = base->npod_idx;
-    s->kinds = base->kinds; /* a Pod replaced each Pod */
-    if (!s->m.pods) {
-        rc = -1;
-        unpatch(s);
-        goto out;
-    }
-    if (prev->m.npods)
-        memcpy(s->m.pods, prev->m.pods, prev->m.npods * sizeof(*s->m.pods));
-    for (i = 0; i < nat; i++)
-        s->m.pods[at[i]] = s->box->m.pods[i];
-    s->m.cappods = prev->m.npods;
-    if (nat)
-        dra_model_resolve_claims(&s->m, s->box->m.pods, nat);
-    if (nat > 1)
-        qsort(at, nat, sizeof(*at), cmp_size);
-    if (patch_moved(prev, s, at, nat) || patch_uses(prev, s, at, nat)) {
-        rc = -1;
-        unpatch(s);
-        goto out;
-    }
-    rc = 0;
 out:
     box_unref(box);
     if (rc)
         changed->n = 0;
     return rc;
+}
+
+/*
+ * s's model as prev's where only Events came, went or were replaced (the scheduler's, one per
+ * attempt): every other object is prev's, in its order.  The Events are parsed again into a box
+ * of their own, s->evbox (what a model reads of them is an array sorted by object and arrival,
+ * which a full build makes from every Event; a box that held a chain of them would grow with
+ * each such update), the rest is shared as patch_model shares it.  s->kinds is s's own.
+ * 1 when that does not apply (s is untouched), 0, -1 on ENOMEM.
+ */
+static int patch_events(const struct snapshot *prev, struct snapshot *s)
+{
+    struct snapshot_box *box = NULL;
+    unsigned char *kinds;
+    size_t i = 0, j = 0, run;
+    int changed = 0;
+
+    if (prev->objects || s->objects || prev->assumed || prev->dup_pods || !prev->npod_idx ||
+        !prev->kinds || (prev->box && prev->box->parsed >= PATCH_MAX_PARSED(prev->m.npods)))
+        return 1;
+    if (!(kinds = malloc(s->nborrowed + 1)))
+        return -1;
+    /* Both in one walk: runs of the same objects, and Events between them. */
+    while (i < prev->nborrowed || j < s->nborrowed) {
+        run = prev->nborrowed - i < s->nborrowed - j ? prev->nborrowed - i : s->nborrowed - j;
+        run = same_run(prev->borrowed + i, s->borrowed + j, run);
+        memcpy(kinds + j, prev->kinds + i, run);
+        i += run;
+        j += run;
+        if (i < prev->nborrowed && prev->kinds[i] == T_EVENT) {
+            i++; /* went (or replaced: its new version is next in s) */
+        } else if (j < s->nborrowed && tracked(s->borrowed[j]) == T_EVENT) {
+            kinds[j++] = T_EVENT;
+        } else if (i < prev->nborrowed || j < s->nborrowed) {
+            free(kinds);
+            return 1;
+        } else {
+            break;
+        }
+        changed = 1;
+    }
+    if (!changed || !(box = calloc(1, sizeof(*box)))) {
+        free(kinds);
+        return changed ? -1 : 1;
+    }
+    atomic_init(&box->refs, 1);
+    dra_model_init(&box->m, NULL, NULL);
+    box->m.live = 1;
+    for (j = 0; j < s->nborrowed; j++)
+        if (kinds[j] == T_EVENT && dra_model_add(&box->m, s->borrowed[j], NULL, 0) != DD_OK)
+            break;
+    if (j < s->nborrowed || dra_model_finish(&box->m) != DD_OK ||
+        share_model(prev, s, NULL, NULL, 0)) {
+        box_unref(box);
+        free(kinds);
+        return -1;
+    }
+    s->kinds = kinds;
+    box_unref(s->evbox); /* prev's, which share_model took */
+    s->evbox = box;
+    s->m.events = box->m.events;
+    s->m.nevents = box->m.nevents;
+    s->m.capevents = box->m.capevents;
+    s->m.nobjects = prev->m.nobjects - prev->m.nevents + box->m.nevents;
+    return 0;
 }
 
 /* 1 when the Pods of changed (new versions) ask for stand-in claims, which prev's did not
@@ -1502,7 +1595,7 @@ static struct snapshot *build(const struct snapshot *prev, cJSON *owned, const c
     struct timespec t;
     const cJSON *it;
     size_t i, kept = 0;
-    int rc = 1;
+    int rc = 1, events = 0;
 
     if (!s) {
         cJSON_Delete(owned);
@@ -1520,6 +1613,8 @@ static struct snapshot *build(const struct snapshot *prev, cJSON *owned, const c
         unpatch(s);
         patched.n = 0;
     }
+    if (prev && rc > 0 && (rc = patch_events(prev, s)) == 0)
+        events = 1;
     if (rc < 0)
         goto oom;
     if (!rc) {
@@ -1575,7 +1670,11 @@ evidence:
         ropt.inventory = s->base ? s->base->inv : s->inv;
         ropt.cache = s->base ? s->base->cache : s->cache;
     }
-    if (prev && s->steps.patched && (rc = layer_rules(prev, s, &ropt, &patched, &kept)) < 0)
+    /* Changed Events are no changed Pods: their update is a flat delta, the EVENTS rules
+     * rerun. */
+    rc = 1;
+    if (prev && s->steps.patched && !events &&
+        (rc = layer_rules(prev, s, &ropt, &patched, &kept)) < 0)
         goto oom;
     if (prev && rc) {
         /* A flat delta reads every finding of prev's. */
@@ -1583,8 +1682,8 @@ evidence:
         const struct dd_findings *pf = &prev->f;
         if (prev->fbase && !snapshot_findings(prev, &all))
             pf = &all;
-        rc = all.oom ? -1 : delta_rules(prev, pf, s, &ropt, s->steps.patched ? &patched : NULL,
-                                        &kept);
+        rc = all.oom ? -1 : delta_rules(prev, pf, s, &ropt,
+                                        s->steps.patched && !events ? &patched : NULL, &kept);
         dd_findings_release(&all);
         if (rc < 0)
             goto oom;

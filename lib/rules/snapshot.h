@@ -93,6 +93,8 @@ struct snapshot {
     size_t *cu_pos;
     struct snapshot_box *box; /* a reference: the podspecs parsed since base (the newest
                                update's, which holds the one's before) */
+    struct snapshot_box *evbox; /* a reference, or NULL: the Events m reads when they changed
+                               since base (patched in a box of their own, not base's) */
     struct snapshot_use *uses; /* owned: the claims the podspecs at moved resolve to (claim and
                                podspec positions), sorted: with cu_pos, the claims' users */
     size_t nuses;
