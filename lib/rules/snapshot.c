@@ -663,6 +663,47 @@ static int pod_named(const cJSON *o, const char **ns, const char **name)
     return av && kind && *name && !strcmp(av, "v1") && !strcmp(kind, "Pod");
 }
 
+/* The stand-in claims s's model holds: a patched snapshot's are its base's. */
+static const cJSON *assumed_of(const struct snapshot *s)
+{
+    return s->base ? s->base->assumed : s->assumed;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* s->assumed_ns: the namespaces of s->assumed's stand-ins, sorted, each once; -1 on ENOMEM. */
+static int assumed_namespaces(struct snapshot *s)
+{
+    size_t n = (size_t)cJSON_GetArraySize(s->assumed), i, k = 0;
+    const cJSON *it;
+
+    if (!n)
+        return 0;
+    if (!(s->assumed_ns = malloc(n * sizeof(*s->assumed_ns))))
+        return -1;
+    cJSON_ArrayForEach(it, s->assumed) {
+        const char *ns = dd_json_str(it, "metadata", "namespace", NULL);
+        s->assumed_ns[s->nassumed_ns++] = ns ? ns : "";
+    }
+    qsort(s->assumed_ns, s->nassumed_ns, sizeof(*s->assumed_ns), cmp_str);
+    for (i = 0; i < s->nassumed_ns; i++)
+        if (!k || strcmp(s->assumed_ns[k - 1], s->assumed_ns[i]))
+            s->assumed_ns[k++] = s->assumed_ns[i];
+    s->nassumed_ns = k;
+    return 0;
+}
+
+/* 1 when base has a stand-in claim in namespace ns: a Pod there may make or drop one (the set
+ * is base's, which a patched model shares). */
+static int stands_in(const struct snapshot *base, const char *ns)
+{
+    return base->nassumed_ns &&
+           bsearch(&ns, base->assumed_ns, base->nassumed_ns, sizeof(*base->assumed_ns), cmp_str);
+}
+
 /* Undoes a patch (s's model is then empty), or frees a patched snapshot's own parts. */
 static void unpatch(struct snapshot *s)
 {
@@ -823,8 +864,9 @@ static int patch_model(const struct snapshot *prev, struct snapshot *s, struct k
     size_t i, at[PATCH_MAX_CHANGED], nat = 0;
     int rc = 1;
 
-    /* Stand-ins for claims are added to the claims, which the patched model shares. */
-    if (prev->objects || s->objects || prev->assumed || prev->dup_pods || !prev->npod_idx ||
+    /* Stand-ins for claims are added to the claims, which the patched model shares: a Pod of
+     * a namespace with one is not patched, nor one that needs a new one (patch_assumes). */
+    if (prev->objects || s->objects || prev->dup_pods || !prev->npod_idx ||
         s->nborrowed != prev->nborrowed ||
         (prev->box && prev->box->parsed >= PATCH_MAX_PARSED(prev->m.npods)))
         return 1;
@@ -841,7 +883,8 @@ static int patch_model(const struct snapshot *prev, struct snapshot *s, struct k
         now = s->borrowed[i];
         if (nat == PATCH_MAX_CHANGED || !pod_named(old, &ns, &name) ||
             !pod_named(now, &ns2, &name2) || strcmp(ns, ns2) || strcmp(name, name2) ||
-            (pos = pod_pos(prev, ns, name)) == SIZE_MAX || prev->m.pods[pos]->o.json != old)
+            stands_in(base, ns) || (pos = pod_pos(prev, ns, name)) == SIZE_MAX ||
+            prev->m.pods[pos]->o.json != old)
             goto out;
         at[nat++] = pos;
         if (keys_push(changed, old) || keys_push(changed, now)) {
@@ -907,8 +950,7 @@ static int patch_events(const struct snapshot *prev, struct snapshot *s)
     size_t i = 0, j = 0, run;
     int changed = 0;
 
-    if (prev->objects || s->objects || prev->assumed || prev->dup_pods || !prev->npod_idx ||
-        !prev->kinds || (prev->box && prev->box->parsed >= PATCH_MAX_PARSED(prev->m.npods)))
+    if (prev->objects || s->objects || prev->dup_pods || !prev->npod_idx || !prev->kinds || (prev->box && prev->box->parsed >= PATCH_MAX_PARSED(prev->m.npods)))
         return 1;
     if (!(kinds = malloc(s->nborrowed + 1)))
         return -1;
@@ -990,10 +1032,11 @@ static int patch_assumes(struct snapshot *s, const struct keys *changed)
  * besides the objects. */
 static int delta_applies(const struct snapshot *prev, const struct snapshot *s)
 {
+    const cJSON *pa = assumed_of(prev), *sa = assumed_of(s);
+
     return !prev->objects && !s->objects && !prev->dup_pods && !s->dup_pods &&
            prev->m.live == s->m.live && same_sar(prev, s) && same_plugin_pods(&prev->m, &s->m) &&
-           !prev->assumed == !s->assumed &&
-           (!s->assumed || cJSON_Compare(prev->assumed, s->assumed, 1));
+           !pa == !sa && (pa == sa || cJSON_Compare(pa, sa, 1));
 }
 
 /*
@@ -1647,6 +1690,8 @@ static struct snapshot *build(const struct snapshot *prev, cJSON *owned, const c
     cJSON_ArrayForEach(it, s->assumed)
         if (dra_model_add(&s->m, it, NULL, 0) != DD_OK)
             goto oom;
+    if (assumed_namespaces(s))
+        goto oom;
     if (!s->m.claims_gen) /* the stand-ins are claims some pods resolve to */
         dra_model_resolve_claims(&s->m, s->m.pods, s->m.npods);
     s->steps.assume = lap(&t);
@@ -1762,6 +1807,7 @@ void snapshot_free(struct snapshot *s)
     free(s->borrowed);
     free(s->kinds);
     cJSON_Delete(s->assumed);
+    free(s->assumed_ns);
     free(s->sar);
     free(s->sar_strings);
     free(s->pod_idx);

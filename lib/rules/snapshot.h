@@ -41,7 +41,10 @@ struct snapshot {
     size_t nborrowed;
     unsigned char *kinds;   /* per borrowed object, what a delta tracks of it (a Pod, an Event,
                                a claim, other; see snapshot.c): owned, or base's */
-    cJSON *assumed;         /* owned: stand-in claims (diag_assume_rejected_claims), or NULL */
+    cJSON *assumed;         /* owned: stand-in claims (diag_assume_rejected_claims), or NULL
+                               (a patched snapshot's are its base's) */
+    const char **assumed_ns; /* owned: their namespaces, sorted, each once (strings assumed's) */
+    size_t nassumed_ns;
     struct dra_sar *sar;    /* owned array */
     size_t nsar;
     char *sar_strings;      /* owned storage behind sar[].ns/sa */

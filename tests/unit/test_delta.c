@@ -298,10 +298,16 @@ static void cluster(struct store *st, int quota)
                  "\"exactly\":{\"deviceClassName\":\"%s\"}}]}}}}", i, i % 2, classes[rnd(4)]);
         put(st, b);
     }
+    /* quota 2: at its limit, so that ns-1's pods naming a missing claim get stand-ins. */
     if (quota)
-        put(st, "{\"apiVersion\":\"v1\",\"kind\":\"ResourceQuota\",\"metadata\":{\"name\":\"q\","
+        put(st, quota == 1 ?
+                "{\"apiVersion\":\"v1\",\"kind\":\"ResourceQuota\",\"metadata\":{\"name\":\"q\","
                 "\"namespace\":\"ns-1\"},\"spec\":{\"hard\":{\"gpu.deviceclass.resource.k8s.io/"
-                "devices\":\"2\",\"count/resourceclaims.resource.k8s.io\":\"5\"}}}");
+                "devices\":\"2\",\"count/resourceclaims.resource.k8s.io\":\"5\"}}}" :
+                "{\"apiVersion\":\"v1\",\"kind\":\"ResourceQuota\",\"metadata\":{\"name\":\"q\","
+                "\"namespace\":\"ns-1\"},\"spec\":{\"hard\":{\"gpu.deviceclass.resource.k8s.io/"
+                "devices\":\"2\"}},\"status\":{\"hard\":{\"gpu.deviceclass.resource.k8s.io/"
+                "devices\":\"2\"},\"used\":{\"gpu.deviceclass.resource.k8s.io/devices\":\"2\"}}}");
     for (i = 0; i < 12; i++) {
         pod(b, sizeof(b), st->pods_made++, 0);
         put(st, b);
@@ -547,7 +553,8 @@ static void tally(const struct dd_findings *f)
  * and of the replacements of a Pod in its place, how many patched the previous model. */
 /* Updates for which snapshot_affected_pods named the pods, and those it could not tell; changes
  * of Events alone, and the updates after them that patched the model. */
-static unsigned affected_told, affected_all, event_changes, events_patched;
+static unsigned affected_told, affected_all, event_changes, events_patched, with_stand_ins,
+    patched_stand_ins;
 
 static unsigned run(unsigned seeds, int steps, unsigned *pod_changes, unsigned *replaced,
                     unsigned *patched, unsigned *layered, unsigned *claim_changes,
@@ -564,7 +571,7 @@ static unsigned run(unsigned seeds, int steps, unsigned *pod_changes, unsigned *
         struct dra_cel_cache *cel = dra_cel_cache_new();
         struct snapshot *cur, *pfull;
         rng_state = 0x9E3779B97F4A7C15ULL * seed;
-        cluster(&st, seed % 3 == 0);
+        cluster(&st, seed % 3 ? 0 : 1 + (int)(seed % 2));
         dd_err_clear(&err);
         cur = snapshot_build(NULL, objects(&st), st.n, NULL, cel, &opt, &err);
         assert_non_null(cur);
@@ -582,6 +589,8 @@ static unsigned run(unsigned seeds, int steps, unsigned *pod_changes, unsigned *
             *claim_changes += pods_only == 3;
             *claim_deltas += pods_only == 3 && next->steps.delta;
             event_changes += pods_only == 4;
+            with_stand_ins += full->assumed != NULL;
+            patched_stand_ins += full->assumed != NULL && next->steps.patched;
             events_patched += pods_only == 4 && next->steps.patched && next->steps.delta;
             *pod_changes += pods_only == 1 || pods_only == 2;
             *replaced += pods_only == 2;
@@ -657,9 +666,10 @@ static void test_update_equals_build(void **state)
                  deltas + claim_deltas);
     print_message("%u of %u Pod changes were deltas; %u of %u replacements patched, %u "
                   "layered; %u of %u changes of claims were deltas; affected pods told for %u "
-                  "updates, not for %u; %u of %u changes of Events patched\n", deltas, pod_changes,
-                  patched, replaced, layered, claim_deltas, claim_changes, affected_told,
-                  affected_all, events_patched, event_changes);
+                  "updates, not for %u; %u of %u changes of Events patched; %u of %u updates with "
+                  "stand-in claims patched\n", deltas, pod_changes, patched, replaced, layered,
+                  claim_deltas, claim_changes, affected_told, affected_all, events_patched,
+                  event_changes, patched_stand_ins, with_stand_ins);
     {
         size_t n, k;
         const struct dd_rule *r = dd_rules(&n);
