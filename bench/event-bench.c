@@ -24,10 +24,12 @@
  * its claim, the scheduler's Event) instead; -v: it replaces a scheduler's Event (another
  * message, as the scheduler's next attempt writes).
  *
- * Prints per size: objects, the first build (CPU s), CPU per event (ms, mean of EVENTS) of the
- * full build and of the update, the update's split into model, rules, index and "diag" (the
- * pods the change may reach, snapshot_affected_pods, and the pod's diagnosis), each way's ratio
- * to the first size, and the pods reached per event; then the costliest rules of the updates.
+ * Prints per size: objects, the first build (CPU s), a diagnosis of every pod (CPU s: what the
+ * controller did after any change of a claim before it asked snapshot_affected_pods), CPU per
+ * event (ms, mean of EVENTS) of the full build and of the update, the update's split into
+ * model, rules, index and "diag" (the pods the change may reach, snapshot_affected_pods, and
+ * the pod's diagnosis), each way's ratio to the first size, and the pods reached per event;
+ * then the costliest rules of the updates.
  * Built by `make build/release/event-bench`; not part of the binary.
  */
 #include <stdio.h>
@@ -240,7 +242,8 @@ struct cost {
 
 struct result {
     size_t pods, objects;
-    double first, diag;
+    double first, diag, every; /* every: a diagnosis of every pod (what the controller did
+                                   after each change of a claim before snapshot_affected_pods) */
     struct cost full, delta;
     int deltas;                 /* updates that were deltas */
     size_t reached;             /* pods snapshot_affected_pods named, over the events */
@@ -335,6 +338,12 @@ static void run(size_t pods, int events, int full_chain, int mode, struct result
     t = cpu_now();
     full = build(NULL, store, nstore, cel, NULL);
     r->first = cpu_now() - t;
+    t = cpu_now();
+    for (at = 0; at < full->m.npods; at++) {
+        struct diag_result dr;
+        diag_pod_indexed(&full->m, &full->f, full->ix, full->m.pods[at], &dr);
+    }
+    r->every = cpu_now() - t;
     cur = build(NULL, store, nstore, cel, NULL);
     if (!full_chain) {
         snapshot_free(full);
@@ -451,13 +460,13 @@ int main(int argc, char **argv)
         nsizes = 2;
     if (events < 1)
         events = 1;
-    printf("%8s %9s %8s | %8s %7s | %8s %7s %7s %7s %7s %7s %6s\n", "pods", "objects",
-           "first s", "full ms", "ratio", "delta ms", "model", "rules", "index", "diag", "ratio",
-           "reach");
+    printf("%8s %9s %8s %8s | %8s %7s | %8s %7s %7s %7s %7s %7s %6s\n", "pods", "objects",
+           "first s", "every s", "full ms", "ratio", "delta ms", "model", "rules", "index", "diag",
+           "ratio", "reach");
     for (i = 0; i < nsizes; i++) {
         run(sizes[i], events, full_chain, mode, &r[i]);
-        printf("%8zu %9zu %8.3f | %8.2f %7.2f | %8.2f %7.2f %7.2f %7.2f %7.3f %7.2f %6.1f%s\n",
-               r[i].pods, r[i].objects, r[i].first, 1e3 * r[i].full.total / events,
+        printf("%8zu %9zu %8.3f %8.3f | %8.2f %7.2f | %8.2f %7.2f %7.2f %7.2f %7.3f %7.2f %6.1f%s\n",
+               r[i].pods, r[i].objects, r[i].first, r[i].every, 1e3 * r[i].full.total / events,
                r[0].full.total > 0 ? r[i].full.total / r[0].full.total : 0.0,
                1e3 * r[i].delta.total / events,
                1e3 * r[i].delta.model / events, 1e3 * r[i].delta.rules / events,
