@@ -1029,14 +1029,75 @@ static int patch_assumes(struct snapshot *s, const struct keys *changed)
 }
 
 /* 1 when s's findings may be prev's with the rules a Pod affects rerun: the same evidence
- * besides the objects. */
+ * besides the objects (and the stand-in claims, which are claims: assumed_changed). */
 static int delta_applies(const struct snapshot *prev, const struct snapshot *s)
 {
-    const cJSON *pa = assumed_of(prev), *sa = assumed_of(s);
-
     return !prev->objects && !s->objects && !prev->dup_pods && !s->dup_pods &&
-           prev->m.live == s->m.live && same_sar(prev, s) && same_plugin_pods(&prev->m, &s->m) &&
-           !pa == !sa && (pa == sa || cJSON_Compare(pa, sa, 1));
+           prev->m.live == s->m.live && same_sar(prev, s) && same_plugin_pods(&prev->m, &s->m);
+}
+
+static int cmp_stand_in(const void *a, const void *b)
+{
+    const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+    const char *nx = dd_json_str(x, "metadata", "namespace", NULL);
+    const char *ny = dd_json_str(y, "metadata", "namespace", NULL);
+    int c = strcmp(nx ? nx : "", ny ? ny : "");
+
+    if (c)
+        return c;
+    nx = dd_json_str(x, "metadata", "name", NULL);
+    ny = dd_json_str(y, "metadata", "name", NULL);
+    return strcmp(nx ? nx : "", ny ? ny : "");
+}
+
+/* The items of array a (may be NULL), sorted by namespace and name, into *v[0..*n). */
+static int sorted_items(const cJSON *a, const cJSON ***v, size_t *n)
+{
+    const cJSON *it;
+
+    *n = 0;
+    if (!(*v = malloc(((size_t)cJSON_GetArraySize(a) + 1) * sizeof(**v))))
+        return -1;
+    cJSON_ArrayForEach(it, a)
+        (*v)[(*n)++] = it;
+    qsort(*v, *n, sizeof(**v), cmp_stand_in);
+    return 0;
+}
+
+/*
+ * The stand-in claims (quota-rejected claims the pods name) of prev and of s that differ,
+ * old versions into gone and new ones into came: to the rules they are claims that came or
+ * went, without an allocation.  Sorted merge, not a pass per pair: a cluster may have
+ * thousands.  -1 on ENOMEM.
+ */
+static int assumed_changed(const struct snapshot *prev, const struct snapshot *s,
+                           struct keys *gone, struct keys *came)
+{
+    const cJSON *pa = assumed_of(prev), *sa = assumed_of(s), **v = NULL, **w = NULL;
+    size_t n, k, i = 0, j = 0;
+    int rc = -1;
+
+    if (pa == sa)
+        return 0;
+    if (sorted_items(pa, &v, &n) || sorted_items(sa, &w, &k))
+        goto out;
+    while (i < n || j < k) {
+        int c = i == n ? 1 : j == k ? -1 : cmp_stand_in(&v[i], &w[j]);
+        if (!c && cJSON_Compare(v[i], w[j], 1)) {
+            i++;
+            j++;
+            continue;
+        }
+        if ((c <= 0 && keys_push(gone, v[i])) || (c >= 0 && keys_push(came, w[j])))
+            goto out;
+        i += c <= 0;
+        j += c >= 0;
+    }
+    rc = 0;
+out:
+    free(v);
+    free(w);
+    return rc;
 }
 
 /*
@@ -1077,7 +1138,8 @@ static int delta_rules(const struct snapshot *prev, const struct dd_findings *pf
         if (patched->n)
             memcpy(changed.v, patched->v, patched->n * sizeof(*changed.v));
         changed.n = changed.cap = patched->n;
-    } else if ((rc = changed_objects(prev, s, &changed, &cgone, &ccame, NULL))) {
+    } else if ((rc = changed_objects(prev, s, &changed, &cgone, &ccame, NULL)) ||
+               (rc = assumed_changed(prev, s, &cgone, &ccame))) {
         goto out;
     }
     claims = cgone.n + ccame.n > 0;
@@ -1529,7 +1591,8 @@ int snapshot_affected_pods(const struct snapshot *prev, const struct snapshot *s
         rc = layered_reach(prev, s, &r);
         goto told;
     }
-    if ((rc = changed_objects(prev, s, &pods, &gone, &came, &events)))
+    if ((rc = changed_objects(prev, s, &pods, &gone, &came, &events)) ||
+        (rc = assumed_changed(prev, s, &gone, &came)))
         goto out;
     rc = -1;
     for (i = 0; i < pods.n; i++)
