@@ -950,7 +950,8 @@ static int patch_events(const struct snapshot *prev, struct snapshot *s)
     size_t i = 0, j = 0, run;
     int changed = 0;
 
-    if (prev->objects || s->objects || prev->dup_pods || !prev->npod_idx || !prev->kinds || (prev->box && prev->box->parsed >= PATCH_MAX_PARSED(prev->m.npods)))
+    if (prev->objects || s->objects || prev->dup_pods || !prev->npod_idx || !prev->kinds ||
+        (prev->box && prev->box->parsed >= PATCH_MAX_PARSED(prev->m.npods)))
         return 1;
     if (!(kinds = malloc(s->nborrowed + 1)))
         return -1;

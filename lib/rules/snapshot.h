@@ -125,11 +125,12 @@ struct snapshot *snapshot_build(cJSON *owned, const cJSON **borrowed, size_t n,
  * Pods and Events changed, it reruns only the rules a change may affect (enum dd_scope): the
  * CLUSTER rules, the POD rules and POD_PART rules' pod parts for the Pods that changed, and the
  * CLAIM rules (over their groups when the model was patched, else whole); it keeps prev's other
- * findings.  ResourceClaims that came, went or changed but not in their allocation add the POD
- * rules for every podspec of their namespaces, and the NO_PODS and POD_PART rules whole.  When only Pods were replaced, each in its place, it patches prev's model rather
- * than building one (see base above): the result then holds a reference to the base, so prev may
- * be freed before it or after.  Otherwise, and when prev is NULL, it is snapshot_build.
- * Ownership as snapshot_build's.
+ * findings.  ResourceClaims (stand-ins included) that came, went or changed but not in their
+ * allocation add the POD rules for every podspec of their namespaces, and the NO_PODS and
+ * POD_PART rules whole.  When only Pods were replaced, each in its place, or only Events came,
+ * went or were replaced, it patches prev's model rather than building one (see base above):
+ * the result then holds a reference to the base, so prev may be freed before it or after.
+ * Otherwise, and when prev is NULL, it is snapshot_build.  Ownership as snapshot_build's.
  */
 struct snapshot *snapshot_update(const struct snapshot *prev, const cJSON **borrowed, size_t n,
                                  const struct snapshot_sars *sars, struct dra_cel_cache *cel,
