@@ -5,11 +5,13 @@
  *
  * Generated clusters (nodes with a driver's slices and plugin pods, classes including a
  * misspelled driver and a missing one, claims allocated or not, shared or not, templates,
- * pods in every state the rules read, scheduler Events, sometimes a ResourceQuota) go
- * through random sequences of changes, as a live cache sees them: Pods added, replaced (spec
- * or status) and deleted, Events, and changes of other kinds (claims, classes, nodes,
- * slices), which snapshot_update must answer with a full build.  After each change both
- * snapshots are compared.  A rule whose declared scope is wrong makes them differ.
+ * pods in every state the rules read, scheduler Events, sometimes a ResourceQuota, at its
+ * limit or not) go through random sequences of changes, as a live cache sees them: Pods added,
+ * replaced (spec or status) and deleted, Events, claims, and changes of other kinds (claims'
+ * allocations, classes, nodes, slices), which snapshot_update must answer with a full build.
+ * After each change both snapshots are compared.  A rule whose declared scope is wrong makes
+ * them differ.  And every pod whose diagnosis the change altered must be one that
+ * snapshot_affected_pods names.
  */
 #include "harness.h"
 
@@ -549,13 +551,14 @@ static void tally(const struct dd_findings *f)
                 seen[k]++;
 }
 
-/* Runs seeds' clusters through steps changes each; returns how many updates were deltas,
- * and of the replacements of a Pod in its place, how many patched the previous model. */
 /* Updates for which snapshot_affected_pods named the pods, and those it could not tell; changes
- * of Events alone, and the updates after them that patched the model. */
+ * of Events alone, and the updates after them that patched the model; updates whose cluster has
+ * stand-in claims, and those of them that patched it. */
 static unsigned affected_told, affected_all, event_changes, events_patched, with_stand_ins,
     patched_stand_ins;
 
+/* Runs seeds' clusters through steps changes each; returns how many updates were deltas,
+ * and of the replacements of a Pod in its place, how many patched the previous model. */
 static unsigned run(unsigned seeds, int steps, unsigned *pod_changes, unsigned *replaced,
                     unsigned *patched, unsigned *layered, unsigned *claim_changes,
                     unsigned *claim_deltas)
