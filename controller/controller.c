@@ -425,7 +425,7 @@ static void *build(void *ctx, struct live *lc, const void *cur, struct dd_err *e
         s = snapshot_update(cur, objs, nobjs, &sars, c->cel, &c->ropt, err); /* takes objs */
     /* The pods whose diagnosis the changes may reach: a pod's change may reach others (the
      * claim it shares), and a claim's the pods of its namespace, not a diagnosis of every pod
-     * (at 50,000 pods, a second). */
+     * (at 50,000 pods, a quarter of a second of CPU in process, on this thread). */
     if (s && !c->built_all) {
         size_t before = c->nbuilt;
         if (snapshot_affected_pods(cur, s, add_built, c)) {

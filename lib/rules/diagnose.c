@@ -899,6 +899,23 @@ static int on_path(const struct pod_view *v, const struct dd_finding *f)
            (STRIEQ(f->obj.kind, "DeviceClass") || st == DD_STEP_DEVICES);
 }
 
+/* Kept beside on_path: which pods on_path may let f through for, whatever their view. */
+enum diag_reach diag_finding_reach(const struct dd_finding *f)
+{
+    enum dd_step st = step_of(f->code);
+
+    if (st == DD_STEP_NONE)
+        return DIAG_REACH_NONE;
+    if (STRIEQ(f->obj.kind, "Pod"))
+        return DIAG_REACH_POD; /* only about_pod_or_claim lets it through */
+    /* About a claim or template: about_pod_or_claim (the pod's own namespace), unless a class
+     * or driver scope lets it onto other pods' paths at its step. */
+    if ((STRIEQ(f->obj.kind, "ResourceClaim") || STRIEQ(f->obj.kind, "ResourceClaimTemplate")) &&
+        !f->scope_driver && (!f->scope_class || (st < DD_STEP_PREPARE && st != DD_STEP_DEVICES)))
+        return DIAG_REACH_NAMESPACE;
+    return DIAG_REACH_ALL;
+}
+
 static void pod_state(struct pod_view *v)
 {
     const cJSON *st = v->p->status, *cs;

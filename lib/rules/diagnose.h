@@ -83,6 +83,15 @@ const size_t *diag_index_about(const struct diag_index *ix, const char *kind, co
                                const char *name, size_t *n);
 void diag_index_free(struct diag_index *ix);
 
+/*
+ * Whose diagnosis finding f may be on the path of (diag_pod's on_path, read conservatively):
+ * no pod's (its code stops no pod), the Pod it is about alone, the pods of its object's
+ * namespace (a claim's or a template's, with no class or driver read at its step: a pod's
+ * claims are of its own namespace), or any pod's.
+ */
+enum diag_reach { DIAG_REACH_NONE, DIAG_REACH_POD, DIAG_REACH_NAMESPACE, DIAG_REACH_ALL };
+enum diag_reach diag_finding_reach(const struct dd_finding *f);
+
 /* diag_pod with an index of findings (ix may be NULL: then it is diag_pod).  With a layer
  * (diag_index_layer), findings is its own. */
 void diag_pod_indexed(const struct dra_model *m, const struct dd_findings *findings,

@@ -811,6 +811,14 @@ static int patch_uses(const struct snapshot *prev, struct snapshot *s, const siz
     return 0;
 }
 
+/* 1 when s's model may be patched from prev's at all: both from live caches alone, prev's
+ * Pods indexed and told apart, and its base young enough (PATCH_MAX_PARSED). */
+static int may_patch(const struct snapshot *prev, const struct snapshot *s)
+{
+    return !prev->objects && !s->objects && !prev->dup_pods && prev->npod_idx && prev->kinds &&
+           (!prev->box || prev->box->parsed < PATCH_MAX_PARSED(prev->m.npods));
+}
+
 /*
  * s's model as prev's, shared with prev's base, but the podspecs at positions at[0..nat)
  * (unsorted), which are box's (taken, may be NULL when nat is 0; prev's box is kept
@@ -866,9 +874,7 @@ static int patch_model(const struct snapshot *prev, struct snapshot *s, struct k
 
     /* Stand-ins for claims are added to the claims, which the patched model shares: a Pod of
      * a namespace with one is not patched, nor one that needs a new one (patch_assumes). */
-    if (prev->objects || s->objects || prev->dup_pods || !prev->npod_idx ||
-        s->nborrowed != prev->nborrowed ||
-        (prev->box && prev->box->parsed >= PATCH_MAX_PARSED(prev->m.npods)))
+    if (!may_patch(prev, s) || s->nborrowed != prev->nborrowed)
         return 1;
     /* A pointer comparison per object: what a store replaced is all that differs (memcmp
      * skips the runs of equal ones many at a time). */
@@ -950,8 +956,7 @@ static int patch_events(const struct snapshot *prev, struct snapshot *s)
     size_t i = 0, j = 0, run;
     int changed = 0;
 
-    if (prev->objects || s->objects || prev->dup_pods || !prev->npod_idx || !prev->kinds ||
-        (prev->box && prev->box->parsed >= PATCH_MAX_PARSED(prev->m.npods)))
+    if (!may_patch(prev, s))
         return 1;
     if (!(kinds = malloc(s->nborrowed + 1)))
         return -1;
@@ -1484,27 +1489,20 @@ static int reach_ns(struct reach *r, const char *ns)
     return 0;
 }
 
-/*
- * Whose diagnosis finding f (one snapshot has and the other not) may change, as diagnose.c's
- * on_path reads it: a Pod's finding is about that pod alone; a claim's or a template's, without
- * a class or driver or at a step where those are not read, about the pods of its namespace (a
- * pod's claims are of its own); anything else may be on any pod's path.
- */
+/* What f (a finding one snapshot has and the other not) reaches, into r. */
 static int reach_finding(struct reach *r, const struct dd_finding *f)
 {
-    const struct dd_rule *rule = dd_rule_find(f->code);
-    enum dd_step st = rule ? rule->step : DD_STEP_NONE;
-
-    if (st == DD_STEP_NONE)
-        return 0; /* on no pod's path */
-    if (!strcasecmp(f->obj.kind, "Pod"))
+    switch (diag_finding_reach(f)) {
+    case DIAG_REACH_NONE:
+        return 0;
+    case DIAG_REACH_POD:
         return reach_pod(r, f->obj.namespace_, f->obj.name);
-    if ((!strcasecmp(f->obj.kind, "ResourceClaim") ||
-         !strcasecmp(f->obj.kind, "ResourceClaimTemplate")) &&
-        !f->scope_driver && (!f->scope_class || (st < DD_STEP_PREPARE && st != DD_STEP_DEVICES)))
+    case DIAG_REACH_NAMESPACE:
         return reach_ns(r, f->obj.namespace_);
-    r->all = 1;
-    return 0;
+    default:
+        r->all = 1;
+        return 0;
+    }
 }
 
 /* The object an Event (old or new version) is about, when a Pod. */
