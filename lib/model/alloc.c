@@ -3728,7 +3728,33 @@ static int collect(struct a_node *n, struct alloc_node *out)
     return 0;
 }
 
-static int judge_node(struct a_node *n, struct alloc_node *out, int explain)
+/* s as a text of res, the same pointer each time it comes with the same words: the last
+ * few are looked at, which catches the runs of equal words nodes give.  NULL on ENOMEM. */
+static const char *res_text(struct alloc_result *res, const char *s)
+{
+    size_t i, stop = res->ntexts > 8 ? res->ntexts - 8 : 0;
+    char *t;
+
+    if (res->reason && !strcmp(res->reason, s))
+        return res->reason;
+    for (i = res->ntexts; i > stop; i--)
+        if (!strcmp(res->texts[i - 1], s))
+            return res->texts[i - 1];
+    if (res->ntexts == res->captexts) {
+        size_t cap = res->captexts ? 2 * res->captexts : 8;
+        char **v = realloc(res->texts, cap * sizeof(*v));
+        if (!v)
+            return NULL;
+        res->texts = v;
+        res->captexts = cap;
+    }
+    if (!(t = xstrdup(s)))
+        return NULL;
+    return res->texts[res->ntexts++] = t;
+}
+
+static int judge_node(struct a_node *n, struct alloc_result *res, struct alloc_node *out,
+                      int explain)
 {
     struct a_pod *pod = n->pod;
     int unusable = 0, r = 1;
@@ -3744,13 +3770,13 @@ static int judge_node(struct a_node *n, struct alloc_node *out, int explain)
     }
     if (r < 0) {
         out->verdict = n->on_node ? ALLOC_UNSCHEDULABLE : ALLOC_ERROR;
-        out->reason = xstrdup(n->error);
+        out->reason = res_text(res, n->error);
     } else if (!r) {
         out->verdict = ALLOC_UNSCHEDULABLE;
-        out->reason = xstrdup("cannot allocate all claims");
+        out->reason = res_text(res, "cannot allocate all claims");
     } else if (unusable) {
         out->verdict = ALLOC_UNSCHEDULABLE;
-        out->reason = xstrdup("resourceclaim not available on the node");
+        out->reason = res_text(res, "resourceclaim not available on the node");
         /* The plugin remembers the claims for PostFilter only here, once the allocator found
          * the others' devices on the node, and only on nodes the pod's own filters (which run
          * first) admitted. */
@@ -3838,19 +3864,18 @@ enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec
         n.node = o->node->json;
         n.name = o->node->name;
         if (fit_pod_excluded_prepared(&fp, n.node, ps->replicas == -1, why, sizeof(why)) &&
-            !(o->pod_filter = xstrdup(why)))
+            !(o->pod_filter = res_text(out, why)))
             goto oom;
         if (pv != ALLOC_FIT) {
             o->verdict = pv;
-            if (!(o->reason = xstrdup(out->reason)))
-                goto oom;
+            o->reason = out->reason;
         } else {
             n.npools = 0;
             n.pools = NULL;
             n.steps = 0;
             n.max_steps = inv->opt.max_steps;
             n.on_node = 0;
-            r = judge_node(&n, o, explain);
+            r = judge_node(&n, out, o, explain);
             if (pod.ntodo)
                 clean(&n);
             free(n.error);
@@ -3911,8 +3936,6 @@ void alloc_result_release(struct alloc_result *r)
         return;
     for (i = 0; i < r->nnodes; i++) {
         struct alloc_node *n = &r->nodes[i];
-        free(n->pod_filter);
-        free(n->reason);
         for (j = 0; j < n->npicks; j++)
             free(n->picks[j].request);
         free(n->picks);
@@ -3921,6 +3944,9 @@ void alloc_result_release(struct alloc_result *r)
     free(r->nodes);
     free((void *)r->claims);
     free(r->reason);
+    for (i = 0; i < r->ntexts; i++)
+        free(r->texts[i]);
+    free(r->texts);
     memset(r, 0, sizeof(*r));
 }
 

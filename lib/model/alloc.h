@@ -165,9 +165,10 @@ struct alloc_why {
 
 struct alloc_node {
     const struct dra_obj *node;   /* borrowed from the model */
-    char *pod_filter;             /* why the pod's own filters exclude the node; NULL if not */
+    const char *pod_filter;       /* why the pod's own filters exclude the node; NULL if not.
+                                     Borrowed from the result (texts, or its reason) */
     enum alloc_verdict verdict;   /* the DynamicResources filter's */
-    char *reason;                 /* the scheduler's words; NULL when it fits.  Owned */
+    const char *reason;           /* the scheduler's words; NULL when it fits.  As pod_filter */
     struct alloc_pick *picks;     /* what it would allocate; owned */
     size_t npicks;
     struct alloc_why why;         /* why it does not fit (kind NONE when it does) */
@@ -192,6 +193,10 @@ struct alloc_result {
                                      devices there), reserved for no other pod - else -1.  The verdict
                                      is then not final: the pod's next one is that of the
                                      cluster without this allocation */
+    /* Owned: the nodes' texts, each once.  The same words come on most of a thousand nodes;
+     * a copy per node made the allocator's malloc the bulk of a diagnosis. */
+    char **texts;
+    size_t ntexts, captexts;
 };
 
 /*
