@@ -2,10 +2,13 @@
  * review.c - admission decisions (see review.h).
  *
  * A view is what a request needs from the whole cluster, computed once per
- * cache change instead of once per request: registered drivers, copies of
- * the classes, templates and a few ResourceSlices per driver (one for each
- * distinct device shape: enough for attribute checks), and the ResourceQuotas
- * (their status.used is what the quota admission counted before).
+ * cache change instead of once per request: registered drivers, the classes,
+ * templates and a few ResourceSlices per driver (one for each distinct device
+ * shape: enough for attribute checks), the ResourceQuotas (their status.used is
+ * what the quota admission counted before), and the model of the whole supply
+ * that pods are allocated against.  It borrows the cached objects rather than
+ * copying them: a copy doubled the webhook's memory (the live cache keeps what a
+ * view borrows until the view goes).
  *
  * A request is then judged by the rule engine over a model of a handful of
  * objects: the incoming one, the templates and classes it names, and those
@@ -35,24 +38,23 @@
 
 struct named {
     char *key;                     /* owned: "name" or "ns/name" */
-    const cJSON *obj;              /* borrowed from view->keep */
+    const cJSON *obj;              /* borrowed, as the view's objects are */
 };
 
 struct wh_view {
     const struct wh_options *opt;
-    cJSON *keep;                   /* owned copies: classes, templates, sample slices */
     struct named *classes, *templates;
     size_t nclasses, ntemplates;
     const char **class_names;      /* borrowed from classes[].key, for "did you mean" */
-    struct dra_model samples;      /* the sample slices (copies in keep), ready to be
-                                      borrowed by request models */
+    struct dra_model samples;      /* the sample slices, ready to be borrowed by request
+                                      models */
     struct dra_cel_cache *cel;     /* every class's compiled selectors; frozen once built */
     char **drivers;                /* owned, sorted */
     size_t ndrivers;
     struct named *quotas;          /* ResourceQuotas, by "ns/name" */
     size_t nquotas;
-    struct dra_model full;         /* the devices, classes, templates, allocated claims and
-                                      nodes (copies in keep): what pods are allocated against */
+    struct dra_model full;         /* the devices, classes, templates, claims, nodes and
+                                      quotas: what pods are allocated against */
     struct rule_inventory *inv;    /* its allocator (DevicesDoNotFit) */
 };
 
@@ -71,23 +73,18 @@ static const cJSON *find_named(const struct named *v, size_t n, const char *key)
     return f ? f->obj : NULL;
 }
 
-/* Copies obj into keep and indexes it under key; 0, or -1 on ENOMEM. */
-static int keep_named(struct wh_view *v, const cJSON *obj, const char *ns, const char *name,
-                      struct named *arr, size_t *n)
+/* Indexes obj under its key; 0, or -1 on ENOMEM. */
+static int keep_named(const cJSON *obj, const char *ns, const char *name, struct named *arr,
+                      size_t *n)
 {
-    cJSON *dup = cJSON_Duplicate(obj, 1);
     size_t len = strlen(ns) + strlen(name) + 2;
     char *key = malloc(len);
 
-    if (!dup || !key) {
-        cJSON_Delete(dup);
-        free(key);
+    if (!key)
         return -1;
-    }
     snprintf(key, len, "%s%s%s", ns, *ns ? "/" : "", name);
-    cJSON_AddItemToArray(v->keep, dup);
     arr[*n].key = key;
-    arr[(*n)++].obj = dup;
+    arr[(*n)++].obj = obj;
     return 0;
 }
 
@@ -155,47 +152,34 @@ static int keep_slices(struct wh_view *v, const struct dra_model *m)
                 fresh = 1;
             }
         }
-        if (fresh) {
-            cJSON *dup = cJSON_Duplicate(s->o.json, 1);
-            if (!dup) {
-                free(seen);
-                return -1;
-            }
-            cJSON_AddItemToArray(v->keep, dup);
-            if (dra_model_add(&v->samples, dup, NULL, 0) != DD_OK) {
-                free(seen);
-                return -1;
-            }
+        if (fresh && dra_model_add(&v->samples, s->o.json, NULL, 0) != DD_OK) {
+            free(seen);
+            return -1;
         }
     }
     free(seen);
     return dra_model_finish(&v->samples) == DD_OK ? 0 : -1;
 }
 
-/* What DevicesDoNotFit allocates a pod against, built once per view: every slice, class,
- * template, allocated claim and node. */
-static int keep_full(struct wh_view *v, const cJSON *const *objs, size_t n)
+/* The kinds the view reads besides DaemonSets: the supply pods are allocated against
+ * (slices, classes, templates, allocated claims, nodes), the quotas. */
+static int viewed(const char *kind)
 {
     static const char *const kinds[] = { "ResourceSlice", "DeviceClass", "ResourceClaim",
-                                         "ResourceClaimTemplate", "Node" };
-    struct rule_options ro = RULE_OPTIONS_INIT;
-    size_t i, k;
+                                         "ResourceClaimTemplate", "Node", "ResourceQuota" };
+    size_t k;
 
-    for (i = 0; i < n; i++) {
-        const char *kind = dd_json_str(objs[i], "kind", NULL);
-        cJSON *dup;
-        for (k = 0; kind && k < sizeof(kinds) / sizeof(kinds[0]) && strcmp(kind, kinds[k]); k++)
-            ;
-        if (!kind || k == sizeof(kinds) / sizeof(kinds[0]))
-            continue;
-        if (!(dup = cJSON_Duplicate(objs[i], 1)))
-            return -1;
-        cJSON_AddItemToArray(v->keep, dup);
-        if (dra_model_add(&v->full, dup, NULL, 0) != DD_OK)
-            return -1;
-    }
-    if (dra_model_finish(&v->full) != DD_OK)
-        return -1;
+    for (k = 0; kind && k < sizeof(kinds) / sizeof(kinds[0]); k++)
+        if (!strcmp(kind, kinds[k]))
+            return 1;
+    return 0;
+}
+
+/* What DevicesDoNotFit allocates a pod against, built once per view. */
+static int keep_inventory(struct wh_view *v)
+{
+    struct rule_options ro = RULE_OPTIONS_INIT;
+
     ro.known_drivers = (const char *const *)v->drivers;
     ro.nknown_drivers = v->ndrivers;
     ro.known_drivers_all = 1;
@@ -204,37 +188,32 @@ static int keep_full(struct wh_view *v, const cJSON *const *objs, size_t n)
     return (v->inv = dd_rules_inventory_new(&v->full, &ro)) ? 0 : -1;
 }
 
-static int is_daemonset(const cJSON *o)
+static int view_fill(struct wh_view *v, const cJSON *const *objs, size_t n)
 {
-    const char *kind = dd_json_str(o, "kind", NULL);
-
-    return kind && !strcmp(kind, "DaemonSet");
-}
-
-static int view_fill(struct wh_view *v, const cJSON *const *objs, size_t n,
-                     const struct wh_view *same)
-{
-    struct dra_model m, ds;
+    const struct dra_model *m = &v->full;
+    struct dra_model ds;
     size_t i, cap;
     int rc = -1;
 
-    (void)same;
     /* DaemonSets only name drivers. */
-    dra_model_init(&m, NULL, NULL);
     dra_model_init(&ds, NULL, NULL);
-    m.live = ds.live = 1;
-    m.cel_cache = v->cel;
-    for (i = 0; i < n; i++)
-        if (dra_model_add(is_daemonset(objs[i]) ? &ds : &m, objs[i], NULL, 0) != DD_OK)
+    ds.live = 1;
+    for (i = 0; i < n; i++) {
+        const char *kind = dd_json_str(objs[i], "kind", NULL);
+        struct dra_model *to = kind && !strcmp(kind, "DaemonSet") ? &ds
+                               : viewed(kind)                     ? &v->full
+                                                                  : NULL;
+        if (to && dra_model_add(to, objs[i], NULL, 0) != DD_OK)
             goto out;
-    if (dra_model_finish(&m) != DD_OK || dra_model_finish(&ds) != DD_OK)
+    }
+    if (dra_model_finish(&v->full) != DD_OK || dra_model_finish(&ds) != DD_OK)
         goto out;
 
-    cap = m.nslices + ds.ndrivers + v->opt->nknown_drivers;
+    cap = m->nslices + ds.ndrivers + v->opt->nknown_drivers;
     if (!(v->drivers = calloc(cap + 1, sizeof(*v->drivers))))
         goto out;
-    for (i = 0; i < m.nslices; i++)
-        if (add_driver(v, m.slices[i].driver, cap))
+    for (i = 0; i < m->nslices; i++)
+        if (add_driver(v, m->slices[i].driver, cap))
             goto out;
     for (i = 0; i < ds.ndrivers; i++)
         if (add_driver(v, ds.drivers[i].name, cap))
@@ -243,10 +222,10 @@ static int view_fill(struct wh_view *v, const cJSON *const *objs, size_t n,
         if (add_driver(v, v->opt->known_drivers[i], cap))
             goto out;
 
-    if (!(v->classes = calloc(m.nclasses + 1, sizeof(*v->classes))))
+    if (!(v->classes = calloc(m->nclasses + 1, sizeof(*v->classes))))
         goto out;
-    for (i = 0; i < m.nclasses; i++)
-        if (keep_named(v, m.classes[i].o.json, "", m.classes[i].o.name, v->classes,
+    for (i = 0; i < m->nclasses; i++)
+        if (keep_named(m->classes[i].o.json, "", m->classes[i].o.name, v->classes,
                        &v->nclasses))
             goto out;
     qsort(v->classes, v->nclasses, sizeof(*v->classes), cmp_named);
@@ -255,34 +234,33 @@ static int view_fill(struct wh_view *v, const cJSON *const *objs, size_t n,
     for (i = 0; i < v->nclasses; i++)
         v->class_names[i] = v->classes[i].key;
 
-    if (!(v->templates = calloc(m.nclaims + 1, sizeof(*v->templates))))
+    if (!(v->templates = calloc(m->nclaims + 1, sizeof(*v->templates))))
         goto out;
-    for (i = 0; i < m.nclaims; i++)
-        if (m.claims[i].is_template &&
-            keep_named(v, m.claims[i].o.json, m.claims[i].o.ns, m.claims[i].o.name,
+    for (i = 0; i < m->nclaims; i++)
+        if (m->claims[i].is_template &&
+            keep_named(m->claims[i].o.json, m->claims[i].o.ns, m->claims[i].o.name,
                        v->templates, &v->ntemplates))
             goto out;
     qsort(v->templates, v->ntemplates, sizeof(*v->templates), cmp_named);
 
-    if (!(v->quotas = calloc(m.nquotas + 1, sizeof(*v->quotas))))
+    if (!(v->quotas = calloc(m->nquotas + 1, sizeof(*v->quotas))))
         goto out;
-    for (i = 0; i < m.nquotas; i++)
-        if (keep_named(v, m.quotas[i].o.json, m.quotas[i].o.ns, m.quotas[i].o.name, v->quotas,
+    for (i = 0; i < m->nquotas; i++)
+        if (keep_named(m->quotas[i].o.json, m->quotas[i].o.ns, m->quotas[i].o.name, v->quotas,
                        &v->nquotas))
             goto out;
     qsort(v->quotas, v->nquotas, sizeof(*v->quotas), cmp_named);
 
-    if (keep_slices(v, &m) || keep_full(v, objs, n))
+    if (keep_slices(v, m) || keep_inventory(v))
         goto out;
     rc = 0;
 out:
-    dra_model_release(&m);
     dra_model_release(&ds);
     return rc;
 }
 
 struct wh_view *wh_view_build(const cJSON *const *objs, size_t n, const struct wh_options *opt,
-                              const struct wh_view *same_devices, struct dd_err *err)
+                              struct dd_err *err)
 {
     static const struct wh_options defaults = { NULL, 0, 0, 0, NULL };
     struct wh_view *v = calloc(1, sizeof(*v));
@@ -293,8 +271,8 @@ struct wh_view *wh_view_build(const cJSON *const *objs, size_t n, const struct w
         v->samples.live = 1;
         dra_model_init(&v->full, NULL, NULL);
         v->full.live = 1;
-        if ((v->keep = cJSON_CreateArray()) && (v->cel = dra_cel_cache_new()) &&
-            (v->full.cel_cache = v->cel) && !view_fill(v, objs, n, same_devices)) {
+        if ((v->cel = dra_cel_cache_new()) &&
+            (v->full.cel_cache = v->cel) && !view_fill(v, objs, n)) {
             dra_cel_cache_freeze(v->cel);
             return v;
         }
@@ -327,7 +305,6 @@ void wh_view_free(struct wh_view *v)
     dra_model_release(&v->full);
     dra_model_release(&v->samples);
     dra_cel_cache_free(v->cel);
-    cJSON_Delete(v->keep);
     free(v);
 }
 

@@ -51,16 +51,13 @@ struct wh_options {
 struct wh_view;
 
 /*
- * Builds a view from objs[0..n) (any kinds; borrowed for the call only: the
- * view copies what it keeps).  opt is borrowed for the view's lifetime.
- * same_devices, when not NULL, is an earlier view built from the same
- * DeviceClasses, ResourceSlices and DaemonSets (only claims, templates or
- * quotas changed since; borrowed for the call); nothing of it is reused now (the devices
- * claims hold change with them).
+ * Builds a view from objs[0..n) (any kinds).  The objects the view reads are
+ * borrowed, not copied, and must outlive it (the live cache's graveyard keeps them;
+ * the array itself is borrowed for the call only).  opt is borrowed for the view's lifetime.
  * Returns NULL on ENOMEM (err says so).
  */
 struct wh_view *wh_view_build(const cJSON *const *objs, size_t n, const struct wh_options *opt,
-                              const struct wh_view *same_devices, struct dd_err *err);
+                              struct dd_err *err);
 void wh_view_free(struct wh_view *v);
 
 /* 1 when the view holds DeviceClass name (the server then stops treating it as pending). */

@@ -69,9 +69,6 @@ static const struct live_resource watched[] = {
 #define NWATCHED (sizeof(watched) / sizeof(watched[0]))
 /* The DeviceClasses, whose names are pending from their creation until a view holds them. */
 #define W_CLASSES 0
-/* The kinds each class's device supply depends on (a change of the others only changes
- * demand): classes, slices, DaemonSets. */
-#define W_DEVICES(r) ((r) == 0 || (r) == 1 || (r) == 5)
 
 /* Metrics labels: the kinds the webhook is registered for, then everything else. */
 static const char *const kinds[] = { "DeviceClass", "ResourceClaim", "ResourceClaimTemplate",
@@ -122,12 +119,10 @@ struct wh {
     struct kube_config cfg;
     struct cluster_info cluster;    /* what the API server is (cluster.h), asked once at start */
     struct live *lc;                /* the informers and the current view (NULL: null baseline) */
-    struct mf_set fixed;            /* --objects, while the view is built from it */
-    pthread_mutex_t mu;             /* guards pending, devices_dirty and the waiting room;
+    struct mf_set fixed;            /* --objects: what the fixed view borrows */
+    pthread_mutex_t mu;             /* guards pending and the waiting room;
                                        taken inside the cache's lock, never around it */
     struct pending *pending;        /* owned (one reference); NULL when empty */
-    int devices_dirty;              /* classes, slices or DaemonSets changed since the view
-                                       the next build starts from */
     atomic_int draining;
     /* Requests waiting for the caches to catch up (their httpd_call), guarded by mu;
      * settle_caught_up follows "the published view holds every change seen". */
@@ -299,37 +294,25 @@ static int changed(void *ctx, size_t r, const cJSON *old, const cJSON *obj)
     pthread_mutex_lock(&w->mu);
     if (add || (del && w->pending))
         drop = pending_swap(w, pending_with(w->pending, add, del ? same_name : NULL, del));
-    w->devices_dirty |= W_DEVICES(r);
     pthread_mutex_unlock(&w->mu);
     free(drop);
     return 1;
 }
 
-/* The cache's build hook: a view of the caches.  When only claims, templates or quotas
- * changed, the current view's device supply per class still holds: reusing it skips
- * evaluating every class against every device, the bulk of a build. */
+/* The cache's build hook: a view of the caches, borrowing their objects. */
 static void *build(void *ctx, struct live *lc, const void *cur, struct dd_err *err)
 {
     struct wh *w = ctx;
     const cJSON **objs;
     struct wh_view *v = NULL;
     size_t nobjs;
-    int devices;
 
-    pthread_mutex_lock(&w->mu);
-    devices = w->devices_dirty || !cur;
-    w->devices_dirty = 0;
-    pthread_mutex_unlock(&w->mu);
+    (void)cur;
     if (live_collect(lc, &objs, &nobjs))
         dd_failf(err, DD_ENOMEM, "out of memory collecting the caches");
     else
-        v = wh_view_build(objs, nobjs, &w->o.review, devices ? NULL : cur, err);
+        v = wh_view_build(objs, nobjs, &w->o.review, err);
     free(objs);
-    if (!v) {
-        pthread_mutex_lock(&w->mu);
-        w->devices_dirty = 1; /* the next build cannot trust the old view's supply */
-        pthread_mutex_unlock(&w->mu);
-    }
     return v;
 }
 
@@ -828,6 +811,8 @@ static int load_fixed(struct wh *w)
     w->o.review.kube_minor = KV_DEFAULT_MINOR;
     w->o.review.gates = &w->cluster.gates;
     mf_set_init(&w->fixed);
+    /* Read-only trees in one arena, about half the memory: the view only reads them. */
+    w->fixed.compact = 1;
     if (mf_load_path(&w->fixed, w->o.objects, &lim) != DD_OK || w->fixed.nerrors) {
         char line[1200];
         for (i = 0; i < w->fixed.ndiags; i++)
@@ -837,13 +822,12 @@ static int load_fixed(struct wh *w)
     }
     if (!(objs = calloc(w->fixed.n + 1, sizeof(*objs))))
         return -1;
+    /* The view borrows them for good (the set goes at exit). */
     for (i = 0; i < w->fixed.n; i++)
         objs[i] = w->fixed.objs[i].json;
     dd_err_clear(&err);
-    v = wh_view_build(objs, w->fixed.n, &w->o.review, NULL, &err);
+    v = wh_view_build(objs, w->fixed.n, &w->o.review, &err);
     free(objs);
-    /* The view copied what it keeps. */
-    mf_set_release(&w->fixed);
     malloc_trim(0);
     if (!v) {
         fprintf(stderr, "dra-doctor webhook: %s\n", err.msg);

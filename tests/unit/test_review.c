@@ -78,11 +78,8 @@ static int setup(void **state)
     f->known[0] = "fpga.example.net";
     f->opt.known_drivers = f->known;
     f->opt.nknown_drivers = 1;
-    f->v = wh_view_build((const cJSON *const *)f->objs, f->n, &f->opt, NULL, NULL);
+    f->v = wh_view_build((const cJSON *const *)f->objs, f->n, &f->opt, NULL);
     assert_non_null(f->v);
-    /* The view copies what it keeps: the sources can go at once. */
-    for (i = 0; i < f->n; i++)
-        cJSON_Delete(f->objs[i]);
     *state = f;
     return 0;
 }
@@ -90,8 +87,12 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fx *f = *state;
+    size_t i;
 
+    /* The view borrows the objects: they go after it. */
     wh_view_free(f->v);
+    for (i = 0; i < f->n; i++)
+        cJSON_Delete(f->objs[i]);
     free(f);
     return 0;
 }
@@ -282,7 +283,7 @@ static void test_escape_hatches(void **state)
     /* --unknown-driver=warn */
     warn.unknown_driver_warn = 1;
     src[0] = cJSON_Parse(SLICE);
-    v2 = wh_view_build((const cJSON *const *)src, 1, &warn, NULL, NULL);
+    v2 = wh_view_build((const cJSON *const *)src, 1, &warn, NULL);
     assert_non_null(v2);
     r = review(v2, "resource.k8s.io", "v1", "DeviceClass", "CREATE", "",
                CLASS("y", "gpu.exmaple.com"), NULL, &res);
@@ -405,7 +406,7 @@ static void test_quotas_by_namespace(void **state)
     (void)state;
     for (i = 0; i < sizeof(src) / sizeof(src[0]); i++)
         assert_non_null(objs[i] = cJSON_Parse(src[i]));
-    v = wh_view_build((const cJSON *const *)objs, i, &opt, NULL, NULL);
+    v = wh_view_build((const cJSON *const *)objs, i, &opt, NULL);
     assert_non_null(v);
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         r = review(v, "resource.k8s.io", "v1", "ResourceClaim", "CREATE", cases[i].ns, claim,
@@ -532,7 +533,7 @@ static void test_pod_devices_do_not_fit(void **state)
     for (i = 0; i < 5; i++)
         assert_non_null(objs[i] = cJSON_Parse(src[i]));
     /* Two GPUs on node-1, none held. */
-    assert_non_null(v = wh_view_build((const cJSON *const *)objs, 4, NULL, NULL, NULL));
+    assert_non_null(v = wh_view_build((const cJSON *const *)objs, 4, NULL, NULL));
     r = review(v, "", "v1", "Pod", "CREATE", "team", GPU_POD("three-gpus"), NULL, &res);
     assert_true(allowed(r));
     assert_contains(warnings(r, w, sizeof(w)), "DevicesDoNotFit: fits on no node: node-1: claim "
@@ -550,7 +551,7 @@ static void test_pod_devices_do_not_fit(void **state)
     free(res.body);
     wh_view_free(v);
     /* Another claim holds both: one GPU does not fit now either. */
-    assert_non_null(v = wh_view_build((const cJSON *const *)objs, 5, NULL, NULL, NULL));
+    assert_non_null(v = wh_view_build((const cJSON *const *)objs, 5, NULL, NULL));
     r = review(v, "", "v1", "Pod", "CREATE", "team", GPU_POD("one-gpu"), NULL, &res);
     assert_contains(warnings(r, w, sizeof(w)), "DevicesDoNotFit: fits on no node: node-1: claim "
                                                "one-gpu, request gpu asks for 1 device");
@@ -739,7 +740,7 @@ static void test_pending_class_workload(void **state)
     (void)state;
     for (i = 0; i < 4; i++)
         assert_non_null(objs[i] = cJSON_Parse(src[i]));
-    assert_non_null(v = wh_view_build((const cJSON *const *)objs, 4, NULL, NULL, NULL));
+    assert_non_null(v = wh_view_build((const cJSON *const *)objs, 4, NULL, NULL));
     assert_string_equal(created(v, NULL, 0, "apps", "Deployment", deploy, w, sizeof(w)), want);
     assert_string_equal(created(v, pending, 1, "apps", "Deployment", deploy, w, sizeof(w)), want);
     wh_view_free(v);

@@ -800,7 +800,7 @@ static void webhook_once(struct guard *g, int z, const cJSON *objs, void *unused
         v[n++] = it;
     evict(&z);
     t = cpu_now();
-    assert_non_null(view = wh_view_build(v, n, NULL, NULL, &err));
+    assert_non_null(view = wh_view_build(v, n, NULL, &err));
     step(build, z, "view build", cpu_now() - t);
     free(v);
     for (i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
