@@ -651,7 +651,7 @@ static enum dd_rc add_claim(struct dra_model *m, const cJSON *obj, const char *f
                             int is_template)
 {
     struct dra_claim *c = PUSH(m->claims, m->nclaims, m->capclaims);
-    const cJSON *spec;
+    const cJSON *spec, *alloc;
 
     if (!c)
         return DD_ENOMEM;
@@ -660,8 +660,10 @@ static enum dd_rc add_claim(struct dra_model *m, const cJSON *obj, const char *f
     m->claims_gen = 0; /* answers resolved before may have been this claim */
     index_late_claim(m);
     spec = is_template ? dd_json_path(obj, "spec", "spec", NULL) : dd_json_path(obj, "spec", NULL);
-    c->allocated = dd_json_path(obj, "status", "allocation", NULL) != NULL;
-    c->alloc_nodes = dd_json_path(obj, "status", "allocation", "nodeSelector", NULL);
+    alloc = dd_json_path(obj, "status", "allocation", NULL);
+    c->allocated = alloc != NULL;
+    c->alloc_nodes = dd_json_path(alloc, "nodeSelector", NULL);
+    c->alloc_results = dd_json_arr(alloc, "devices", "results", NULL);
     c->reserved_for = dd_json_arr(obj, "status", "reservedFor", NULL);
     c->spec.config = dd_json_arr(spec, "devices", "config", NULL);
     return add_requests(m, dd_json_arr(spec, "devices", "requests", NULL), &c->spec, line);

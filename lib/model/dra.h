@@ -88,6 +88,7 @@ struct dra_claim {               /* a ResourceClaim or a ResourceClaimTemplate *
     int allocated;               /* status.allocation is set (live objects) */
     const cJSON *alloc_nodes;    /* status.allocation.nodeSelector: where the allocated devices
                                     are (NULL: everywhere, or not allocated); borrowed */
+    const cJSON *alloc_results;  /* status.allocation.devices.results, or NULL; borrowed */
     const cJSON *reserved_for;   /* status.reservedFor [{resource, name, uid}]; borrowed */
 };
 

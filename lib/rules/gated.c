@@ -304,8 +304,7 @@ void rule__check_binding_conditions(struct rule_ctx *ctx)
         const cJSON *r, *t;
         if (c->is_template || !c->allocated)
             continue;
-        cJSON_ArrayForEach(r, dd_json_arr(c->o.json, "status", "allocation", "devices", "results",
-                                          NULL)) {
+        cJSON_ArrayForEach(r, c->alloc_results) {
             const cJSON *dev, *cond;
             char missing[512] = "", failed[512] = "";
             size_t ml = 0, fl = 0, len = 0;

@@ -380,6 +380,22 @@ static void offers_free(struct offers *of)
 }
 
 /* 0, or -1 on ENOMEM (ctx->out->oom is set). */
+/* Whether a DeviceTaintRule exists (*rules) or a device has taints of its own: without
+ * either, every device is tolerated. */
+static int taints_present(const struct dra_model *m, int *rules)
+{
+    size_t i;
+
+    for (i = 0, *rules = 0; !*rules && i < m->resource_other.n; i++)
+        *rules = STRIEQ(m->resource_other.v[i].kind, "DeviceTaintRule");
+    if (*rules)
+        return 1;
+    for (i = 0; i < m->ndevices; i++)
+        if (m->device_tainted[i])
+            return 1;
+    return 0;
+}
+
 static int offers_init(struct offers *of, struct rule_ctx *ctx, const struct kv_gates *taints)
 {
     const struct dra_model *m = ctx->m;
@@ -415,10 +431,7 @@ static int offers_init(struct offers *of, struct rule_ctx *ctx, const struct kv_
         names_add(&of->publishers, m->slices[i].driver);
         of->more |= of->publishers.n == MAX_NAMES && !names_has(&of->publishers, m->slices[i].driver);
     }
-    for (i = 0; taints && !of->rules && i < m->resource_other.n; i++)
-        of->rules = STRIEQ(m->resource_other.v[i].kind, "DeviceTaintRule");
-    for (i = 0, of->tainted = of->rules; taints && !of->tainted && i < m->ndevices; i++)
-        of->tainted = m->device_tainted[i];
+    of->tainted = taints && taints_present(m, &of->rules);
     return 0;
 }
 
@@ -593,9 +606,13 @@ void rule__check_device_taints_pods(struct rule_ctx *ctx)
 
 void rule__check_device_taints(struct rule_ctx *ctx)
 {
+    int rules;
+
     if (!taints_on(ctx))
         return;
-    each_open_request(ctx, taints_on(ctx), taint_one);
+    /* Untainted devices are all tolerated: no request's offer needs computing. */
+    if (taints_present(ctx->m, &rules))
+        each_open_request(ctx, taints_on(ctx), taint_one);
     rule__check_device_taints_pods(ctx);
 }
 
