@@ -138,6 +138,8 @@ typedef void (*sel_fn)(struct rule_ctx *ctx, const struct sel_site *s);
 static void request_selectors(struct rule_ctx *ctx, struct sel_site *s,
                               const struct dra_request *r, sel_fn fn)
 {
+    if (!r->nsel) /* most requests: no class to look up */
+        return;
     s->request = r->name;
     s->cls = r->class_name ? dra_find_class(ctx->m, r->class_name) : NULL;
     for (s->idx = 0; s->idx < r->nsel; s->idx++) {
