@@ -379,7 +379,6 @@ static void offers_free(struct offers *of)
     free(of->node_of);
 }
 
-/* 0, or -1 on ENOMEM (ctx->out->oom is set). */
 /* Whether a DeviceTaintRule exists (*rules) or a device has taints of its own: without
  * either, every device is tolerated. */
 static int taints_present(const struct dra_model *m, int *rules)
@@ -396,6 +395,7 @@ static int taints_present(const struct dra_model *m, int *rules)
     return 0;
 }
 
+/* 0, or -1 on ENOMEM (ctx->out->oom is set). */
 static int offers_init(struct offers *of, struct rule_ctx *ctx, const struct kv_gates *taints)
 {
     const struct dra_model *m = ctx->m;
