@@ -11,7 +11,8 @@
  *     or taints;
  *   - a driver that publishes no slice in the input but whose profile tells how many devices
  *     its DaemonSet simulates per node (the DRA example driver's NUM_DEVICES): those devices,
- *     on every node (--nodes N nodes when the input has none);
+ *     on every node (--nodes N nodes when the input has none); never in a live cluster, whose
+ *     slices are all the scheduler has;
  *   - a driver installed whose devices cannot be known (real hardware, no slices): nothing is
  *     judged, as nothing proves a pod does not fit.
  */
@@ -255,8 +256,11 @@ static int fit_env_init(struct rule_ctx *ctx, struct fit_env *e)
         const struct dra_driver *d = &m->drivers[i];
         if (!*d->name || has_slices(m, d->name))
             continue;
-        if (d->num_devices < 0 || !d->profile) {
-            names_add(&e->unknown, d->name); /* its devices cannot be known */
+        /* Live, the slices are what the scheduler reads: assuming the profile's devices
+         * would judge against an inventory it does not have (DriverNotPublishing says why
+         * there is none).  Either way the pods that need the driver are not judged. */
+        if (d->num_devices < 0 || !d->profile || ctx->surface == DD_LIVE) {
+            names_add(&e->unknown, d->name);
             continue;
         }
         if (!e->profile)

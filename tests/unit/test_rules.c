@@ -254,6 +254,11 @@ static void quota_exceeded(void **state)
     "{\"name\":\"" name "\",\"namespace\":\"t\"},\"spec\":{\"spec\":{\"devices\":{\"requests\":"  \
     "[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"" cls "\",\"count\":" n "}}]}}}}"
 
+#define CLAIM_N(name, cls, n)                                                                  \
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"" \
+    name "\",\"namespace\":\"t\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\","         \
+    "\"exactly\":{\"deviceClassName\":\"" cls "\",\"count\":" n "}}]}}}"
+
 /* Each pod is allocated as the scheduler allocates it, on one node: the node of SLICE2 has
  * two GPUs. */
 static void devices_do_not_fit(void **state)
@@ -289,6 +294,21 @@ static void devices_do_not_fit(void **state)
                       TEMPLATE_N("tmpl", "gpu", "2"), DEPLOY("d", "1", "tmpl")),
              "DevicesDoNotFit", 1);
     assert_contains(f->message, "1 device(s) per node are assumed, on 1 node(s)");
+    snap_free(&s);
+    /* Live, the scheduler has only the slices: none of the driver's devices are assumed, and
+     * the pod that needs them is left to DriverNotPublishing. */
+    snap_load(&s, objs("[%s,%s,%s,%s,%s,%s]", CLASS("gpu", "device.driver == 'gpu.example.com'"),
+                       DS(ENV("NUM_DEVICES", "1") "," ENV("CDI_ROOT", "/var/run/cdi"),
+                          "/var/run/cdi"),
+                       ROLE("[\"list\",\"watch\",\"create\",\"update\",\"delete\"]"),
+                       "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":"
+                       "\"n1\"}}",
+                       CLAIM_N("c", "gpu", "2"), POD("p", "resourceClaimName", "c")));
+    s.m.live = 1;
+    assert_int_equal(snap_run(&s, &defaults, "DriverNotPublishing"), 1);
+    assert_int_equal(snap_run(&s, &defaults, "DevicesDoNotFit"), 0);
+    s.m.live = 0; /* the same objects as lint input: the profile's one device per node */
+    assert_int_equal(snap_run(&s, &defaults, "DevicesDoNotFit"), 1);
     snap_free(&s);
 }
 
