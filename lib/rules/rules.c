@@ -430,6 +430,7 @@ static int run(const struct dra_model *m, const struct rule_options *opt, unsign
                int parts, struct dd_findings *out)
 {
     static const struct rule_options defaults = RULE_OPTIONS_INIT;
+    struct rule_scratch scratch = { NULL };
     struct rule_ctx ctx;
     size_t i;
 
@@ -437,6 +438,7 @@ static int run(const struct dra_model *m, const struct rule_options *opt, unsign
     struct kv_gates gates;
 
     ctx.m = m;
+    ctx.scratch = &scratch;
     ctx.opt = opt ? opt : &defaults;
     ctx.surface = ctx.opt->surface ? ctx.opt->surface : m->live ? DD_LIVE : DD_LINT;
     ctx.out = out;
@@ -461,6 +463,7 @@ static int run(const struct dra_model *m, const struct rule_options *opt, unsign
                                    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
         }
     }
+    rule__sel_walk_free(scratch.sel);
     return out->oom ? -1 : 0;
 }
 

@@ -83,6 +83,7 @@ struct rule_ctx {
     const struct kv_gates *gates;  /* the gates the rules ask (rule__gate): opt->gates, or the
                                       release's defaults */
     enum dd_surface surface;       /* where it runs now (opt->surface, or the model's) */
+    struct rule_scratch *scratch;  /* private to lib/rules: what the checks of one run share */
 };
 
 /*

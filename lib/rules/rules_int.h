@@ -194,6 +194,15 @@ struct rule_cache {
                                                ClaimAllocatedOnOtherNode) */
 };
 
+/* What the checks of one run work out once for several rules (rules.c frees it at the end of
+ * the run); each part NULL until a check needs it. */
+struct rule_sel_walk;
+struct rule_scratch {
+    struct rule_sel_walk *sel; /* selectors.c: every selector's errors on the devices
+                                  (SelectorUnknownAttribute, SelectorRuntimeError) */
+};
+void rule__sel_walk_free(struct rule_sel_walk *w);
+
 /* drivers.c and scheduling.c: their parts of the cache of m; NULL on ENOMEM. */
 struct rule_plugin_sites *rule__plugin_sites_new(const struct dra_model *m);
 void rule__plugin_sites_free(struct rule_plugin_sites *ps);

@@ -565,79 +565,107 @@ static int attrs_claim(struct rule_ctx *ctx, const struct dra_claim *c, struct r
     return 0;
 }
 
-/* Every selector on the published devices in the allocator's order; report() judges the
- * errors of each. */
-static void walk_selectors(struct rule_ctx *ctx, sel_report report)
+/*
+ * Every selector's errors on the published devices, in the allocator's order: worked out once
+ * per run for both rules that judge them (a pass of every class over every device).
+ */
+struct rule_sel_walk {
+    size_t maxsel;
+    size_t *at;               /* each class's errors start at errs[at[i]] */
+    struct sel_errors *errs;  /* the classes' selectors' */
+    struct rule_memo *memo;   /* the requests', per request key */
+};
+
+void rule__sel_walk_free(struct rule_sel_walk *w)
+{
+    if (w) {
+        rule__memo_free(w->memo);
+        free(w->errs);
+        free(w->at);
+    }
+    free(w);
+}
+
+static struct rule_sel_walk *sel_walk_new(struct rule_ctx *ctx)
 {
     const struct dra_model *m = ctx->m;
-    size_t ndev = m->ndevices, i, j, d, nall = 0, maxsel = 64, *at = NULL;
+    size_t ndev = m->ndevices, i, d, nall = 0;
     unsigned char **class_pass;
-    struct sel_errors *errs = NULL;
     struct pending todo = { NULL, 0, 0 };
-    struct rule_memo *memo;
-    struct sel_site s;
+    struct rule_sel_walk *w = calloc(1, sizeof(*w));
+    int ok = 0;
 
-    /* Without published devices there is nothing to evaluate on. */
-    if (!ndev)
-        return;
     class_pass = calloc(m->nclasses + 1, sizeof(*class_pass));
-    at = calloc(m->nclasses + 1, sizeof(*at)); /* each class's errors start at errs[at[i]] */
-    for (i = 0; at && i < m->nclasses; i++) {
-        at[i] = nall;
-        nall += m->classes[i].nsel < maxsel ? m->classes[i].nsel : maxsel;
-    }
-    errs = calloc(nall + 1, sizeof(*errs));
-    memo = rule__memo_new();
-    if (!class_pass || !at || !errs || !memo) {
-        ctx->out->oom = 1;
+    if (!w || !class_pass || !(w->at = calloc(m->nclasses + 1, sizeof(*w->at))))
         goto out;
+    w->maxsel = 64;
+    for (i = 0; i < m->nclasses; i++) {
+        w->at[i] = nall;
+        nall += m->classes[i].nsel < w->maxsel ? m->classes[i].nsel : w->maxsel;
     }
+    if (!(w->errs = calloc(nall + 1, sizeof(*w->errs))) || !(w->memo = rule__memo_new()))
+        goto out;
     for (i = 0; i < m->nclasses; i++)
-        if (!(class_pass[i] = malloc(ndev))) {
-            ctx->out->oom = 1;
+        if (!(class_pass[i] = malloc(ndev + 1)))
             goto out;
-        }
     /* Device by device, every class: a device's value is read once for all of them. */
     for (d = 0; d < ndev; d++)
         for (i = 0; i < m->nclasses; i++)
             class_pass[i][d] = (unsigned char)eval_device(m, m->classes[i].sel,
-                                                          m->classes[i].nsel < maxsel
-                                                              ? m->classes[i].nsel : maxsel,
-                                                          d, &errs[at[i]]);
+                                                          m->classes[i].nsel < w->maxsel
+                                                              ? m->classes[i].nsel : w->maxsel,
+                                                          d, &w->errs[w->at[i]]);
+    /* The requests' keys, then each evaluated device by device as the classes were. */
+    for (i = 0; i < m->nclaims; i++)
+        if (attrs_claim(ctx, &m->claims[i], w->memo, w->maxsel, NULL, &todo))
+            goto out;
+    for (d = 0; d < ndev; d++)
+        for (i = 0; i < todo.n; i++)
+            if (class_pass[todo.v[i].cls][d])
+                eval_device(m, todo.v[i].r->sel, todo.v[i].nsel, d, todo.v[i].errs);
+    ok = 1;
+out:
+    free(todo.v);
+    for (i = 0; class_pass && i < m->nclasses; i++)
+        free(class_pass[i]);
+    free(class_pass);
+    if (!ok) {
+        rule__sel_walk_free(w);
+        ctx->out->oom = 1;
+        return NULL;
+    }
+    return w;
+}
+
+/* Every selector's errors, as report() judges them: the classes', then the requests'. */
+static void walk_selectors(struct rule_ctx *ctx, sel_report report)
+{
+    const struct dra_model *m = ctx->m;
+    struct rule_sel_walk *w = ctx->scratch->sel;
+    struct sel_site s;
+    size_t i, j;
+
+    /* Without published devices there is nothing to evaluate on. */
+    if (!m->ndevices)
+        return;
+    if (!w && !(w = ctx->scratch->sel = sel_walk_new(ctx)))
+        return;
     memset(&s, 0, sizeof(s));
     for (i = 0; i < m->nclasses; i++) {
         const struct dra_class *cls = &m->classes[i];
         s.owner = &cls->o;
         s.cls = cls;
-        for (j = 0; j < cls->nsel && j < maxsel; j++) {
+        for (j = 0; j < cls->nsel && j < w->maxsel; j++) {
             s.idx = j;
             s.sel = &cls->sel[j];
-            report(ctx, &s, &errs[at[i] + j]);
+            report(ctx, &s, &w->errs[w->at[i] + j]);
         }
     }
-    /* The requests' keys, then each evaluated device by device as the classes were. */
     for (i = 0; i < m->nclaims; i++)
-        if (attrs_claim(ctx, &m->claims[i], memo, maxsel, report, &todo)) {
+        if (attrs_claim(ctx, &m->claims[i], w->memo, w->maxsel, report, NULL)) {
             ctx->out->oom = 1;
-            goto out;
+            return;
         }
-    for (d = 0; d < ndev; d++)
-        for (i = 0; i < todo.n; i++)
-            if (class_pass[todo.v[i].cls][d])
-                eval_device(m, todo.v[i].r->sel, todo.v[i].nsel, d, todo.v[i].errs);
-    for (i = 0; i < m->nclaims; i++)
-        if (attrs_claim(ctx, &m->claims[i], memo, maxsel, report, NULL)) {
-            ctx->out->oom = 1;
-            goto out;
-        }
-out:
-    free(todo.v);
-    rule__memo_free(memo);
-    for (i = 0; class_pass && i < m->nclasses; i++)
-        free(class_pass[i]);
-    free(class_pass);
-    free(errs);
-    free(at);
 }
 
 void rule__check_attrs(struct rule_ctx *ctx)
