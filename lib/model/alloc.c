@@ -645,16 +645,26 @@ static int hold(struct alloc_inventory *inv, const cJSON *res, const char *ns, c
     return 0;
 }
 
-static int hold_claim(struct alloc_inventory *inv, const cJSON *claim)
+/* The devices of allocation results (status.allocation.devices.results) held by claim
+ * ns/name. */
+static int hold_results(struct alloc_inventory *inv, const cJSON *results, const char *ns,
+                        const char *name)
 {
     const cJSON *it;
+
+    cJSON_ArrayForEach(it, results)
+        if (hold(inv, it, ns, name))
+            return -1;
+    return 0;
+}
+
+static int hold_claim(struct alloc_inventory *inv, const cJSON *claim)
+{
     const char *ns = dd_json_str(claim, "metadata", "namespace", NULL);
     const char *name = dd_json_str(claim, "metadata", "name", NULL);
 
-    cJSON_ArrayForEach(it, dd_json_arr(claim, "status", "allocation", "devices", "results", NULL))
-        if (hold(inv, it, ns ? ns : "", name ? name : ""))
-            return -1;
-    return 0;
+    return hold_results(inv, dd_json_arr(claim, "status", "allocation", "devices", "results",
+                                         NULL), ns ? ns : "", name ? name : "");
 }
 
 static int node_ptr_cmp(const void *a, const void *b)
@@ -758,7 +768,8 @@ struct alloc_inventory *alloc_inventory_new(const struct dra_model *m,
     }
     for (i = 0; i < m->nclaims; i++)
         if (!m->claims[i].is_template && m->claims[i].allocated &&
-            hold_claim(inv, m->claims[i].o.json))
+            hold_results(inv, m->claims[i].alloc_results, m->claims[i].o.ns,
+                         m->claims[i].o.name))
             goto oom;
     cJSON_ArrayForEach(it, inv->in_flight)
         if (hold_claim(inv, it))
