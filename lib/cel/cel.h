@@ -235,6 +235,16 @@ enum cel_verdict cel_eval_value(const struct cel_program *p, const struct cel_de
 enum cel_verdict cel_explain_device(const struct cel_program *p, const struct cel_device *dev,
                                     char *buf, size_t cap, struct dd_err *err);
 
+/*
+ * 1 when p is false, without error, on every device of driver: its driver tests
+ * (cel_program_drivers) exclude the driver, and `false && x` is false in CEL whatever x does,
+ * errors included.  Only when p's estimated cost is within lim's max_cost (NULL:
+ * CEL_LIMITS_DEFAULT): past it cel-go may stop with "actual cost limit exceeded" before it
+ * reaches the driver test.  Such devices need not be evaluated (cel_eval_value does not).
+ */
+int cel_program_excludes_driver(const struct cel_program *p, const char *driver,
+                                const struct cel_limits *lim);
+
 /* The estimated maximum cost kube-apiserver computes for p (CEL_ETOOBIG past 1,000,000). */
 uint64_t cel_program_cost(const struct cel_program *p);
 

@@ -1047,6 +1047,21 @@ enum cel_drivers_kind cel_program_drivers(const struct cel_program *p,
     return p->drivers_kind;
 }
 
+int cel_program_excludes_driver(const struct cel_program *p, const char *driver,
+                                const struct cel_limits *lim)
+{
+    static const struct cel_limits def = CEL_LIMITS_DEFAULT;
+    size_t i;
+
+    if (!p || p->drivers_kind == CEL_DRIVERS_ANY || !driver ||
+        p->est_cost > (lim ? lim : &def)->max_cost)
+        return 0;
+    for (i = 0; i < p->ndrivers; i++)
+        if (!strcmp(p->drivers[i].name, driver))
+            return 0;
+    return 1;
+}
+
 uint64_t cel_program_cost(const struct cel_program *p)
 {
     return p->est_cost;

@@ -1482,6 +1482,7 @@ enum cel_verdict cel_eval_device_cost(const struct cel_program *p, const struct 
 
 struct cel_device_value {
     struct cel__val device;  /* the `device` map, with list attributes as lists */
+    const char *driver;      /* device.driver, or NULL; borrowed as the map's strings are */
     const char *why_lists;   /* why every selector fails with DRAListTypeAttributes, or NULL */
     const char *why_plain;   /* the same without it (a list attribute is then unsupported) */
 };
@@ -1518,6 +1519,7 @@ const struct cel_device_value *cel_device_value(struct cel_device_set *s,
         return NULL;
     }
     v->device = c.device;
+    v->driver = dev->driver;
     /* Without the gate the first list attribute fails the device (build_device stopped at
      * the first failure with it, so no failing attribute comes before that one). */
     v->why_plain = v->why_lists;
@@ -1544,6 +1546,8 @@ enum cel_verdict cel_eval_value(const struct cel_program *p, const struct cel_de
         dd_failf(err, DD_ETYPE, "%s", why);
         return CEL_ERROR;
     }
+    if (cel_program_excludes_driver(p, dv->driver, lim))
+        return CEL_FALSE;
     ctx_start(&c, lim);
     c.device = dv->device;
     return run(&c, p, NULL, err);

@@ -313,6 +313,67 @@ static void test_cost_limit(void **state)
         CEL_ERROR);
 }
 
+/* Evaluated in full and through a device value (which skips devices the driver tests
+ * exclude): the same verdict and text. */
+static enum cel_verdict eval_both(const char *src, const struct cel_limits *lim, int excluded,
+                                  struct dd_err *err)
+{
+    struct cel_env env = CEL_ENV_DEFAULT;
+    struct cel_device_set *set = cel_device_set_new();
+    const struct cel_device_value *val = set ? cel_device_value(set, &example) : NULL;
+    struct cel_program *p;
+    struct dd_err err2;
+    enum cel_verdict v;
+
+    env.stored = 1; /* no estimated-cost check at compile time: the runtime limit decides */
+    if (!(p = cel_compile_env(src, strlen(src), lim, &env, err)))
+        fail_msg("compile \"%s\": %s", src, err->msg);
+    assert_non_null(val);
+    assert_int_equal(cel_program_excludes_driver(p, example.driver, lim), excluded);
+    v = cel_eval_device(p, &example, lim, err);
+    assert_int_equal(cel_eval_value(p, val, lim, &err2), v);
+    if (v == CEL_ERROR)
+        assert_string_equal(err2.msg, err->msg);
+    cel_program_free(p);
+    cel_device_set_free(set);
+    return v;
+}
+
+/* A device of a driver the selector's driver tests exclude is false whatever the rest says,
+ * errors included (`false && error` is false in CEL), unless the cost limit may stop the
+ * evaluation first. */
+static void test_driver_excluded(void **state)
+{
+    struct cel_limits lim = {10240, 100, 20};
+    struct dd_err err;
+
+    (void)state;
+    assert_int_equal(eval_both("device.attributes['x.io'].y == 1 && device.driver == 'x.io'",
+                               NULL, 1, &err),
+                     CEL_FALSE);
+    assert_int_equal(eval_both("(device.driver == 'a.io' && 1 / 0 == 1) || "
+                               "(device.driver in ['b.io', 'c.io'] && "
+                               "device.attributes['b.io'].z)", NULL, 1, &err),
+                     CEL_FALSE);
+    assert_int_equal(eval_both("device.driver == 'a.io' && device.driver == 'b.io'", NULL, 1,
+                               &err),
+                     CEL_FALSE);
+    /* Its own driver is evaluated: the error stands. */
+    assert_int_equal(eval_both("device.attributes['x.io'].y == 1 && "
+                               "device.driver == 'gpu.example.com'", NULL, 0, &err),
+                     CEL_ERROR);
+    assert_string_equal(err.msg, "no such key: y");
+    /* Not a driver test all the way up: evaluated. */
+    assert_int_equal(eval_both("device.driver == 'x.io' || device.attributes['x.io'].y == 1",
+                               NULL, 0, &err),
+                     CEL_ERROR);
+    /* Past the cost limit the evaluation stops before the driver test decides. */
+    assert_int_equal(eval_both("[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(x, x > 0 && x < 100) && "
+                               "device.driver == 'x.io'", &lim, 0, &err),
+                     CEL_ERROR);
+    assert_int_equal(err.rc, DD_ETOOBIG);
+}
+
 static void test_empty_device(void **state)
 {
     struct cel_device dev = {"gpu.example.com", NULL, 0, NULL, 0, 1};
@@ -547,6 +608,7 @@ int main(void)
         cmocka_unit_test(test_exact_missing_key_message),
         cmocka_unit_test(test_list_attributes_by_release),
         cmocka_unit_test(test_cost_limit),
+        cmocka_unit_test(test_driver_excluded),
         cmocka_unit_test(test_empty_device),
         cmocka_unit_test(test_unqualified_domain),
         cmocka_unit_test(test_or_value_not_optional),
