@@ -586,11 +586,43 @@ void rule__sel_walk_free(struct rule_sel_walk *w)
     free(w);
 }
 
+/* Drivers told apart by number, at most this many (the others' devices share the last). */
+#define SEL_DRIVERS 64
+
+/* Per device of m, the number of its driver in names[0..*n) (SEL_DRIVERS for one past
+ * them): slice by slice, as a slice's devices share its driver.  -1 on ENOMEM. */
+static int driver_numbers(const struct dra_model *m, unsigned char **drv, const char ***names,
+                          size_t *n)
+{
+    size_t i, d, k, *of = calloc(m->nslices + 1, sizeof(*of));
+
+    *n = 0;
+    *drv = malloc(m->ndevices + 1);
+    *names = calloc(SEL_DRIVERS, sizeof(**names));
+    if (!of || !*drv || !*names) {
+        free(of);
+        return -1;
+    }
+    for (i = 0; i < m->nslices; i++) {
+        const char *name = m->slices[i].driver;
+        for (k = 0; k < *n && strcmp((*names)[k], name); k++)
+            ;
+        if (k == *n && *n < SEL_DRIVERS)
+            (*names)[(*n)++] = name;
+        of[i] = k;
+    }
+    for (d = 0; d < m->ndevices; d++)
+        (*drv)[d] = (unsigned char)of[m->device_slice[d]];
+    free(of);
+    return 0;
+}
+
 static struct rule_sel_walk *sel_walk_new(struct rule_ctx *ctx)
 {
     const struct dra_model *m = ctx->m;
-    size_t ndev = m->ndevices, i, d, nall = 0;
-    unsigned char **class_pass;
+    size_t ndev = m->ndevices, i, d, k, nall = 0, ndrivers = 0;
+    unsigned char **class_pass, *drv = NULL;
+    const char **names = NULL;
     struct pending todo = { NULL, 0, 0 };
     struct rule_sel_walk *w = calloc(1, sizeof(*w));
     int ok = 0;
@@ -605,16 +637,29 @@ static struct rule_sel_walk *sel_walk_new(struct rule_ctx *ctx)
     }
     if (!(w->errs = calloc(nall + 1, sizeof(*w->errs))) || !(w->memo = rule__memo_new()))
         goto out;
-    for (i = 0; i < m->nclasses; i++)
+    if (driver_numbers(m, &drv, &names, &ndrivers))
+        goto out;
+    for (i = 0; i < m->nclasses; i++) {
+        const struct dra_class *cls = &m->classes[i];
+        size_t nsel = cls->nsel < w->maxsel ? cls->nsel : w->maxsel;
+        unsigned char excluded[SEL_DRIVERS + 1] = { 0 };
         if (!(class_pass[i] = malloc(ndev + 1)))
             goto out;
-    /* Device by device, every class: a device's value is read once for all of them. */
-    for (d = 0; d < ndev; d++)
-        for (i = 0; i < m->nclasses; i++)
-            class_pass[i][d] = (unsigned char)eval_device(m, m->classes[i].sel,
-                                                          m->classes[i].nsel < w->maxsel
-                                                              ? m->classes[i].nsel : w->maxsel,
-                                                          d, &w->errs[w->at[i]]);
+        /* Most classes name a driver: on the others' devices their first selector is false
+         * (it is evaluated there, and errs nothing), and no later one is evaluated. */
+        for (k = 0; nsel && cls->sel[0].prog && k < ndrivers; k++)
+            excluded[k] = (unsigned char)cel_program_excludes_driver(cls->sel[0].prog, names[k],
+                                                                     NULL);
+        for (d = 0; d < ndev; d++) {
+            if (excluded[drv[d]]) {
+                class_pass[i][d] = 0;
+                w->errs[w->at[i]].evaluated++;
+            } else {
+                class_pass[i][d] = (unsigned char)eval_device(m, cls->sel, nsel, d,
+                                                              &w->errs[w->at[i]]);
+            }
+        }
+    }
     /* The requests' keys, then each evaluated device by device as the classes were. */
     for (i = 0; i < m->nclaims; i++)
         if (attrs_claim(ctx, &m->claims[i], w->memo, w->maxsel, NULL, &todo))
@@ -626,6 +671,8 @@ static struct rule_sel_walk *sel_walk_new(struct rule_ctx *ctx)
     ok = 1;
 out:
     free(todo.v);
+    free(drv);
+    free(names);
     for (i = 0; class_pass && i < m->nclasses; i++)
         free(class_pass[i]);
     free(class_pass);
