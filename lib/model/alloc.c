@@ -324,7 +324,8 @@ struct a_held {
     size_t ncap;
     const char **cap_names;
     qty *cap_vals;
-    char *holder;                 /* the first claim holding it (ns/name) */
+    const char *holder_ns;        /* the first claim holding it, or NULL: borrowed from the */
+    const char *holder;           /* claim (formatted "ns/name" only for a funnel) */
 };
 
 struct a_id {
@@ -610,8 +611,10 @@ static int hold(struct alloc_inventory *inv, const cJSON *res, const char *ns, c
     if ((id = find_id(inv, d, p, n)) == (size_t)-1)
         return 0; /* no such device: it changes nothing here */
     h = &inv->ids[id].held;
-    if (!h->holder && !(h->holder = xprintf("%s%s%s", ns, *ns ? "/" : "", name)))
-        return -1;
+    if (!h->holder) {
+        h->holder_ns = ns;
+        h->holder = name;
+    }
     if (!jset(res, "shareID") || !inv->f.consumable) {
         h->dedicated = 1;
         return 0;
@@ -811,7 +814,6 @@ void alloc_inventory_free(struct alloc_inventory *inv)
     for (i = 0; i < inv->nids; i++) {
         free(inv->ids[i].held.cap_names);
         free(inv->ids[i].held.cap_vals);
-        free(inv->ids[i].held.holder);
     }
     for (i = 0; i < inv->npools; i++)
         free(inv->pools[i].slices);
@@ -3517,11 +3519,14 @@ static int funnel(struct a_node *n, struct a_rd *rd, struct alloc_funnel *fu)
                     fu->need++;
                 }
                 if (!rd->admin && h->dedicated) {
+                    char who[512];
                     size_t x;
-                    for (x = 0; x < fu->nheld && strcmp(fu->held_by[x], h->holder); x++)
+                    snprintf(who, sizeof(who), "%s%s%s", h->holder_ns, *h->holder_ns ? "/" : "",
+                             h->holder);
+                    for (x = 0; x < fu->nheld && strcmp(fu->held_by[x], who); x++)
                         ;
                     if (x == fu->nheld && fu->nheld < 3 &&
-                        !(fu->held_by[fu->nheld++] = xstrdup(h->holder)))
+                        !(fu->held_by[fu->nheld++] = xstrdup(who)))
                         return -1;
                     continue;
                 }
