@@ -324,8 +324,8 @@ struct a_held {
     size_t ncap;
     const char **cap_names;
     qty *cap_vals;
-    const char *holder_ns;        /* the first claim holding it, or NULL: borrowed from the */
-    const char *holder;           /* claim (formatted "ns/name" only for a funnel) */
+    const char *holder_ns;        /* the first claim holding it: its namespace and name, */
+    const char *holder;           /* borrowed (NULL: none); "ns/name" made for a funnel only */
 };
 
 struct a_id {

@@ -645,8 +645,9 @@ static struct rule_sel_walk *sel_walk_new(struct rule_ctx *ctx)
         unsigned char excluded[SEL_DRIVERS + 1] = { 0 };
         if (!(class_pass[i] = malloc(ndev + 1)))
             goto out;
-        /* Most classes name a driver: on the others' devices their first selector is false
-         * (it is evaluated there, and errs nothing), and no later one is evaluated. */
+        /* Most classes name a driver: on the others' devices the first selector is false
+         * without an error (counted as evaluated, as the scheduler evaluates it there) and
+         * no later one is evaluated. */
         for (k = 0; nsel && cls->sel[0].prog && k < ndrivers; k++)
             excluded[k] = (unsigned char)cel_program_excludes_driver(cls->sel[0].prog, names[k],
                                                                      NULL);
@@ -660,7 +661,7 @@ static struct rule_sel_walk *sel_walk_new(struct rule_ctx *ctx)
             }
         }
     }
-    /* The requests' keys, then each evaluated device by device as the classes were. */
+    /* The requests' keys, then each evaluated device by device on what its class admits. */
     for (i = 0; i < m->nclaims; i++)
         if (attrs_claim(ctx, &m->claims[i], w->memo, w->maxsel, NULL, &todo))
             goto out;
