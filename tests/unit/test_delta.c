@@ -903,6 +903,54 @@ static void test_updates_follow_their_base(void **state)
 }
 
 /*
+ * A claim that comes and goes is a delta, and what the POD_PART rules' part that reads no
+ * podspec says of it comes and goes with it: here DeviceTaintNotTolerated's (an open request
+ * every device refuses).
+ */
+static void test_claims_rerun_pod_parts(void **state)
+{
+    struct store st;
+    struct rule_options opt = RULE_OPTIONS_INIT;
+    struct snapshot *cur, *next, *full;
+    struct dd_findings all = DD_FINDINGS_INIT;
+    struct dd_err err;
+    char b[8192];
+    int k;
+
+    (void)state;
+    memset(&st, 0, sizeof(st));
+    node(b, sizeof(b), 0, 0);
+    put(&st, b);
+    slice(b, sizeof(b), 0, 1, 1); /* its one device tainted */
+    put(&st, b);
+    class(b, sizeof(b), "gpu", 0);
+    put(&st, b);
+    dd_err_clear(&err);
+    assert_non_null(cur = snapshot_build(NULL, objects(&st), st.n, NULL, NULL, &opt, &err));
+    assert_int_equal(count(&cur->f, "DeviceTaintNotTolerated"), 0);
+    for (k = 1; k <= 4; k++) {
+        if (k % 2) {
+            claim(b, sizeof(b), 0, "gpu", -1, 0);
+            put(&st, b);
+        } else {
+            drop(&st, st.n - 1);
+        }
+        assert_non_null(next = snapshot_update(cur, objects(&st), st.n, NULL, NULL, &opt, &err));
+        assert_non_null(full = snapshot_build(NULL, objects(&st), st.n, NULL, NULL, &opt, &err));
+        assert_true(next->steps.delta);
+        assert_int_equal(snapshot_findings(next, &all), 0);
+        same_findings(&all, &full->f, k);
+        assert_int_equal(count(&all, "DeviceTaintNotTolerated"), k % 2);
+        dd_findings_release(&all);
+        snapshot_free(full);
+        snapshot_free(cur);
+        cur = next;
+    }
+    snapshot_free(cur);
+    store_clear(&st);
+}
+
+/*
  * Pod replacements, many in a row, over a cluster of 2,000 Pods: the chain of boxes grows to
  * hundreds, the claims' users come from the uses lists of hundreds of replaced Pods, and the
  * layer's own findings outgrow their limit (the update after holds all its findings, and
@@ -1005,6 +1053,7 @@ int main(void)
         cmocka_unit_test(test_scopes_declared),
         cmocka_unit_test(test_layer_loses_a_group),
         cmocka_unit_test(test_updates_follow_their_base),
+        cmocka_unit_test(test_claims_rerun_pod_parts),
         cmocka_unit_test(test_long_chains),
     };
 
