@@ -827,6 +827,25 @@ static size_t count(const struct dd_findings *f, const char *code)
     return n;
 }
 
+/* The update of cur to st's objects, its findings (into all: the caller releases them) checked
+ * against a full build's; cur is freed. */
+static struct snapshot *update_checked(struct snapshot *cur, const struct store *st,
+                                       struct dd_findings *all, int step)
+{
+    struct rule_options opt = RULE_OPTIONS_INIT;
+    struct snapshot *next, *full;
+    struct dd_err err;
+
+    dd_err_clear(&err);
+    assert_non_null(next = snapshot_update(cur, objects(st), st->n, NULL, NULL, &opt, &err));
+    assert_non_null(full = snapshot_build(NULL, objects(st), st->n, NULL, NULL, &opt, &err));
+    assert_int_equal(snapshot_findings(next, all), 0);
+    same_findings(all, &full->f, step);
+    snapshot_free(full);
+    snapshot_free(cur);
+    return next;
+}
+
 /*
  * The rules that read what a snapshot's base works out once (rule_options.cache: where the
  * plugin may run) or the users of a claim, through updates that patch the base's model and
@@ -876,7 +895,6 @@ static void test_updates_follow_their_base(void **state)
     assert_int_equal(count(&cur->f, "DriverDaemonSetMissingOnNode"), 1);
     assert_int_equal(count(&cur->f, "ReservedForLimitReached"), 1);
     for (k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
-        struct snapshot *next, *full;
         struct dd_findings all = DD_FINDINGS_INIT;
         i = steps[k].what ? 0 : st.n - 1;
         if (steps[k].what)
@@ -885,18 +903,12 @@ static void test_updates_follow_their_base(void **state)
             zoned_pod(b, sizeof(b), steps[k].zone, steps[k].shared, (unsigned)k + 1);
         retire(&st, st.v[i]);
         st.v[i] = parse(b);
-        assert_non_null(next = snapshot_update(cur, objects(&st), st.n, NULL, NULL, &opt, &err));
-        assert_non_null(full = snapshot_build(NULL, objects(&st), st.n, NULL, NULL, &opt, &err));
+        cur = update_checked(cur, &st, &all, (int)k + 1);
         /* A replaced Pod patches the base's model, a DaemonSet starts a new base. */
-        assert_int_equal(next->steps.patched, !steps[k].what);
-        assert_int_equal(snapshot_findings(next, &all), 0);
-        same_findings(&all, &full->f, (int)k + 1);
+        assert_int_equal(cur->steps.patched, !steps[k].what);
         assert_int_equal(count(&all, "DriverDaemonSetMissingOnNode"), steps[k].plugin);
         assert_int_equal(count(&all, "ReservedForLimitReached"), steps[k].full);
         dd_findings_release(&all);
-        snapshot_free(full);
-        snapshot_free(cur);
-        cur = next;
     }
     snapshot_free(cur);
     store_clear(&st);
@@ -911,7 +923,7 @@ static void test_claims_rerun_pod_parts(void **state)
 {
     struct store st;
     struct rule_options opt = RULE_OPTIONS_INIT;
-    struct snapshot *cur, *next, *full;
+    struct snapshot *cur;
     struct dd_findings all = DD_FINDINGS_INIT;
     struct dd_err err;
     char b[8192];
@@ -935,16 +947,10 @@ static void test_claims_rerun_pod_parts(void **state)
         } else {
             drop(&st, st.n - 1);
         }
-        assert_non_null(next = snapshot_update(cur, objects(&st), st.n, NULL, NULL, &opt, &err));
-        assert_non_null(full = snapshot_build(NULL, objects(&st), st.n, NULL, NULL, &opt, &err));
-        assert_true(next->steps.delta);
-        assert_int_equal(snapshot_findings(next, &all), 0);
-        same_findings(&all, &full->f, k);
+        cur = update_checked(cur, &st, &all, k);
+        assert_true(cur->steps.delta);
         assert_int_equal(count(&all, "DeviceTaintNotTolerated"), k % 2);
         dd_findings_release(&all);
-        snapshot_free(full);
-        snapshot_free(cur);
-        cur = next;
     }
     snapshot_free(cur);
     store_clear(&st);
