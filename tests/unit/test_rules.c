@@ -254,6 +254,7 @@ static void quota_exceeded(void **state)
     "{\"name\":\"" name "\",\"namespace\":\"t\"},\"spec\":{\"spec\":{\"devices\":{\"requests\":"  \
     "[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"" cls "\",\"count\":" n "}}]}}}}"
 
+/* A claim asking for n devices of class cls. */
 #define CLAIM_N(name, cls, n)                                                                  \
     "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"" \
     name "\",\"namespace\":\"t\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\","         \
