@@ -1074,6 +1074,7 @@ static enum dd_rc add_event(struct dra_model *m, const cJSON *obj, int v1core)
         return DD_ENOMEM;
     e->type = str_or(dd_json_str(obj, "type", NULL), "");
     e->seq = m->nevents - 1;
+    e->json = obj;
     e->reason = str_or(dd_json_str(obj, "reason", NULL), "");
     e->message = str_or(dd_json_str(obj, v1core ? "message" : "note", NULL), "");
     e->kind = str_or(dd_json_str(about, "kind", NULL), "");
@@ -1699,6 +1700,42 @@ static int cmp_events(const void *pa, const void *pb)
     return c ? c : (a->seq > b->seq) - (a->seq < b->seq);
 }
 
+enum dd_rc dra_events_merge(const struct dra_event *old, size_t nold, struct dra_event *came,
+                            size_t ncame, size_t (*seq)(void *ctx, const cJSON *json), void *ctx,
+                            struct dra_event **out, size_t *nout)
+{
+    struct dra_event *v = malloc((nold + ncame + 1) * sizeof(*v)), e;
+    size_t i = 0, j, n = 0;
+    int have = 0;
+
+    if (!v)
+        return DD_ENOMEM;
+    for (j = 0; j < ncame; j++)
+        came[j].seq = seq(ctx, came[j].json);
+    if (ncame > 1)
+        qsort(came, ncame, sizeof(*came), cmp_events);
+    for (j = 0; i < nold || j < ncame;) {
+        if (i < nold && !have) {
+            e = old[i];
+            if ((e.seq = seq(ctx, e.json)) == SIZE_MAX) {
+                i++;
+                continue;
+            }
+            have = 1;
+        }
+        if (j < ncame && (!have || cmp_events(&came[j], &e) < 0)) {
+            v[n++] = came[j++];
+        } else {
+            v[n++] = e;
+            i++;
+            have = 0;
+        }
+    }
+    *out = v;
+    *nout = n;
+    return DD_OK;
+}
+
 const struct dra_event *dra_events_about(const struct dra_model *m, const char *kind,
                                          const char *ns, const char *name, size_t *n)
 {
@@ -1818,6 +1855,58 @@ const struct dra_claim *dra_pod_claim_resolve(const struct dra_model *m,
                                               const struct dra_pod_claim *pc)
 {
     return m->claims_gen && pc->gen == m->claims_gen ? pc->resolved : resolve(m, p, pc);
+}
+
+const struct dra_claim *dra_pod_claim_lookup(const struct dra_model *m,
+                                             const struct dra_podspec *p,
+                                             const struct dra_pod_claim *pc)
+{
+    return resolve(m, p, pc);
+}
+
+enum dd_rc dra_model_reserve_claims(struct dra_model *m, size_t extra)
+{
+    struct dra_claim *v;
+
+    if (m->capclaims >= m->nclaims + extra)
+        return DD_OK;
+    if (!(v = realloc(m->claims, (m->nclaims + extra) * sizeof(*v))))
+        return DD_ENOMEM;
+    m->claims = v;
+    m->capclaims = m->nclaims + extra;
+    m->claims_gen = 0; /* answers remembered pointed into the old array */
+    return DD_OK;
+}
+
+enum dd_rc dra_model_append_claims(struct dra_model *m, const struct dra_claim *v, size_t n)
+{
+    size_t i, cap = m->nclaim_idx, *idx;
+
+    if (m->nclaims + n > m->capclaims || !m->nclaim_idx || m->nclaims_indexed != m->nclaims)
+        return DD_EINVAL;
+    /* A copy of the index when it has room (a memcpy: no hash of every claim again). */
+    if (2 * (m->nclaims + n) + 2 <= cap) {
+        if (!(idx = malloc(cap * sizeof(*idx))))
+            return DD_ENOMEM;
+        memcpy(idx, m->claim_idx, cap * sizeof(*idx));
+    } else {
+        if (!(idx = idx_new(m->nclaims + n, &cap)))
+            return DD_ENOMEM;
+        for (i = 0; i < m->nclaims; i++)
+            idx_insert(idx, cap,
+                       name_hash(m->claims[i].o.ns, m->claims[i].o.name, m->claims[i].is_template),
+                       i);
+    }
+    if (n)
+        memcpy(&m->claims[m->nclaims], v, n * sizeof(*v));
+    for (i = 0; i < n; i++)
+        idx_insert(idx, cap, name_hash(v[i].o.ns, v[i].o.name, v[i].is_template),
+                   m->nclaims + i);
+    m->nclaims += n;
+    m->nclaims_indexed = m->nclaims;
+    m->claim_idx = idx;
+    m->nclaim_idx = cap;
+    return DD_OK;
 }
 
 void dra_model_resolve_claims(struct dra_model *m, const struct dra_podspec *const *pods, size_t n)

@@ -220,6 +220,7 @@ struct dra_event {
     const char *ns;
     const char *name;
     size_t seq;           /* order of arrival: the later of two events is the newer */
+    const cJSON *json;    /* the Event; borrowed */
 };
 
 /*
@@ -479,6 +480,42 @@ const struct dra_claim *dra_pod_claim_resolve(const struct dra_model *m,
  * it (the answers are written, never read, here).
  */
 void dra_model_resolve_claims(struct dra_model *m, const struct dra_podspec *const *pods, size_t n);
+
+/* dra_pod_claim_resolve without the answers remembered: what pc resolves to among m's claims
+ * now, whatever p remembers. */
+const struct dra_claim *dra_pod_claim_lookup(const struct dra_model *m,
+                                             const struct dra_podspec *p,
+                                             const struct dra_pod_claim *pc);
+
+/*
+ * Makes room for extra claims past m's (capclaims), so that a shallow copy of m may append
+ * claims without moving those m's podspecs resolved to (dra_model_append_claims).  Call
+ * before dra_model_finish: the array may move.  DD_OK or DD_ENOMEM.
+ */
+enum dd_rc dra_model_reserve_claims(struct dra_model *m, size_t extra);
+
+/*
+ * Appends shallow copies of v[0..n) (what they point to stays v's owner's) to m, a shallow
+ * copy of a finished model whose claims array has room for them: into the slots past m's
+ * claims, which no other copy may read (the caller makes sure), the array itself unmoved.
+ * m->claim_idx becomes a new index holding them too, owned by the caller (free it; the old
+ * one is the copied model's).  m's claims_gen stays: the caller resolves again the podspecs
+ * whose claims may be the new ones (dra_pod_claim_lookup).  DD_OK, DD_ENOMEM or DD_EINVAL (no
+ * room, or claims not indexed); m is unchanged on failure.
+ */
+enum dd_rc dra_model_append_claims(struct dra_model *m, const struct dra_claim *v, size_t n);
+
+/*
+ * The Events of a model whose objects are those of the model that read old[0..nold) (sorted as
+ * dra_model_finish sorts them), but the Events that went, and came[0..ncame) (another model's,
+ * which read the Events that came): each numbered seq(ctx, json), or SIZE_MAX when it went.  An
+ * update of a live cache's model where the other Events kept their order (the numbers of old's
+ * kept keep their order too), a merge rather than a sort.  Into *out (owned, sorted);
+ * came is sorted in place.  DD_OK or DD_ENOMEM.
+ */
+enum dd_rc dra_events_merge(const struct dra_event *old, size_t nold, struct dra_event *came,
+                            size_t ncame, size_t (*seq)(void *ctx, const cJSON *json), void *ctx,
+                            struct dra_event **out, size_t *nout);
 
 /* The events about object kind ns/name, in arrival order: *n of them from the returned
  * pointer (dra_model_finish sorts events by object). */

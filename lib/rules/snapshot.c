@@ -571,7 +571,9 @@ static int claim_groups(const struct snapshot *prev, const struct snapshot *s, c
                 if (!c || seen[k = (size_t)(c - ms[v]->claims)])
                     continue;
                 seen[k] = 1;
-                for (i = base->cu_start[k]; i < base->cu_start[k + 1]; i++)
+                /* A claim that came since base has no users there (its slot is past base's). */
+                for (i = k < base->m.nclaims ? base->cu_start[k] : 0;
+                     k < base->m.nclaims && i < base->cu_start[k + 1]; i++)
                     if (group_add(g, base->cu_pos[i]))
                         goto out;
                 if (group_add_users(g, prev->uses, prev->nuses, k) ||
@@ -710,7 +712,11 @@ static void unpatch(struct snapshot *s)
     if (!s->base)
         return;
     if (s->kinds != s->base->kinds)
-        free(s->kinds); /* an Events patch's own */
+        free(s->kinds); /* an insertion's own */
+    if (s->pod_idx != s->base->pod_idx)
+        free(s->pod_idx);
+    if (s->m.claim_idx != s->base->m.claim_idx)
+        free(s->m.claim_idx);
     free(s->m.pods);
     box_unref(s->box);
     box_unref(s->evbox);
@@ -819,26 +825,56 @@ static int may_patch(const struct snapshot *prev, const struct snapshot *s)
            (!prev->box || prev->box->parsed < PATCH_MAX_PARSED(prev->m.npods));
 }
 
+/* A copy of idx[0..n), or NULL. */
+static size_t *idx_copy(const size_t *idx, size_t n)
+{
+    size_t *v = malloc((n + 1) * sizeof(*v));
+
+    if (v && n)
+        memcpy(v, idx, n * sizeof(*v));
+    return v;
+}
+
 /*
- * s's model as prev's, shared with prev's base, but the podspecs at positions at[0..nat)
- * (unsorted), which are box's (taken, may be NULL when nat is 0; prev's box is kept
- * otherwise).  0, or -1 on ENOMEM (s is then unpatched).
+ * s's model begins as prev's, shared with prev's base (a reference), with box's podspecs (box
+ * taken; NULL: prev's box is kept) and prev's Events.  The Pod and claim indexes are base's, or
+ * copies of prev's own (prev may go first).  s->m.pods is share_pods'.  0, or -1 on ENOMEM (s
+ * is then unpatched).
  */
-static int share_model(const struct snapshot *prev, struct snapshot *s, struct snapshot_box *box,
-                       size_t *at, size_t nat)
+static int share_begin(const struct snapshot *prev, struct snapshot *s, struct snapshot_box *box)
 {
     struct snapshot *base = prev->base ? prev->base : (struct snapshot *)prev;
-    size_t i;
 
     s->m = prev->m;
-    s->m.pods = malloc((prev->m.npods + 1) * sizeof(*s->m.pods));
+    s->m.pods = NULL;
+    s->m.claim_idx = base->m.claim_idx;
     s->base = base;
     atomic_fetch_add(&base->refs, 1);
     s->box = box ? box : box_ref(prev->box);
     s->evbox = box_ref(prev->evbox);
     s->pod_idx = base->pod_idx;
     s->npod_idx = base->npod_idx;
-    if (!s->m.pods) {
+    if ((prev->m.claim_idx != base->m.claim_idx &&
+         !(s->m.claim_idx = idx_copy(prev->m.claim_idx, prev->m.nclaim_idx))) ||
+        (prev->pod_idx != base->pod_idx &&
+         !(s->pod_idx = idx_copy(prev->pod_idx, s->npod_idx = prev->npod_idx)))) {
+        unpatch(s);
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * s's Pods (npods of them): prev's, but at positions at[0..nat) (unsorted; those past prev's
+ * Pods are new ones) s->box's podspecs, in order, resolved against s's claims.  0, or -1 on
+ * ENOMEM (s is then unpatched).
+ */
+static int share_pods(const struct snapshot *prev, struct snapshot *s, size_t *at, size_t nat,
+                      size_t npods)
+{
+    size_t i;
+
+    if (!(s->m.pods = malloc((npods + 1) * sizeof(*s->m.pods)))) {
         unpatch(s);
         return -1;
     }
@@ -846,7 +882,7 @@ static int share_model(const struct snapshot *prev, struct snapshot *s, struct s
         memcpy(s->m.pods, prev->m.pods, prev->m.npods * sizeof(*s->m.pods));
     for (i = 0; i < nat; i++)
         s->m.pods[at[i]] = s->box->m.pods[i];
-    s->m.cappods = prev->m.npods;
+    s->m.npods = s->m.cappods = npods;
     if (nat)
         dra_model_resolve_claims(&s->m, s->box->m.pods, nat);
     if (nat > 1)
@@ -856,6 +892,21 @@ static int share_model(const struct snapshot *prev, struct snapshot *s, struct s
         return -1;
     }
     return 0;
+}
+
+/* A box for an update of prev, after prev's box in the chain; NULL on ENOMEM. */
+static struct snapshot_box *box_new(const struct snapshot *prev)
+{
+    struct snapshot_box *box = calloc(1, sizeof(*box));
+
+    if (!box)
+        return NULL;
+    atomic_init(&box->refs, 1);
+    box->prev = box_ref(prev->box);
+    box->parsed = prev->box ? prev->box->parsed : 0;
+    dra_model_init(&box->m, NULL, NULL);
+    box->m.live = 1;
+    return box;
 }
 
 /*
@@ -899,15 +950,11 @@ static int patch_model(const struct snapshot *prev, struct snapshot *s, struct k
         }
     }
     if (nat) {
-        if (!(box = calloc(1, sizeof(*box)))) {
+        if (!(box = box_new(prev))) {
             rc = -1;
             goto out;
         }
-        atomic_init(&box->refs, 1);
-        box->prev = box_ref(prev->box);
-        box->parsed = nat + (prev->box ? prev->box->parsed : 0);
-        dra_model_init(&box->m, NULL, NULL);
-        box->m.live = 1;
+        box->parsed += nat;
         for (i = 0; i < nat; i++) {
             enum dd_rc r = dra_model_add(&box->m, changed->v[2 * i + 1], NULL, 0);
             if (r != DD_OK) {
@@ -920,7 +967,7 @@ static int patch_model(const struct snapshot *prev, struct snapshot *s, struct k
                 goto out;
         }
     }
-    /* A Pod replaced each Pod: prev's kinds, which are base's unless Events moved objects. */
+    /* A Pod replaced each Pod: prev's kinds, which are base's unless objects came or went. */
     if (prev->kinds == base->kinds)
         s->kinds = base->kinds;
     else if ((s->kinds = malloc(s->nborrowed + 1)))
@@ -929,8 +976,9 @@ static int patch_model(const struct snapshot *prev, struct snapshot *s, struct k
         rc = -1;
     if (rc < 0) {
         goto out;
-    } else if ((rc = share_model(prev, s, box, at, nat)) < 0) {
-        box = NULL; /* share_model took it, and unpatch let it go with s's kinds */
+    } else if ((rc = share_begin(prev, s, box)) < 0 ||
+               (rc = share_pods(prev, s, at, nat, prev->m.npods)) < 0) {
+        box = NULL; /* share_begin took it, and unpatch let it go with s's kinds */
         goto out;
     }
     box = NULL;
@@ -942,25 +990,204 @@ out:
 }
 
 /*
- * s's model as prev's where only Events came, went or were replaced (the scheduler's, one per
- * attempt): every other object is prev's, in its order.  The Events are parsed again into a box
- * of their own, s->evbox (what a model reads of them is an array sorted by object and arrival,
- * which a full build makes from every Event; a box that held a chain of them would grow with
- * each such update), the rest is shared as patch_model shares it.  s->kinds is s's own.
+ * 1 when o, an object of s's that prev has not, is a Pod or a ResourceClaim a patched model may
+ * take in, at the end of its array rather than in the place a full build gives it: prev's model
+ * has none of its name; base has no stand-in claim in its namespace (the stand-ins are base's);
+ * a claim is not allocated (an allocation is in the allocator's inventory, base's); and no
+ * ResourceQuota of its namespace counts it (the pods and claims a quota admits are the first
+ * ones, in order; what it leaves decides which Pods need stand-ins).
+ */
+static int may_insert(const struct snapshot *prev, const struct snapshot *base, const cJSON *o,
+                      enum tracked t)
+{
+    const char *ns, *name;
+    size_t i;
+
+    if (t == T_POD) {
+        if (!pod_named(o, &ns, &name) || pod_pos(prev, ns, name) != SIZE_MAX)
+            return 0;
+    } else if (t != T_CLAIM || dd_json_path(o, "status", "allocation", NULL) ||
+               !(name = dd_json_str(o, "metadata", "name", NULL))) {
+        return 0;
+    } else if (!(ns = dd_json_str(o, "metadata", "namespace", NULL))) {
+        ns = "";
+    }
+    if (stands_in(base, ns) || (t == T_CLAIM && dra_find_claim(&prev->m, ns, name, 0)))
+        return 0;
+    for (i = 0; i < prev->m.nquotas; i++)
+        if (!strcmp(prev->m.quotas[i].o.ns, ns))
+            return 0;
+    return 1;
+}
+
+/* Adds the Pods of s's model from position from on to s's Pod index, made its own (a copy of
+ * base's, or built anew when it would be more than half full).  -1 on ENOMEM. */
+static int index_more_pods(struct snapshot *s, size_t from)
+{
+    size_t i, h, mask;
+
+    if (2 * s->m.npods > s->npod_idx) {
+        if (s->pod_idx != s->base->pod_idx)
+            free(s->pod_idx);
+        s->pod_idx = NULL;
+        return index_pods(s);
+    }
+    if (s->pod_idx == s->base->pod_idx && !(s->pod_idx = idx_copy(s->pod_idx, s->npod_idx)))
+        return -1;
+    mask = s->npod_idx - 1;
+    for (i = from; i < s->m.npods; i++) {
+        const struct dra_podspec *p = s->m.pods[i];
+        if (strcmp(p->o.kind, "Pod"))
+            continue;
+        for (h = dra_key_hash(p->o.ns, p->o.name) & mask; s->pod_idx[h]; h = (h + 1) & mask)
+            ;
+        s->pod_idx[h] = i + 1;
+    }
+    return 0;
+}
+
+/* 1 when ns is the namespace of one of c[0..n). */
+static int claims_ns(const struct dra_claim *c, size_t n, const char *ns)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        if (!strcmp(c[i].o.ns, ns))
+            return 1;
+    return 0;
+}
+
+/*
+ * Parses into box (s->box, its podspecs for the positions at[*nat..]) prev's podspecs that a
+ * claim s's model gained (box's) resolves now: prev's remember none for them, and may be read
+ * while s is built.  1 when one cannot be (s is then built whole), 0, -1 on ENOMEM.
+ */
+static int reparse_claimants(const struct snapshot *prev, struct snapshot *s,
+                             struct snapshot_box *box, size_t *at, size_t *nat)
+{
+    size_t i, j;
+
+    for (i = 0; i < prev->m.npods; i++) {
+        const struct dra_podspec *p = prev->m.pods[i];
+        if (!p->nclaims || !claims_ns(box->m.claims, box->m.nclaims, p->o.ns))
+            continue;
+        for (j = 0; j < p->nclaims; j++)
+            if (!dra_pod_claim_resolve(&prev->m, p, &p->claims[j]) &&
+                dra_pod_claim_lookup(&s->m, p, &p->claims[j]))
+                break;
+        if (j == p->nclaims)
+            continue;
+        if (dra_model_add(&box->m, p->o.json, NULL, 0) != DD_OK)
+            return -1;
+        if (box->m.npods != *nat + 1 || box->m.plugin_pods.n)
+            return 1;
+        at[(*nat)++] = i;
+    }
+    return 0;
+}
+
+/* s's Events (their objects) and their numbers in s's order: open addressing. */
+struct evnum {
+    const cJSON **k;
+    size_t *v, cap;
+};
+
+static size_t evnum_get(void *ctx, const cJSON *json)
+{
+    const struct evnum *en = ctx;
+    size_t h, mask = en->cap - 1;
+
+    for (h = ptr_hash(json) & mask; en->k[h]; h = (h + 1) & mask)
+        if (en->k[h] == json)
+            return en->v[h];
+    return SIZE_MAX;
+}
+
+/*
+ * s->evbox: the Events s's model reads, prev's but those that went, with those of came (new
+ * objects, parsed into the box), all numbered in s's order: a merge (dra_events_merge), not a
+ * parse and a sort of every Event.  -1 on ENOMEM.
+ */
+static int patch_event_box(const struct snapshot *prev, struct snapshot *s,
+                           const struct keys *came)
+{
+    struct snapshot_box *box = calloc(1, sizeof(*box));
+    struct evnum en = { NULL, NULL, 16 };
+    struct dra_event *v = NULL;
+    size_t i, h, n = 0, k = 0;
+    int rc = -1;
+
+    if (!box)
+        return -1;
+    atomic_init(&box->refs, 1);
+    dra_model_init(&box->m, NULL, NULL);
+    box->m.live = 1;
+    for (i = 0; i < s->nborrowed; i++)
+        n += s->kinds[i] == T_EVENT;
+    while (en.cap < 2 * n + 2)
+        en.cap *= 2;
+    if (!(en.k = calloc(en.cap, sizeof(*en.k))) || !(en.v = malloc(en.cap * sizeof(*en.v))))
+        goto out;
+    for (i = 0; i < s->nborrowed; i++)
+        if (s->kinds[i] == T_EVENT) {
+            for (h = ptr_hash(s->borrowed[i]) & (en.cap - 1); en.k[h]; h = (h + 1) & (en.cap - 1))
+                ;
+            en.k[h] = s->borrowed[i];
+            en.v[h] = k++;
+        }
+    for (i = 0; i < came->n; i++)
+        if (dra_model_add(&box->m, came->v[i], NULL, 0) != DD_OK)
+            goto out;
+    if (dra_events_merge(prev->m.events, prev->m.nevents, box->m.events, box->m.nevents,
+                         evnum_get, &en, &v, &n) != DD_OK)
+        goto out;
+    free(box->m.events);
+    box->m.events = v;
+    box->m.nevents = box->m.capevents = n;
+    box_unref(s->evbox); /* prev's, which share_begin took */
+    s->evbox = box;
+    box = NULL;
+    s->m.events = s->evbox->m.events;
+    s->m.nevents = s->evbox->m.nevents;
+    s->m.capevents = s->evbox->m.capevents;
+    rc = 0;
+out:
+    box_unref(box);
+    free(en.k);
+    free(en.v);
+    return rc;
+}
+
+/*
+ * s's model as prev's where Events came, went or were replaced (the scheduler's, one per
+ * attempt), and Pods and ResourceClaims came that may_insert takes (they go to came): every
+ * other object is prev's, in its order.
+ *  - The Pods and claims that came are parsed into a box (s->box): the Pods take positions past
+ *    prev's; the claims the slots base keeps past its own (dra_model_reserve_claims), which
+ *    only the newest snapshot patched from base fills (base->claims_used: an update of an
+ *    older one is built whole).  The podspecs a new claim resolves are parsed again.
+ *  - What a model reads of the Events is an array sorted by object and arrival: s's is prev's
+ *    merged with those that came, in a box of its own, s->evbox (patch_event_box).  A chain
+ *    of boxes would grow with each such update.
+ *  - The rest is shared as patch_model shares it; s->kinds is s's own.
  * 1 when that does not apply (s is untouched), 0, -1 on ENOMEM.
  */
-static int patch_events(const struct snapshot *prev, struct snapshot *s)
+static int patch_inserts(const struct snapshot *prev, struct snapshot *s, struct keys *came)
 {
+    struct snapshot *base = prev->base ? prev->base : (struct snapshot *)prev;
     struct snapshot_box *box = NULL;
+    struct keys evcame = { NULL, 0, 0 };
     unsigned char *kinds;
-    size_t i = 0, j = 0, run;
-    int changed = 0;
+    size_t i = 0, j = 0, run, nat = 0, nnew = 0, *at = NULL, room;
+    enum tracked t = T_OTHER;
+    int events = 0, rc = -1;
 
     if (!may_patch(prev, s))
         return 1;
+    room = PATCH_MAX_PARSED(prev->m.npods) - (prev->box ? prev->box->parsed : 0);
     if (!(kinds = malloc(s->nborrowed + 1)))
         return -1;
-    /* Both in one walk: runs of the same objects, and Events between them. */
+    /* Both in one walk: runs of the same objects, and what came or went between them. */
     while (i < prev->nborrowed || j < s->nborrowed) {
         run = prev->nborrowed - i < s->nborrowed - j ? prev->nborrowed - i : s->nborrowed - j;
         run = same_run(prev->borrowed + i, s->borrowed + j, run);
@@ -969,45 +1196,88 @@ static int patch_events(const struct snapshot *prev, struct snapshot *s)
         j += run;
         if (i < prev->nborrowed && prev->kinds[i] == T_EVENT) {
             i++; /* went (or replaced: its new version is next in s) */
-        } else if (j < s->nborrowed && tracked(s->borrowed[j]) == T_EVENT) {
+            events = 1;
+        } else if (j < s->nborrowed && (t = tracked(s->borrowed[j])) == T_EVENT) {
+            if (keys_push(&evcame, s->borrowed[j]))
+                goto out;
             kinds[j++] = T_EVENT;
+            events = 1;
+        } else if (j < s->nborrowed && came->n < room &&
+                   may_insert(prev, base, s->borrowed[j], t)) {
+            if (keys_push(came, s->borrowed[j]))
+                goto out;
+            kinds[j++] = (unsigned char)t;
         } else if (i < prev->nborrowed || j < s->nborrowed) {
-            free(kinds);
-            return 1;
+            rc = 1;
+            goto out;
         } else {
             break;
         }
-        changed = 1;
     }
-    if (!changed || !(box = calloc(1, sizeof(*box)))) {
-        free(kinds);
-        return changed ? -1 : 1;
+    if (!events && !came->n) {
+        rc = 1;
+        goto out;
     }
-    atomic_init(&box->refs, 1);
-    dra_model_init(&box->m, NULL, NULL);
-    box->m.live = 1;
-    for (j = 0; j < s->nborrowed; j++)
-        if (kinds[j] == T_EVENT && dra_model_add(&box->m, s->borrowed[j], NULL, 0) != DD_OK)
-            break;
-    if (j < s->nborrowed || dra_model_finish(&box->m) != DD_OK ||
-        share_model(prev, s, NULL, NULL, 0)) {
-        box_unref(box);
-        free(kinds);
-        return -1;
+    /* Events alone keep prev's box: an empty one per update would make a chain that grows. */
+    if ((came->n && !(box = box_new(prev))) ||
+        !(at = malloc((came->n + prev->m.npods + 1) * sizeof(*at))))
+        goto out;
+    for (i = 0; i < came->n; i++) {
+        size_t had = box->m.npods;
+        if (dra_model_add(&box->m, came->v[i], NULL, 0) != DD_OK)
+            goto out;
+        if (box->m.npods > had)
+            at[nat++] = prev->m.npods + nnew++;
     }
+    rc = 1;
+    if (box && (box->m.npods != nnew || box->m.plugin_pods.n ||
+                box->m.nclaims > base->m.capclaims - prev->m.nclaims ||
+                (box->m.nclaims && prev->m.nclaims != atomic_load(&base->claims_used))))
+        goto out;
     s->kinds = kinds;
-    box_unref(s->evbox); /* prev's, which share_model took */
-    s->evbox = box;
-    s->m.events = box->m.events;
-    s->m.nevents = box->m.nevents;
-    s->m.capevents = box->m.capevents;
-    s->m.nobjects = prev->m.nobjects - prev->m.nevents + box->m.nevents;
-    return 0;
+    kinds = NULL;
+    rc = share_begin(prev, s, box);
+    box = NULL; /* s's now, or let go with it */
+    if (rc)
+        goto out;
+    if (came->n && s->box->m.nclaims) {
+        size_t *copied = s->m.claim_idx != base->m.claim_idx ? s->m.claim_idx : NULL;
+        enum dd_rc r = dra_model_append_claims(&s->m, s->box->m.claims, s->box->m.nclaims);
+        if (r == DD_OK)
+            free(copied); /* the index of prev's claims, which the new one holds too */
+        rc = r == DD_ENOMEM ? -1 : r != DD_OK ? 1
+                                              : reparse_claimants(prev, s, s->box, at, &nat);
+        if (rc) {
+            unpatch(s);
+            goto out;
+        }
+    }
+    /* What the chain holds counts (may_patch): the claims too, the Pods parsed again too. */
+    if (came->n)
+        s->box->parsed += came->n + nat - nnew;
+    s->m.nobjects = prev->m.nobjects + s->nborrowed - prev->nborrowed;
+    if ((rc = share_pods(prev, s, at, nat, prev->m.npods + nnew)) ||
+        (nnew && (rc = index_more_pods(s, prev->m.npods))) ||
+        (events && (rc = patch_event_box(prev, s, &evcame)))) {
+        unpatch(s);
+        goto out;
+    }
+    if (came->n && s->box->m.nclaims)
+        atomic_store(&base->claims_used, s->m.nclaims);
+out:
+    free(kinds);
+    free(at);
+    free(evcame.v);
+    box_unref(box);
+    if (rc)
+        came->n = 0;
+    return rc;
 }
 
-/* 1 when the Pods of changed (new versions) ask for stand-in claims, which prev's did not
- * (then the model must be built whole), 0, -1 on ENOMEM. */
-static int patch_assumes(struct snapshot *s, const struct keys *changed)
+/* 1 when the Pods of changed (every stride-th, from the stride-th: the new versions) ask for
+ * stand-in claims, which prev's did not (then the model must be built whole), 0, -1 on
+ * ENOMEM. */
+static int patch_assumes(struct snapshot *s, const struct keys *changed, size_t stride)
 {
     struct dra_model part = s->m;
     struct keys now = { NULL, 0, 0 };
@@ -1017,7 +1287,7 @@ static int patch_assumes(struct snapshot *s, const struct keys *changed)
 
     if (!s->m.nquotas)
         return 0; /* nothing is exhausted */
-    for (i = 1; i < changed->n; i += 2)
+    for (i = stride - 1; i < changed->n; i += stride)
         if (keys_push(&now, changed->v[i])) {
             free(now.v);
             return -1;
@@ -1695,12 +1965,12 @@ static struct snapshot *build(const struct snapshot *prev, cJSON *owned, const c
                               struct dd_err *err)
 {
     struct snapshot *s = calloc(1, sizeof(*s));
-    struct keys patched = { NULL, 0, 0 };
+    struct keys patched = { NULL, 0, 0 }, came = { NULL, 0, 0 };
     struct rule_options ropt = RULE_OPTIONS_INIT;
     struct timespec t;
     const cJSON *it;
     size_t i, kept = 0;
-    int rc = 1, events = 0;
+    int rc = 1, inserted = 0;
 
     if (!s) {
         cJSON_Delete(owned);
@@ -1714,12 +1984,13 @@ static struct snapshot *build(const struct snapshot *prev, cJSON *owned, const c
     s->nborrowed = n;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     if (prev && (rc = patch_model(prev, s, &patched)) == 0 &&
-        (rc = patch_assumes(s, &patched)) != 0) {
+        (rc = patch_assumes(s, &patched, 2)) != 0) {
         unpatch(s);
         patched.n = 0;
     }
-    if (prev && rc > 0 && (rc = patch_events(prev, s)) == 0)
-        events = 1;
+    if (prev && rc > 0 && (rc = patch_inserts(prev, s, &came)) == 0 &&
+        !(inserted = !(rc = patch_assumes(s, &came, 1))))
+        unpatch(s);
     if (rc < 0)
         goto oom;
     if (!rc) {
@@ -1745,7 +2016,9 @@ static struct snapshot *build(const struct snapshot *prev, cJSON *owned, const c
         if (dra_model_add(&s->m, borrowed[i], NULL, 0) != DD_OK)
             goto oom;
     }
-    if (dra_model_finish(&s->m) != DD_OK)
+    /* Room for the claims that updates patching this model may add (patch_inserts). */
+    if ((!owned && dra_model_reserve_claims(&s->m, s->m.nclaims / 4 + 64) != DD_OK) ||
+        dra_model_finish(&s->m) != DD_OK)
         goto oom;
     s->steps.model = lap(&t);
     s->assumed = diag_assume_rejected_claims(&s->m);
@@ -1757,6 +2030,7 @@ static struct snapshot *build(const struct snapshot *prev, cJSON *owned, const c
     if (!s->m.claims_gen) /* the stand-ins are claims some pods resolve to */
         dra_model_resolve_claims(&s->m, s->m.pods, s->m.npods);
     s->steps.assume = lap(&t);
+    atomic_init(&s->claims_used, s->m.nclaims);
     if (index_pods(s) || claim_users(s))
         goto oom;
 evidence:
@@ -1780,7 +2054,7 @@ evidence:
     /* Changed Events are no changed Pods: their update is a flat delta, the EVENTS rules
      * rerun. */
     rc = 1;
-    if (prev && s->steps.patched && !events &&
+    if (prev && s->steps.patched && !inserted &&
         (rc = layer_rules(prev, s, &ropt, &patched, &kept)) < 0)
         goto oom;
     if (prev && rc) {
@@ -1790,7 +2064,7 @@ evidence:
         if (prev->fbase && !snapshot_findings(prev, &all))
             pf = &all;
         rc = all.oom ? -1 : delta_rules(prev, pf, s, &ropt,
-                                        s->steps.patched && !events ? &patched : NULL, &kept);
+                                        s->steps.patched && !inserted ? &patched : NULL, &kept);
         dd_findings_release(&all);
         if (rc < 0)
             goto oom;
@@ -1821,9 +2095,11 @@ evidence:
         goto oom;
     s->steps.index = lap(&t);
     free(patched.v);
+    free(came.v);
     return s;
 oom:
     free(patched.v);
+    free(came.v);
     snapshot_free(s);
     dd_failf(err, DD_ENOMEM, "out of memory building a snapshot");
     return NULL;

@@ -71,37 +71,45 @@ struct snapshot {
     struct rule_cache *cache; /* owned: what the rules work out of m but its Pods
                                (dd_rules_cache_new), likewise */
     size_t *pod_idx;        /* open-addressing index of Pods (1 + position; 0 empty): owned,
-                               or base's (a patched model keeps every Pod in its place) */
+                               or base's (a patched model keeps every Pod in its place; one
+                               that took in Pods has its own) */
     size_t npod_idx;        /* its capacity, a power of two */
     int dup_pods;           /* two Pods have one namespace and name (no live cache has) */
     struct snapshot_steps { /* thread CPU seconds of snapshot_build's steps (the rules' own,
                                rule by rule, through opt->seconds) */
         double model, assume, rules, index;
         int delta;          /* 1: snapshot_update reran only what the changed Pods affect */
-        int patched;        /* 1: and m is base's model with the changed Pods parsed anew */
+        int patched;        /* 1: and m is base's model with the changed Pods (and claims
+                               that came) parsed anew */
     } steps;
     /*
-     * A patched snapshot (snapshot_update where only Pods were replaced): m is a shallow copy
-     * of base->m, which owns what m points to but m.pods (owned: the addresses of base's
-     * podspecs, the changed ones replaced by boxes' entries).  Successive updates share one
+     * A patched snapshot (snapshot_update where Pods were replaced, or Pods, unallocated
+     * claims and Events came): m is a shallow copy of base->m, which owns what m points to but
+     * m.pods (owned: the addresses of base's podspecs, the changed ones replaced by boxes'
+     * entries, those that came after them) and, when claims came, m.claim_idx (owned; the
+     * claims are in base's array, in the room past its own).  Successive updates share one
      * base, so that an event costs the Pods it changed, not the cluster; a full build starts a
      * new one.  NULL for a snapshot built whole.
      */
     struct snapshot *base;  /* a reference (refs) */
-    size_t *moved;          /* owned: the positions in m.pods replaced since base, sorted */
+    size_t *moved;          /* owned: the positions in m.pods replaced or filled since base,
+                               sorted */
     size_t nmoved;
     size_t *cu_start;       /* owned by a snapshot built whole (live): per claim c of m, the
                                podspecs resolving a claim to it are cu_pos[cu_start[c] ..
                                cu_start[c + 1]) (positions): the CLAIM rules' groups */
     size_t *cu_pos;
-    struct snapshot_box *box; /* a reference: the podspecs parsed since base (the newest
-                               update's, which holds the one's before) */
+    struct snapshot_box *box; /* a reference: the podspecs and claims parsed since base (the
+                               newest update's, which holds the one's before) */
     struct snapshot_box *evbox; /* a reference, or NULL: the Events m reads when they changed
                                since base (patched in a box of their own, not base's) */
     struct snapshot_use *uses; /* owned: the claims the podspecs at moved resolve to (claim and
                                podspec positions), sorted: with cu_pos, the claims' users */
     size_t nuses;
     atomic_size_t refs;     /* 1 + the patched snapshots whose base this is */
+    atomic_size_t claims_used; /* of a snapshot built whole: the claims its model's array holds
+                               for the newest snapshot patched from it (claims that came go
+                               into the room past its own: lib/rules/snapshot.c) */
 };
 
 /*
@@ -128,8 +136,10 @@ struct snapshot *snapshot_build(cJSON *owned, const cJSON **borrowed, size_t n,
  * findings.  ResourceClaims (stand-ins included) that came, went or changed but not in their
  * allocation add the POD rules for every podspec of their namespaces, and the NO_PODS and
  * POD_PART rules whole.  When only Pods were replaced, each in its place, or only Events came,
- * went or were replaced, it patches prev's model rather than building one (see base above):
- * the result then holds a reference to the base, so prev may be freed before it or after.
+ * went or were replaced and Pods and unallocated claims came (not in a namespace with a
+ * ResourceQuota or a stand-in claim), it patches prev's model rather than building one (see
+ * base above): the result then holds a reference to the base, so prev may be freed before it
+ * or after.
  * Otherwise, and when prev is NULL, it is snapshot_build.  Ownership as snapshot_build's.
  */
 struct snapshot *snapshot_update(const struct snapshot *prev, const cJSON **borrowed, size_t n,

@@ -58,6 +58,18 @@ static void put(struct store *st, const char *text)
     st->v[st->n++] = parse(text);
 }
 
+/* put, but anywhere: where a new object lands in a cache's list (its store's part of it) is
+ * no business of the findings. */
+static void put_anywhere(struct store *st, const char *text)
+{
+    size_t at = rnd((unsigned)st->n + 1);
+
+    assert_true(st->n < MAX_OBJS);
+    memmove(&st->v[at + 1], &st->v[at], (st->n - at) * sizeof(st->v[0]));
+    st->v[at] = parse(text);
+    st->n++;
+}
+
 static void retire(struct store *st, cJSON *o)
 {
     assert_true(st->ngone < sizeof(st->gone) / sizeof(st->gone[0]));
@@ -74,6 +86,21 @@ static void drop(struct store *st, size_t i)
 static const char *kind(const cJSON *o)
 {
     return cJSON_GetStringValue(cJSON_GetObjectItem(o, "kind"));
+}
+
+/* 1 when st holds an object of kind k named name. */
+static int holds(const struct store *st, const char *k, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < st->n; i++)
+        if (!strcmp(kind(st->v[i]), k) &&
+            !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(st->v[i],
+                                                                                 "metadata"),
+                                                             "name")),
+                    name))
+            return 1;
+    return 0;
 }
 
 /* A random object of kind k, or -1. */
@@ -331,8 +358,9 @@ static int same_allocation(const cJSON *a, const cJSON *b)
 
 /* One change, as a watch delivers it.  Returns 1 when only Pods or Events changed (in content),
  * 2 when a Pod was replaced in its place (the update may patch the model), 3 when a
- * ResourceClaim came, went or changed but not in its allocation (the update may rerun the rules
- * for its namespace's Pods only). */
+ * ResourceClaim went or changed but not in its allocation (the update may rerun the rules for
+ * its namespace's Pods only), 4 when an Event came or went, 5 when a Pod came, 6 when an
+ * unallocated ResourceClaim came (those three may patch the model). */
 static int change(struct store *st, unsigned gen)
 {
     char b[8192];
@@ -353,8 +381,8 @@ static int change(struct store *st, unsigned gen)
     }
     if (what < 9) {
         pod(b, sizeof(b), st->pods_made++, gen);
-        put(st, b);
-        return 1;
+        put_anywhere(st, b);
+        return 5;
     }
     if (what < 11 && (i = pick(st, "Pod")) >= 0) {
         drop(st, (size_t)i);
@@ -365,7 +393,7 @@ static int change(struct store *st, unsigned gen)
             drop(st, (size_t)i);
         } else {
             event(b, sizeof(b), st->events_made++, rnd(st->pods_made));
-            put(st, b);
+            put_anywhere(st, b);
         }
         return 4;
     }
@@ -379,9 +407,16 @@ static int change(struct store *st, unsigned gen)
     }
     /* A claim, new (unallocated) or gone. */
     if (what == 14 && rnd(2)) {
-        claim(b, sizeof(b), 200 + st->claims_made++, classes[rnd(4)], -1, 0);
-        put(st, b);
-        return 3;
+        /* Half of them one that Pods name and lack (never made, or gone): their podspecs
+         * resolve it now. */
+        unsigned id = rnd(NCLAIMS + 2);
+        char name[32];
+        snprintf(name, sizeof(name), "claim-%u", id);
+        if (rnd(2) || holds(st, "ResourceClaim", name))
+            id = 200 + st->claims_made++;
+        claim(b, sizeof(b), id, classes[rnd(4)], -1, 0);
+        put_anywhere(st, b);
+        return 6;
     }
     if (what == 14 && (i = pick(st, "ResourceClaim")) >= 0) {
         int unallocated = same_allocation(st->v[i], NULL);
@@ -553,9 +588,10 @@ static void tally(const struct dd_findings *f)
 
 /* Updates for which snapshot_affected_pods named the pods, and those it could not tell; changes
  * of Events alone, and the updates after them that patched the model; updates whose cluster has
- * stand-in claims, and those of them that patched it. */
+ * stand-in claims, and those of them that patched it; Pods and unallocated claims that came, and
+ * the updates after them that patched the model. */
 static unsigned affected_told, affected_all, event_changes, events_patched, with_stand_ins,
-    patched_stand_ins;
+    patched_stand_ins, inserts, inserts_patched;
 
 /* Runs seeds' clusters through steps changes each; returns how many updates were deltas,
  * and of the replacements of a Pod in its place, how many patched the previous model. */
@@ -589,17 +625,20 @@ static unsigned run(unsigned seeds, int steps, unsigned *pod_changes, unsigned *
             assert_false(full->steps.delta);
             if (!pods_only)
                 assert_false(next->steps.delta); /* another kind changed: built whole */
-            *claim_changes += pods_only == 3;
-            *claim_deltas += pods_only == 3 && next->steps.delta;
+            *claim_changes += pods_only == 3 || pods_only == 6;
+            *claim_deltas += (pods_only == 3 || pods_only == 6) && next->steps.delta;
+            inserts += pods_only == 5 || pods_only == 6;
+            inserts_patched += (pods_only == 5 || pods_only == 6) && next->steps.patched &&
+                               next->steps.delta;
             event_changes += pods_only == 4;
             with_stand_ins += full->assumed != NULL;
             patched_stand_ins += full->assumed != NULL && next->steps.patched;
             events_patched += pods_only == 4 && next->steps.patched && next->steps.delta;
-            *pod_changes += pods_only == 1 || pods_only == 2;
+            *pod_changes += pods_only == 1 || pods_only == 2 || pods_only == 5;
             *replaced += pods_only == 2;
             *patched += (unsigned)(pods_only == 2 && next->steps.patched);
             if (next->steps.patched) /* nothing else may be patched */
-                assert_true(pods_only == 2 || pods_only == 4);
+                assert_true(pods_only == 2 || pods_only >= 4);
             deltas += (unsigned)next->steps.delta;
             tally(&full->f);
             {
@@ -664,6 +703,11 @@ static void test_update_equals_build(void **state)
     if (events_patched * 2 < event_changes)
         fail_msg("only %u of %u changes of Events patched the model", events_patched,
                  event_changes);
+    /* And most Pods and claims that came (not in a namespace with a quota or stand-ins, nor
+     * once too many boxes piled up). */
+    if (inserts_patched * 2 < inserts)
+        fail_msg("only %u of %u Pods and claims that came patched the model", inserts_patched,
+                 inserts);
     deltas -= events_patched;
     /* And for most deltas, the pods whose diagnosis may change are told, not all of them. */
     if (affected_told * 2 < deltas + claim_deltas)
@@ -672,9 +716,10 @@ static void test_update_equals_build(void **state)
     print_message("%u of %u Pod changes were deltas; %u of %u replacements patched, %u "
                   "layered; %u of %u changes of claims were deltas; affected pods told for %u "
                   "updates, not for %u; %u of %u changes of Events patched; %u of %u updates with "
-                  "stand-in claims patched\n", deltas, pod_changes, patched, replaced, layered,
-                  claim_deltas, claim_changes, affected_told, affected_all, events_patched,
-                  event_changes, patched_stand_ins, with_stand_ins);
+                  "stand-in claims patched; %u of %u Pods and claims that came patched\n", deltas,
+                  pod_changes, patched, replaced, layered, claim_deltas, claim_changes,
+                  affected_told, affected_all, events_patched, event_changes, patched_stand_ins,
+                  with_stand_ins, inserts_patched, inserts);
     {
         size_t n, k;
         const struct dd_rule *r = dd_rules(&n);
@@ -1034,6 +1079,82 @@ static void test_long_chains(void **state)
     dra_cel_cache_free(cel);
 }
 
+/*
+ * Pods and unallocated claims that come, one per update, as a namespace fills: they patch the
+ * model, the claims into the room its base keeps past its claims, until that room or the chain
+ * of boxes is used up and a build starts a new base.  Now and then an update of an older
+ * snapshot too, whose claims would go into slots the newer ones read.  Findings as a build's
+ * throughout.
+ */
+static void test_inserts_chain(void **state)
+{
+    static struct store st;
+    struct rule_options opt = RULE_OPTIONS_INIT;
+    struct dra_cel_cache *cel = dra_cel_cache_new();
+    struct snapshot *cur, *older = NULL;
+    struct dd_err err;
+    char b[8192];
+    unsigned patched = 0, rebuilt = 0, claims_patched = 0, sides = 0;
+    struct dd_findings all_side = DD_FINDINGS_INIT;
+    int step;
+
+    (void)state;
+    rng_state = 0x9E3779B97F4A7C15ULL * 11;
+    cluster(&st, 0);
+    dd_err_clear(&err);
+    cur = snapshot_build(NULL, objects(&st), st.n, NULL, cel, &opt, &err);
+    assert_non_null(cur);
+    for (step = 1; step <= 400; step++) {
+        struct snapshot *next;
+        if (step % 2) {
+            pod(b, sizeof(b), st.pods_made++, (unsigned)step);
+        } else {
+            claim(b, sizeof(b), 1000 + st.claims_made++, classes[rnd(4)], -1, 0);
+        }
+        put_anywhere(&st, b);
+        next = snapshot_update(cur, objects(&st), st.n, NULL, cel, &opt, &err);
+        assert_non_null(next);
+        patched += next->steps.patched;
+        claims_patched += next->steps.patched && step % 2 == 0;
+        rebuilt += !next->steps.delta;
+        if (step % 8 == 0 || !next->steps.patched) {
+            struct snapshot *full = snapshot_build(NULL, objects(&st), st.n, NULL, NULL, &opt,
+                                                   &err);
+            struct dd_findings all = DD_FINDINGS_INIT;
+            assert_non_null(full);
+            assert_int_equal(snapshot_findings(next, &all), 0);
+            same_findings(&all, &full->f, step);
+            same_diagnoses(next, full, step);
+            dd_findings_release(&all);
+            snapshot_free(full);
+        }
+        if (older && step % 50 == 10) {
+            struct snapshot *side = update_checked(older, &st, &all_side, step);
+            sides += !side->steps.patched;
+            dd_findings_release(&all_side);
+            snapshot_free(side);
+            older = NULL;
+        }
+        if (step % 50 == 0)
+            older = cur; /* kept, not freed */
+        else
+            snapshot_free(cur);
+        cur = next;
+    }
+    print_message("%u of 400 updates patched (%u of the 200 claims), %u not deltas; %u of "
+                  "older snapshots built anew\n", patched, claims_patched, rebuilt, sides);
+    /* Claims came since the older one: its update may not fill their slots. */
+    assert_int_equal(sides, 7);
+    /* Most patch; a new base now and then (the claims' room: 64 + a quarter of the claims). */
+    assert_true(patched >= 300);
+    assert_true(claims_patched >= 150);
+    assert_true(rebuilt == 0);
+    snapshot_free(older);
+    snapshot_free(cur);
+    store_clear(&st);
+    dra_cel_cache_free(cel);
+}
+
 /* The table declares a scope for every rule that runs, and the POD and NO_PODS ones run live
  * (the surface the controller's snapshots are built for) or offline. */
 static void test_scopes_declared(void **state)
@@ -1061,6 +1182,7 @@ int main(void)
         cmocka_unit_test(test_updates_follow_their_base),
         cmocka_unit_test(test_claims_rerun_pod_parts),
         cmocka_unit_test(test_long_chains),
+        cmocka_unit_test(test_inserts_chain),
     };
 
     return cmocka_run_group_tests_name("delta", tests, NULL, NULL);
