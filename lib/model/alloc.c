@@ -993,6 +993,7 @@ struct a_baseline {
 
 struct a_pod {
     const struct alloc_inventory *inv;
+    const struct dra_model *cm;   /* where its claims are found (alloc_pod_in) */
     const struct dra_podspec *ps;
     struct a_claim *claims;
     size_t nclaims;
@@ -1307,7 +1308,7 @@ unsigned alloc_claim_state(const struct alloc_inventory *inv, const struct dra_p
  */
 static int prefilter(struct a_pod *p, enum alloc_verdict *verdict, char **reason)
 {
-    const struct dra_model *m = p->inv->m;
+    const struct dra_model *m = p->cm;
     const struct dra_podspec *ps = p->ps;
     const cJSON *rcs = dd_json_arr(ps->spec, "resourceClaims", NULL), *pc;
     const char *ns = ps->o.ns, *pod = ps->o.name;
@@ -3830,6 +3831,18 @@ static int reserved_for_none_but(const struct dra_claim *c, const struct dra_pod
 enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec *ps,
                      int explain, struct alloc_result *out, struct dd_err *err)
 {
+    return alloc_pod_in(inv, inv->m, ps, explain, out, err);
+}
+
+const struct dra_model *alloc_inventory_model(const struct alloc_inventory *inv)
+{
+    return inv->m;
+}
+
+enum dd_rc alloc_pod_in(const struct alloc_inventory *inv, const struct dra_model *m,
+                        const struct dra_podspec *ps, int explain, struct alloc_result *out,
+                        struct dd_err *err)
+{
     struct a_pod pod;
     struct a_node n;
     struct fit_pod fp;
@@ -3843,6 +3856,7 @@ enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec
     memset(&pod, 0, sizeof(pod));
     memset(&n, 0, sizeof(n));
     pod.inv = inv;
+    pod.cm = m;
     pod.ps = ps;
     if ((r = prefilter(&pod, &pv, &preason)) < 0)
         goto oom;

@@ -209,6 +209,16 @@ struct alloc_result {
 enum dd_rc alloc_pod(const struct alloc_inventory *inv, const struct dra_podspec *pod,
                      int explain, struct alloc_result *out, struct dd_err *err);
 
+/* The model inv was built from (borrowed). */
+const struct dra_model *alloc_inventory_model(const struct alloc_inventory *inv);
+
+/* alloc_pod, with the pod's claims and templates found in m instead: a model patched from the
+ * inventory's (the same classes, slices, nodes and allocations; claims that came since past
+ * its own: lib/rules/snapshot).  m is borrowed for the call. */
+enum dd_rc alloc_pod_in(const struct alloc_inventory *inv, const struct dra_model *m,
+                        const struct dra_podspec *pod, int explain, struct alloc_result *out,
+                        struct dd_err *err);
+
 void alloc_result_release(struct alloc_result *r);
 
 /*

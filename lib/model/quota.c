@@ -45,6 +45,11 @@ static int class_key(char *buf, size_t size, const char *cls)
     return snprintf(buf, size, "%s%s", cls, QUOTA_CLASS_SUFFIX) < (int)size;
 }
 
+int quota_key_charged(const char *key)
+{
+    return !strcmp(key, QUOTA_CLAIM_COUNT_KEY) || strstr(key, QUOTA_CLASS_SUFFIX);
+}
+
 int quota_usage_add_claim(struct quota_usage *u, const struct dra_claim_spec *spec, int64_t claims)
 {
     char key[512];

@@ -32,6 +32,9 @@ struct quota_usage {
 
 #define QUOTA_USAGE_INIT { NULL, 0, 0 }
 
+/* 1 when key is one the DRA evaluator charges (the count of claims, a class's devices). */
+int quota_key_charged(const char *key);
+
 /* Adds what one claim with this spec costs, times `claims` (claims >= 0).  0, or -1 on ENOMEM. */
 int quota_usage_add_claim(struct quota_usage *u, const struct dra_claim_spec *spec, int64_t claims);
 

@@ -170,12 +170,6 @@ struct claim_event {
     const char *tmpl; /* template name for generated claims, else NULL */
 };
 
-/* Is h a quota key the DRA evaluator charges? */
-static int dra_quota_key(const struct dra_quota_item *h)
-{
-    return !strcmp(h->key, QUOTA_CLAIM_COUNT_KEY) || strstr(h->key, QUOTA_CLASS_SUFFIX);
-}
-
 /* "gpu.example.com devices" for a class key, "ResourceClaims" for the count key. */
 static void quota_what(const char *key, char *buf, size_t size)
 {
@@ -241,7 +235,7 @@ static void quota_one(struct rule_ctx *ctx, const struct dra_quota *q,
     for (k = 0; admission && k < q->nhard; k++) {
         const char *s = dd_json_str(status_used, q->hard[k].key, NULL);
         int64_t n;
-        if (dra_quota_key(&q->hard[k]) && s && dd_quantity_int(s, &n) && n > 0 &&
+        if (quota_key_charged(q->hard[k].key) && s && dd_quantity_int(s, &n) && n > 0 &&
             quota_usage_add(&u, q->hard[k].key, n))
             ctx->out->oom = 1;
     }
@@ -257,7 +251,7 @@ static void quota_one(struct rule_ctx *ctx, const struct dra_quota *q,
         for (k = 0; k < q->nhard; k++) {
             const struct dra_quota_item *h = &q->hard[k];
             int64_t per = quota_usage_get(&one, h->key), room;
-            if (per <= 0 || !dra_quota_key(h))
+            if (per <= 0 || !quota_key_charged(h->key))
                 continue;
             room = h->hard - quota_usage_get(&u, h->key);
             if (room < 0)

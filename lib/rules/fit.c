@@ -804,7 +804,7 @@ static void report_as(struct rule_ctx *ctx, const struct fit_env *e, const struc
 
 void rule__check_fit(struct rule_ctx *ctx)
 {
-    const struct dra_model *m = ctx->m;
+    const struct dra_model *m = ctx->m, *claims_from;
     struct fit_memo fm = { NULL, 0, 0 }, *memo;
     const struct dra_claim **claims = NULL;
     struct fit_env e;
@@ -825,6 +825,12 @@ void rule__check_fit(struct rule_ctx *ctx)
     }
     /* Pods alike are judged once per run, or once per inventory that keeps its verdicts. */
     memo = e.verdicts ? e.verdicts : &fm;
+    /* A model patched from the inventory's shares its claims array, and has the claims that
+     * came since past the end of the inventory model's; any other (an admission request's)
+     * finds its pod's claims in the inventory's. */
+    claims_from = rc ? NULL : alloc_inventory_model(e.inv);
+    if (claims_from && m->claims == claims_from->claims)
+        claims_from = m;
     for (i = 0; rc == 0 && i < m->npods && !ctx->out->oom; i++) {
         const struct dra_podspec *p = m->pods[i];
         struct fit_entry *hit;
@@ -844,7 +850,7 @@ void rule__check_fit(struct rule_ctx *ctx)
         }
         /* Explained as it goes: a pod that fits stops at its first node (first_fit), one that
          * does not is judged once, every node with its reason. */
-        if (alloc_pod(e.inv, p, 1, &r, NULL) != DD_OK) {
+        if (alloc_pod_in(e.inv, claims_from, p, 1, &r, NULL) != DD_OK) {
             ctx->out->oom = 1;
             free(key);
             break;

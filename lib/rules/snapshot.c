@@ -12,6 +12,7 @@
 
 #include "rules/diagnose.h"
 #include "formats/json.h"
+#include "model/quota.h"
 
 /* The verbs a kubelet plugin needs on its slices: the ones DriverRBACDenied judges. */
 #define sar_verbs drv_slice_verbs
@@ -994,14 +995,14 @@ out:
  * take in, at the end of its array rather than in the place a full build gives it: prev's model
  * has none of its name; base has no stand-in claim in its namespace (the stand-ins are base's);
  * a claim is not allocated (an allocation is in the allocator's inventory, base's); and no
- * ResourceQuota of its namespace counts it (the pods and claims a quota admits are the first
- * ones, in order; what it leaves decides which Pods need stand-ins).
+ * ResourceQuota of its namespace charges claims (quota_key_charged: the pods and claims a quota
+ * admits are the first ones, in order; what it leaves decides which Pods need stand-ins).
  */
 static int may_insert(const struct snapshot *prev, const struct snapshot *base, const cJSON *o,
                       enum tracked t)
 {
     const char *ns, *name;
-    size_t i;
+    size_t i, j;
 
     if (t == T_POD) {
         if (!pod_named(o, &ns, &name) || pod_pos(prev, ns, name) != SIZE_MAX)
@@ -1015,8 +1016,9 @@ static int may_insert(const struct snapshot *prev, const struct snapshot *base, 
     if (stands_in(base, ns) || (t == T_CLAIM && dra_find_claim(&prev->m, ns, name, 0)))
         return 0;
     for (i = 0; i < prev->m.nquotas; i++)
-        if (!strcmp(prev->m.quotas[i].o.ns, ns))
-            return 0;
+        for (j = 0; !strcmp(prev->m.quotas[i].o.ns, ns) && j < prev->m.quotas[i].nhard; j++)
+            if (quota_key_charged(prev->m.quotas[i].hard[j].key))
+                return 0;
     return 1;
 }
 
@@ -1158,6 +1160,34 @@ out:
     return rc;
 }
 
+static int cmp_ptr(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)*(const cJSON *const *)a, y = (uintptr_t)*(const cJSON *const *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Takes out of came the objects went holds too: met in the walk as gone then as new, after an
+ * object that came before them, they are neither.  -1 on ENOMEM. */
+static int unmoved(struct keys *came, const struct keys *went)
+{
+    const cJSON **w;
+    size_t i, n = 0;
+
+    if (!came->n || !went->n)
+        return 0;
+    if (!(w = malloc(went->n * sizeof(*w))))
+        return -1;
+    memcpy(w, went->v, went->n * sizeof(*w));
+    qsort(w, went->n, sizeof(*w), cmp_ptr);
+    for (i = 0; i < came->n; i++)
+        if (!bsearch(&came->v[i], w, went->n, sizeof(*w), cmp_ptr))
+            came->v[n++] = came->v[i];
+    came->n = n;
+    free(w);
+    return 0;
+}
+
 /*
  * s's model as prev's where Events came, went or were replaced (the scheduler's, one per
  * attempt), and Pods and ResourceClaims came that may_insert takes (they go to came): every
@@ -1176,7 +1206,7 @@ static int patch_inserts(const struct snapshot *prev, struct snapshot *s, struct
 {
     struct snapshot *base = prev->base ? prev->base : (struct snapshot *)prev;
     struct snapshot_box *box = NULL;
-    struct keys evcame = { NULL, 0, 0 };
+    struct keys evcame = { NULL, 0, 0 }, evwent = { NULL, 0, 0 };
     unsigned char *kinds;
     size_t i = 0, j = 0, run, nat = 0, nnew = 0, *at = NULL, room;
     enum tracked t = T_OTHER;
@@ -1195,7 +1225,10 @@ static int patch_inserts(const struct snapshot *prev, struct snapshot *s, struct
         i += run;
         j += run;
         if (i < prev->nborrowed && prev->kinds[i] == T_EVENT) {
-            i++; /* went (or replaced: its new version is next in s) */
+            /* went (or replaced: its new version is next in s; or it is next in s itself, after
+             * objects that came) */
+            if (keys_push(&evwent, prev->borrowed[i++]))
+                goto out;
             events = 1;
         } else if (j < s->nborrowed && (t = tracked(s->borrowed[j])) == T_EVENT) {
             if (keys_push(&evcame, s->borrowed[j]))
@@ -1218,6 +1251,8 @@ static int patch_inserts(const struct snapshot *prev, struct snapshot *s, struct
         rc = 1;
         goto out;
     }
+    if (unmoved(&evcame, &evwent))
+        goto out;
     /* Events alone keep prev's box: an empty one per update would make a chain that grows. */
     if ((came->n && !(box = box_new(prev))) ||
         !(at = malloc((came->n + prev->m.npods + 1) * sizeof(*at))))
@@ -1268,6 +1303,7 @@ out:
     free(kinds);
     free(at);
     free(evcame.v);
+    free(evwent.v);
     box_unref(box);
     if (rc)
         came->n = 0;

@@ -623,6 +623,7 @@ static unsigned run(unsigned seeds, int steps, unsigned *pod_changes, unsigned *
             assert_non_null(next);
             assert_non_null(full);
             assert_false(full->steps.delta);
+            assert_int_equal(next->m.nevents, full->m.nevents);
             if (!pods_only)
                 assert_false(next->steps.delta); /* another kind changed: built whole */
             *claim_changes += pods_only == 3 || pods_only == 6;
@@ -1101,6 +1102,12 @@ static void test_inserts_chain(void **state)
     (void)state;
     rng_state = 0x9E3779B97F4A7C15ULL * 11;
     cluster(&st, 0);
+    /* Quotas that charge nothing of DRA's do not stop a patch. */
+    put(&st, "{\"apiVersion\":\"v1\",\"kind\":\"ResourceQuota\",\"metadata\":{\"name\":"
+             "\"compute\",\"namespace\":\"ns-0\"},\"spec\":{\"hard\":{\"pods\":\"1000\","
+             "\"requests.cpu\":\"64\"}}}");
+    put(&st, "{\"apiVersion\":\"v1\",\"kind\":\"ResourceQuota\",\"metadata\":{\"name\":"
+             "\"compute\",\"namespace\":\"ns-1\"},\"spec\":{\"hard\":{\"count/pods\":\"900\"}}}");
     dd_err_clear(&err);
     cur = snapshot_build(NULL, objects(&st), st.n, NULL, cel, &opt, &err);
     assert_non_null(cur);
