@@ -445,13 +445,18 @@ def parallel_pods(api, jobs, done):
 
 
 def wait_quotas(api):
-    """Quota admission refuses claims until the quota controller has written status.hard."""
-    for _ in range(600):
+    """Quota admission refuses claims until the quota controller has written status.hard.
+    Thousands of quotas on two busy cores may take it minutes: up to 10 minutes of them."""
+    deadline = time.time() + 600
+    while True:
         qs, _ = api.list("/api/v1/resourcequotas")
-        if qs and all((q.get("status") or {}).get("hard") for q in qs):
+        done = sum(1 for q in qs if (q.get("status") or {}).get("hard"))
+        if qs and done == len(qs):
             return
-        time.sleep(0.1)
-    sys.exit("ctl-load: ResourceQuota status never computed")
+        if time.time() > deadline:
+            sys.exit("ctl-load: ResourceQuota status never computed (%d of %d after 600 s)" %
+                     (done, len(qs)))
+        time.sleep(0.5)
 
 
 def cmd_create(expected_path):

@@ -910,6 +910,22 @@ static struct snapshot_box *box_new(const struct snapshot *prev)
     return box;
 }
 
+/* The position in prev's model of the Pod old, which now replaces in its place: of the same
+ * name, that prev's model holds (a store's update), not in a namespace where base has a
+ * stand-in claim (which it may make or drop: patch_assumes).  SIZE_MAX otherwise. */
+static size_t replaced_at(const struct snapshot *prev, const struct snapshot *base,
+                          const cJSON *old, const cJSON *now)
+{
+    const char *ns, *name, *ns2, *name2;
+    size_t pos;
+
+    if (!pod_named(old, &ns, &name) || !pod_named(now, &ns2, &name2) || strcmp(ns, ns2) ||
+        strcmp(name, name2) || stands_in(base, ns) || (pos = pod_pos(prev, ns, name)) == SIZE_MAX ||
+        prev->m.pods[pos]->o.json != old)
+        return SIZE_MAX;
+    return pos;
+}
+
 /*
  * s's model as prev's where only Pods that prev's model holds were replaced, each in its place
  * by one of the same name that the model holds too (the updates of a live cache's store): the
@@ -932,17 +948,13 @@ static int patch_model(const struct snapshot *prev, struct snapshot *s, struct k
      * skips the runs of equal ones many at a time). */
     for (i = 0; i < s->nborrowed; i++) {
         const cJSON *old, *now;
-        const char *ns, *name, *ns2, *name2;
         size_t pos;
         i += same_run(prev->borrowed + i, s->borrowed + i, s->nborrowed - i);
         if (i == s->nborrowed)
             break;
         old = prev->borrowed[i];
         now = s->borrowed[i];
-        if (nat == PATCH_MAX_CHANGED || !pod_named(old, &ns, &name) ||
-            !pod_named(now, &ns2, &name2) || strcmp(ns, ns2) || strcmp(name, name2) ||
-            stands_in(base, ns) || (pos = pod_pos(prev, ns, name)) == SIZE_MAX ||
-            prev->m.pods[pos]->o.json != old)
+        if (nat == PATCH_MAX_CHANGED || (pos = replaced_at(prev, base, old, now)) == SIZE_MAX)
             goto out;
         at[nat++] = pos;
         if (keys_push(changed, old) || keys_push(changed, now)) {
@@ -1061,18 +1073,23 @@ static int claims_ns(const struct dra_claim *c, size_t n, const char *ns)
 
 /*
  * Parses into box (s->box, its podspecs for the positions at[*nat..]) prev's podspecs that a
- * claim s's model gained (box's) resolves now: prev's remember none for them, and may be read
- * while s is built.  1 when one cannot be (s is then built whole), 0, -1 on ENOMEM.
+ * claim s's model gained (box's) resolves now, but those at at[0..*nat) (replaced): prev's
+ * remember none for them, and may be read while s is built.  1 when one cannot be (s is then
+ * built whole), 0, -1 on ENOMEM.
  */
 static int reparse_claimants(const struct snapshot *prev, struct snapshot *s,
                              struct snapshot_box *box, size_t *at, size_t *nat)
 {
-    size_t i, j;
+    size_t i, j, k, had = *nat;
 
     for (i = 0; i < prev->m.npods; i++) {
         const struct dra_podspec *p = prev->m.pods[i];
         if (!p->nclaims || !claims_ns(box->m.claims, box->m.nclaims, p->o.ns))
             continue;
+        for (k = 0; k < had && at[k] != i; k++)
+            ;
+        if (k < had)
+            continue; /* replaced: its new version is parsed already */
         for (j = 0; j < p->nclaims; j++)
             if (!dra_pod_claim_resolve(&prev->m, p, &p->claims[j]) &&
                 dra_pod_claim_lookup(&s->m, p, &p->claims[j]))
@@ -1190,8 +1207,9 @@ static int unmoved(struct keys *came, const struct keys *went)
 
 /*
  * s's model as prev's where Events came, went or were replaced (the scheduler's, one per
- * attempt), and Pods and ResourceClaims came that may_insert takes (they go to came): every
- * other object is prev's, in its order.
+ * attempt), Pods and ResourceClaims came that may_insert takes, and Pods were replaced in their
+ * places (replaced_at: those new versions and what came go to came): every other object is
+ * prev's, in its order.
  *  - The Pods and claims that came are parsed into a box (s->box): the Pods take positions past
  *    prev's; the claims the slots base keeps past its own (dra_model_reserve_claims), which
  *    only the newest snapshot patched from base fills (base->claims_used: an update of an
@@ -1206,9 +1224,9 @@ static int patch_inserts(const struct snapshot *prev, struct snapshot *s, struct
 {
     struct snapshot *base = prev->base ? prev->base : (struct snapshot *)prev;
     struct snapshot_box *box = NULL;
-    struct keys evcame = { NULL, 0, 0 }, evwent = { NULL, 0, 0 };
+    struct keys evcame = { NULL, 0, 0 }, evwent = { NULL, 0, 0 }, repl = { NULL, 0, 0 };
     unsigned char *kinds;
-    size_t i = 0, j = 0, run, nat = 0, nnew = 0, *at = NULL, room;
+    size_t i = 0, j = 0, run, nat = 0, nnew = 0, *at = NULL, room, ncame = 0;
     enum tracked t = T_OTHER;
     int events = 0, rc = -1;
 
@@ -1235,11 +1253,18 @@ static int patch_inserts(const struct snapshot *prev, struct snapshot *s, struct
                 goto out;
             kinds[j++] = T_EVENT;
             events = 1;
-        } else if (j < s->nborrowed && came->n < room &&
+        } else if (j < s->nborrowed && came->n + repl.n < room &&
                    may_insert(prev, base, s->borrowed[j], t)) {
             if (keys_push(came, s->borrowed[j]))
                 goto out;
             kinds[j++] = (unsigned char)t;
+        } else if (i < prev->nborrowed && j < s->nborrowed && prev->kinds[i] == T_POD &&
+                   came->n + repl.n < room &&
+                   replaced_at(prev, base, prev->borrowed[i], s->borrowed[j]) != SIZE_MAX) {
+            if (keys_push(&repl, s->borrowed[j]))
+                goto out;
+            kinds[j++] = T_POD;
+            i++;
         } else if (i < prev->nborrowed || j < s->nborrowed) {
             rc = 1;
             goto out;
@@ -1247,15 +1272,15 @@ static int patch_inserts(const struct snapshot *prev, struct snapshot *s, struct
             break;
         }
     }
-    if (!events && !came->n) {
+    if (!events && !came->n && !repl.n) {
         rc = 1;
         goto out;
     }
     if (unmoved(&evcame, &evwent))
         goto out;
     /* Events alone keep prev's box: an empty one per update would make a chain that grows. */
-    if ((came->n && !(box = box_new(prev))) ||
-        !(at = malloc((came->n + prev->m.npods + 1) * sizeof(*at))))
+    if (((came->n || repl.n) && !(box = box_new(prev))) ||
+        !(at = malloc((came->n + repl.n + prev->m.npods + 1) * sizeof(*at))))
         goto out;
     for (i = 0; i < came->n; i++) {
         size_t had = box->m.npods;
@@ -1264,8 +1289,16 @@ static int patch_inserts(const struct snapshot *prev, struct snapshot *s, struct
         if (box->m.npods > had)
             at[nat++] = prev->m.npods + nnew++;
     }
+    /* A replaced Pod is kept as its old version was (patch_model). */
+    for (i = 0; i < repl.n; i++) {
+        const char *ns, *name;
+        if (dra_model_add(&box->m, repl.v[i], NULL, 0) != DD_OK)
+            goto out;
+        pod_named(repl.v[i], &ns, &name);
+        at[nat++] = pod_pos(prev, ns, name);
+    }
     rc = 1;
-    if (box && (box->m.npods != nnew || box->m.plugin_pods.n ||
+    if (box && (box->m.npods != nat || box->m.plugin_pods.n ||
                 box->m.nclaims > base->m.capclaims - prev->m.nclaims ||
                 (box->m.nclaims && prev->m.nclaims != atomic_load(&base->claims_used))))
         goto out;
@@ -1275,7 +1308,8 @@ static int patch_inserts(const struct snapshot *prev, struct snapshot *s, struct
     box = NULL; /* s's now, or let go with it */
     if (rc)
         goto out;
-    if (came->n && s->box->m.nclaims) {
+    ncame = came->n;
+    if (ncame && s->box->m.nclaims) {
         size_t *copied = s->m.claim_idx != base->m.claim_idx ? s->m.claim_idx : NULL;
         enum dd_rc r = dra_model_append_claims(&s->m, s->box->m.claims, s->box->m.nclaims);
         if (r == DD_OK)
@@ -1288,8 +1322,8 @@ static int patch_inserts(const struct snapshot *prev, struct snapshot *s, struct
         }
     }
     /* What the chain holds counts (may_patch): the claims too, the Pods parsed again too. */
-    if (came->n)
-        s->box->parsed += came->n + nat - nnew;
+    if (s->box && s->box != prev->box)
+        s->box->parsed += ncame + nat - nnew;
     s->m.nobjects = prev->m.nobjects + s->nborrowed - prev->nborrowed;
     if ((rc = share_pods(prev, s, at, nat, prev->m.npods + nnew)) ||
         (nnew && (rc = index_more_pods(s, prev->m.npods))) ||
@@ -1297,13 +1331,21 @@ static int patch_inserts(const struct snapshot *prev, struct snapshot *s, struct
         unpatch(s);
         goto out;
     }
-    if (came->n && s->box->m.nclaims)
+    if (ncame && s->box->m.nclaims)
         atomic_store(&base->claims_used, s->m.nclaims);
+    /* patch_assumes reads the new versions of the Pods replaced too. */
+    for (i = 0; i < repl.n; i++)
+        if (keys_push(came, repl.v[i])) {
+            unpatch(s);
+            rc = -1;
+            goto out;
+        }
 out:
     free(kinds);
     free(at);
     free(evcame.v);
     free(evwent.v);
+    free(repl.v);
     box_unref(box);
     if (rc)
         came->n = 0;

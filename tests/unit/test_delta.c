@@ -616,7 +616,10 @@ static unsigned run(unsigned seeds, int steps, unsigned *pod_changes, unsigned *
         assert_non_null(cur);
         assert_non_null(pfull = snapshot_build(NULL, objects(&st), st.n, NULL, NULL, &opt, &err));
         for (step = 1; step <= steps; step++) {
-            int pods_only = change(&st, (unsigned)step);
+            int pods_only = change(&st, (unsigned)step), also = -1, first = pods_only;
+            /* Now and then two changes in one update, as a settling cache delivers them. */
+            if (rnd(4) == 0 && (also = change(&st, (unsigned)step)) != pods_only)
+                pods_only = !also || !pods_only ? 0 : also == 2 ? pods_only : also;
             struct snapshot *next = snapshot_update(cur, objects(&st), st.n, NULL, cel, &opt, &err);
             struct snapshot *full = snapshot_build(NULL, objects(&st), st.n, NULL, NULL, &opt,
                                                    &err);
@@ -624,7 +627,7 @@ static unsigned run(unsigned seeds, int steps, unsigned *pod_changes, unsigned *
             assert_non_null(full);
             assert_false(full->steps.delta);
             assert_int_equal(next->m.nevents, full->m.nevents);
-            if (!pods_only)
+            if (!pods_only && also < 0)
                 assert_false(next->steps.delta); /* another kind changed: built whole */
             *claim_changes += pods_only == 3 || pods_only == 6;
             *claim_deltas += (pods_only == 3 || pods_only == 6) && next->steps.delta;
@@ -638,8 +641,9 @@ static unsigned run(unsigned seeds, int steps, unsigned *pod_changes, unsigned *
             *pod_changes += pods_only == 1 || pods_only == 2 || pods_only == 5;
             *replaced += pods_only == 2;
             *patched += (unsigned)(pods_only == 2 && next->steps.patched);
-            if (next->steps.patched) /* nothing else may be patched */
-                assert_true(pods_only == 2 || pods_only >= 4);
+            /* Nothing else may be patched (two changes may cancel out: a Pod came and went). */
+            if (next->steps.patched && also < 0 && !(pods_only == 2 || pods_only >= 4))
+                fail_msg("step %d: change %d patched", step, first);
             deltas += (unsigned)next->steps.delta;
             tally(&full->f);
             {
@@ -1119,6 +1123,18 @@ static void test_inserts_chain(void **state)
             claim(b, sizeof(b), 1000 + st.claims_made++, classes[rnd(4)], -1, 0);
         }
         put_anywhere(&st, b);
+        if (step % 3 == 0) { /* and a Pod replaced in its place, in the same update */
+            long at;
+            do
+                at = pick(&st, "Pod");
+            while (!strncmp(cJSON_GetStringValue(cJSON_GetObjectItem(
+                                cJSON_GetObjectItem(st.v[at], "metadata"), "name")), "plugin", 6));
+            pod(b, sizeof(b), (unsigned)atoi(cJSON_GetStringValue(cJSON_GetObjectItem(
+                                  cJSON_GetObjectItem(st.v[at], "metadata"), "name")) + 4),
+                (unsigned)step);
+            retire(&st, st.v[at]);
+            st.v[at] = parse(b);
+        }
         next = snapshot_update(cur, objects(&st), st.n, NULL, cel, &opt, &err);
         assert_non_null(next);
         patched += next->steps.patched;
