@@ -1006,6 +1006,23 @@ static void test_claims_rerun_pod_parts(void **state)
     store_clear(&st);
 }
 
+/* A new version (gen) of a random Pod but the plugin's, in its place. */
+static void replace_a_pod(struct store *st, unsigned gen)
+{
+    char b[8192];
+    long at;
+
+    do
+        at = pick(st, "Pod");
+    while (!strncmp(cJSON_GetStringValue(cJSON_GetObjectItem(
+                        cJSON_GetObjectItem(st->v[at], "metadata"), "name")), "plugin", 6));
+    pod(b, sizeof(b), (unsigned)atoi(cJSON_GetStringValue(cJSON_GetObjectItem(
+                          cJSON_GetObjectItem(st->v[at], "metadata"), "name")) + 4),
+        gen);
+    retire(st, st->v[at]);
+    st->v[at] = parse(b);
+}
+
 /*
  * Pod replacements, many in a row, over a cluster of 2,000 Pods: the chain of boxes grows to
  * hundreds, the claims' users come from the uses lists of hundreds of replaced Pods, and the
@@ -1037,16 +1054,7 @@ static void test_long_chains(void **state)
     assert_non_null(cur);
     for (step = 1; step <= 1200; step++) {
         struct snapshot *next;
-        long at;
-        do
-            at = pick(&st, "Pod");
-        while (!strncmp(cJSON_GetStringValue(cJSON_GetObjectItem(
-                            cJSON_GetObjectItem(st.v[at], "metadata"), "name")), "plugin", 6));
-        pod(b, sizeof(b), (unsigned)atoi(cJSON_GetStringValue(cJSON_GetObjectItem(
-                              cJSON_GetObjectItem(st.v[at], "metadata"), "name")) + 4),
-            (unsigned)step);
-        retire(&st, st.v[at]);
-        st.v[at] = parse(b);
+        replace_a_pod(&st, (unsigned)step);
         next = snapshot_update(cur, objects(&st), st.n, NULL, cel, &opt, &err);
         assert_non_null(next);
         rebuilt += !next->steps.patched;
@@ -1123,18 +1131,8 @@ static void test_inserts_chain(void **state)
             claim(b, sizeof(b), 1000 + st.claims_made++, classes[rnd(4)], -1, 0);
         }
         put_anywhere(&st, b);
-        if (step % 3 == 0) { /* and a Pod replaced in its place, in the same update */
-            long at;
-            do
-                at = pick(&st, "Pod");
-            while (!strncmp(cJSON_GetStringValue(cJSON_GetObjectItem(
-                                cJSON_GetObjectItem(st.v[at], "metadata"), "name")), "plugin", 6));
-            pod(b, sizeof(b), (unsigned)atoi(cJSON_GetStringValue(cJSON_GetObjectItem(
-                                  cJSON_GetObjectItem(st.v[at], "metadata"), "name")) + 4),
-                (unsigned)step);
-            retire(&st, st.v[at]);
-            st.v[at] = parse(b);
-        }
+        if (step % 3 == 0) /* and a Pod replaced in its place, in the same update */
+            replace_a_pod(&st, (unsigned)step);
         next = snapshot_update(cur, objects(&st), st.n, NULL, cel, &opt, &err);
         assert_non_null(next);
         patched += next->steps.patched;
