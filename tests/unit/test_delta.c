@@ -1006,6 +1006,23 @@ static void test_claims_rerun_pod_parts(void **state)
     store_clear(&st);
 }
 
+/* next's findings and diagnoses are those of a snapshot built from st's objects. */
+static void same_as_built(const struct snapshot *next, const struct store *st, int step)
+{
+    struct rule_options opt = RULE_OPTIONS_INIT;
+    struct dd_findings all = DD_FINDINGS_INIT;
+    struct snapshot *full;
+    struct dd_err err;
+
+    dd_err_clear(&err);
+    assert_non_null(full = snapshot_build(NULL, objects(st), st->n, NULL, NULL, &opt, &err));
+    assert_int_equal(snapshot_findings(next, &all), 0);
+    same_findings(&all, &full->f, step);
+    same_diagnoses(next, full, step);
+    dd_findings_release(&all);
+    snapshot_free(full);
+}
+
 /* A new version (gen) of a random Pod but the plugin's, in its place. */
 static void replace_a_pod(struct store *st, unsigned gen)
 {
@@ -1064,15 +1081,7 @@ static void test_long_chains(void **state)
             flat++;
         relayered += next->fbase && next->fbase->steps.patched;
         if (step % 16 == 0 || (next->steps.patched && !next->fbase)) {
-            struct snapshot *full = snapshot_build(NULL, objects(&st), st.n, NULL, NULL, &opt,
-                                                   &err);
-            struct dd_findings all = DD_FINDINGS_INIT;
-            assert_non_null(full);
-            assert_int_equal(snapshot_findings(next, &all), 0);
-            same_findings(&all, &full->f, step);
-            same_diagnoses(next, full, step);
-            dd_findings_release(&all);
-            snapshot_free(full);
+            same_as_built(next, &st, step);
             checked++;
         }
         snapshot_free(cur);
@@ -1138,17 +1147,8 @@ static void test_inserts_chain(void **state)
         patched += next->steps.patched;
         claims_patched += next->steps.patched && step % 2 == 0;
         rebuilt += !next->steps.delta;
-        if (step % 8 == 0 || !next->steps.patched) {
-            struct snapshot *full = snapshot_build(NULL, objects(&st), st.n, NULL, NULL, &opt,
-                                                   &err);
-            struct dd_findings all = DD_FINDINGS_INIT;
-            assert_non_null(full);
-            assert_int_equal(snapshot_findings(next, &all), 0);
-            same_findings(&all, &full->f, step);
-            same_diagnoses(next, full, step);
-            dd_findings_release(&all);
-            snapshot_free(full);
-        }
+        if (step % 8 == 0 || !next->steps.patched)
+            same_as_built(next, &st, step);
         if (older && step % 50 == 10) {
             struct snapshot *side = update_checked(older, &st, &all_side, step);
             sides += !side->steps.patched;
