@@ -1060,6 +1060,25 @@ static int index_more_pods(struct snapshot *s, size_t from)
     return 0;
 }
 
+/* 1 when one of claims c[0..n) has a request with a selector of its own: a selector's
+ * verdicts are kept per model by its number there (dra_selector_match), and a box's claims are
+ * numbered in the box, not in the base whose verdicts the patched model reads. */
+static int claims_select(const struct dra_claim *c, size_t n)
+{
+    size_t i, j, k;
+
+    for (i = 0; i < n; i++)
+        for (j = 0; j < c[i].spec.nreq; j++) {
+            const struct dra_request *r = &c[i].spec.req[j];
+            if (r->nsel)
+                return 1;
+            for (k = 0; k < r->nsub; k++)
+                if (r->sub[k].nsel)
+                    return 1;
+        }
+    return 0;
+}
+
 /* 1 when ns is the namespace of one of c[0..n). */
 static int claims_ns(const struct dra_claim *c, size_t n, const char *ns)
 {
@@ -1299,6 +1318,7 @@ static int patch_inserts(const struct snapshot *prev, struct snapshot *s, struct
     }
     rc = 1;
     if (box && (box->m.npods != nat || box->m.plugin_pods.n ||
+                claims_select(box->m.claims, box->m.nclaims) ||
                 box->m.nclaims > base->m.capclaims - prev->m.nclaims ||
                 (box->m.nclaims && prev->m.nclaims != atomic_load(&base->claims_used))))
         goto out;

@@ -160,7 +160,12 @@ static void claim(char *b, size_t size, unsigned i, const char *cls, int alloc_n
                             "\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"claim-%u\","
                             "\"namespace\":\"ns-%u\"},\"spec\":{\"devices\":{\"requests\":[{"
                             "\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"%s\"%s}}]}}",
-                            i, i % 2, cls, i % 4 == 3 ? ",\"count\":5" : "");
+                            i, i % 2, cls,
+                            i % 4 == 3 ? ",\"count\":5"
+                            /* a selector of the claim's own, which no device passes */
+                            : i % 4 == 1 ? ",\"selectors\":[{\"cel\":{\"expression\":"
+                                           "\"device.driver == 'none.example.com'\"}}]"
+                                         : "");
     if (alloc_node >= 0) {
         len += (size_t)snprintf(b + len, size - len, ",\"status\":{\"allocation\":{\"devices\":{"
                                 "\"results\":[{\"request\":\"gpu\",\"driver\":\"gpu.example.com\","
