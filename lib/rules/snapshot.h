@@ -136,8 +136,9 @@ struct snapshot *snapshot_build(cJSON *owned, const cJSON **borrowed, size_t n,
  * findings.  ResourceClaims (stand-ins included) that came, went or changed but not in their
  * allocation add the POD rules for every podspec of their namespaces, and the NO_PODS and
  * POD_PART rules whole.  When only Pods were replaced, each in its place, Events came, went or
- * were replaced, and Pods and unallocated claims came (not in a namespace with a ResourceQuota
- * that charges claims, or with a stand-in claim), it patches prev's model rather than building
+ * were replaced, and Pods and unallocated claims without selectors of their own came (not in a
+ * namespace with a ResourceQuota that charges claims, or with a stand-in claim), it patches
+ * prev's model rather than building
  * one (see base above): the result then holds a reference to the base, so prev may be freed
  * before it or after.
  * Otherwise, and when prev is NULL, it is snapshot_build.  Ownership as snapshot_build's.
