@@ -412,12 +412,12 @@ static int change(struct store *st, unsigned gen)
     }
     /* A claim, new (unallocated) or gone. */
     if (what == 14 && rnd(2)) {
-        /* Half of them one that Pods name and lack (never made, or gone): their podspecs
-         * resolve it now. */
+        /* Most of them one that Pods name and lack (never made, or gone): their podspecs
+         * resolve it now, and the allocator must find it (alloc_pod_in). */
         unsigned id = rnd(NCLAIMS + 2);
         char name[32];
         snprintf(name, sizeof(name), "claim-%u", id);
-        if (rnd(2) || holds(st, "ResourceClaim", name))
+        if (rnd(4) == 0 || holds(st, "ResourceClaim", name))
             id = 200 + st->claims_made++;
         claim(b, sizeof(b), id, classes[rnd(4)], -1, 0);
         put_anywhere(st, b);
