@@ -119,7 +119,7 @@ static const struct dra_event *last_event(const struct dra_model *m, const struc
     return hit;
 }
 
-static int is_assumed(const struct dra_claim *c)
+int diag_claim_assumed(const struct dra_claim *c)
 {
     return dd_json_str(c->o.json, "metadata", "annotations", DIAG_ANN_ASSUMED, NULL) != NULL;
 }
@@ -130,7 +130,7 @@ static int assumed_object(const struct dra_model *m, const struct dd_finding *f)
     const struct dra_claim *c;
 
     return !strcmp(f->obj.kind, "ResourceClaim") &&
-           (c = dra_find_claim(m, f->obj.namespace_, f->obj.name, 0)) && is_assumed(c);
+           (c = dra_find_claim(m, f->obj.namespace_, f->obj.name, 0)) && diag_claim_assumed(c);
 }
 
 /* ---- findings indexed by what they are about ------------------------------ */
@@ -1130,9 +1130,9 @@ static void pod_evidence(struct pod_view *v)
         const struct dra_claim *c = dra_pod_claim_resolve(m, v->p, pc);
         const struct dra_event *e;
 
-        if (!c || !c->allocated || is_assumed(c))
+        if (!c || !c->allocated || diag_claim_assumed(c))
             v->all_allocated = 0;
-        if (c && is_assumed(c)) {
+        if (c && diag_claim_assumed(c)) {
             snprintf(text, sizeof(text), "ResourceClaim %s/%s, used by pod %s, does not exist.",
                      c->o.ns, c->o.name, v->p->o.name);
             add_cand(v, "ClaimNotFound", NULL, text);

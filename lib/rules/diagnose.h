@@ -111,4 +111,7 @@ void diag_pod_indexed(const struct dra_model *m, const struct dd_findings *findi
  */
 cJSON *diag_assume_rejected_claims(const struct dra_model *m);
 
+/* 1 when c is such a stand-in. */
+int diag_claim_assumed(const struct dra_claim *c);
+
 #endif

@@ -612,7 +612,15 @@ struct snapshot_box {
     atomic_size_t refs;
     struct snapshot_box *prev; /* a reference, or NULL */
     size_t parsed;             /* podspecs in the chain */
-    struct dra_model m;        /* Pods only */
+    struct dra_model m;        /* Pods, and the claims that came (patch_inserts) */
+    /* The stand-in claims this update made (patch_stand_ins), owned: m's claims point into
+     * them.  assumed (references) and assumed_ns (sorted, each once) are the model's every
+     * stand-in and their namespaces, owned when own_assumed, else the box before's; NULL
+     * when no box in the chain made any (then they are base's). */
+    cJSON *made, *assumed;
+    const char **assumed_ns;
+    size_t nassumed_ns;
+    int own_assumed;
 };
 
 static void box_unref(struct snapshot_box *b)
@@ -621,6 +629,11 @@ static void box_unref(struct snapshot_box *b)
     while (b && atomic_fetch_sub(&b->refs, 1) == 1) {
         struct snapshot_box *prev = b->prev;
         dra_model_release(&b->m);
+        cJSON_Delete(b->made);
+        if (b->own_assumed) {
+            cJSON_Delete(b->assumed);
+            free(b->assumed_ns);
+        }
         free(b);
         b = prev;
     }
@@ -666,9 +679,12 @@ static int pod_named(const cJSON *o, const char **ns, const char **name)
     return av && kind && *name && !strcmp(av, "v1") && !strcmp(kind, "Pod");
 }
 
-/* The stand-in claims s's model holds: a patched snapshot's are its base's. */
+/* The stand-in claims s's model holds: a patched snapshot's are its base's, but when a box
+ * of its chain made some. */
 static const cJSON *assumed_of(const struct snapshot *s)
 {
+    if (s->box && s->box->assumed)
+        return s->box->assumed;
     return s->base ? s->base->assumed : s->assumed;
 }
 
@@ -677,34 +693,44 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* s->assumed_ns: the namespaces of s->assumed's stand-ins, sorted, each once; -1 on ENOMEM. */
-static int assumed_namespaces(struct snapshot *s)
+/* *out: the namespaces of stand-in array a's claims, sorted, each once (the strings a's), *n
+ * of them; -1 on ENOMEM. */
+static int assumed_namespaces(const cJSON *a, const char ***out, size_t *n)
 {
-    size_t n = (size_t)cJSON_GetArraySize(s->assumed), i, k = 0;
+    size_t i, k = 0;
     const cJSON *it;
 
-    if (!n)
+    *out = NULL;
+    *n = 0;
+    if (!(i = (size_t)cJSON_GetArraySize(a)))
         return 0;
-    if (!(s->assumed_ns = malloc(n * sizeof(*s->assumed_ns))))
+    if (!(*out = malloc(i * sizeof(**out))))
         return -1;
-    cJSON_ArrayForEach(it, s->assumed) {
+    cJSON_ArrayForEach(it, a) {
         const char *ns = dd_json_str(it, "metadata", "namespace", NULL);
-        s->assumed_ns[s->nassumed_ns++] = ns ? ns : "";
+        (*out)[(*n)++] = ns ? ns : "";
     }
-    qsort(s->assumed_ns, s->nassumed_ns, sizeof(*s->assumed_ns), cmp_str);
-    for (i = 0; i < s->nassumed_ns; i++)
-        if (!k || strcmp(s->assumed_ns[k - 1], s->assumed_ns[i]))
-            s->assumed_ns[k++] = s->assumed_ns[i];
-    s->nassumed_ns = k;
+    qsort(*out, *n, sizeof(**out), cmp_str);
+    for (i = 0; i < *n; i++)
+        if (!k || strcmp((*out)[k - 1], (*out)[i]))
+            (*out)[k++] = (*out)[i];
+    *n = k;
     return 0;
 }
 
-/* 1 when base has a stand-in claim in namespace ns: a Pod there may make or drop one (the set
- * is base's, which a patched model shares). */
-static int stands_in(const struct snapshot *base, const char *ns)
+/* 1 when s's model has a stand-in claim in namespace ns: a Pod there may make or drop one, in
+ * an order a patch does not keep (patch_stand_ins). */
+static int stands_in(const struct snapshot *s, const char *ns)
 {
-    return base->nassumed_ns &&
-           bsearch(&ns, base->assumed_ns, base->nassumed_ns, sizeof(*base->assumed_ns), cmp_str);
+    const struct snapshot *base = s->base ? s->base : s;
+    const char *const *v = base->assumed_ns;
+    size_t n = base->nassumed_ns;
+
+    if (s->box && s->box->assumed) {
+        v = s->box->assumed_ns;
+        n = s->box->nassumed_ns;
+    }
+    return n && bsearch(&ns, v, n, sizeof(*v), cmp_str);
 }
 
 /* Undoes a patch (s's model is then empty), or frees a patched snapshot's own parts. */
@@ -905,23 +931,38 @@ static struct snapshot_box *box_new(const struct snapshot *prev)
     atomic_init(&box->refs, 1);
     box->prev = box_ref(prev->box);
     box->parsed = prev->box ? prev->box->parsed : 0;
+    if (prev->box) {
+        box->assumed = prev->box->assumed;
+        box->assumed_ns = prev->box->assumed_ns;
+        box->nassumed_ns = prev->box->nassumed_ns;
+    }
     dra_model_init(&box->m, NULL, NULL);
     box->m.live = 1;
     return box;
 }
 
+/* 1 when Pods a and b ask for the same stand-in claims (diag_assume_rejected_claims): they
+ * name the same claims, and both have a status or neither (a store's update of a Pod's
+ * status, which is most of them). */
+static int same_claims(const cJSON *a, const cJSON *b)
+{
+    return !dd_json_path(a, "status", NULL) == !dd_json_path(b, "status", NULL) &&
+           cJSON_Compare(dd_json_path(a, "spec", "resourceClaims", NULL),
+                         dd_json_path(b, "spec", "resourceClaims", NULL), 1);
+}
+
 /* The position in prev's model of the Pod old, which now replaces in its place: of the same
- * name, that prev's model holds (a store's update), not in a namespace where base has a
- * stand-in claim (which it may make or drop: patch_assumes).  SIZE_MAX otherwise. */
-static size_t replaced_at(const struct snapshot *prev, const struct snapshot *base,
-                          const cJSON *old, const cJSON *now)
+ * name, that prev's model holds (a store's update), and in a namespace where prev's model has
+ * a stand-in claim, one that names the same claims (another may make or drop one:
+ * patch_assumes).  SIZE_MAX otherwise. */
+static size_t replaced_at(const struct snapshot *prev, const cJSON *old, const cJSON *now)
 {
     const char *ns, *name, *ns2, *name2;
     size_t pos;
 
     if (!pod_named(old, &ns, &name) || !pod_named(now, &ns2, &name2) || strcmp(ns, ns2) ||
-        strcmp(name, name2) || stands_in(base, ns) || (pos = pod_pos(prev, ns, name)) == SIZE_MAX ||
-        prev->m.pods[pos]->o.json != old)
+        strcmp(name, name2) || (pos = pod_pos(prev, ns, name)) == SIZE_MAX ||
+        prev->m.pods[pos]->o.json != old || (stands_in(prev, ns) && !same_claims(old, now)))
         return SIZE_MAX;
     return pos;
 }
@@ -954,7 +995,7 @@ static int patch_model(const struct snapshot *prev, struct snapshot *s, struct k
             break;
         old = prev->borrowed[i];
         now = s->borrowed[i];
-        if (nat == PATCH_MAX_CHANGED || (pos = replaced_at(prev, base, old, now)) == SIZE_MAX)
+        if (nat == PATCH_MAX_CHANGED || (pos = replaced_at(prev, old, now)) == SIZE_MAX)
             goto out;
         at[nat++] = pos;
         if (keys_push(changed, old) || keys_push(changed, now)) {
@@ -1002,16 +1043,27 @@ out:
     return rc;
 }
 
+/* 1 when Pod o names a ResourceClaimTemplate: quota_one charges its claims in the Pods' order. */
+static int names_template(const cJSON *o)
+{
+    const cJSON *it;
+
+    cJSON_ArrayForEach(it, dd_json_arr(o, "spec", "resourceClaims", NULL))
+        if (dd_json_str(it, "resourceClaimTemplateName", NULL))
+            return 1;
+    return 0;
+}
+
 /*
  * 1 when o, an object of s's that prev has not, is a Pod or a ResourceClaim a patched model may
  * take in, at the end of its array rather than in the place a full build gives it: prev's model
- * has none of its name; base has no stand-in claim in its namespace (the stand-ins are base's);
- * a claim is not allocated (an allocation is in the allocator's inventory, base's); and no
- * ResourceQuota of its namespace charges claims (quota_key_charged: the pods and claims a quota
- * admits are the first ones, in order; what it leaves decides which Pods need stand-ins).
+ * has none of its name; a claim is not allocated (an allocation is in the allocator's
+ * inventory, base's), nor in a namespace with a stand-in claim (which it may replace); and no
+ * ResourceQuota of its namespace charges claims (quota_key_charged: the claims a quota admits
+ * are the first ones, in order), or o is a Pod that names no template (the stand-ins it may
+ * need: patch_stand_ins).
  */
-static int may_insert(const struct snapshot *prev, const struct snapshot *base, const cJSON *o,
-                      enum tracked t)
+static int may_insert(const struct snapshot *prev, const cJSON *o, enum tracked t)
 {
     const char *ns, *name;
     size_t i, j;
@@ -1019,13 +1071,15 @@ static int may_insert(const struct snapshot *prev, const struct snapshot *base, 
     if (t == T_POD) {
         if (!pod_named(o, &ns, &name) || pod_pos(prev, ns, name) != SIZE_MAX)
             return 0;
+        if (!names_template(o))
+            return 1;
     } else if (t != T_CLAIM || dd_json_path(o, "status", "allocation", NULL) ||
                !(name = dd_json_str(o, "metadata", "name", NULL))) {
         return 0;
     } else if (!(ns = dd_json_str(o, "metadata", "namespace", NULL))) {
         ns = "";
     }
-    if (stands_in(base, ns) || (t == T_CLAIM && dra_find_claim(&prev->m, ns, name, 0)))
+    if (t == T_CLAIM && (stands_in(prev, ns) || dra_find_claim(&prev->m, ns, name, 0)))
         return 0;
     for (i = 0; i < prev->m.nquotas; i++)
         for (j = 0; !strcmp(prev->m.quotas[i].o.ns, ns) && j < prev->m.quotas[i].nhard; j++)
@@ -1122,6 +1176,106 @@ static int reparse_claimants(const struct snapshot *prev, struct snapshot *s,
         at[(*nat)++] = i;
     }
     return 0;
+}
+
+/* 1 when a claim p names is missing from m, or one of m's stand-ins. */
+static int names_stand_in(const struct dra_model *m, const struct dra_podspec *p)
+{
+    const struct dra_claim *c;
+    size_t j;
+
+    for (j = 0; j < p->nclaims; j++)
+        if (p->claims[j].claim &&
+            (!(c = dra_find_claim(m, p->o.ns, p->claims[j].claim, 0)) || diag_claim_assumed(c)))
+            return 1;
+    return 0;
+}
+
+struct pos_pod {
+    size_t at;
+    const struct dra_podspec *p;
+};
+
+static int cmp_pos_pod(const void *a, const void *b)
+{
+    const struct pos_pod *x = a, *y = b;
+
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+/*
+ * The stand-in claims (diag_assume_rejected_claims) that the podspecs of s->box, at positions
+ * at[0..nat) of s's model, need and prev's model lacks: into the box, as claims after those
+ * that came, and its view of the model's every stand-in made.  A full build makes them after
+ * every claim, in the Pods' order (the first to name one), and quota_one admits in that
+ * order: so only in a namespace where prev's model has none (a QuotaExceeded pod, the first of
+ * its namespace), where they are the last of its claims either way; and no new Pod there names
+ * a stand-in or a missing claim.  1 when that does not hold (s is then built whole), 0, -1 on
+ * ENOMEM.
+ */
+static int patch_stand_ins(const struct snapshot *prev, struct snapshot *s, const size_t *at,
+                           size_t nat)
+{
+    struct snapshot_box *box = s->box;
+    struct dra_model part = s->m;
+    const struct dra_podspec **pods;
+    struct pos_pod *v;
+    const cJSON *it;
+    cJSON *made, *c;
+    size_t i;
+
+    if (!s->m.nquotas || !nat)
+        return 0;
+    v = malloc(nat * sizeof(*v));
+    pods = malloc(nat * sizeof(*pods));
+    if (!v || !pods) {
+        free(v);
+        free(pods);
+        return -1;
+    }
+    for (i = 0; i < nat; i++) {
+        v[i].at = at[i];
+        v[i].p = box->m.pods[i];
+        /* A new Pod that names a stand-in may come before the one it was made for: the
+         * stand-ins' order follows the Pods'. */
+        if (at[i] >= prev->m.npods && stands_in(prev, v[i].p->o.ns) &&
+            names_stand_in(&s->m, v[i].p)) {
+            free(v);
+            free(pods);
+            return 1;
+        }
+    }
+    qsort(v, nat, sizeof(*v), cmp_pos_pod);
+    for (i = 0; i < nat; i++)
+        pods[i] = v[i].p;
+    part.pods = pods;
+    part.npods = nat;
+    made = diag_assume_rejected_claims(&part);
+    free(v);
+    free(pods);
+    if (!made)
+        return 0;
+    box->made = made;
+    cJSON_ArrayForEach(it, made) {
+        const char *ns = dd_json_str(it, "metadata", "namespace", NULL);
+        if (stands_in(prev, ns ? ns : ""))
+            return 1;
+    }
+    cJSON_ArrayForEach(it, made)
+        if (dra_model_add(&box->m, it, NULL, 0) != DD_OK)
+            return -1;
+    /* References to them all, base's and the chain's first. */
+    if (!(box->assumed = cJSON_CreateArray()))
+        return -1;
+    box->own_assumed = 1;
+    box->assumed_ns = NULL;
+    cJSON_ArrayForEach(it, assumed_of(prev))
+        if (!cJSON_AddItemReferenceToArray(box->assumed, (cJSON *)it))
+            return -1;
+    cJSON_ArrayForEach(c, made)
+        if (!cJSON_AddItemReferenceToArray(box->assumed, c))
+            return -1;
+    return assumed_namespaces(box->assumed, &box->assumed_ns, &box->nassumed_ns);
 }
 
 /* s's Events (their objects) and their numbers in s's order: open addressing. */
@@ -1227,27 +1381,28 @@ static int unmoved(struct keys *came, const struct keys *went)
 /*
  * s's model as prev's where Events came, went or were replaced (the scheduler's, one per
  * attempt), Pods and ResourceClaims came that may_insert takes, and Pods were replaced in their
- * places (replaced_at: those new versions and what came go to came): every other object is
- * prev's, in its order.
+ * places (replaced_at): every other object is prev's, in its order.
  *  - The Pods and claims that came are parsed into a box (s->box): the Pods take positions past
- *    prev's; the claims the slots base keeps past its own (dra_model_reserve_claims), which
- *    only the newest snapshot patched from base fills (base->claims_used: an update of an
- *    older one is built whole).  The podspecs a new claim resolves are parsed again.
+ *    prev's; the claims, and the stand-ins the Pods need (patch_stand_ins), the slots base
+ *    keeps past its own (dra_model_reserve_claims), which only the newest snapshot patched
+ *    from base fills (base->claims_used: an update of an older one is built whole).  The
+ *    podspecs a new claim resolves are parsed again.
  *  - What a model reads of the Events is an array sorted by object and arrival: s's is prev's
  *    merged with those that came, in a box of its own, s->evbox (patch_event_box).  A chain
  *    of boxes would grow with each such update.
  *  - The rest is shared as patch_model shares it; s->kinds is s's own.
  * 1 when that does not apply (s is untouched), 0, -1 on ENOMEM.
  */
-static int patch_inserts(const struct snapshot *prev, struct snapshot *s, struct keys *came)
+static int patch_inserts(const struct snapshot *prev, struct snapshot *s)
 {
     struct snapshot *base = prev->base ? prev->base : (struct snapshot *)prev;
     struct snapshot_box *box = NULL;
-    struct keys evcame = { NULL, 0, 0 }, evwent = { NULL, 0, 0 }, repl = { NULL, 0, 0 };
+    struct keys came = { NULL, 0, 0 }, evcame = { NULL, 0, 0 }, evwent = { NULL, 0, 0 },
+                repl = { NULL, 0, 0 };
     unsigned char *kinds;
     size_t i = 0, j = 0, run, nat = 0, nnew = 0, *at = NULL, room, ncame = 0;
     enum tracked t = T_OTHER;
-    int events = 0, rc = -1;
+    int events = 0, fresh, rc = -1;
 
     if (!may_patch(prev, s))
         return 1;
@@ -1272,14 +1427,14 @@ static int patch_inserts(const struct snapshot *prev, struct snapshot *s, struct
                 goto out;
             kinds[j++] = T_EVENT;
             events = 1;
-        } else if (j < s->nborrowed && came->n + repl.n < room &&
-                   may_insert(prev, base, s->borrowed[j], t)) {
-            if (keys_push(came, s->borrowed[j]))
+        } else if (j < s->nborrowed && came.n + repl.n < room &&
+                   may_insert(prev, s->borrowed[j], t)) {
+            if (keys_push(&came, s->borrowed[j]))
                 goto out;
             kinds[j++] = (unsigned char)t;
         } else if (i < prev->nborrowed && j < s->nborrowed && prev->kinds[i] == T_POD &&
-                   came->n + repl.n < room &&
-                   replaced_at(prev, base, prev->borrowed[i], s->borrowed[j]) != SIZE_MAX) {
+                   came.n + repl.n < room &&
+                   replaced_at(prev, prev->borrowed[i], s->borrowed[j]) != SIZE_MAX) {
             if (keys_push(&repl, s->borrowed[j]))
                 goto out;
             kinds[j++] = T_POD;
@@ -1291,19 +1446,19 @@ static int patch_inserts(const struct snapshot *prev, struct snapshot *s, struct
             break;
         }
     }
-    if (!events && !came->n && !repl.n) {
+    if (!events && !came.n && !repl.n) {
         rc = 1;
         goto out;
     }
     if (unmoved(&evcame, &evwent))
         goto out;
     /* Events alone keep prev's box: an empty one per update would make a chain that grows. */
-    if (((came->n || repl.n) && !(box = box_new(prev))) ||
-        !(at = malloc((came->n + repl.n + prev->m.npods + 1) * sizeof(*at))))
+    if (((came.n || repl.n) && !(box = box_new(prev))) ||
+        !(at = malloc((came.n + repl.n + prev->m.npods + 1) * sizeof(*at))))
         goto out;
-    for (i = 0; i < came->n; i++) {
+    for (i = 0; i < came.n; i++) {
         size_t had = box->m.npods;
-        if (dra_model_add(&box->m, came->v[i], NULL, 0) != DD_OK)
+        if (dra_model_add(&box->m, came.v[i], NULL, 0) != DD_OK)
             goto out;
         if (box->m.npods > had)
             at[nat++] = prev->m.npods + nnew++;
@@ -1318,9 +1473,7 @@ static int patch_inserts(const struct snapshot *prev, struct snapshot *s, struct
     }
     rc = 1;
     if (box && (box->m.npods != nat || box->m.plugin_pods.n ||
-                claims_select(box->m.claims, box->m.nclaims) ||
-                box->m.nclaims > base->m.capclaims - prev->m.nclaims ||
-                (box->m.nclaims && prev->m.nclaims != atomic_load(&base->claims_used))))
+                claims_select(box->m.claims, box->m.nclaims)))
         goto out;
     s->kinds = kinds;
     kinds = NULL;
@@ -1328,8 +1481,17 @@ static int patch_inserts(const struct snapshot *prev, struct snapshot *s, struct
     box = NULL; /* s's now, or let go with it */
     if (rc)
         goto out;
-    ncame = came->n;
-    if (ncame && s->box->m.nclaims) {
+    /* The claims go into the room base keeps past its own, when no other update filled it. */
+    fresh = s->box != prev->box;
+    if (fresh && ((rc = patch_stand_ins(prev, s, at, nat)) ||
+                  (rc = s->box->m.nclaims > base->m.capclaims - prev->m.nclaims ||
+                        (s->box->m.nclaims &&
+                         prev->m.nclaims != atomic_load(&base->claims_used))))) {
+        unpatch(s);
+        goto out;
+    }
+    ncame = came.n;
+    if (fresh && s->box->m.nclaims) {
         size_t *copied = s->m.claim_idx != base->m.claim_idx ? s->m.claim_idx : NULL;
         enum dd_rc r = dra_model_append_claims(&s->m, s->box->m.claims, s->box->m.nclaims);
         if (r == DD_OK)
@@ -1351,24 +1513,16 @@ static int patch_inserts(const struct snapshot *prev, struct snapshot *s, struct
         unpatch(s);
         goto out;
     }
-    if (ncame && s->box->m.nclaims)
+    if (fresh && s->box->m.nclaims)
         atomic_store(&base->claims_used, s->m.nclaims);
-    /* patch_assumes reads the new versions of the Pods replaced too. */
-    for (i = 0; i < repl.n; i++)
-        if (keys_push(came, repl.v[i])) {
-            unpatch(s);
-            rc = -1;
-            goto out;
-        }
 out:
     free(kinds);
     free(at);
+    free(came.v);
     free(evcame.v);
     free(evwent.v);
     free(repl.v);
     box_unref(box);
-    if (rc)
-        came->n = 0;
     return rc;
 }
 
@@ -2063,7 +2217,7 @@ static struct snapshot *build(const struct snapshot *prev, cJSON *owned, const c
                               struct dd_err *err)
 {
     struct snapshot *s = calloc(1, sizeof(*s));
-    struct keys patched = { NULL, 0, 0 }, came = { NULL, 0, 0 };
+    struct keys patched = { NULL, 0, 0 };
     struct rule_options ropt = RULE_OPTIONS_INIT;
     struct timespec t;
     const cJSON *it;
@@ -2086,9 +2240,8 @@ static struct snapshot *build(const struct snapshot *prev, cJSON *owned, const c
         unpatch(s);
         patched.n = 0;
     }
-    if (prev && rc > 0 && (rc = patch_inserts(prev, s, &came)) == 0 &&
-        !(inserted = !(rc = patch_assumes(s, &came, 1))))
-        unpatch(s);
+    if (prev && rc > 0)
+        inserted = !(rc = patch_inserts(prev, s));
     if (rc < 0)
         goto oom;
     if (!rc) {
@@ -2123,7 +2276,7 @@ static struct snapshot *build(const struct snapshot *prev, cJSON *owned, const c
     cJSON_ArrayForEach(it, s->assumed)
         if (dra_model_add(&s->m, it, NULL, 0) != DD_OK)
             goto oom;
-    if (assumed_namespaces(s))
+    if (assumed_namespaces(s->assumed, &s->assumed_ns, &s->nassumed_ns))
         goto oom;
     if (!s->m.claims_gen) /* the stand-ins are claims some pods resolve to */
         dra_model_resolve_claims(&s->m, s->m.pods, s->m.npods);
@@ -2193,11 +2346,9 @@ evidence:
         goto oom;
     s->steps.index = lap(&t);
     free(patched.v);
-    free(came.v);
     return s;
 oom:
     free(patched.v);
-    free(came.v);
     snapshot_free(s);
     dd_failf(err, DD_ENOMEM, "out of memory building a snapshot");
     return NULL;

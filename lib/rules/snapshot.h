@@ -42,7 +42,7 @@ struct snapshot {
     unsigned char *kinds;   /* per borrowed object, what a delta tracks of it (a Pod, an Event,
                                a claim, other; see snapshot.c): owned, or base's */
     cJSON *assumed;         /* owned: stand-in claims (diag_assume_rejected_claims), or NULL
-                               (a patched snapshot's are its base's) */
+                               (a patched snapshot's are its base's and its boxes') */
     const char **assumed_ns; /* owned: their namespaces, sorted, each once (strings assumed's) */
     size_t nassumed_ns;
     struct dra_sar *sar;    /* owned array */
@@ -136,9 +136,9 @@ struct snapshot *snapshot_build(cJSON *owned, const cJSON **borrowed, size_t n,
  * findings.  ResourceClaims (stand-ins included) that came, went or changed but not in their
  * allocation add the POD rules for every podspec of their namespaces, and the NO_PODS and
  * POD_PART rules whole.  When only Pods were replaced, each in its place, Events came, went or
- * were replaced, and Pods and unallocated claims without selectors of their own came (not in a
- * namespace with a ResourceQuota that charges claims, or with a stand-in claim), it patches
- * prev's model rather than building
+ * were replaced, and Pods and unallocated claims without selectors of their own came (no claim
+ * in a namespace with a ResourceQuota that charges claims or with a stand-in claim; a Pod's
+ * stand-ins only in a namespace that had none), it patches prev's model rather than building
  * one (see base above): the result then holds a reference to the base, so prev may be freed
  * before it or after.
  * Otherwise, and when prev is NULL, it is snapshot_build.  Ownership as snapshot_build's.

@@ -1181,6 +1181,100 @@ static void test_inserts_chain(void **state)
     dra_cel_cache_free(cel);
 }
 
+/* A Pending Pod named name in namespace ns, naming claim claim, at generation gen. */
+static void named_pod(char *b, size_t size, const char *ns, const char *name, const char *claim,
+                      unsigned gen)
+{
+    snprintf(b, size, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+             "\"namespace\":\"%s\",\"uid\":\"u-%s\"},\"spec\":{\"resourceClaims\":[{\"name\":"
+             "\"gpu\",\"resourceClaimName\":\"%s\"}],\"containers\":[{\"name\":\"app\",\"image\":"
+             "\"app:1\",\"resources\":{\"claims\":[{\"name\":\"gpu\"}]}}]},\"status\":{\"phase\":"
+             "\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
+             "\"reason\":\"Unschedulable\",\"message\":\"try %u\"}]}}", name, ns, name, claim, gen);
+}
+
+/*
+ * Pods whose claim a ResourceQuota at its limit rejected, as they come (ctl-load's QuotaExceeded
+ * samples): the first of a namespace patches the model with its stand-in claim, and so do the
+ * store's updates of its status and a Pod that names a claim that is there.  One that names a
+ * stand-in, or needs a second one, in that namespace is built whole: the stand-ins' order, which
+ * decides which one the quota admits where its status is behind, follows the Pods', and a new
+ * Pod may come before the others.  Findings and diagnoses as a
+ * build's throughout.
+ */
+static void test_stand_ins_patch(void **state)
+{
+    static struct store st;
+    struct rule_options opt = RULE_OPTIONS_INIT;
+    struct snapshot *cur;
+    struct dd_err err;
+    char b[8192], ns[32], name[32], cl[32];
+    unsigned patched = 0, whole = 0, q, want;
+    int step;
+
+    (void)state;
+    rng_state = 0x9E3779B97F4A7C15ULL * 13;
+    cluster(&st, 0);
+    for (q = 0; q < 40; q++) {
+        /* Now and then a class that is gone: the stand-ins are claims the claim rules read. */
+        const char *cls = q % 5 == 4 ? "missing" : "gpu";
+        snprintf(b, sizeof(b), "{\"apiVersion\":\"v1\",\"kind\":\"ResourceQuota\",\"metadata\":{"
+                 "\"name\":\"q\",\"namespace\":\"q-%u\"},\"spec\":{\"hard\":{\"%s.deviceclass."
+                 "resource.k8s.io/devices\":\"1\"}},\"status\":{\"hard\":{\"%s.deviceclass.resource."
+                 "k8s.io/devices\":\"1\"},\"used\":{\"%s.deviceclass.resource.k8s.io/devices\":\"1\"}}}",
+                 q, cls, cls, cls);
+        put(&st, b);
+        if (q % 4 == 3)
+            continue; /* the holder went, the quota's status says it not yet: room for one */
+        snprintf(b, sizeof(b), "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\","
+                 "\"metadata\":{\"name\":\"held\",\"namespace\":\"q-%u\"},\"spec\":{\"devices\":{"
+                 "\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"%s\"}}]}}}", q, cls);
+        put(&st, b);
+    }
+    dd_err_clear(&err);
+    assert_non_null(cur = snapshot_build(NULL, objects(&st), st.n, NULL, NULL, &opt, &err));
+    assert_null(cur->assumed);
+    for (step = 1; step <= 120; step++) {
+        struct dd_findings all = DD_FINDINGS_INIT;
+        int what = step % 3; /* 1: the first of q-N; 2: its status again; 0: a second one */
+        q = (unsigned)(step - 1) / 3;
+        snprintf(ns, sizeof(ns), "q-%u", q);
+        snprintf(name, sizeof(name), "r-%u%s", q, what ? "" : "-b");
+        /* The second Pod of an even namespace names the claim that holds the quota, of q-1,
+         * q-5... the first's claim (its stand-in), of q-3, q-7... one of its own. */
+        snprintf(cl, sizeof(cl), what || q % 4 == 1 ? "rejected-%u" : q % 2 ? "rejected-%u-b"
+                                                                           : "held", q);
+        named_pod(b, sizeof(b), ns, name, cl, (unsigned)step);
+        if (what == 2) {
+            size_t at = 0;
+            while (strcmp(kind(st.v[at]), "Pod") ||
+                   strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(
+                              cJSON_GetObjectItem(st.v[at], "metadata"), "name")), name))
+                at++;
+            retire(&st, st.v[at]);
+            st.v[at] = parse(b);
+        } else if (rnd(2)) {
+            put(&st, b);
+        } else {
+            put_anywhere(&st, b);
+        }
+        cur = update_checked(cur, &st, &all, step);
+        same_as_built(cur, &st, step);
+        /* Each stand-in but the one that fits in q-3, q-7... (the first to come) */
+        want = q + (!what || q % 4 != 3);
+        if (count(&all, "QuotaExceeded") != want)
+            fail_msg("step %d: %zu QuotaExceeded, not %u", step, count(&all, "QuotaExceeded"), want);
+        if (cur->steps.patched != (what || q % 2 == 0))
+            fail_msg("step %d: patched %d", step, cur->steps.patched);
+        patched += cur->steps.patched;
+        whole += !cur->steps.delta;
+        dd_findings_release(&all);
+    }
+    print_message("%u of 120 updates patched, %u built whole\n", patched, whole);
+    snapshot_free(cur);
+    store_clear(&st);
+}
+
 /* The table declares a scope for every rule that runs, and the POD and NO_PODS ones run live
  * (the surface the controller's snapshots are built for) or offline. */
 static void test_scopes_declared(void **state)
@@ -1209,6 +1303,7 @@ int main(void)
         cmocka_unit_test(test_claims_rerun_pod_parts),
         cmocka_unit_test(test_long_chains),
         cmocka_unit_test(test_inserts_chain),
+        cmocka_unit_test(test_stand_ins_patch),
     };
 
     return cmocka_run_group_tests_name("delta", tests, NULL, NULL);
