@@ -271,78 +271,122 @@ static void quota_one(struct rule_ctx *ctx, const struct dra_quota *q,
     quota_usage_release(&u);
 }
 
-/* Claims and pods by namespace (then model order), so that each quota visits its own. */
-struct ns_ref {
-    const char *ns;
-    size_t i;
+/*
+ * The claims and pods of the quotas' namespaces, by namespace then in model order, so that each
+ * quota visits its own: the namespaces numbered through a hash of them, the claims and pods put
+ * in place by counting.  A sort of every claim and pod cost more than the rest of the rule,
+ * and it runs on every live update.
+ */
+struct quota_nss {
+    const char **ns; /* cap slots (a power of two), NULL when empty */
+    size_t *id;      /* each slot's number */
+    size_t cap, n;
 };
 
-static int cmp_ns_ref(const void *a, const void *b)
+static size_t quota_ns_slot(const struct quota_nss *s, const char *ns)
 {
-    const struct ns_ref *x = a, *y = b;
-    int c = strcmp(x->ns, y->ns);
+    size_t h = dra_key_hash(ns, "") & (s->cap - 1);
 
-    return c ? c : (x->i > y->i) - (x->i < y->i);
+    while (s->ns[h] && !STRIEQ(s->ns[h], ns))
+        h = (h + 1) & (s->cap - 1);
+    return h;
 }
 
-/* The first of v[0..n) (sorted) in namespace ns, or n. */
-static size_t ns_first(const struct ns_ref *v, size_t n, const char *ns)
+/* The number of namespace ns, or SIZE_MAX when no quota has it. */
+static size_t quota_ns_id(const struct quota_nss *s, const char *ns)
 {
-    size_t lo = 0, hi = n;
+    size_t h = quota_ns_slot(s, ns);
 
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (strcmp(v[mid].ns, ns) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
+    return s->ns[h] ? s->id[h] : SIZE_MAX;
+}
+
+/* start[0..s->n]: where each namespace's items begin in out, which gets the positions of the
+ * n items whose namespace is ns_of(i), those of no quota's left out; by[i] is scratch. */
+static void quota_group(const struct quota_nss *s, size_t n, const char *(*ns_of)(const void *,
+                                                                                   size_t),
+                        const void *arg, size_t *by, size_t *start, size_t *out)
+{
+    size_t i;
+
+    memset(start, 0, (s->n + 1) * sizeof(*start));
+    for (i = 0; i < n; i++) {
+        const char *ns = ns_of(arg, i);
+        by[i] = ns ? quota_ns_id(s, ns) : SIZE_MAX;
+        if (by[i] != SIZE_MAX)
+            start[by[i] + 1]++;
     }
-    return lo;
+    for (i = 0; i < s->n; i++)
+        start[i + 1] += start[i];
+    for (i = 0; i < n; i++)
+        if (by[i] != SIZE_MAX)
+            out[start[by[i]]++] = i;
+    /* start[k] is now where namespace k + 1 begins: shifted back. */
+    memmove(start + 1, start, s->n * sizeof(*start));
+    start[0] = 0;
+}
+
+static const char *claim_ns(const void *m, size_t i)
+{
+    const struct dra_claim *c = &((const struct dra_model *)m)->claims[i];
+
+    return c->is_template ? NULL : c->o.ns;
+}
+
+static const char *pod_ns(const void *m, size_t i)
+{
+    return ((const struct dra_model *)m)->pods[i]->o.ns;
 }
 
 void rule__check_quota(struct rule_ctx *ctx)
 {
     const struct dra_model *m = ctx->m;
-    struct claim_event *ev;
-    struct ns_ref *cl, *pl;
-    size_t qi, i, j, nev, ncl = 0, npl = m->npods;
+    struct quota_nss nss = { NULL, NULL, 16, 0 };
+    struct claim_event *ev = NULL;
+    size_t *qid = NULL, *by = NULL, *cstart = NULL, *pstart = NULL, *cl = NULL, *pl = NULL;
+    size_t qi, i, j, nev, cap = m->nclaims + 1;
+    int done = 0;
 
     if (!m->nquotas)
         return;
-    ev = calloc(m->nclaims + 1, sizeof(*ev));
+    while (nss.cap < 2 * m->nquotas)
+        nss.cap *= 2;
+    nss.ns = calloc(nss.cap, sizeof(*nss.ns));
+    nss.id = malloc(nss.cap * sizeof(*nss.id));
+    qid = malloc(m->nquotas * sizeof(*qid));
+    if (!nss.ns || !nss.id || !qid)
+        goto out;
+    for (qi = 0; qi < m->nquotas; qi++) {
+        size_t h = quota_ns_slot(&nss, m->quotas[qi].o.ns);
+        if (!nss.ns[h]) {
+            nss.ns[h] = m->quotas[qi].o.ns;
+            nss.id[h] = nss.n++;
+        }
+        qid[qi] = nss.id[h];
+    }
+    ev = calloc(cap, sizeof(*ev));
+    by = malloc((m->nclaims > m->npods ? m->nclaims : m->npods) * sizeof(*by) + 1);
+    cstart = malloc((nss.n + 1) * sizeof(*cstart));
+    pstart = malloc((nss.n + 1) * sizeof(*pstart));
     cl = malloc((m->nclaims + 1) * sizeof(*cl));
     pl = malloc((m->npods + 1) * sizeof(*pl));
-    if (!cl || !pl) {
-        free(ev);
-        ev = NULL;
-    }
-    for (i = 0; ev && i < m->nclaims; i++)
-        if (!m->claims[i].is_template) {
-            cl[ncl].ns = m->claims[i].o.ns;
-            cl[ncl++].i = i;
-        }
-    for (i = 0; ev && i < m->npods; i++) {
-        pl[i].ns = m->pods[i]->o.ns;
-        pl[i].i = i;
-    }
-    if (ev) {
-        qsort(cl, ncl, sizeof(*cl), cmp_ns_ref);
-        qsort(pl, npl, sizeof(*pl), cmp_ns_ref);
-    }
-    for (qi = 0; ev && qi < m->nquotas; qi++) {
+    if (!ev || !by || !cstart || !pstart || !cl || !pl)
+        goto out;
+    quota_group(&nss, m->nclaims, claim_ns, m, by, cstart, cl);
+    quota_group(&nss, m->npods, pod_ns, m, by, pstart, pl);
+    for (qi = 0; qi < m->nquotas; qi++) {
         const struct dra_quota *q = &m->quotas[qi];
-        size_t cap = m->nclaims + 1, k;
+        size_t k, id = qid[qi];
 
         nev = 0;
-        for (k = ns_first(cl, ncl, q->o.ns); k < ncl && STRIEQ(cl[k].ns, q->o.ns); k++) {
-            i = cl[k].i;
+        for (k = cstart[id]; k < cstart[id + 1]; k++) {
+            i = cl[k];
             ev[nev].o = &m->claims[i].o;
             ev[nev].spec = &m->claims[i].spec;
             ev[nev].claims = 1;
             ev[nev++].tmpl = NULL;
         }
-        for (k = ns_first(pl, npl, q->o.ns); k < npl && STRIEQ(pl[k].ns, q->o.ns); k++) {
-            const struct dra_podspec *p = m->pods[pl[k].i];
+        for (k = pstart[id]; k < pstart[id + 1]; k++) {
+            const struct dra_podspec *p = m->pods[pl[k]];
             for (j = 0; j < p->nclaims; j++) {
                 const struct dra_claim *t;
                 /* A live pod's generated claim is a ResourceClaim already counted above. */
@@ -351,10 +395,8 @@ void rule__check_quota(struct rule_ctx *ctx)
                     continue;
                 if (nev == cap) {
                     struct claim_event *nv = realloc(ev, 2 * cap * sizeof(*ev));
-                    if (!nv) {
-                        ctx->out->oom = 1;
+                    if (!nv)
                         goto out;
-                    }
                     ev = nv;
                     cap *= 2;
                 }
@@ -367,10 +409,17 @@ void rule__check_quota(struct rule_ctx *ctx)
         }
         quota_one(ctx, q, ev, nev, ctx->surface == DD_ADMISSION);
     }
+    done = 1;
 out:
-    if (!ev)
+    if (!done)
         ctx->out->oom = 1;
+    free(nss.ns);
+    free(nss.id);
+    free(qid);
     free(ev);
+    free(by);
+    free(cstart);
+    free(pstart);
     free(cl);
     free(pl);
 }
