@@ -281,6 +281,7 @@ struct quota_nss {
     const char **ns; /* cap slots (a power of two), NULL when empty */
     size_t *id;      /* each slot's number */
     size_t cap, n;
+    const char *few[4]; /* the first four, by number */
 };
 
 static size_t quota_ns_slot(const struct quota_nss *s, const char *ns)
@@ -292,11 +293,20 @@ static size_t quota_ns_slot(const struct quota_nss *s, const char *ns)
     return h;
 }
 
-/* The number of namespace ns, or SIZE_MAX when no quota has it. */
+/* The number of namespace ns, or SIZE_MAX when no quota has it.  A few (an update reruns the
+ * rule over the quotas of the namespaces it changed) are compared, not hashed: most compare
+ * unequal in their first bytes. */
 static size_t quota_ns_id(const struct quota_nss *s, const char *ns)
 {
-    size_t h = quota_ns_slot(s, ns);
+    size_t h;
 
+    if (s->n <= 4) {
+        for (h = 0; h < s->n; h++)
+            if (STRIEQ(s->few[h], ns))
+                return h;
+        return SIZE_MAX;
+    }
+    h = quota_ns_slot(s, ns);
     return s->ns[h] ? s->id[h] : SIZE_MAX;
 }
 
@@ -340,7 +350,7 @@ static const char *pod_ns(const void *m, size_t i)
 void rule__check_quota(struct rule_ctx *ctx)
 {
     const struct dra_model *m = ctx->m;
-    struct quota_nss nss = { NULL, NULL, 16, 0 };
+    struct quota_nss nss = { NULL, NULL, 16, 0, { NULL } };
     struct claim_event *ev = NULL;
     size_t *qid = NULL, *by = NULL, *cstart = NULL, *pstart = NULL, *cl = NULL, *pl = NULL;
     size_t qi, i, j, nev, cap = m->nclaims + 1;
@@ -359,6 +369,8 @@ void rule__check_quota(struct rule_ctx *ctx)
         size_t h = quota_ns_slot(&nss, m->quotas[qi].o.ns);
         if (!nss.ns[h]) {
             nss.ns[h] = m->quotas[qi].o.ns;
+            if (nss.n < 4)
+                nss.few[nss.n] = nss.ns[h];
             nss.id[h] = nss.n++;
         }
         qid[qi] = nss.id[h];

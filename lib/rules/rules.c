@@ -64,7 +64,7 @@ static const struct dd_rule rule_table[] = {
       rule__check_admin_access, DD_SCOPE_NO_PODS, NULL },
     { "QuotaExceeded", DD_SEV_ERROR, DD_STEP_CLAIM, ALL,
       "Claims need more DRA devices or claim objects than a ResourceQuota allows", rule__check_quota,
-      DD_SCOPE_CLUSTER, NULL },
+      DD_SCOPE_QUOTA, NULL },
     { "ClaimNotFound", DD_SEV_WARNING, DD_STEP_CLAIM, OFFLINE_LIVE,
       "A pod references a ResourceClaim that does not exist", rule__check_claim_ref, DD_SCOPE_POD, NULL },
     { "ClaimTemplateNotFound", DD_SEV_WARNING, DD_STEP_CLAIM, ALL,

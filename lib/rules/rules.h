@@ -127,10 +127,15 @@ enum dd_step {
  *            without podspecs), which read only the group and objects other than Pods and
  *            Events: an update reruns it over the changed Pods' groups, old and new;
  *   EVENTS   not Pods (Events, and other objects): the same findings whatever Pods there are,
- *            kept when only Pods changed.
+ *            kept when only Pods changed;
+ *   QUOTA    each ResourceQuota's namespace alone: over a model, the union, namespace by
+ *            namespace, of its findings over that model holding only that namespace's quotas
+ *            (none without quotas), which read only those quotas, the Pods and claims of that
+ *            namespace, and objects other than Pods, claims, quotas and Events: an update reruns
+ *            it over the quotas of the namespaces where Pods or claims changed, old and new.
  */
 enum dd_scope { DD_SCOPE_CLUSTER, DD_SCOPE_POD, DD_SCOPE_NO_PODS, DD_SCOPE_POD_PART,
-                DD_SCOPE_CLAIM, DD_SCOPE_EVENTS };
+                DD_SCOPE_CLAIM, DD_SCOPE_EVENTS, DD_SCOPE_QUOTA };
 
 struct dd_rule {
     const char *code;            /* e.g. "SelectorMatchesNoDriver" */

@@ -420,6 +420,48 @@ static int names_of(const struct keys *changed, struct names *nm)
 
 /* 1 when f (a POD rule's) is about one of the changed Pods, or about a podspec in a namespace
  * whose claims changed. */
+/* 1 when ns is the namespace of one of nm's Pods or claims. */
+static int in_names_ns(const struct names *nm, const char *ns)
+{
+    size_t i;
+
+    for (i = 0; i < nm->n; i++)
+        if (!strcmp(nm->ns[i], ns))
+            return 1;
+    return in_claim_ns(nm, ns);
+}
+
+/* *part: m with only the ResourceQuotas of the namespaces of nm's Pods and claims (what the
+ * QUOTA rules rerun over), whose array *v owns.  -1 on ENOMEM. */
+static int quota_part(const struct dra_model *m, const struct names *nm, struct dra_model *part,
+                      struct dra_quota **v)
+{
+    size_t i;
+
+    *part = *m;
+    part->nquotas = 0;
+    if (!(*v = part->quotas = malloc((m->nquotas + 1) * sizeof(**v))))
+        return -1;
+    for (i = 0; i < m->nquotas; i++)
+        if (in_names_ns(nm, m->quotas[i].o.ns))
+            (*v)[part->nquotas++] = m->quotas[i];
+    return 0;
+}
+
+/* The QUOTA rules' findings over the quotas of nm's namespaces in m, into out; -1 on ENOMEM. */
+static int run_quotas(const struct dra_model *m, const struct names *nm,
+                      const struct rule_options *opt, struct dd_findings *out)
+{
+    struct dra_model part;
+    struct dra_quota *v;
+    int rc = quota_part(m, nm, &part, &v) ||
+             (part.nquotas && dd_rules_run_scoped(&part, opt, 1u << DD_SCOPE_QUOTA, out)) ? -1
+                                                                                           : 0;
+
+    free(v);
+    return rc;
+}
+
 static int about_changed(const struct dd_finding *f, const struct names *nm)
 {
     size_t i;
@@ -1632,12 +1674,15 @@ out:
  * s's findings from prev's (pf: all of them) where only Pods, Events and ResourceClaims (but
  * not their allocations) changed: prev's findings of POD rules but about the changed Pods (and,
  * when claims changed, about any podspec of their namespaces); of NO_PODS rules and of POD_PART
- * rules but their pod_check's over the changed Pods' old versions, when no claim changed; when
+ * rules but their pod_check's over the changed Pods' old versions, when no claim changed; of
+ * QUOTA rules but over the quotas of the namespaces of the changed Pods and claims (run_quotas,
+ * old and new: so are they rerun); when
  * the model was patched (only Pods were replaced) of EVENTS rules, and of CLAIM rules but over
- * the changed Pods' groups (*kept of them, in prev's order).  Then the POD rules' findings for
- * those Pods now, the POD_PART rules' pod_check's for them (every POD_PART and NO_PODS rule's
- * when claims changed: they read claims), the CLAIM rules' over their groups, and every CLUSTER
- * rule's (and, unpatched, every CLAIM and EVENTS rule's).  A claim's allocation is the
+ * the changed Pods' groups (or all of theirs when no Pod or claim changed: Events alone) (*kept
+ * of them, in prev's order).  Then the POD rules' findings for those Pods now, the POD_PART
+ * rules' pod_check's for them (every POD_PART and NO_PODS rule's when claims changed: they read
+ * claims), the CLAIM rules' over their groups, and every CLUSTER rule's (and, unpatched, every
+ * EVENTS rule's, and CLAIM rule's but after Events alone).  A claim's allocation is the
  * allocator's inventory, which every pod's fit reads: a change of it is a full build.  patched:
  * the changed Pods when patch_model found them, else NULL.  1 when that does not apply (then
  * nothing was added), 0, -1 on ENOMEM.
@@ -1656,7 +1701,7 @@ static int delta_rules(const struct snapshot *prev, const struct dd_findings *pf
     const char *code = NULL;
     enum dd_scope sc = DD_SCOPE_CLUSTER;
     size_t nnow, nold, i;
-    int rc, claims = 0;
+    int rc, claims = 0, groups;
 
     if (!delta_applies(prev, s))
         return 1;
@@ -1671,6 +1716,8 @@ static int delta_rules(const struct snapshot *prev, const struct dd_findings *pf
         goto out;
     }
     claims = cgone.n + ccame.n > 0;
+    /* Events alone: the CLAIM rules read no Event, their findings are prev's. */
+    groups = patched || (!changed.n && !claims);
     if ((rc = pods_of(s, &changed, &now, &nnow)) || (rc = pods_of(prev, &changed, &old, &nold)) ||
         (rc = names_of(&changed, &nm)) ||
         (claims && ((rc = claim_namespaces(&cgone, &ccame, &nm)) ||
@@ -1681,7 +1728,8 @@ static int delta_rules(const struct snapshot *prev, const struct dd_findings *pf
         if (f->code != code)
             sc = scope_of(code = f->code);
         if (((sc == DD_SCOPE_NO_PODS || sc == DD_SCOPE_POD_PART) && !claims) ||
-            ((sc == DD_SCOPE_CLAIM || sc == DD_SCOPE_EVENTS) && patched) ||
+            (sc == DD_SCOPE_CLAIM && groups) || (sc == DD_SCOPE_EVENTS && patched) ||
+            sc == DD_SCOPE_QUOTA ||
             (sc == DD_SCOPE_POD && !about_changed(f, &nm)))
             dd_findings_copy(&s->f, f);
     }
@@ -1692,7 +1740,8 @@ static int delta_rules(const struct snapshot *prev, const struct dd_findings *pf
     part.pods = old;
     part.npods = nold;
     rc = -1;
-    if (!claims && dd_rules_run_pod_parts(&part, opt, &gone))
+    if ((!claims && dd_rules_run_pod_parts(&part, opt, &gone)) ||
+        run_quotas(&prev->m, &nm, opt, &gone))
         goto out;
     if (patched) {
         if (!(at = malloc((nm.n + 1) * sizeof(*at))))
@@ -1715,11 +1764,13 @@ static int delta_rules(const struct snapshot *prev, const struct dd_findings *pf
     part.npods = nnow;
     rc = s->f.oom ||
          dd_rules_run_scoped(&s->m, opt, 1u << DD_SCOPE_CLUSTER |
-                             (patched ? 0 : 1u << DD_SCOPE_CLAIM | 1u << DD_SCOPE_EVENTS) |
+                             (groups ? 0 : 1u << DD_SCOPE_CLAIM) |
+                             (patched ? 0 : 1u << DD_SCOPE_EVENTS) |
                              (claims ? 1u << DD_SCOPE_NO_PODS | 1u << DD_SCOPE_POD_PART : 0),
                              &s->f) ||
          dd_rules_run_scoped(&part, opt, 1u << DD_SCOPE_POD, &s->f) ||
-         (!claims && dd_rules_run_pod_parts(&part, opt, &s->f)) ? -1 : 0;
+         (!claims && dd_rules_run_pod_parts(&part, opt, &s->f)) ||
+         run_quotas(&s->m, &nm, opt, &s->f) ? -1 : 0;
     if (!rc && patched) {
         part.pods = gnow;
         part.npods = g.n;
@@ -1856,7 +1907,8 @@ static int layer_rules(const struct snapshot *prev, struct snapshot *s,
         goto out;
     part.pods = gold;
     part.npods = g.n;
-    if (dd_rules_run_scoped(&part, opt, 1u << DD_SCOPE_CLAIM, &gone) || gone.oom)
+    if (dd_rules_run_scoped(&part, opt, 1u << DD_SCOPE_CLAIM, &gone) ||
+        run_quotas(&prev->m, &nm, opt, &gone) || gone.oom)
         goto out;
     rc = 1; /* a finding prev does not have: the rules did not say the same; a flat delta */
     for (i = 0; i < gone.n; i++)
@@ -1871,7 +1923,8 @@ static int layer_rules(const struct snapshot *prev, struct snapshot *s,
     part.npods = nnow;
     rc = s->f.oom || dd_rules_run_scoped(&s->m, opt, 1u << DD_SCOPE_CLUSTER, &s->f) ||
          dd_rules_run_scoped(&part, opt, 1u << DD_SCOPE_POD, &s->f) ||
-         dd_rules_run_pod_parts(&part, opt, &s->f) ? -1 : 0;
+         dd_rules_run_pod_parts(&part, opt, &s->f) || run_quotas(&s->m, &nm, opt, &s->f) ? -1
+                                                                                          : 0;
     part.pods = gnow;
     part.npods = g.n;
     if (!rc && dd_rules_run_scoped(&part, opt, 1u << DD_SCOPE_CLAIM, &s->f))

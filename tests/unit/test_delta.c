@@ -738,6 +738,7 @@ static void test_update_equals_build(void **state)
                 print_message("  %s %u\n", r[k].code, seen[k]);
             /* The split rules, and the CLUSTER ones that read pods per claim, are exercised. */
             if (!seen[k] && (r[k].scope == DD_SCOPE_POD_PART || r[k].scope == DD_SCOPE_EVENTS ||
+                             r[k].scope == DD_SCOPE_QUOTA ||
                              !strcmp(r[k].code, "ReservedForLimitReached") ||
                              !strcmp(r[k].code, "ClaimAllocatedOnOtherNode")))
                 fail_msg("no change made %s report", r[k].code);
