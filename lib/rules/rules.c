@@ -493,7 +493,8 @@ struct rule_cache *dd_rules_cache_new(const struct dra_model *m)
     rc->named_drivers = m->drivers;
     rc->named_ndrivers = m->ndrivers;
     if (!(rc->plugin_sites = rule__plugin_sites_new(m)) ||
-        !(rc->class_sites = rule__class_sites_new(m))) {
+        !(rc->class_sites = rule__class_sites_new(m)) ||
+        !(rc->class_sels = rule__class_sels_new(m))) {
         dd_rules_cache_free(rc);
         return NULL;
     }
@@ -505,6 +506,7 @@ void dd_rules_cache_free(struct rule_cache *rc)
     if (rc) {
         rule__plugin_sites_free(rc->plugin_sites);
         rule__class_sites_free(rc->class_sites);
+        rule__class_sels_free(rc->class_sels);
     }
     free(rc);
 }

@@ -192,6 +192,9 @@ struct rule_cache {
     struct rule_class_sites *class_sites;   /* scheduling.c: where each class has devices
                                                (PodConstraintsExcludeDeviceNodes,
                                                ClaimAllocatedOnOtherNode) */
+    struct rule_class_sels *class_sels;     /* selectors.c: the classes' selectors on every
+                                               device (SelectorUnknownAttribute,
+                                               SelectorRuntimeError) */
 };
 
 /* What the checks of one run work out once for several rules (rules.c frees it at the end of
@@ -203,11 +206,13 @@ struct rule_scratch {
 };
 void rule__sel_walk_free(struct rule_sel_walk *w);
 
-/* drivers.c and scheduling.c: their parts of the cache of m; NULL on ENOMEM. */
+/* drivers.c, scheduling.c and selectors.c: their parts of the cache of m; NULL on ENOMEM. */
 struct rule_plugin_sites *rule__plugin_sites_new(const struct dra_model *m);
 void rule__plugin_sites_free(struct rule_plugin_sites *ps);
 struct rule_class_sites *rule__class_sites_new(const struct dra_model *m);
 void rule__class_sites_free(struct rule_class_sites *cs);
+struct rule_class_sels *rule__class_sels_new(const struct dra_model *m);
+void rule__class_sels_free(struct rule_class_sels *cs);
 
 /* ---- the checks, in the table of rules.c, by family ---- */
 
