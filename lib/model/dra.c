@@ -651,7 +651,7 @@ static enum dd_rc add_claim(struct dra_model *m, const cJSON *obj, const char *f
                             int is_template)
 {
     struct dra_claim *c = PUSH(m->claims, m->nclaims, m->capclaims);
-    const cJSON *spec, *alloc;
+    const cJSON *spec, *alloc, *r;
 
     if (!c)
         return DD_ENOMEM;
@@ -664,6 +664,9 @@ static enum dd_rc add_claim(struct dra_model *m, const cJSON *obj, const char *f
     c->allocated = alloc != NULL;
     c->alloc_nodes = dd_json_path(alloc, "nodeSelector", NULL);
     c->alloc_results = dd_json_arr(alloc, "devices", "results", NULL);
+    cJSON_ArrayForEach(r, c->alloc_results)
+        c->binding |= cJSON_GetArraySize(dd_json_arr(r, "bindingFailureConditions", NULL)) ||
+                      cJSON_GetArraySize(dd_json_arr(r, "bindingConditions", NULL));
     c->reserved_for = dd_json_arr(obj, "status", "reservedFor", NULL);
     c->spec.config = dd_json_arr(spec, "devices", "config", NULL);
     return add_requests(m, dd_json_arr(spec, "devices", "requests", NULL), &c->spec, line);

@@ -89,6 +89,8 @@ struct dra_claim {               /* a ResourceClaim or a ResourceClaimTemplate *
     const cJSON *alloc_nodes;    /* status.allocation.nodeSelector: where the allocated devices
                                     are (NULL: everywhere, or not allocated); borrowed */
     const cJSON *alloc_results;  /* status.allocation.devices.results, or NULL; borrowed */
+    int binding;                 /* a result has bindingConditions or bindingFailureConditions
+                                    (found once: a rule run reads every allocated claim) */
     const cJSON *reserved_for;   /* status.reservedFor [{resource, name, uid}]; borrowed */
 };
 

@@ -302,7 +302,7 @@ void rule__check_binding_conditions(struct rule_ctx *ctx)
     for (i = 0; i < m->nclaims; i++) {
         const struct dra_claim *c = &m->claims[i];
         const cJSON *r, *t;
-        if (c->is_template || !c->allocated)
+        if (c->is_template || !c->binding)
             continue;
         cJSON_ArrayForEach(r, c->alloc_results) {
             const cJSON *dev, *cond;
