@@ -482,6 +482,18 @@ static int store_put(struct inf_store *s, const char *key, cJSON *obj, cJSON **o
     return rc;
 }
 
+/* 1 when the store holds an object under key equal to obj. */
+static int store_same(struct inf_store *s, const char *key, const cJSON *obj)
+{
+    const struct sent *e;
+    int same;
+
+    pthread_mutex_lock(&s->mu);
+    same = (e = table_find(&s->t, key)) && cJSON_Compare(e->obj, obj, 1);
+    pthread_mutex_unlock(&s->mu);
+    return same;
+}
+
 static cJSON *store_take(struct inf_store *s, const char *key)
 {
     cJSON *obj;
@@ -865,6 +877,14 @@ static int on_event(void *ctx, const char *type, cJSON *obj)
             if (old || (deleted && wanted))
                 call_delete(r, obj);
             drop(r->store, old);
+            cJSON_Delete(obj);
+            return 0;
+        }
+        /* What the store keeps of it did not change (a Node's heartbeat, the transform
+         * trims it away): the stored object stays, unannounced, so that a snapshot whose
+         * model shares it with an older one's may still patch that model (lib/rules/snapshot
+         * compares objects by address), and nothing is rebuilt for it. */
+        if (store_same(r->store, key, obj)) {
             cJSON_Delete(obj);
             return 0;
         }
