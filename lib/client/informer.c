@@ -689,7 +689,8 @@ static const char *page_str(const cJSON *page, const char *meta_key, const char 
 /*
  * Moves one list page's items into t: each gets the list's apiVersion and kind when it
  * lacks them (the API server leaves them out of items), then the transform; unwanted
- * and nameless items are dropped, and of duplicate keys the last wins.
+ * and nameless items are dropped, and of duplicate keys the last wins.  Kept items are
+ * packed (dd_json_pack), as a watched one is.
  */
 static enum dd_rc take_page(struct inf_reflector *r, cJSON *page, struct table *t,
                             const char *api_version, const char *kind)
@@ -715,6 +716,7 @@ static enum dd_rc take_page(struct inf_reflector *r, cJSON *page, struct table *
             cJSON_Delete(it);
             continue;
         }
+        it = dd_json_pack(it);
         if (table_put(t, key, it, &prev))
             return DD_ENOMEM;
         cJSON_Delete(prev);
@@ -888,7 +890,10 @@ static int on_event(void *ctx, const char *type, cJSON *obj)
             cJSON_Delete(obj);
             return 0;
         }
-        /* obj now belongs to the store; it stays valid here because only we write. */
+        /* obj now belongs to the store; it stays valid here because only we write.  Packed
+         * (lib/formats/json.h): a store holds every object of its kind for as long as it
+         * lives, and nothing changes a stored object. */
+        obj = dd_json_pack(obj);
         if (store_put(r->store, key, obj, &old))
             return 0;
         if (old)

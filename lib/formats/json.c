@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef __SSE2__
@@ -134,6 +135,102 @@ int dd_quantity_int(const char *s, int64_t *out)
         return 1;
     }
     return 0;
+}
+
+/* ---- Packed trees: a cached object in one allocation ---- */
+
+/* A key or string of o's that o does not share (cJSON's flags: shared ones stay so). */
+static const char *own_key(const cJSON *o)
+{
+    return o->string && !(o->type & cJSON_StringIsConst) ? o->string : NULL;
+}
+
+static const char *own_value(const cJSON *o)
+{
+    return o->valuestring && !(o->type & cJSON_IsReference) ? o->valuestring : NULL;
+}
+
+/* Adds the nodes and string bytes of o and its siblings (and their children) to *nodes and
+ * *bytes; recursion follows nesting only, which the parsers cap. */
+static void pack_size(const cJSON *o, size_t *nodes, size_t *bytes)
+{
+    for (; o; o = o->next) {
+        ++*nodes;
+        if (own_key(o))
+            *bytes += strlen(o->string) + 1;
+        if (own_value(o))
+            *bytes += strlen(o->valuestring) + 1;
+        pack_size(o->child, nodes, bytes);
+    }
+}
+
+static char *pack_str(const char *s, char **pool)
+{
+    size_t l = strlen(s) + 1;
+    char *d = memcpy(*pool, s, l);
+
+    *pool += l;
+    return d;
+}
+
+/* Copies o and its siblings into *node (in order) and their strings into *pool; returns
+ * the first copy, whose prev is the last (cJSON's list invariant). */
+static cJSON *pack_copy(const cJSON *o, cJSON **node, char **pool)
+{
+    cJSON *first = NULL, *last = NULL, *c;
+
+    for (; o; o = o->next) {
+        c = (*node)++;
+        *c = *o;
+        c->prev = last;
+        c->next = NULL;
+        if (last)
+            last->next = c;
+        else
+            first = c;
+        last = c;
+        /* The flags say "not mine to free": none of these nodes frees anything alone. */
+        if (own_key(o)) {
+            c->string = pack_str(o->string, pool);
+            c->type |= cJSON_StringIsConst;
+        }
+        if (own_value(o)) {
+            c->valuestring = pack_str(o->valuestring, pool);
+            c->type |= cJSON_IsReference;
+        }
+        c->child = pack_copy(o->child, node, pool);
+    }
+    if (first)
+        first->prev = last;
+    return first;
+}
+
+cJSON *dd_json_pack(cJSON *obj)
+{
+    cJSON *next, *prev, *block, *node;
+    size_t nodes = 0, bytes = 0;
+    char *pool;
+
+    if (!obj)
+        return NULL;
+    next = obj->next;
+    prev = obj->prev;
+    obj->next = obj->prev = NULL;
+    pack_size(obj, &nodes, &bytes);
+    if (nodes > (SIZE_MAX - bytes) / sizeof(cJSON) ||
+        !(block = malloc(nodes * sizeof(cJSON) + bytes))) {
+        obj->next = next;
+        obj->prev = prev;
+        return obj;
+    }
+    node = block;
+    pool = (char *)(block + nodes);
+    pack_copy(obj, &node, &pool);
+    block->prev = NULL;
+    /* cJSON_Delete(block) then frees the block alone: the root is its first node. */
+    block->type |= cJSON_IsReference;
+    cJSON_Delete(obj);
+    return block;
 }
 
 /* ---- Arena trees: one bump allocator per thread, no malloc/free per request ---- */

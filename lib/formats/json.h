@@ -40,6 +40,18 @@ int dd_json_true(const cJSON *o, ...) __attribute__((sentinel));
 int dd_quantity_int(const char *s, int64_t *out);
 
 /*
+ * obj (a tree of its own: its next and prev are ignored) moved into one allocation: its
+ * nodes, then their keys and strings.  Returns the copy and frees obj, or obj itself,
+ * untouched, on ENOMEM; cJSON_Delete frees either (the copy's root carries cJSON_IsReference,
+ * so cJSON_Delete frees its one block and nothing under it).  The copy must not change: no
+ * node of it can be freed, detached or added to.  Keys and strings that obj shares
+ * (cJSON_StringIsConst, cJSON_IsReference) stay shared and must outlive it.  For caches:
+ * 100,000 objects as a node and string per malloc spend a quarter of their memory on the
+ * allocator's headers and rounding.
+ */
+cJSON *dd_json_pack(cJSON *obj);
+
+/*
  * Arena-allocated trees: the webhook parses every request into a per-thread arena so
  * that building and dropping a tree costs no malloc/free.  The arena owns every node
  * and string of the trees it returned and of the nodes added to them; they live until

@@ -3,7 +3,8 @@
  * (cJSON_ParseWithLengthOpts, then only whitespace may follow).  When both accept, the trees
  * must match field by field (type, key, string, valueint, valuedouble bits, list links),
  * print the same and compare as cJSON compares its own trees; parsed again with a skip key
- * the tree must be cJSON's with those members removed.  When only one accepts, the input
+ * the tree must be cJSON's with those members removed; cJSON's tree packed (dd_json_pack)
+ * must read and print as before.  When only one accepts, the input
  * must be one of the known differences, all of them places where cJSON is laxer than
  * RFC 8259 or cuts a number short:
  *   - nesting deeper than our limit (100; cJSON's is 1000);
@@ -148,6 +149,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (tree_diff(want, got))
             abort();
         if (!oracle_same_str(pw, pg) || cJSON_Compare(want, got, 1) != cJSON_Compare(want, copy, 1))
+            abort();
+        free(pg);
+        /* Packed (dd_json_pack), cJSON's tree reads and prints the same, flags aside. */
+        copy = dd_json_pack(copy);
+        pg = cJSON_PrintUnformatted(copy);
+        if (tree_diff_types(want, copy, 0xFF) || !oracle_same_str(pw, pg))
             abort();
         free(pw);
         free(pg);

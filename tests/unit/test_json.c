@@ -3,7 +3,7 @@
  * trees no cJSON reader can tell apart (types, strings, valuedouble and valueint, list
  * links, printed form); errors with their positions; the depth and memory caps; skip_key;
  * nodes added afterwards; arena reuse.  tests/fuzz/fuzz_json.c does the same with
- * generated inputs.  Runs from the repository root.
+ * generated inputs.  And dd_json_pack: each tree packed reads and prints as cJSON's.  Runs from the repository root.
  */
 #include "harness.h"
 
@@ -23,6 +23,64 @@ static void same_tree(const cJSON *want, const cJSON *got)
 
     if (d)
         fail_msg("trees differ: %s", d);
+}
+
+/* The nodes and string bytes of o's tree that dd_json_pack copies (shared ones aside). */
+static void tree_size(const cJSON *o, size_t *nodes, size_t *bytes)
+{
+    for (; o; o = o->next) {
+        ++*nodes;
+        if (o->string && !(o->type & cJSON_StringIsConst))
+            *bytes += strlen(o->string) + 1;
+        if (o->valuestring && !(o->type & cJSON_IsReference))
+            *bytes += strlen(o->valuestring) + 1;
+        tree_size(o->child, nodes, bytes);
+    }
+}
+
+/* Every node of o's tree in [lo, hi), every string it copied in [slo, shi). */
+static void in_block(const cJSON *o, const cJSON *lo, const cJSON *hi, const char *slo,
+                     const char *shi)
+{
+    for (; o; o = o->next) {
+        if (o < lo || o >= hi)
+            fail_msg("node %p outside the block [%p, %p)", (void *)o, (void *)lo, (void *)hi);
+        if (o->string && (o->string < slo || o->string >= shi))
+            fail_msg("key \"%s\" outside the block", o->string);
+        if (o->valuestring && (o->valuestring < slo || o->valuestring >= shi))
+            fail_msg("string \"%s\" outside the block", o->valuestring);
+        in_block(o->child, lo, hi, slo, shi);
+    }
+}
+
+/*
+ * dd_json_pack of a copy of want: reads as want (its flags aside: they only say who frees),
+ * prints the same, lies in one block (nodes, then strings), and cJSON_Delete frees it (the
+ * ASan run finds a leak or a bad free).
+ */
+static void check_packed(const cJSON *want)
+{
+    cJSON *copy = cJSON_Duplicate(want, 1), *p;
+    size_t nodes = 0, bytes = 0;
+    const char *d;
+    char *pw, *pp;
+
+    assert_non_null(copy);
+    tree_size(copy, &nodes, &bytes);
+    p = dd_json_pack(copy);
+    assert_ptr_not_equal(p, copy);
+    if ((d = tree_diff_types(want, p, 0xFF)))
+        fail_msg("packed tree differs: %s", d);
+    assert_true(p->type & cJSON_IsReference);
+    assert_null(p->next);
+    assert_null(p->prev);
+    in_block(p, p, p + nodes, (const char *)(p + nodes), (const char *)(p + nodes) + bytes);
+    pw = cJSON_PrintUnformatted(want);
+    pp = cJSON_PrintUnformatted(p);
+    assert_string_equal(pw, pp);
+    free(pw);
+    free(pp);
+    cJSON_Delete(p);
 }
 
 static void check_same(struct dd_json_arena *a, const char *buf, size_t len)
@@ -53,6 +111,7 @@ static void check_same(struct dd_json_arena *a, const char *buf, size_t len)
     assert_string_equal(pw, pg);
     free(pw);
     free(pg);
+    check_packed(want);
     cJSON_Delete(want);
 }
 
@@ -542,6 +601,33 @@ static void test_reuse(void **state)
     dd_json_arena_free(NULL);
 }
 
+/* Keys and strings a tree shares (cJSON's CS and Reference calls, as lib/model/keep.c's
+ * common words) stay shared in the packed copy; the rest is copied. */
+static void test_pack_shared(void **state)
+{
+    static const char key[] = "kind", value[] = "Pod";
+    cJSON *o = cJSON_CreateObject(), *p, *arr;
+
+    (void)state;
+    assert_null(dd_json_pack(NULL));
+    assert_non_null(o);
+    cJSON_AddItemToObjectCS(o, key, cJSON_CreateStringReference(value));
+    arr = cJSON_AddArrayToObject(o, "names");
+    cJSON_AddItemToArray(arr, cJSON_CreateString("a"));
+    cJSON_AddItemToArray(arr, cJSON_CreateNumber(7));
+    p = dd_json_pack(o);
+    assert_ptr_equal(p->child->string, key);
+    assert_ptr_equal(p->child->valuestring, value);
+    assert_string_equal(dd_json_str(p, "kind", NULL), "Pod");
+    arr = cJSON_GetObjectItemCaseSensitive(p, "names");
+    assert_ptr_equal(arr, p + 2);
+    assert_string_equal(arr->child->valuestring, "a");
+    assert_true((char *)arr->child->valuestring >= (char *)(p + 5));
+    assert_int_equal(arr->child->next->valueint, 7);
+    assert_ptr_equal(arr->child->prev, arr->child->next);
+    cJSON_Delete(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -557,6 +643,7 @@ int main(void)
         cmocka_unit_test(test_skip_key),
         cmocka_unit_test(test_add_and_cjson_readers),
         cmocka_unit_test(test_reuse),
+        cmocka_unit_test(test_pack_shared),
     };
 
     return cmocka_run_group_tests_name("json", tests, NULL, NULL);
