@@ -3,7 +3,8 @@
  * trees no cJSON reader can tell apart (types, strings, valuedouble and valueint, list
  * links, printed form); errors with their positions; the depth and memory caps; skip_key;
  * nodes added afterwards; arena reuse.  tests/fuzz/fuzz_json.c does the same with
- * generated inputs.  And dd_json_pack: each tree packed reads and prints as cJSON's.  Runs from the repository root.
+ * generated inputs.  And dd_json_pack: each tree packed reads and prints as cJSON's.
+ * Runs from the repository root.
  */
 #include "harness.h"
 
