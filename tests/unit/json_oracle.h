@@ -31,8 +31,9 @@ static int oracle_same_str(const char *a, const char *b)
 
 /*
  * NULL when got reads as want field by field (type (the bits in type_mask), key, string,
- * valueint, the bits of valuedouble) with the list links cJSON relies on to append (first child's prev at the
- * last, last's next NULL); otherwise the first difference (a static string).
+ * valueint, the bits of valuedouble) with the list links cJSON relies on to append (first
+ * child's prev at the last, last's next NULL); otherwise the first difference (a static
+ * string).
  */
 static const char *tree_diff_types(const cJSON *want, const cJSON *got, int type_mask)
 {
