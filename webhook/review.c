@@ -650,8 +650,11 @@ static int workload_kind(const char *group, const char *kind)
     return str_is(group, "") && str_is(kind, "Pod");
 }
 
-/* Gives obj the identity the request states (a CREATE's object may lack its namespace). */
-static int complete_object(struct dd_json_arena *a, cJSON *obj, const cJSON *req)
+/* Gives obj the identity the request states (a CREATE's object may lack its namespace).
+ * DD_EINVAL when obj's metadata is not an object: the API server never sends one, and a
+ * malformed request is the sender's fault, not a lack of memory. */
+static enum dd_rc complete_object(struct dd_json_arena *a, cJSON *obj, const cJSON *req,
+                                  struct dd_err *err)
 {
     const cJSON *rk = cJSON_GetObjectItemCaseSensitive(req, "kind");
     const char *group = dd_json_str(rk, "group", NULL), *version = dd_json_str(rk, "version", NULL);
@@ -659,21 +662,23 @@ static int complete_object(struct dd_json_arena *a, cJSON *obj, const cJSON *req
     cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
     char av[256];
 
+    if (meta && !cJSON_IsObject(meta))
+        return dd_failf(err, DD_EINVAL, "request.object.metadata: want an object");
     if (!dd_json_str(obj, "kind", NULL) &&
         !dd_json_arena_add_string(a, obj, "kind", dd_json_str(rk, "kind", NULL)))
-        return -1;
+        return DD_ENOMEM;
     if (!dd_json_str(obj, "apiVersion", NULL)) {
         snprintf(av, sizeof(av), "%s%s%s", group ? group : "", group && *group ? "/" : "",
                  version ? version : "v1");
         if (!dd_json_arena_add_string(a, obj, "apiVersion", av))
-            return -1;
+            return DD_ENOMEM;
     }
     if (!meta && !(meta = dd_json_arena_add_object(a, obj, "metadata")))
-        return -1;
+        return DD_ENOMEM;
     if (ns && *ns && !dd_json_str(meta, "namespace", NULL) &&
         !dd_json_arena_add_string(a, meta, "namespace", ns))
-        return -1;
-    return 0;
+        return DD_ENOMEM;
+    return DD_OK;
 }
 
 /* Bytes a JSON string cannot hold as they are: controls (NUL included), quote, backslash. */
@@ -822,11 +827,9 @@ enum dd_rc wh_review(const struct wh_view *v, const char *const *pending_classes
     snprintf(res->ns, sizeof(res->ns), "%s",
              dd_json_str(req, "namespace", NULL) ? dd_json_str(req, "namespace", NULL) : "");
     obj = cJSON_GetObjectItemCaseSensitive(req, "object");
-    if (v && cJSON_IsObject(obj)) {
+    if (cJSON_IsObject(obj) && (rc = complete_object(arena, obj, req, err)) == DD_OK && v) {
         int create = str_is(op, "CREATE");
-        if (complete_object(arena, obj, req))
-            rc = DD_ENOMEM;
-        else if (str_is(group, "resource.k8s.io") && str_is(kind, "DeviceClass") &&
+        if (str_is(group, "resource.k8s.io") && str_is(kind, "DeviceClass") &&
                  (create || str_is(op, "UPDATE")))
             rc = decide_class(v, req, obj, &d);
         else if (create && ((str_is(group, "resource.k8s.io") &&

@@ -794,6 +794,12 @@ static void test_bad_requests(void **state)
     expect_error(f->v, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
                        "\"request\":{\"uid\":\"u\",\"kind\":{\"group\":\"\",\"kind\":\"Pod\"}}}",
                  DD_EINVAL, "request.operation");
+    /* Once answered "out of memory" (HTTP 500): the sender's fault, said as such. */
+    expect_error(f->v, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+                       "\"request\":{\"uid\":\"u\",\"kind\":{\"group\":\"resource.k8s.io\","
+                       "\"version\":\"v1\",\"kind\":\"ResourceClaim\"},\"operation\":\"CREATE\","
+                       "\"namespace\":\"t\",\"object\":{\"metadata\":7}}}",
+                 DD_EINVAL, "request.object.metadata: want an object");
     for (i = 0; i < 300; i++)
         deep[i] = '[';
     deep[i] = '\0';
