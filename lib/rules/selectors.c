@@ -11,6 +11,7 @@
 #include "rules_int.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -598,16 +599,21 @@ static int driver_numbers(const struct dra_model *m, unsigned char **drv, const 
 }
 
 /* The classes' selectors on every published device: what each class admits (pass, per class
- * a byte per device) and each of its selectors' errors (errs[at[i] + k], at most maxsel per
- * class).  Of the classes and devices alone: a model patched from another shares it
- * (rule_cache.class_sels). */
+ * a bit per device: as bytes, 200 classes over 40,000 devices took 8 MiB) and each of its
+ * selectors' errors (errs[at[i] + k], at most maxsel per class).  Of the classes and devices
+ * alone: a model patched from another shares it (rule_cache.class_sels). */
 struct class_eval {
     size_t maxsel;
     size_t *at;
     struct sel_errors *errs;
-    unsigned char **pass;
+    uint64_t **pass;
     size_t nclasses;
 };
+
+static int class_admits_device(const struct class_eval *ce, size_t cls, size_t d)
+{
+    return (int)((ce->pass[cls][d / 64] >> (d % 64)) & 1);
+}
 
 static void class_eval_release(struct class_eval *ce)
 {
@@ -646,7 +652,7 @@ static int class_eval_fill(const struct dra_model *m, struct class_eval *ce)
         const struct dra_class *cls = &m->classes[i];
         size_t nsel = cls->nsel < ce->maxsel ? cls->nsel : ce->maxsel;
         unsigned char excluded[SEL_DRIVERS + 1] = { 0 };
-        if (!(ce->pass[i] = malloc(ndev + 1)))
+        if (!(ce->pass[i] = calloc(ndev / 64 + 1, sizeof(**ce->pass))))
             goto out;
         /* Most classes name a driver: on the others' devices the first selector is false
          * without an error (counted as evaluated, as the scheduler evaluates it there) and
@@ -655,13 +661,10 @@ static int class_eval_fill(const struct dra_model *m, struct class_eval *ce)
             excluded[k] = (unsigned char)cel_program_excludes_driver(cls->sel[0].prog, names[k],
                                                                      NULL);
         for (d = 0; d < ndev; d++) {
-            if (excluded[drv[d]]) {
-                ce->pass[i][d] = 0;
+            if (excluded[drv[d]])
                 ce->errs[ce->at[i]].evaluated++;
-            } else {
-                ce->pass[i][d] = (unsigned char)eval_device(m, cls->sel, nsel, d,
-                                                            &ce->errs[ce->at[i]]);
-            }
+            else if (eval_device(m, cls->sel, nsel, d, &ce->errs[ce->at[i]]))
+                ce->pass[i][d / 64] |= (uint64_t)1 << (d % 64);
         }
     }
     ok = 1;
@@ -768,7 +771,7 @@ static struct rule_sel_walk *sel_walk_new(struct rule_ctx *ctx)
             goto out;
     for (d = 0; d < m->ndevices; d++)
         for (i = 0; i < todo.n; i++)
-            if (w->ce->pass[todo.v[i].cls][d])
+            if (class_admits_device(w->ce, todo.v[i].cls, d))
                 eval_device(m, todo.v[i].r->sel, todo.v[i].nsel, d, todo.v[i].errs);
     ok = 1;
 out:

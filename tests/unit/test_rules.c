@@ -183,6 +183,53 @@ static void selector_runtime_error(void **state)
     snap_free(&s);
 }
 
+/* objs() of a class, a claim with a selector, and one slice of ndev devices gpu-<i> of
+ * index i: past 64, what a class admits spans words. */
+static char *class_claim_slice(const char *class_expr, const char *claim_expr, int ndev)
+{
+    static char buf[BUF];
+    int n, i;
+
+    n = snprintf(buf, sizeof(buf),
+                 "[" CLASS("gpu", "%s") "," CLAIM_SEL("c", "gpu", "%s") ","
+                 "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceSlice\","
+                 "\"metadata\":{\"name\":\"s\"},\"spec\":{\"driver\":\"gpu.example.com\","
+                 "\"nodeName\":\"n1\",\"pool\":{\"name\":\"n1\",\"generation\":0,"
+                 "\"resourceSliceCount\":1},\"devices\":[",
+                 class_expr, claim_expr);
+    for (i = 0; i < ndev && n > 0 && (size_t)n < sizeof(buf); i++)
+        n += snprintf(buf + n, sizeof(buf) - (size_t)n,
+                      "%s{\"name\":\"gpu-%d\",\"attributes\":{\"index\":{\"int\":%d}}}",
+                      i ? "," : "", i, i);
+    if (n > 0 && (size_t)n < sizeof(buf))
+        n += snprintf(buf + n, sizeof(buf) - (size_t)n, "]}}]");
+    assert_true(n > 0 && (size_t)n < sizeof(buf));
+    return buf;
+}
+
+/* A request's selector runs on exactly the devices its class admits, however many the
+ * slices publish. */
+static void request_selector_on_admitted_devices(void **state)
+{
+    struct snap s;
+    const struct dd_finding *f;
+    (void)state;
+
+    f = only(&s, class_claim_slice("device.attributes['gpu.example.com'].index == 100",
+                                   "10 / (device.attributes['gpu.example.com'].index - 100) == 1",
+                                   130),
+             "SelectorRuntimeError", 1);
+    assert_contains(f->message, "on device gpu.example.com/n1/gpu-100: CEL runtime error: "
+                                "division by zero");
+    snap_free(&s);
+    /* Every device but gpu-100 divides by something else. */
+    only(&s, class_claim_slice("device.attributes['gpu.example.com'].index != 100",
+                               "10 / (device.attributes['gpu.example.com'].index - 100) == 1",
+                               130),
+         "SelectorRuntimeError", 0);
+    snap_free(&s);
+}
+
 static void not_found_rules(void **state)
 {
     struct snap s;
@@ -535,6 +582,7 @@ int main(void)
         cmocka_unit_test(selector_syntax_error),
         cmocka_unit_test(selector_unknown_attribute),
         cmocka_unit_test(selector_runtime_error),
+        cmocka_unit_test(request_selector_on_admitted_devices),
         cmocka_unit_test(not_found_rules),
         cmocka_unit_test(quota_exceeded),
         cmocka_unit_test(devices_do_not_fit),
