@@ -140,6 +140,29 @@ static void share_words(cJSON *o)
             share_words(it);
 }
 
+/* Of array arr's objects, only those whose member key is one of values (NULL-terminated);
+ * arr goes from parent when none is left. */
+static void keep_where(cJSON *parent, const char *name, const char *key,
+                       const char *const *values)
+{
+    cJSON *arr = member(parent, name), *it, *next;
+    size_t i;
+
+    if (!cJSON_IsArray(arr))
+        return;
+    for (it = arr->child; it; it = next) {
+        const char *v = dd_json_str(it, key, NULL);
+        int keep = 0;
+        next = it->next;
+        for (i = 0; v && values[i] && !keep; i++)
+            keep = !strcmp(v, values[i]);
+        if (!keep)
+            cJSON_Delete(cJSON_DetachItemViaPointer(arr, it));
+    }
+    if (!arr->child)
+        cJSON_DeleteItemFromObjectCaseSensitive(parent, name);
+}
+
 /*
  * What each kind keeps, from what lib/model/dra.c, lib/rules/rules.c, lib/model/rbac.c,
  * lib/model/quota.c, lib/rules/diagnose.c and the controller read (test_snapshot.c proves
@@ -196,6 +219,9 @@ static void trim_kind(cJSON *obj)
     static const char *const ctr_res[] = { "claims", "requests", "limits", NULL };
     static const char *const pod_status[] = { "phase", "containerStatuses",
                                               "resourceClaimStatuses", "conditions", NULL };
+    /* Of a pod's conditions, an eviction's (DeviceTaintNotTolerated): the kubelet's and the
+     * scheduler's others, on every pod, were a third of a trimmed pod. */
+    static const char *const pod_cond_types[] = { "DisruptionTarget", NULL };
     static const char *const pod_cond[] = { "type", "reason", "message", NULL };
     /* A kubelet plugin's pod: which DaemonSet's, on which node, ready or not. */
     static const char *const meta_plugin[] = { "name", "namespace", "ownerReferences", NULL };
@@ -302,6 +328,7 @@ static void trim_kind(cJSON *obj)
         }
         keep_only(status, pod_status);
         keep_only_each(member(status, "resourceClaimStatuses"), claim_status);
+        keep_where(status, "conditions", "type", pod_cond_types);
         keep_only_each(member(status, "conditions"), pod_cond);
         cJSON_ArrayForEach(it, member(status, "containerStatuses")) {
             keep_only(it, ctr_status);

@@ -400,9 +400,12 @@ static void trim_keeps_only_what_is_read(void **state)
         cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(pod, "status"),
                                                 "conditions");
         cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(pod, "status"), "conditions",
-                              cJSON_Parse("[{\"type\":\"DisruptionTarget\",\"status\":\"True\","
+                              cJSON_Parse("[{\"type\":\"PodScheduled\",\"status\":\"True\"},"
+                                          "{\"type\":\"DisruptionTarget\",\"status\":\"True\","
                                           "\"reason\":\"DeletionByDeviceTaintManager\","
-                                          "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]"));
+                                          "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"},"
+                                          "{\"type\":\"Ready\",\"status\":\"False\","
+                                          "\"reason\":\"ContainersNotReady\"}]"));
     }
     keep_trim(pod);
     assert_true(keep_object(pod));
@@ -419,7 +422,9 @@ static void trim_keeps_only_what_is_read(void **state)
     assert_non_null(dd_json_str(it, "name", NULL));
     assert_null(dd_json_path(it, "image", NULL));
     assert_null(dd_json_path(it, "resources", "limits", NULL));
-    /* Conditions: which, and why (DeviceTaintNotTolerated reads an eviction's), not when. */
+    /* Conditions: an eviction's (DeviceTaintNotTolerated reads it), why, not when; no
+     * other condition. */
+    assert_int_equal(cJSON_GetArraySize(dd_json_arr(pod, "status", "conditions", NULL)), 1);
     it = cJSON_GetArrayItem(dd_json_arr(pod, "status", "conditions", NULL), 0);
     assert_string_equal(dd_json_str(it, "reason", NULL), "DeletionByDeviceTaintManager");
     assert_null(dd_json_path(it, "lastTransitionTime", NULL));
