@@ -220,7 +220,7 @@ static void trim_kind(cJSON *obj)
     static const char *const pod_status[] = { "phase", "containerStatuses",
                                               "resourceClaimStatuses", "conditions", NULL };
     /* Of a pod's conditions, an eviction's (DeviceTaintNotTolerated): the kubelet's and the
-     * scheduler's others, on every pod, were a third of a trimmed pod. */
+     * scheduler's others are on every pod, and nothing reads them. */
     static const char *const pod_cond_types[] = { "DisruptionTarget", NULL };
     static const char *const pod_cond[] = { "type", "reason", "message", NULL };
     /* A kubelet plugin's pod: which DaemonSet's, on which node, ready or not. */
