@@ -830,7 +830,7 @@ enum dd_rc wh_review(const struct wh_view *v, const char *const *pending_classes
     if (cJSON_IsObject(obj) && (rc = complete_object(arena, obj, req, err)) == DD_OK && v) {
         int create = str_is(op, "CREATE");
         if (str_is(group, "resource.k8s.io") && str_is(kind, "DeviceClass") &&
-                 (create || str_is(op, "UPDATE")))
+            (create || str_is(op, "UPDATE")))
             rc = decide_class(v, req, obj, &d);
         else if (create && ((str_is(group, "resource.k8s.io") &&
                              (str_is(kind, "ResourceClaim") || str_is(kind, "ResourceClaimTemplate"))) ||
