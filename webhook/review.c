@@ -188,22 +188,26 @@ static int keep_inventory(struct wh_view *v)
     return (v->inv = dd_rules_inventory_new(&v->full, &ro)) ? 0 : -1;
 }
 
-static int view_fill(struct wh_view *v, const cJSON *const *objs, size_t n)
+static int view_fill(struct wh_view *v, const cJSON *const *objs, size_t n,
+                     const struct wh_view *prev)
 {
     const struct dra_model *m = &v->full;
     struct dra_model ds;
     size_t i, cap;
-    int rc = -1;
+    int rc = -1, shared = prev && dra_model_slices_are(&prev->full, objs, n);
 
     /* DaemonSets only name drivers. */
     dra_model_init(&ds, NULL, NULL);
     ds.live = 1;
+    if (shared)
+        dra_model_borrow_slices(&v->full, &prev->full);
     for (i = 0; i < n; i++) {
         const char *kind = dd_json_str(objs[i], "kind", NULL);
         struct dra_model *to = kind && !strcmp(kind, "DaemonSet") ? &ds
                                : viewed(kind)                     ? &v->full
                                                                   : NULL;
-        if (to && dra_model_add(to, objs[i], NULL, 0) != DD_OK)
+        if (to && !(shared && dra_is_slice(objs[i])) &&
+            dra_model_add(to, objs[i], NULL, 0) != DD_OK)
             goto out;
     }
     if (dra_model_finish(&v->full) != DD_OK || dra_model_finish(&ds) != DD_OK)
@@ -251,7 +255,11 @@ static int view_fill(struct wh_view *v, const cJSON *const *objs, size_t n)
             goto out;
     qsort(v->quotas, v->nquotas, sizeof(*v->quotas), cmp_named);
 
-    if (keep_slices(v, m) || keep_inventory(v))
+    /* The samples are the slices' too. */
+    if (shared)
+        dra_model_borrow_slices(&v->samples, &prev->samples);
+    if ((shared ? dra_model_finish(&v->samples) != DD_OK : keep_slices(v, m)) ||
+        keep_inventory(v))
         goto out;
     rc = 0;
 out:
@@ -261,6 +269,12 @@ out:
 
 struct wh_view *wh_view_build(const cJSON *const *objs, size_t n, const struct wh_options *opt,
                               struct dd_err *err)
+{
+    return wh_view_update(NULL, objs, n, opt, err);
+}
+
+struct wh_view *wh_view_update(const struct wh_view *prev, const cJSON *const *objs, size_t n,
+                               const struct wh_options *opt, struct dd_err *err)
 {
     static const struct wh_options defaults = { NULL, 0, 0, 0, NULL };
     struct wh_view *v = calloc(1, sizeof(*v));
@@ -272,7 +286,7 @@ struct wh_view *wh_view_build(const cJSON *const *objs, size_t n, const struct w
         dra_model_init(&v->full, NULL, NULL);
         v->full.live = 1;
         if ((v->cel = dra_cel_cache_new()) &&
-            (v->full.cel_cache = v->cel) && !view_fill(v, objs, n)) {
+            (v->full.cel_cache = v->cel) && !view_fill(v, objs, n, prev)) {
             dra_cel_cache_freeze(v->cel);
             return v;
         }
@@ -280,6 +294,11 @@ struct wh_view *wh_view_build(const cJSON *const *objs, size_t n, const struct w
     }
     dd_failf(err, DD_ENOMEM, "out of memory building the webhook's view of the cluster");
     return NULL;
+}
+
+const void *wh_view_devices(const struct wh_view *v)
+{
+    return v->full.devs;
 }
 
 void wh_view_free(struct wh_view *v)

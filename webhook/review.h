@@ -58,6 +58,16 @@ struct wh_view;
  */
 struct wh_view *wh_view_build(const cJSON *const *objs, size_t n, const struct wh_options *opt,
                               struct dd_err *err);
+
+/* wh_view_build for the caches after prev's (NULL: none): when their ResourceSlices are prev's,
+ * the new view shares prev's devices (a reference: prev may be freed first) instead of
+ * building their CEL values again. */
+struct wh_view *wh_view_update(const struct wh_view *prev, const cJSON *const *objs, size_t n,
+                               const struct wh_options *opt, struct dd_err *err);
+
+/* The identity of the devices v reads: two views return the same when the later shares the
+ * earlier's (wh_view_update). */
+const void *wh_view_devices(const struct wh_view *v);
 void wh_view_free(struct wh_view *v);
 
 /* 1 when the view holds DeviceClass name (the server then stops treating it as pending). */

@@ -307,11 +307,10 @@ static void *build(void *ctx, struct live *lc, const void *cur, struct dd_err *e
     struct wh_view *v = NULL;
     size_t nobjs;
 
-    (void)cur;
     if (live_collect(lc, &objs, &nobjs))
         dd_failf(err, DD_ENOMEM, "out of memory collecting the caches");
     else
-        v = wh_view_build(objs, nobjs, &w->o.review, err);
+        v = wh_view_update(cur, objs, nobjs, &w->o.review, err);
     free(objs);
     return v;
 }

@@ -845,7 +845,7 @@ static enum dd_rc add_slice(struct dra_model *m, const cJSON *obj, const char *f
     const cJSON *devs, *it;
     int n;
 
-    if (m->slices_borrowed)
+    if (m->slices_borrowed || m->devs) /* another model's, or indexed already */
         return DD_EINVAL;
     if (!(s = PUSH(m->slices, m->nslices, m->capslices)))
         return DD_ENOMEM;
@@ -1758,6 +1758,54 @@ const struct dra_event *dra_events_about(const struct dra_model *m, const char *
     return m->events + lo;
 }
 
+/* What the published devices own: the slices and what indexes them (see dra_model.devs). */
+struct dra_devices {
+    atomic_size_t refs;
+    struct dra_slice *slices;
+    size_t nslices;
+    const struct dra_device **devices;
+    uint32_t *device_slice;
+    unsigned char *device_tainted;
+    struct cel_device_set *values;
+    char **owned;
+    size_t nowned;
+};
+
+/* d owning m's devices, one reference. */
+static void devices_of(struct dra_devices *d, const struct dra_model *m)
+{
+    atomic_init(&d->refs, 1);
+    d->slices = m->slices;
+    d->nslices = m->nslices;
+    d->devices = m->devices;
+    d->device_slice = m->device_slice;
+    d->device_tainted = m->device_tainted;
+    d->values = m->values;
+    d->owned = m->owned;
+    d->nowned = m->nowned;
+}
+
+static void devices_free(struct dra_devices *d)
+{
+    size_t i, j;
+
+    for (i = 0; i < d->nslices; i++) {
+        for (j = 0; j < d->slices[i].ndev; j++) {
+            free((void *)d->slices[i].dev[j].dev.attrs);
+            free((void *)d->slices[i].dev[j].dev.caps);
+        }
+        free(d->slices[i].dev);
+    }
+    free(d->slices);
+    free(d->devices);
+    free(d->device_slice);
+    free(d->device_tainted);
+    cel_device_set_free(d->values);
+    for (i = 0; i < d->nowned; i++)
+        free(d->owned[i]);
+    free(d->owned);
+}
+
 /*
  * Numbers the published devices and builds their CEL values (a model that borrows its slices
  * has its base's), and evaluates every class on each device while its value is fresh in the
@@ -1794,6 +1842,9 @@ static enum dd_rc index_devices(struct dra_model *m)
             for (k = 0; !m->devices_unjudged && nsel <= MEMO_ROWS_MAX && k < m->nclasses; k++)
                 dra_class_admits(m, &m->classes[k], n);
         }
+    if (!(m->devs = malloc(sizeof(*m->devs))))
+        return DD_ENOMEM;
+    devices_of(m->devs, m);
     return DD_OK;
 }
 
@@ -1936,18 +1987,13 @@ void dra_model_release(struct dra_model *m)
     for (i = 0; i < m->nclaims; i++)
         release_requests(m->claims[i].spec.req, m->claims[i].spec.nreq);
     memo_free(m->memo);
-    if (!m->slices_borrowed) {
-        free(m->devices);
-        free(m->device_slice);
-        free(m->device_tainted);
-        cel_device_set_free(m->values);
-    }
-    for (i = 0; !m->slices_borrowed && i < m->nslices; i++) {
-        for (j = 0; j < m->slices[i].ndev; j++) {
-            free((void *)m->slices[i].dev[j].dev.attrs);
-            free((void *)m->slices[i].dev[j].dev.caps);
-        }
-        free(m->slices[i].dev);
+    if (m->devs && atomic_fetch_sub(&m->devs->refs, 1) == 1) {
+        devices_free(m->devs);
+        free(m->devs);
+    } else if (!m->devs && !m->slices_borrowed) { /* never finished */
+        struct dra_devices d;
+        devices_of(&d, m);
+        devices_free(&d);
     }
     for (i = 0; i < m->npods; i++) {
         for (j = 0; j < m->pods[i]->nctr; j++) {
@@ -1961,8 +2007,6 @@ void dra_model_release(struct dra_model *m)
     }
     for (i = 0; i < m->nquotas; i++)
         free(m->quotas[i].hard);
-    for (i = 0; i < m->nowned; i++)
-        free(m->owned[i]);
     for (i = 0; i < m->nruntimes; i++)
         if (m->runtimes[i].src != DRA_RT_FILE)
             cri_config_release(&m->runtimes[i].cfg);
@@ -1977,8 +2021,6 @@ void dra_model_release(struct dra_model *m)
     free(m->plugin_next);
     free(m->classes);
     free(m->claims);
-    if (!m->slices_borrowed)
-        free(m->slices);
     free(m->pods);
     free(m->quotas);
     free(m->drivers);
@@ -1992,7 +2034,6 @@ void dra_model_release(struct dra_model *m)
     free(m->driver_objects.v);
     free(m->mutators.v);
     free(m->plugin_pods.v);
-    free(m->owned);
     dra_model_init(m, m->pos, m->pos_ctx);
 }
 
@@ -2007,6 +2048,27 @@ void dra_model_borrow_slices(struct dra_model *m, const struct dra_model *base)
     m->device_slice = base->device_slice;
     m->device_tainted = base->device_tainted;
     m->values = base->values;
+    if ((m->devs = base->devs))
+        atomic_fetch_add(&m->devs->refs, 1);
+}
+
+int dra_is_slice(const cJSON *obj)
+{
+    const char *av = dd_json_str(obj, "apiVersion", NULL), *kind = dd_json_str(obj, "kind", NULL);
+
+    return av && kind && in_group(av, "resource.k8s.io") && STRIEQ(kind, "ResourceSlice");
+}
+
+int dra_model_slices_are(const struct dra_model *base, const cJSON *const *objs, size_t n)
+{
+    size_t i, k = 0;
+
+    if (!base->devs || (base->ndevices && !base->values))
+        return 0;
+    for (i = 0; i < n; i++)
+        if (dra_is_slice(objs[i]) && (k >= base->nslices || base->slices[k++].o.json != objs[i]))
+            return 0;
+    return k == base->nslices;
 }
 
 const struct dra_class *dra_find_class(const struct dra_model *m, const char *name)

@@ -26,6 +26,8 @@
 #include "model/drivers.h"
 #include "err.h"
 
+struct dra_devices; /* dra.c */
+
 /* Where a node of a tree came from; returns 1 and sets *line, or 0. */
 typedef int (*dra_pos_fn)(void *ctx, const cJSON *node, int *line);
 
@@ -260,6 +262,9 @@ struct dra_model {
     struct dra_claim *claims;      size_t nclaims, capclaims;   /* claims and templates */
     struct dra_slice *slices;      size_t nslices, capslices;
     int slices_borrowed;           /* slices belong to another model (dra_model_borrow_slices) */
+    struct dra_devices *devs;      /* once finished (or borrowed): the owner of slices, devices,
+                                      device_slice, device_tainted, values and owned, shared by
+                                      the models that borrow them; a reference */
     /* Owned: the array and the podspecs (by address, so that a model patched with a few
      * changed ones copies addresses: lib/rules/snapshot.h). */
     const struct dra_podspec **pods; size_t npods, cappods;
@@ -294,7 +299,8 @@ struct dra_model {
                                       becomes a runtime entry in dra_model_finish) */
     dra_pos_fn pos;                /* optional position lookup for sub-nodes */
     void *pos_ctx;
-    char **owned;                  /* strings the model allocated (attribute domains) */
+    char **owned;                  /* strings the slices' parse allocated (attribute domains,
+                                      list values): the devices' (devs) */
     size_t nowned, capowned;
     uint64_t claims_gen;           /* set when the podspecs' claims were resolved against
                                       claims (dra_model_finish), unique to these claims; 0
@@ -395,12 +401,23 @@ void dra_model_release(struct dra_model *m);
 
 /*
  * Gives m the slices of base instead of slices of its own: a model built per
- * admission request reads the view's published devices without building them
- * again.  base must be finished, stay unchanged and outlive m (any number of
- * models on any threads may borrow it at once).  m must hold no slice yet;
- * adding one afterwards fails with DD_EINVAL.
+ * admission request reads the view's published devices, and a snapshot rebuilt for
+ * changed claims its predecessor's, without building them again.  base must be
+ * finished; m takes a reference to its devices (base may go first), and any number of
+ * models on any threads may borrow them at once.  m must hold no slice yet; adding one
+ * afterwards fails with DD_EINVAL.
  */
 void dra_model_borrow_slices(struct dra_model *m, const struct dra_model *base);
+
+/*
+ * 1 when base's slices are exactly the ResourceSlices among objs[0..n) (the same objects,
+ * in the same order) and its devices' CEL values are built: a model of objs may then
+ * borrow them (dra_model_borrow_slices) and skip those objects (dra_is_slice).
+ */
+int dra_model_slices_are(const struct dra_model *base, const cJSON *const *objs, size_t n);
+
+/* 1 when dra_model_add takes obj as a ResourceSlice. */
+int dra_is_slice(const cJSON *obj);
 
 /* 1 when pod (a Pod object) mounts the kubelet's plugin registration or plugins directory:
  * a kubelet plugin's pod, which the model keeps although it has no claims. */

@@ -2275,7 +2275,7 @@ static struct snapshot *build(const struct snapshot *prev, cJSON *owned, const c
     struct timespec t;
     const cJSON *it;
     size_t i, kept = 0;
-    int rc = 1, inserted = 0;
+    int rc = 1, inserted = 0, shared;
 
     if (!s) {
         cJSON_Delete(owned);
@@ -2312,12 +2312,20 @@ static struct snapshot *build(const struct snapshot *prev, cJSON *owned, const c
     cJSON_ArrayForEach(it, owned)
         if (dra_model_add(&s->m, it, NULL, 0) != DD_OK)
             goto oom;
+    /* A full build after prev is for changed claims mostly (an allocation is every pod's
+     * fit): prev's slices are these, and their devices' CEL values, ~700 bytes each, are
+     * shared rather than built twice and held twice while prev lives. */
+    shared = prev && !owned && dra_model_slices_are(&prev->m, borrowed, n);
+    if (shared)
+        dra_model_borrow_slices(&s->m, &prev->m);
     /* What an update compares, found while the model reads the object anyway. */
     if (!(s->kinds = malloc(n + 1)))
         goto oom;
     for (i = 0; i < n; i++) {
         s->kinds[i] = (unsigned char)tracked(borrowed[i]);
-        if (dra_model_add(&s->m, borrowed[i], NULL, 0) != DD_OK)
+        if (shared && dra_is_slice(borrowed[i]))
+            s->m.nobjects++;
+        else if (dra_model_add(&s->m, borrowed[i], NULL, 0) != DD_OK)
             goto oom;
     }
     /* Room for the claims that updates patching this model may add (patch_inserts). */

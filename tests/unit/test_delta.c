@@ -353,6 +353,11 @@ static void cluster(struct store *st, int quota)
 }
 
 /* 1 when claims a and b (either may be NULL: none) have the same status.allocation. */
+/* Whether the last change() replaced a ResourceSlice; updates built whole while the slices stayed,
+ * and those of them that borrowed the previous model's devices. */
+static int slice_changed;
+static unsigned whole_same_slices, whole_shared;
+
 static int same_allocation(const cJSON *a, const cJSON *b)
 {
     const cJSON *x = a ? cJSON_GetObjectItem(cJSON_GetObjectItem(a, "status"), "allocation") : NULL;
@@ -408,6 +413,7 @@ static int change(struct store *st, unsigned gen)
         retire(st, st->v[i]);
         st->v[i] = cJSON_Duplicate(st->gone[st->ngone - 1], 1);
         assert_non_null(st->v[i]);
+        slice_changed |= !strcmp(kind(st->v[i]), "ResourceSlice"); /* another object */
         return !strcmp(kind(st->v[i]), "Pod") ? 2 : !strcmp(kind(st->v[i]), "Event") ? 4 : 1;
     }
     /* A claim, new (unallocated) or gone. */
@@ -440,6 +446,7 @@ static int change(struct store *st, unsigned gen)
         node(b, sizeof(b), (unsigned)atoi(cJSON_GetStringValue(cJSON_GetObjectItem(
                                cJSON_GetObjectItem(st->v[i], "metadata"), "name")) + 5), (int)rnd(2));
     } else if ((i = pick(st, "ResourceSlice")) >= 0) {
+        slice_changed = 1;
         slice(b, sizeof(b), (unsigned)atoi(cJSON_GetStringValue(cJSON_GetObjectItem(
                                 cJSON_GetObjectItem(st->v[i], "metadata"), "name")) + 5),
               1 + rnd(4), (int)rnd(2));
@@ -598,6 +605,7 @@ static void tally(const struct dd_findings *f)
 static unsigned affected_told, affected_all, event_changes, events_patched, with_stand_ins,
     patched_stand_ins, inserts, inserts_patched;
 
+
 /* Runs seeds' clusters through steps changes each; returns how many updates were deltas,
  * and of the replacements of a Pod in its place, how many patched the previous model. */
 static unsigned run(unsigned seeds, int steps, unsigned *pod_changes, unsigned *replaced,
@@ -621,7 +629,9 @@ static unsigned run(unsigned seeds, int steps, unsigned *pod_changes, unsigned *
         assert_non_null(cur);
         assert_non_null(pfull = snapshot_build(NULL, objects(&st), st.n, NULL, NULL, &opt, &err));
         for (step = 1; step <= steps; step++) {
-            int pods_only = change(&st, (unsigned)step), also = -1, first = pods_only;
+            int pods_only, also = -1, first;
+            slice_changed = 0;
+            first = pods_only = change(&st, (unsigned)step);
             /* Now and then two changes in one update, as a settling cache delivers them. */
             if (rnd(4) == 0 && (also = change(&st, (unsigned)step)) != pods_only)
                 pods_only = !also || !pods_only ? 0 : also == 2 ? pods_only : also;
@@ -650,6 +660,12 @@ static unsigned run(unsigned seeds, int steps, unsigned *pod_changes, unsigned *
             if (next->steps.patched && also < 0 && !(pods_only == 2 || pods_only >= 4))
                 fail_msg("step %d: change %d patched", step, first);
             deltas += (unsigned)next->steps.delta;
+            /* A whole build borrows the devices of the model before it exactly when no slice
+             * changed (then cur goes first: the devices outlive it). */
+            if (!next->steps.patched && slice_changed && next->m.devs == cur->m.devs)
+                fail_msg("step %d: a slice changed, yet the devices were the old ones", step);
+            whole_same_slices += !next->steps.patched && !slice_changed;
+            whole_shared += !next->steps.patched && !slice_changed && next->m.devs == cur->m.devs;
             tally(&full->f);
             {
                 struct dd_findings all = DD_FINDINGS_INIT;
@@ -718,6 +734,10 @@ static void test_update_equals_build(void **state)
     if (inserts_patched * 2 < inserts)
         fail_msg("only %u of %u Pods and claims that came patched the model", inserts_patched,
                  inserts);
+    /* Every whole build with the slices of the one before shares its devices. */
+    if (whole_shared != whole_same_slices)
+        fail_msg("only %u of %u whole builds with the same slices shared the devices",
+                 whole_shared, whole_same_slices);
     deltas -= events_patched;
     /* And for most deltas, the pods whose diagnosis may change are told, not all of them. */
     if (affected_told * 2 < deltas + claim_deltas)
@@ -726,10 +746,11 @@ static void test_update_equals_build(void **state)
     print_message("%u of %u Pod changes were deltas; %u of %u replacements patched, %u "
                   "layered; %u of %u changes of claims were deltas; affected pods told for %u "
                   "updates, not for %u; %u of %u changes of Events patched; %u of %u updates with "
-                  "stand-in claims patched; %u of %u Pods and claims that came patched\n", deltas,
+                  "stand-in claims patched; %u of %u Pods and claims that came patched; %u "
+                  "whole builds shared the devices\n", deltas,
                   pod_changes, patched, replaced, layered, claim_deltas, claim_changes,
                   affected_told, affected_all, events_patched, event_changes, patched_stand_ins,
-                  with_stand_ins, inserts_patched, inserts);
+                  with_stand_ins, inserts_patched, inserts, whole_shared);
     {
         size_t n, k;
         const struct dd_rule *r = dd_rules(&n);

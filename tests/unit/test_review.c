@@ -523,8 +523,9 @@ static void test_pod_devices_do_not_fit(void **state)
         "\"spec\":{\"replicas\":1,\"selector\":{},\"template\":{\"spec\":{\"containers\":[{"
         "\"name\":\"c\",\"image\":\"x\",\"resources\":{\"claims\":[{\"name\":\"gpu\"}]}}],"
         "\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimTemplateName\":\"three-gpus\"}]}}}}";
-    cJSON *objs[5], *r;
-    struct wh_view *v;
+    cJSON *objs[5], *r, *copy;
+    const cJSON *twin[5];
+    struct wh_view *v, *v2;
     struct wh_result res;
     char w[4096];
     size_t i;
@@ -549,16 +550,30 @@ static void test_pod_devices_do_not_fit(void **state)
     assert_string_equal(warnings(r, w, sizeof(w)), "");
     cJSON_Delete(r);
     free(res.body);
+    /* Another claim holds both: one GPU does not fit now either.  The same slice: the next
+     * view shares the devices, and outlives the view it had them from; a copy of the slice
+     * (another object) is built anew, with the same answer. */
+    assert_non_null(v2 = wh_view_update(v, (const cJSON *const *)objs, 5, NULL, NULL));
+    assert_non_null(wh_view_devices(v2));
+    assert_ptr_equal(wh_view_devices(v2), wh_view_devices(v));
     wh_view_free(v);
-    /* Another claim holds both: one GPU does not fit now either. */
-    assert_non_null(v = wh_view_build((const cJSON *const *)objs, 5, NULL, NULL));
-    r = review(v, "", "v1", "Pod", "CREATE", "team", GPU_POD("one-gpu"), NULL, &res);
-    assert_contains(warnings(r, w, sizeof(w)), "DevicesDoNotFit: fits on no node: node-1: claim "
-                                               "one-gpu, request gpu asks for 1 device");
-    assert_short(w);
-    cJSON_Delete(r);
-    free(res.body);
+    assert_non_null(copy = cJSON_Duplicate(objs[0], 1));
+    twin[0] = copy;
+    for (i = 1; i < 5; i++)
+        twin[i] = objs[i];
+    assert_non_null(v = wh_view_update(v2, twin, 5, NULL, NULL));
+    assert_ptr_not_equal(wh_view_devices(v), wh_view_devices(v2));
+    for (i = 0; i < 2; i++) {
+        r = review(i ? v : v2, "", "v1", "Pod", "CREATE", "team", GPU_POD("one-gpu"), NULL, &res);
+        assert_contains(warnings(r, w, sizeof(w)), "DevicesDoNotFit: fits on no node: node-1: "
+                                                   "claim one-gpu, request gpu asks for 1 device");
+        assert_short(w);
+        cJSON_Delete(r);
+        free(res.body);
+    }
+    wh_view_free(v2);
     wh_view_free(v);
+    cJSON_Delete(copy);
     for (i = 0; i < 5; i++)
         cJSON_Delete(objs[i]);
 #undef GPU_POD
