@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -150,6 +151,13 @@ static const char *own_value(const cJSON *o)
     return o->valuestring && !(o->type & cJSON_IsReference) ? o->valuestring : NULL;
 }
 
+/* o's children, unless it shares them (dd_json_share; a string's flag is about its text, and
+ * a string has no children). */
+static const cJSON *own_children(const cJSON *o)
+{
+    return o->type & cJSON_IsReference ? NULL : o->child;
+}
+
 /* Adds the nodes and string bytes of o and its siblings (and their children) to *nodes and
  * *bytes; recursion follows nesting only, which the parsers cap. */
 static void pack_size(const cJSON *o, size_t *nodes, size_t *bytes)
@@ -160,7 +168,7 @@ static void pack_size(const cJSON *o, size_t *nodes, size_t *bytes)
             *bytes += strlen(o->string) + 1;
         if (own_value(o))
             *bytes += strlen(o->valuestring) + 1;
-        pack_size(o->child, nodes, bytes);
+        pack_size(own_children(o), nodes, bytes);
     }
 }
 
@@ -198,7 +206,8 @@ static cJSON *pack_copy(const cJSON *o, cJSON **node, char **pool)
             c->valuestring = pack_str(o->valuestring, pool);
             c->type |= cJSON_IsReference;
         }
-        c->child = pack_copy(o->child, node, pool);
+        if (own_children(o))
+            c->child = pack_copy(o->child, node, pool);
     }
     if (first)
         first->prev = last;
@@ -231,6 +240,101 @@ cJSON *dd_json_pack(cJSON *obj)
     block->type |= cJSON_IsReference;
     cJSON_Delete(obj);
     return block;
+}
+
+/* ---- Shared lists: the children many cached objects have alike, held once ---- */
+
+#define SHARE_MAX 2048        /* lists held, for the life of the process */
+#define SHARE_BYTES_MAX 4096  /* a bigger list is not shared: objects alike are small */
+#define SEEN_MAX 8192         /* hashes of lists seen once, direct-mapped */
+
+static pthread_mutex_t share_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct { uint64_t h; const cJSON *list; } share_tab[2 * SHARE_MAX];
+static size_t nshared;
+static uint64_t share_seen[SEEN_MAX];
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+
+    while (n--)
+        h = (h ^ *b++) * 1099511628211ULL;
+    return h;
+}
+
+static uint64_t fnv_str(uint64_t h, const char *s)
+{
+    return s ? fnv(h, s, strlen(s) + 1) : fnv(h, "\xff", 1);
+}
+
+/* What list_equal compares, hashed: the members in order, with keys, types and values (an
+ * integer's digits are in valuestring: lib/formats/json's reader). */
+static uint64_t list_hash(const cJSON *o, uint64_t h)
+{
+    for (; o; o = o->next) {
+        int t = o->type & 0xFF;
+        h = fnv(h, &t, sizeof(t));
+        h = fnv_str(fnv_str(h, o->string), o->valuestring);
+        h = fnv(fnv(h, &o->valuedouble, sizeof(o->valuedouble)), &o->valueint, sizeof(int));
+        h = fnv(list_hash(o->child, fnv(h, "{", 1)), "}", 1);
+    }
+    return h;
+}
+
+static int str_same(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Stricter than cJSON_Compare: members in the same order (readers iterate them). */
+static int list_equal(const cJSON *a, const cJSON *b)
+{
+    for (; a && b; a = a->next, b = b->next)
+        if ((a->type & 0xFF) != (b->type & 0xFF) || !str_same(a->string, b->string) ||
+            !str_same(a->valuestring, b->valuestring) ||
+            memcmp(&a->valuedouble, &b->valuedouble, sizeof(a->valuedouble)) ||
+            a->valueint != b->valueint || !list_equal(a->child, b->child))
+            return 0;
+    return !a && !b;
+}
+
+void dd_json_share(cJSON *arr)
+{
+    size_t nodes = 0, bytes = 0, slot, mask = 2 * SHARE_MAX - 1;
+    const cJSON *list = NULL;
+    cJSON *block, *node;
+    char *pool;
+    uint64_t h;
+
+    if (!(cJSON_IsArray(arr) || cJSON_IsObject(arr)) || !own_children(arr))
+        return;
+    pack_size(arr->child, &nodes, &bytes);
+    if (nodes * sizeof(cJSON) + bytes > SHARE_BYTES_MAX)
+        return;
+    h = list_hash(arr->child, 1469598103934665603ULL);
+    pthread_mutex_lock(&share_mu);
+    for (slot = h & mask; share_tab[slot].list && !list; slot = (slot + 1) & mask)
+        if (share_tab[slot].h == h && list_equal(share_tab[slot].list, arr->child))
+            list = share_tab[slot].list;
+    /* Held from the second sighting: a list of one object's own (a claim's name) would
+     * fill the table with lists no other object has. */
+    if (!list && nshared < SHARE_MAX && share_seen[h % SEEN_MAX] == h &&
+        (block = malloc(nodes * sizeof(cJSON) + bytes))) {
+        node = block;
+        pool = (char *)(block + nodes);
+        list = pack_copy(arr->child, &node, &pool);
+        share_tab[slot].h = h;
+        share_tab[slot].list = list;
+        nshared++;
+    } else if (!list) {
+        share_seen[h % SEEN_MAX] = h;
+    }
+    pthread_mutex_unlock(&share_mu);
+    if (list) {
+        cJSON_Delete(arr->child);
+        arr->child = (cJSON *)list;
+        arr->type |= cJSON_IsReference;
+    }
 }
 
 /* ---- Arena trees: one bump allocator per thread, no malloc/free per request ---- */

@@ -52,6 +52,18 @@ int dd_quantity_int(const char *s, int64_t *out);
 cJSON *dd_json_pack(cJSON *obj);
 
 /*
+ * Gives arr (an array or object of a malloc'd tree) the list of children held once for
+ * every tree that has the same (members in the same order, with the same keys, types and
+ * values) instead of its own, which it frees: every Pod's default tolerations, the
+ * containers of a workload's replicas, the requests of a template's claims.  arr then
+ * carries cJSON_IsReference: cJSON_Delete and dd_json_pack leave the list alone,
+ * cJSON_Duplicate copies it, and nothing may change it.  A list is held from the second
+ * time it is seen, for the life of the process: at most 2,048 lists of at most 4 KiB
+ * each (8 MiB); past that, or for a bigger list, arr keeps its own.  Any thread.
+ */
+void dd_json_share(cJSON *arr);
+
+/*
  * Arena-allocated trees: the webhook parses every request into a per-thread arena so
  * that building and dropping a tree costs no malloc/free.  The arena owns every node
  * and string of the trees it returned and of the nodes added to them; they live until

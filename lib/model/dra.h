@@ -101,7 +101,7 @@ struct dra_slice;
 struct dra_device {
     const char *name;
     const cJSON *json;           /* the device object (taints, per-device node selection); borrowed */
-    struct cel_device dev;       /* attrs and caps arrays owned by the model */
+    struct cel_device dev;       /* attrs and caps arrays owned with the slices */
     int tainted;                 /* it has taints of its own (json's "taints") */
     /* Set by dra_model_finish: */
     size_t id;                   /* position in m->devices (slice order) */
@@ -326,12 +326,12 @@ struct dra_model {
     struct dra_cel_cache *cel_cache; /* optional, borrowed: compiled selectors to share (set
                                       after dra_model_init; release clears it) */
     const struct dra_device **devices; /* every published device, in slice order (dra_device.id);
-                                      built by dra_model_finish, owned unless slices_borrowed */
+                                      built by dra_model_finish; devs' */
     size_t ndevices;
     uint32_t *device_slice;        /* per device: its slice's index in slices (as devices); the
                                       loops over every device read these, not the devices */
     unsigned char *device_tainted; /* per device: dra_device.tainted (as devices) */
-    struct cel_device_set *values; /* the devices' CEL values; owned unless slices_borrowed */
+    struct cel_device_set *values; /* the devices' CEL values; devs' */
     struct dra_memo *memo;         /* selector texts and their results per device; owned */
     int devices_unjudged;          /* set before dra_model_finish when no selector will be
                                       judged on the devices (the webhook's view when only claims

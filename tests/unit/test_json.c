@@ -629,9 +629,103 @@ static void test_pack_shared(void **state)
     cJSON_Delete(p);
 }
 
+/* A Pod-like tree whose "tolerations" list has the given last key (to tell lists apart). */
+static cJSON *with_list(const char *last)
+{
+    char text[512];
+    cJSON *o;
+
+    snprintf(text, sizeof(text),
+             "{\"kind\":\"Pod\",\"spec\":{\"nodeName\":\"n\",\"tolerations\":[{\"key\":\"a\","
+             "\"operator\":\"Exists\",\"tolerationSeconds\":300},{\"%s\":\"b\"}]}}", last);
+    assert_non_null(o = cJSON_Parse(text));
+    return o;
+}
+
+static cJSON *list_of(cJSON *o)
+{
+    return cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "spec"),
+                                            "tolerations");
+}
+
+/* Lists alike are held once from their second sighting; the trees read and print as before;
+ * cJSON_Delete, cJSON_Duplicate and dd_json_pack leave the held list alone (the ASan run
+ * finds a double free or a leak). */
+static void same_content(const cJSON *want, const cJSON *got)
+{
+    const char *d = tree_diff_types(want, got, 0xFF);
+
+    if (d)
+        fail_msg("trees differ: %s", d);
+}
+
+static void test_share_lists(void **state)
+{
+    cJSON *a = with_list("k1"), *b = with_list("k1"), *c = with_list("k1"), *d = with_list("k2");
+    cJSON *want = with_list("k1"), *dup, *p, *big, *big2, *o;
+    char *pw, *pc;
+    int i;
+
+    (void)state;
+    dd_json_share(list_of(a)); /* the first sighting: a keeps its own */
+    assert_false(list_of(a)->type & cJSON_IsReference);
+    dd_json_share(list_of(b));
+    dd_json_share(list_of(c));
+    dd_json_share(list_of(d)); /* another list: seen once */
+    assert_true(list_of(b)->type & cJSON_IsReference);
+    assert_ptr_equal(list_of(b)->child, list_of(c)->child);
+    assert_false(list_of(d)->type & cJSON_IsReference);
+    same_content(want, b);
+    pw = cJSON_PrintUnformatted(want);
+    pc = cJSON_PrintUnformatted(c);
+    assert_string_equal(pw, pc);
+    free(pc);
+    /* The same members in another order are another list (readers iterate them). */
+    o = cJSON_Parse("{\"spec\":{\"tolerations\":[{\"operator\":\"Exists\",\"key\":\"a\","
+                    "\"tolerationSeconds\":300},{\"k1\":\"b\"}]}}");
+    assert_non_null(o);
+    dd_json_share(list_of(o));
+    dd_json_share(list_of(o));
+    assert_ptr_not_equal(list_of(o)->child, list_of(b)->child);
+    cJSON_Delete(o);
+    /* A copy owns its list; a packed tree points at the held one and copies the rest. */
+    assert_non_null(dup = cJSON_Duplicate(c, 1));
+    assert_false(list_of(dup)->type & cJSON_IsReference);
+    assert_ptr_not_equal(list_of(dup)->child, list_of(c)->child);
+    same_content(want, dup);
+    p = dd_json_pack(cJSON_Duplicate(b, 1));
+    dd_json_share(list_of(dup)); /* now held: dup's own goes */
+    assert_ptr_equal(list_of(dup)->child, list_of(b)->child);
+    cJSON_Delete(p);
+    p = dd_json_pack(dup);
+    assert_ptr_equal(list_of(p)->child, list_of(b)->child);
+    same_content(want, p);
+    /* A list past 4 KiB stays its own. */
+    assert_non_null(big = cJSON_CreateObject());
+    assert_non_null(o = cJSON_AddArrayToObject(big, "l"));
+    for (i = 0; i < 100; i++)
+        cJSON_AddItemToArray(o, cJSON_CreateString("a string of some length"));
+    assert_non_null(big2 = cJSON_Duplicate(big, 1));
+    dd_json_share(cJSON_GetObjectItemCaseSensitive(big, "l"));
+    dd_json_share(cJSON_GetObjectItemCaseSensitive(big2, "l"));
+    assert_false(cJSON_GetObjectItemCaseSensitive(big2, "l")->type & cJSON_IsReference);
+    dd_json_share(NULL);
+    dd_json_share(cJSON_GetObjectItemCaseSensitive(big, "missing"));
+    cJSON_Delete(big);
+    cJSON_Delete(big2);
+    cJSON_Delete(p);
+    free(pw);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    cJSON_Delete(c);
+    cJSON_Delete(d);
+    cJSON_Delete(want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_share_lists),
         cmocka_unit_test(test_differential_snippets),
         cmocka_unit_test(test_differential_files),
         cmocka_unit_test(test_strings),

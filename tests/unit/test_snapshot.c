@@ -22,8 +22,8 @@
 #define LINT_DATA "tests/data/lint"
 #define LIVE_SAMPLE "tests/data/live/bench-sample.json"
 
-/* Deep copies of the objects of objs: whole, or trimmed and filtered as the controller's
- * caches keep them. */
+/* Deep copies of the objects of objs: whole, or trimmed, filtered and packed as the
+ * controller's caches keep them. */
 static cJSON *copy_all(const cJSON *objs, int trim)
 {
     cJSON *out = cJSON_CreateArray(), *it;
@@ -38,6 +38,7 @@ static cJSON *copy_all(const cJSON *objs, int trim)
                 cJSON_Delete(c);
                 continue;
             }
+            c = dd_json_pack(c); /* as a store keeps it, lists alike shared (dd_json_share) */
         }
         cJSON_AddItemToArray(out, c);
     }
