@@ -244,13 +244,14 @@ cJSON *dd_json_pack(cJSON *obj)
 
 /* ---- Shared lists: the children many cached objects have alike, held once ---- */
 
-#define SHARE_MAX 2048        /* lists held, for the life of the process */
+#define SHARE_MAX 8192        /* lists held, for the life of the process */
 #define SHARE_BYTES_MAX 4096  /* a bigger list is not shared: objects alike are small */
-#define SEEN_MAX 8192         /* hashes of lists seen once, direct-mapped */
+#define SHARE_TOTAL_MAX ((size_t)8 << 20) /* bytes held in all */
+#define SEEN_MAX 65536        /* hashes of lists seen once, direct-mapped (512 KiB) */
 
 static pthread_mutex_t share_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct { uint64_t h; const cJSON *list; } share_tab[2 * SHARE_MAX];
-static size_t nshared;
+static size_t nshared, share_bytes;
 static uint64_t share_seen[SEEN_MAX];
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
@@ -319,6 +320,7 @@ void dd_json_share(cJSON *arr)
     /* Held from the second sighting: a list of one object's own (a claim's name) would
      * fill the table with lists no other object has. */
     if (!list && nshared < SHARE_MAX && share_seen[h % SEEN_MAX] == h &&
+        share_bytes + nodes * sizeof(cJSON) + bytes <= SHARE_TOTAL_MAX &&
         (block = malloc(nodes * sizeof(cJSON) + bytes))) {
         node = block;
         pool = (char *)(block + nodes);
@@ -326,6 +328,7 @@ void dd_json_share(cJSON *arr)
         share_tab[slot].h = h;
         share_tab[slot].list = list;
         nshared++;
+        share_bytes += nodes * sizeof(cJSON) + bytes;
     } else if (!list) {
         share_seen[h % SEEN_MAX] = h;
     }

@@ -58,8 +58,9 @@ cJSON *dd_json_pack(cJSON *obj);
  * containers of a workload's replicas, the requests of a template's claims.  arr then
  * carries cJSON_IsReference: cJSON_Delete and dd_json_pack leave the list alone,
  * cJSON_Duplicate copies it, and nothing may change it.  A list is held from the second
- * time it is seen, for the life of the process: at most 2,048 lists of at most 4 KiB
- * each (8 MiB); past that, or for a bigger list, arr keeps its own.  Any thread.
+ * time it is seen, for the life of the process: at most 8,192 lists of at most 4 KiB each,
+ * 8 MiB in all (a node selector per node, an attribute value per model); past that, or
+ * for a bigger list, arr keeps its own.  Any thread.
  */
 void dd_json_share(cJSON *arr);
 

@@ -114,6 +114,11 @@ static const char *const common_words[] = {
 static const char *const pod_alike[] = { "tolerations", "containers", "initContainers",
                                          "resourceClaims", NULL };
 static const char *const claim_alike[] = { "devices", NULL };
+/* An allocation's node selector is the same for every claim allocated on one node. */
+static const char *const alloc_alike[] = { "nodeSelector", NULL };
+/* A device's attributes and capacities: a model, a driver version, a memory size repeat from
+ * device to device and from node to node. */
+static const char *const device_alike[] = { "attributes", "capacity", NULL };
 
 static void share_alike(cJSON *o, const char *const *names)
 {
@@ -121,6 +126,21 @@ static void share_alike(cJSON *o, const char *const *names)
 
     for (i = 0; names[i]; i++)
         dd_json_share(member(o, names[i]));
+}
+
+/* A device's maps as share_alike holds them, and of the maps that differ (a UUID, an index
+ * among the attributes) the values alike: {"string": "H100"} is two nodes of each attribute's
+ * three. */
+static void share_device(cJSON *dev)
+{
+    cJSON *map, *it;
+    size_t i;
+
+    share_alike(dev, device_alike);
+    for (i = 0; device_alike[i]; i++)
+        if ((map = member(dev, device_alike[i])) && !(map->type & cJSON_IsReference))
+            cJSON_ArrayForEach(it, map)
+                dd_json_share(it);
 }
 
 static int cmp_word(const void *key, const void *elem)
@@ -404,6 +424,7 @@ static void trim_kind(cJSON *obj)
         cJSON_ArrayForEach(it, member(status, "devices"))
             keep_only_each(member(it, "conditions"), dev_cond);
         share_alike(spec, claim_alike);
+        share_alike(member(status, "allocation"), alloc_alike);
         return;
     }
     if (!strncmp(av, "resource.k8s.io/", 16) && !strcmp(kind, "ResourceSlice")) {
@@ -412,8 +433,11 @@ static void trim_kind(cJSON *obj)
         keep_only(spec, slice_spec);
         keep_only(member(spec, "pool"), pool);
         keep_only_each(member(spec, "devices"), device);
-        cJSON_ArrayForEach(it, member(spec, "devices"))
+        cJSON_ArrayForEach(it, member(spec, "devices")) {
             keep_only(member(it, "basic"), basic);
+            share_device(it);
+            share_device(member(it, "basic"));
+        }
         return;
     }
     /* Role aggregation matches ClusterRoles by their labels (lib/model/rbac.c). */

@@ -720,6 +720,36 @@ static void test_share_lists(void **state)
     cJSON_Delete(want);
 }
 
+/* All lists held take at most 8 MiB: distinct lists of 3,700 bytes (20 nodes, 20 strings of
+ * 120 characters), each seen twice, are held until the next would pass it.  Fills the
+ * process's table, so it runs last. */
+static void test_share_cap(void **state)
+{
+    const size_t size = 20 * sizeof(cJSON) + 20 * 121, cap = (size_t)8 << 20;
+    size_t held = 0, tried, i, j;
+    char text[122];
+
+    (void)state;
+    for (tried = 0; tried < cap / size + 100; tried++) {
+        cJSON *o[2];
+        for (j = 0; j < 2; j++) {
+            assert_non_null(o[j] = cJSON_CreateObject());
+            cJSON *l = cJSON_AddArrayToObject(o[j], "l");
+            for (i = 0; i < 20; i++) {
+                snprintf(text, sizeof(text), "%08zu-%0111zu", tried, i);
+                cJSON_AddItemToArray(l, cJSON_CreateString(text));
+            }
+            dd_json_share(cJSON_GetObjectItemCaseSensitive(o[j], "l"));
+        }
+        held += !!(cJSON_GetObjectItemCaseSensitive(o[1], "l")->type & cJSON_IsReference);
+        cJSON_Delete(o[0]);
+        cJSON_Delete(o[1]);
+    }
+    /* test_share_lists held a few small lists before. */
+    assert_true(held * size <= cap);
+    assert_true(held * size > cap - 64 * 1024);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -737,6 +767,7 @@ int main(void)
         cmocka_unit_test(test_add_and_cjson_readers),
         cmocka_unit_test(test_reuse),
         cmocka_unit_test(test_pack_shared),
+        cmocka_unit_test(test_share_cap),
     };
 
     return cmocka_run_group_tests_name("json", tests, NULL, NULL);

@@ -465,6 +465,69 @@ static void trim_keeps_only_what_is_read(void **state)
     cJSON_Delete(objs);
 }
 
+/* A trimmed copy of the sample's kind ns/name (the caller deletes it). */
+static cJSON *trimmed(cJSON *objs, const char *kind, const char *ns, const char *name)
+{
+    cJSON *c = cJSON_Duplicate(find(objs, kind, ns, name), 1);
+
+    assert_non_null(c);
+    keep_trim(c);
+    return c;
+}
+
+/* The children of o's member path, which must be held once (dd_json_share). */
+static const cJSON *shared_list(const cJSON *o, const char *a, const char *b, const char *c)
+{
+    const cJSON *m = dd_json_path(o, a, b, c, NULL);
+
+    assert_non_null(m);
+    if (!(m->type & cJSON_IsReference))
+        fail_msg("%s%s%s%s%s of %s is its own, not held once", a, b ? "." : "", b ? b : "",
+                 c ? "." : "", c ? c : "",
+                 dd_json_str(o, "metadata", "name", NULL) ? dd_json_str(o, "metadata", "name", NULL)
+                                                          : dd_json_str(o, "name", NULL));
+    return m->child;
+}
+
+/* What cached objects have alike is held once: the node selector of claims allocated on one
+ * node, a device's attributes where they repeat, and where they do not, their values. */
+static void trim_shares_what_objects_have_alike(void **state)
+{
+    cJSON *objs = live_sample(), *c[3], *sl[4];
+    const cJSON *dev[4];
+    int64_t index = -1;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < 3; i++) { /* a list is held from its second sighting */
+        char name[16];
+        snprintf(name, sizeof(name), "c-%04zu", i);
+        c[i] = trimmed(objs, "ResourceClaim", "bench-h-00", name);
+    }
+    assert_ptr_equal(shared_list(c[1], "status", "allocation", "nodeSelector"),
+                     shared_list(c[2], "status", "allocation", "nodeSelector"));
+    sl[0] = trimmed(objs, "ResourceSlice", NULL, "bench-node-000-fpga");
+    sl[1] = trimmed(objs, "ResourceSlice", NULL, "bench-node-000-nic");
+    sl[2] = trimmed(objs, "ResourceSlice", NULL, "bench-node-000-npu");
+    sl[3] = trimmed(objs, "ResourceSlice", NULL, "bench-node-000-gpu"); /* model RARE */
+    for (i = 0; i < 4; i++)
+        dev[i] = cJSON_GetArrayItem(dd_json_arr(sl[i], "spec", "devices", NULL), 0);
+    assert_ptr_equal(shared_list(dev[1], "attributes", NULL, NULL),
+                     shared_list(dev[2], "attributes", NULL, NULL));
+    /* The GPU's attributes are its own, but not their values that others have. */
+    assert_false(dd_json_path(dev[3], "attributes", NULL)->type & cJSON_IsReference);
+    assert_non_null(shared_list(dev[3], "attributes", "index", NULL));
+    assert_true(dd_json_int(dev[3], &index, "attributes", "index", "int", NULL));
+    assert_int_equal(index, 0);
+    assert_string_equal(dd_json_str(dev[3], "attributes", "model", "string", NULL), "RARE");
+    /* The unchanged sample's findings from such copies: trimmed_live_objects_diagnose_alike. */
+    for (i = 0; i < 3; i++)
+        cJSON_Delete(c[i]);
+    for (i = 0; i < 4; i++)
+        cJSON_Delete(sl[i]);
+    cJSON_Delete(objs);
+}
+
 /*
  * objs as a live cluster holds them once the resourceclaim controller has made each pod's
  * claims from its templates: a claim per template reference, controlled by the pod (by
@@ -611,6 +674,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(trim_keeps_only_what_is_read),
+        cmocka_unit_test(trim_shares_what_objects_have_alike),
         cmocka_unit_test(trimmed_live_objects_diagnose_alike),
         cmocka_unit_test(trimmed_live_objects_with_statuses_diagnose_alike),
         cmocka_unit_test(trimmed_lint_cases_diagnose_alike),
