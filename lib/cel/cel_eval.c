@@ -466,18 +466,60 @@ static size_t domain_count(const struct cel_device *dev, int capacity, const cha
  * *first_list (when not NULL) is set to the index of the first list-valued attribute, or
  * dev->nattrs: without DRAListTypeAttributes that one fails the device.
  */
+/* The distinct domains of dev's attributes (or capacities): the size of the map of maps. */
+static size_t domain_total(const struct cel_device *dev, int capacity)
+{
+    const char *drv = dev->driver ? dev->driver : "";
+    size_t n = capacity ? dev->ncaps : dev->nattrs, total = 0, i, j;
+
+    for (i = 0; i < n; i++) {
+        const char *d = capacity ? dev->caps[i].domain : dev->attrs[i].domain;
+        for (j = 0; j < i; j++) {
+            const char *e = capacity ? dev->caps[j].domain : dev->attrs[j].domain;
+            if (!strcmp(e ? e : drv, d ? d : drv))
+                break;
+        }
+        total += j == i;
+    }
+    return total;
+}
+
+/* The keys of every device map, in the order cel-go's device type lists its fields; held
+ * once for all (a built device is never changed). */
+static struct cel__val device_keys[] = {
+    {.kind = CEL_V_STRING, .v.str = {"driver", 6}},
+    {.kind = CEL_V_STRING, .v.str = {"attributes", 10}},
+    {.kind = CEL_V_STRING, .v.str = {"capacity", 8}},
+    {.kind = CEL_V_STRING, .v.str = {"allowMultipleAllocations", 24}},
+};
+
+/* device.attributes or device.capacity of a device that has none: every domain is empty. */
+static struct cel__map no_domains = {.missing_is_empty = 1};
+
+/* A device's map of domains, with room for the n it has. */
+static struct cel__map *domains_new(struct cel__ctx *c, size_t n)
+{
+    struct cel__map *m;
+
+    if (!n)
+        return &no_domains; /* shared by every thread: never written */
+    if ((m = map_new(c, n)))
+        m->missing_is_empty = 1;
+    return m;
+}
+
 static int build_device(struct cel__ctx *c, const struct cel_device *dev, int lists,
                         const char **why, size_t *first_list)
 {
     const char *drv = dev->driver ? dev->driver : "";
-    struct cel__map *d = map_new(c, 4), *attrs = map_new(c, dev->nattrs),
-                    *caps = map_new(c, dev->ncaps);
+    struct cel__map *d = map_new(c, 0), *attrs = domains_new(c, domain_total(dev, 0)),
+                    *caps = domains_new(c, domain_total(dev, 1));
+    struct cel__val *vals = cel__alloc(&c->scratch, sizeof(device_keys));
 
     if (first_list)
         *first_list = dev->nattrs;
-    if (!d || !attrs || !caps)
+    if (!d || !attrs || !caps || !vals)
         return -1;
-    attrs->missing_is_empty = caps->missing_is_empty = 1;
     for (size_t i = 0; i < dev->nattrs; i++) {
         const struct cel_attr *a = &dev->attrs[i];
         const char *dom = a->domain ? a->domain : drv;
@@ -513,13 +555,15 @@ static int build_device(struct cel__ctx *c, const struct cel_device *dev, int li
             v.qdec = (unsigned char)dec;
         map_put_str(m, q->name, v);
     }
-    map_put_str(d, "driver", mk_str(CEL_V_STRING, drv, strlen(drv)));
+    vals[0] = mk_str(CEL_V_STRING, drv, strlen(drv));
+    vals[1] = vals[2] = (struct cel__val){.kind = CEL_V_MAP};
+    vals[1].v.map = attrs;
+    vals[2].v.map = caps;
+    vals[3] = mk_bool(dev->allow_multiple_allocations);
+    d->keys = device_keys;
+    d->vals = vals;
+    d->n = sizeof(device_keys) / sizeof(device_keys[0]);
     c->device.kind = CEL_V_MAP;
-    c->device.v.map = attrs;
-    map_put_str(d, "attributes", c->device);
-    c->device.v.map = caps;
-    map_put_str(d, "capacity", c->device);
-    map_put_str(d, "allowMultipleAllocations", mk_bool(dev->allow_multiple_allocations));
     c->device.v.map = d;
     return 0;
 }

@@ -403,6 +403,69 @@ static void test_unqualified_domain(void **state)
         CEL_TRUE);
 }
 
+/* Attributes and capacities of several domains, interleaved, one without a name and one
+ * named twice: each domain is a map of its own (its size what the device has in it), the
+ * first definition wins, and a device value built once answers as a device built per call. */
+static void test_domains(void **state)
+{
+    static const struct cel_attr attrs[] = {
+        { .domain = "a.com", .name = "x", .kind = CEL_ATTR_INT, .i = 1 },
+        { .domain = "b.com", .name = "y", .kind = CEL_ATTR_STRING, .s = "why" },
+        { .domain = "a.com", .name = "z", .kind = CEL_ATTR_BOOL, .b = 1 },
+        { .domain = NULL, .name = "w", .kind = CEL_ATTR_INT, .i = 7 },
+        { .domain = "c.com", .name = NULL, .kind = CEL_ATTR_INT, .i = 9 },
+        { .domain = "a.com", .name = "x", .kind = CEL_ATTR_INT, .i = 2 },
+    };
+    static const struct cel_capacity caps[] = {
+        { .domain = "b.com", .name = "mem", .quantity = "1Gi" },
+        { .domain = NULL, .name = "cores", .quantity = "8" },
+    };
+    static const char *const yes[] = {
+        "size(device.attributes) == 4 && size(device.capacity) == 2",
+        "size(device.attributes['a.com']) == 2 && device.attributes['a.com'].x == 1",
+        "device.attributes['a.com'].z && device.attributes['b.com'].y == 'why'",
+        "device.attributes['drv.example.com'].w == 7 && size(device.attributes['c.com']) == 0",
+        "device.capacity['b.com'].mem.compareTo(quantity('1Gi')) == 0",
+        "device.capacity['drv.example.com'].cores.isGreaterThan(quantity('7'))",
+        "size(device.capacity['nowhere.com']) == 0 && !device.allowMultipleAllocations",
+        "device.driver == 'drv.example.com'",
+    };
+    struct cel_device dev = { "drv.example.com", attrs, 6, caps, 2, 0 };
+    struct cel_device bare = { "drv.example.com", NULL, 0, NULL, 0, 0 };
+    struct cel_env env = CEL_ENV_DEFAULT;
+    struct cel_device_set *set = cel_device_set_new();
+    const struct cel_device_value *val, *bval;
+    struct dd_err err;
+    size_t i;
+
+    (void)state;
+    assert_non_null(set);
+    assert_non_null(val = cel_device_value(set, &dev));
+    assert_non_null(bval = cel_device_value(set, &bare));
+    env.stored = 1;
+    for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+        struct cel_program *p = cel_compile_env(yes[i], strlen(yes[i]), NULL, &env, &err);
+        if (!p)
+            fail_msg("compile \"%s\": %s", yes[i], err.msg);
+        if (cel_eval_device(p, &dev, NULL, &err) != CEL_TRUE ||
+            cel_eval_value(p, val, NULL, &err) != CEL_TRUE)
+            fail_msg("\"%s\" is not true: %s", yes[i], err.msg);
+        cel_program_free(p);
+    }
+    /* A device without attributes or capacities: every domain empty, built or not. */
+    assert_int_equal(eval_with("size(device.attributes['a.com']) + size(device.capacity) == 0",
+                               &bare, NULL, &err),
+                     CEL_TRUE);
+    {
+        const char *src = "size(device.attributes) == 0 && size(device.capacity['b.com']) == 0";
+        struct cel_program *p = cel_compile_env(src, strlen(src), NULL, &env, &err);
+        assert_non_null(p);
+        assert_int_equal(cel_eval_value(p, bval, NULL, &err), CEL_TRUE);
+        cel_program_free(p);
+    }
+    cel_device_set_free(set);
+}
+
 /* `x.orValue(y)` on a receiver that is no optional: cel-go v0.26 (Kubernetes 1.34-1.36)
  * returns x, v0.29 (1.37) fails; y is never evaluated then. */
 static void test_or_value_not_optional(void **state)
@@ -611,6 +674,7 @@ int main(void)
         cmocka_unit_test(test_driver_excluded),
         cmocka_unit_test(test_empty_device),
         cmocka_unit_test(test_unqualified_domain),
+        cmocka_unit_test(test_domains),
         cmocka_unit_test(test_or_value_not_optional),
         cmocka_unit_test(test_bad_capacity),
         cmocka_unit_test(test_quantity_parse),
