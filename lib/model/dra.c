@@ -796,6 +796,10 @@ static enum dd_rc add_device(struct dra_model *m, struct dra_slice *s, const cJS
         cJSON_IsTrue(dd_json_path(basic ? basic : d, "allowMultipleAllocations", NULL));
     attrs = dd_json_path(basic ? basic : d, "attributes", NULL);
     caps = dd_json_path(basic ? basic : d, "capacity", NULL);
+    /* Sized once: a GPU has a dozen attributes, and a live model holds 40,000 devices. */
+    if (((acap = (size_t)cJSON_GetArraySize(attrs)) && !(av = malloc(acap * sizeof(*av)))) ||
+        ((ccap = (size_t)cJSON_GetArraySize(caps)) && !(cv = malloc(ccap * sizeof(*cv)))))
+        goto oom;
     cJSON_ArrayForEach(it, attrs) {
         struct cel_attr *a;
         char *dom;
