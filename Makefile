@@ -76,6 +76,11 @@ $(B)/event-bench: bench/event-bench.c $(B)/libdd.a
 	@echo "  LINK    $@"
 	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -o $@ $< $(B)/libdd.a $(LDLIBS)
 
+# What the live caches and a snapshot of them take, in process, for docs/benchmarks.md.
+$(B)/cache-bench: bench/cache-bench.c $(B)/libdd.a
+	@echo "  LINK    $@"
+	@$(CC) $(BASECFLAGS) $(CFLAGS) $(DEPCFLAGS) -o $@ $< $(B)/libdd.a $(LDLIBS)
+
 $(B)/tests/%: tests/unit/%.c $(B)/libdd.a $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $@"
@@ -144,11 +149,13 @@ test: deps
 	@scripts/prebuild.sh wait
 	scripts/summary.sh
 
-bench: dra-doctor $(B)/nodesim $(B)/event-bench
+bench: dra-doctor $(B)/nodesim $(B)/event-bench $(B)/cache-bench
 	bench/lint-bench.sh
 	DD_BIN=$(B)/dra-doctor bench/lint-cluster-bench.sh
 	bench/controller-bench.sh $(B)
 	$(B)/event-bench -e 10 5000 50000
+	BENCH_PODS=50000 BENCH_NODES=1000 python3 bench/ctl-load.py dump $(B)/bench-objects.json
+	$(B)/cache-bench $(B)/bench-objects.json
 	CC="$(CC)" bench/webhook-bench.sh
 	CC="$(CC)" bench/cel-bench.sh $(B)
 	CC="$(CC)" bench/alloc-bench.sh $(B)

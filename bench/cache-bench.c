@@ -1,0 +1,151 @@
+/*
+ * cache-bench - what the live caches and one snapshot of them take, in process: the objects of
+ * a dump (`bench/ctl-load.py dump FILE`: a List as the API server serves it) trimmed, filtered,
+ * their lists alike shared and packed as the controller's informers keep them
+ * (lib/client/informer: keep_trim, keep_object, dd_json_pack), then one snapshot built over
+ * them (lib/rules/snapshot), as the controller's first build after its lists.
+ *
+ *   cache-bench FILE
+ *
+ * Prints per kind the objects kept, their bytes (the packed blocks) and the cJSON nodes each
+ * has of its own (those of lists held once not counted); the heap in use for the caches (the
+ * lists held once included) and for the snapshot (mallinfo2), the build's CPU and its
+ * findings.  Built by `make build/release/cache-bench`; not part of the binary.
+ */
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "err.h"
+#include "formats/json.h"
+#include "model/keep.h"
+#include "rules/snapshot.h"
+
+#define KINDS_MAX 32
+
+struct kind {
+    char name[48];
+    size_t objects, bytes, nodes;
+};
+
+static double heap_mib(void)
+{
+    return (double)mallinfo2().uordblks / (1024.0 * 1024.0);
+}
+
+static double cpu_s(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* o's nodes and its children's, but not those of lists it shares (dd_json_share); a packed
+ * root carries the same flag for its block, so the root's own is not asked. */
+static size_t own_nodes(const cJSON *o, int root)
+{
+    size_t n = 1;
+
+    if (root || !(o->type & cJSON_IsReference))
+        for (const cJSON *c = o->child; c; c = c->next)
+            n += own_nodes(c, 0);
+    return n;
+}
+
+static struct kind *kind_of(struct kind *k, size_t *nk, const cJSON *obj)
+{
+    const char *name = dd_json_str(obj, "kind", NULL);
+    size_t i;
+
+    name = name ? name : "(none)";
+    for (i = 0; i < *nk; i++)
+        if (!strcmp(k[i].name, name))
+            return &k[i];
+    if (*nk == KINDS_MAX)
+        return &k[KINDS_MAX - 1];
+    snprintf(k[*nk].name, sizeof(k[*nk].name), "%s", name);
+    return &k[(*nk)++];
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    long n;
+
+    if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) ||
+        !(buf = malloc((size_t)n + 1)) || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        fprintf(stderr, "cache-bench: cannot read %s\n", path);
+        exit(1);
+    }
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+int main(int argc, char **argv)
+{
+    struct kind kinds[KINDS_MAX];
+    size_t nk = 0, kept = 0, len, i;
+    const cJSON **objs;
+    struct snapshot *s;
+    struct dd_err err;
+    double base, cached, t;
+    cJSON *root, *items, *it;
+    char *text;
+
+    if (argc != 2) {
+        fprintf(stderr, "usage: cache-bench FILE  (FILE from `bench/ctl-load.py dump FILE`)\n");
+        return 2;
+    }
+    memset(kinds, 0, sizeof(kinds));
+    base = heap_mib();
+    text = read_all(argv[1], &len);
+    root = cJSON_ParseWithLength(text, len);
+    free(text);
+    items = cJSON_GetObjectItemCaseSensitive(root, "items");
+    if (!cJSON_IsArray(items) || !(objs = malloc(sizeof(*objs) * (size_t)cJSON_GetArraySize(items) + 1))) {
+        fprintf(stderr, "cache-bench: %s is no List\n", argv[1]);
+        return 1;
+    }
+    cJSON_ArrayForEach(it, items) {
+        cJSON *c = cJSON_Duplicate(it, 1);
+        struct kind *k;
+        if (!c) {
+            fprintf(stderr, "cache-bench: out of memory\n");
+            return 1;
+        }
+        keep_trim(c);
+        if (!keep_object(c)) {
+            cJSON_Delete(c);
+            continue;
+        }
+        c = dd_json_pack(c);
+        k = kind_of(kinds, &nk, c);
+        k->objects++;
+        k->bytes += malloc_usable_size(c);
+        k->nodes += own_nodes(c, 1);
+        objs[kept++] = c;
+    }
+    cJSON_Delete(root);
+    cached = heap_mib() - base;
+    printf("%-22s %8s %12s %9s %9s\n", "kind", "objects", "bytes", "B/object", "nodes/obj");
+    for (i = 0; i < nk; i++)
+        printf("%-22s %8zu %12zu %9.0f %9.1f\n", kinds[i].name, kinds[i].objects, kinds[i].bytes,
+               (double)kinds[i].bytes / (double)kinds[i].objects,
+               (double)kinds[i].nodes / (double)kinds[i].objects);
+    printf("caches: %zu objects, %.1f MiB in use (lists held once included)\n", kept, cached);
+    t = cpu_s();
+    dd_err_clear(&err);
+    if (!(s = snapshot_build(NULL, objs, kept, NULL, NULL, NULL, &err))) {
+        fprintf(stderr, "cache-bench: %s\n", err.msg);
+        return 1;
+    }
+    t = cpu_s() - t;
+    printf("snapshot: %.1f MiB in use, built in %.2f s of CPU, %zu findings\n",
+           heap_mib() - base - cached, t, s->f.n);
+    return 0;
+}
