@@ -461,11 +461,6 @@ static size_t domain_count(const struct cel_device *dev, int capacity, const cha
     return n;
 }
 
-/*
- * 0, -1 out of memory, or -2 with *why: an attribute no selector can be evaluated with.
- * *first_list (when not NULL) is set to the index of the first list-valued attribute, or
- * dev->nattrs: without DRAListTypeAttributes that one fails the device.
- */
 /* The distinct domains of dev's attributes (or capacities): the size of the map of maps. */
 static size_t domain_total(const struct cel_device *dev, int capacity)
 {
@@ -508,6 +503,11 @@ static struct cel__map *domains_new(struct cel__ctx *c, size_t n)
     return m;
 }
 
+/*
+ * 0, -1 out of memory, or -2 with *why: an attribute no selector can be evaluated with.
+ * *first_list (when not NULL) is set to the index of the first list-valued attribute, or
+ * dev->nattrs: without DRAListTypeAttributes that one fails the device.
+ */
 static int build_device(struct cel__ctx *c, const struct cel_device *dev, int lists,
                         const char **why, size_t *first_list)
 {

@@ -128,9 +128,9 @@ static void share_alike(cJSON *o, const char *const *names)
         dd_json_share(member(o, names[i]));
 }
 
-/* A device's maps as share_alike holds them, and of the maps that differ (a UUID, an index
- * among the attributes) the values alike: {"string": "H100"} is two nodes of each attribute's
- * three. */
+/* A device's maps as share_alike holds them and, of the maps that are its own (a UUID, an
+ * index among the attributes), the values alike: {"string": "H100"} under an attribute's
+ * name is one of its two nodes. */
 static void share_device(cJSON *dev)
 {
     cJSON *map, *it;
