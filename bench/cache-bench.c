@@ -107,7 +107,8 @@ int main(int argc, char **argv)
     root = cJSON_ParseWithLength(text, len);
     free(text);
     items = cJSON_GetObjectItemCaseSensitive(root, "items");
-    if (!cJSON_IsArray(items) || !(objs = malloc(sizeof(*objs) * (size_t)cJSON_GetArraySize(items) + 1))) {
+    if (!cJSON_IsArray(items) ||
+        !(objs = malloc(((size_t)cJSON_GetArraySize(items) + 1) * sizeof(*objs)))) {
         fprintf(stderr, "cache-bench: %s is no List\n", argv[1]);
         return 1;
     }
