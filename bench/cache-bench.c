@@ -43,15 +43,14 @@ static double cpu_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* o's nodes and its children's, but not those of lists it shares (dd_json_share); a packed
- * root carries the same flag for its block, so the root's own is not asked. */
-static size_t own_nodes(const cJSON *o, int root)
+/* The nodes of o's tree in its packed block [lo, hi): those of lists and runs of last
+ * members it shares (dd_json_share, dd_json_tail) lie outside it. */
+static size_t own_nodes(const cJSON *o, const char *lo, const char *hi)
 {
-    size_t n = 1;
+    size_t n = 0;
 
-    if (root || !(o->type & cJSON_IsReference))
-        for (const cJSON *c = o->child; c; c = c->next)
-            n += own_nodes(c, 0);
+    for (; o && (const char *)o >= lo && (const char *)o < hi; o = o->next)
+        n += 1 + own_nodes(o->child, lo, hi);
     return n;
 }
 
@@ -128,7 +127,7 @@ int main(int argc, char **argv)
         k = kind_of(kinds, &nk, c);
         k->objects++;
         k->bytes += malloc_usable_size(c);
-        k->nodes += own_nodes(c, 1);
+        k->nodes += own_nodes(c, (const char *)c, (const char *)c + malloc_usable_size(c));
         objs[kept++] = c;
     }
     cJSON_Delete(root);

@@ -158,17 +158,54 @@ static const cJSON *own_children(const cJSON *o)
     return o->type & cJSON_IsReference ? NULL : o->child;
 }
 
-/* Adds the nodes and string bytes of o and its siblings (and their children) to *nodes and
- * *bytes; recursion follows nesting only, which the parsers cap. */
-static void pack_size(const cJSON *o, size_t *nodes, size_t *bytes)
+/* Members marked by dd_json_tail: a node that starts a run of last members many objects
+ * have alike.  cJSON reads its types as type & 0xFF and its flags as single bits, so one
+ * more bit is left alone by every cJSON call. */
+#define TAIL_MARK (1 << 14)
+#define TAILS_MAX 64 /* tails held once per packed tree; more keep their own */
+
+/* The runs of last members a packed tree takes from the held ones: after node `after` (of
+ * the tree being packed) comes `run` instead of the tree's own. */
+struct tails {
+    size_t n;
+    struct {
+        const cJSON *after, *run;
+    } v[TAILS_MAX];
+};
+
+static const cJSON *share_list(const cJSON *list);
+
+/* The held run that follows `after` in the tree being packed, or NULL. */
+static const cJSON *tail_after(const struct tails *t, const cJSON *after)
 {
-    for (; o; o = o->next) {
+    size_t i;
+
+    for (i = 0; t && i < t->n; i++)
+        if (t->v[i].after == after)
+            return t->v[i].run;
+    return NULL;
+}
+
+/* Adds the nodes and string bytes of o and its siblings (and their children) to *nodes and
+ * *bytes; recursion follows nesting only, which the parsers cap.  With t, a marked sibling
+ * that is not the first ends the walk when the run from it is held (share_list): t then
+ * says so for pack_copy, which must make the same choice. */
+static void pack_size(const cJSON *o, size_t *nodes, size_t *bytes, struct tails *t)
+{
+    const cJSON *prev = NULL, *run;
+
+    for (; o; prev = o, o = o->next) {
+        if (t && prev && (o->type & TAIL_MARK) && t->n < TAILS_MAX && (run = share_list(o))) {
+            t->v[t->n].after = prev;
+            t->v[t->n++].run = run;
+            return;
+        }
         ++*nodes;
         if (own_key(o))
             *bytes += strlen(o->string) + 1;
         if (own_value(o))
             *bytes += strlen(o->valuestring) + 1;
-        pack_size(own_children(o), nodes, bytes);
+        pack_size(own_children(o), nodes, bytes, t);
     }
 }
 
@@ -182,14 +219,17 @@ static char *pack_str(const char *s, char **pool)
 }
 
 /* Copies o and its siblings into *node (in order) and their strings into *pool; returns
- * the first copy, whose prev is the last (cJSON's list invariant). */
-static cJSON *pack_copy(const cJSON *o, cJSON **node, char **pool)
+ * the first copy, whose prev is the last of its own (cJSON's list invariant; a held run
+ * after it is read through next only). */
+static cJSON *pack_copy(const cJSON *o, cJSON **node, char **pool, const struct tails *t)
 {
     cJSON *first = NULL, *last = NULL, *c;
+    const cJSON *run = NULL;
 
-    for (; o; o = o->next) {
+    for (; o && !run; o = o->next) {
         c = (*node)++;
         *c = *o;
+        c->type &= ~TAIL_MARK;
         c->prev = last;
         c->next = NULL;
         if (last)
@@ -207,7 +247,9 @@ static cJSON *pack_copy(const cJSON *o, cJSON **node, char **pool)
             c->type |= cJSON_IsReference;
         }
         if (own_children(o))
-            c->child = pack_copy(o->child, node, pool);
+            c->child = pack_copy(o->child, node, pool, t);
+        if ((run = tail_after(t, o)))
+            c->next = (cJSON *)run;
     }
     if (first)
         first->prev = last;
@@ -218,6 +260,7 @@ cJSON *dd_json_pack(cJSON *obj)
 {
     cJSON *next, *prev, *block, *node;
     size_t nodes = 0, bytes = 0;
+    struct tails t = { 0 };
     char *pool;
 
     if (!obj)
@@ -225,7 +268,7 @@ cJSON *dd_json_pack(cJSON *obj)
     next = obj->next;
     prev = obj->prev;
     obj->next = obj->prev = NULL;
-    pack_size(obj, &nodes, &bytes);
+    pack_size(obj, &nodes, &bytes, &t);
     if (nodes > (SIZE_MAX - bytes) / sizeof(cJSON) ||
         !(block = malloc(nodes * sizeof(cJSON) + bytes))) {
         obj->next = next;
@@ -234,7 +277,7 @@ cJSON *dd_json_pack(cJSON *obj)
     }
     node = block;
     pool = (char *)(block + nodes);
-    pack_copy(obj, &node, &pool);
+    pack_copy(obj, &node, &pool, &t);
     block->prev = NULL;
     /* cJSON_Delete(block) then frees the block alone: the root is its first node. */
     block->type |= cJSON_IsReference;
@@ -242,9 +285,24 @@ cJSON *dd_json_pack(cJSON *obj)
     return block;
 }
 
+void dd_json_tail(cJSON *obj, const char *const *names)
+{
+    cJSON *it;
+    size_t i;
+
+    if (!cJSON_IsObject(obj) || !own_children(obj))
+        return;
+    for (i = 0; names[i]; i++)
+        if ((it = cJSON_GetObjectItemCaseSensitive(obj, names[i]))) {
+            cJSON_DetachItemViaPointer(obj, it);
+            it->type |= TAIL_MARK;
+            cJSON_AddItemToArray(obj, it); /* an object's member keeps its key */
+        }
+}
+
 /* ---- Shared lists: the children many cached objects have alike, held once ---- */
 
-#define SHARE_MAX 8192        /* lists held, for the life of the process */
+#define SHARE_MAX 32768       /* lists held, for the life of the process */
 #define SHARE_BYTES_MAX 4096  /* a bigger list is not shared: objects alike are small */
 #define SHARE_TOTAL_MAX ((size_t)8 << 20) /* bytes held in all */
 #define SEEN_MAX 65536        /* hashes of lists seen once, direct-mapped (512 KiB) */
@@ -299,45 +357,54 @@ static int list_equal(const cJSON *a, const cJSON *b)
     return !a && !b;
 }
 
-void dd_json_share(cJSON *arr)
+/* The run of nodes held once that equals list (list and its siblings, with their
+ * children), found or made (on list's second sighting); NULL when list keeps its own: seen
+ * once, too big, or the table full.  Nothing in list is changed. */
+static const cJSON *share_list(const cJSON *list)
 {
     size_t nodes = 0, bytes = 0, slot, mask = 2 * SHARE_MAX - 1;
-    const cJSON *list = NULL;
+    const cJSON *held = NULL;
     cJSON *block, *node;
     char *pool;
     uint64_t h;
 
-    if (!(cJSON_IsArray(arr) || cJSON_IsObject(arr)) || !own_children(arr))
-        return;
-    pack_size(arr->child, &nodes, &bytes);
+    pack_size(list, &nodes, &bytes, NULL);
     if (nodes * sizeof(cJSON) + bytes > SHARE_BYTES_MAX)
-        return;
-    h = list_hash(arr->child, 1469598103934665603ULL);
+        return NULL;
+    h = list_hash(list, 1469598103934665603ULL);
     pthread_mutex_lock(&share_mu);
-    for (slot = h & mask; share_tab[slot].list && !list; slot = (slot + 1) & mask)
-        if (share_tab[slot].h == h && list_equal(share_tab[slot].list, arr->child))
-            list = share_tab[slot].list;
+    for (slot = h & mask; share_tab[slot].list && !held; slot = (slot + 1) & mask)
+        if (share_tab[slot].h == h && list_equal(share_tab[slot].list, list))
+            held = share_tab[slot].list;
     /* Held from the second sighting: a list of one object's own (a claim's name) would
      * fill the table with lists no other object has. */
-    if (!list && nshared < SHARE_MAX && share_seen[h % SEEN_MAX] == h &&
+    if (!held && nshared < SHARE_MAX && share_seen[h % SEEN_MAX] == h &&
         share_bytes + nodes * sizeof(cJSON) + bytes <= SHARE_TOTAL_MAX &&
         (block = malloc(nodes * sizeof(cJSON) + bytes))) {
         node = block;
         pool = (char *)(block + nodes);
-        list = pack_copy(arr->child, &node, &pool);
+        held = pack_copy(list, &node, &pool, NULL);
         share_tab[slot].h = h;
-        share_tab[slot].list = list;
+        share_tab[slot].list = held;
         nshared++;
         share_bytes += nodes * sizeof(cJSON) + bytes;
-    } else if (!list) {
+    } else if (!held) {
         share_seen[h % SEEN_MAX] = h;
     }
     pthread_mutex_unlock(&share_mu);
-    if (list) {
-        cJSON_Delete(arr->child);
-        arr->child = (cJSON *)list;
-        arr->type |= cJSON_IsReference;
-    }
+    return held;
+}
+
+void dd_json_share(cJSON *arr)
+{
+    const cJSON *list;
+
+    if (!(cJSON_IsArray(arr) || cJSON_IsObject(arr)) || !own_children(arr) || !arr->child ||
+        !(list = share_list(arr->child)))
+        return;
+    cJSON_Delete(arr->child);
+    arr->child = (cJSON *)list;
+    arr->type |= cJSON_IsReference;
 }
 
 /* ---- Arena trees: one bump allocator per thread, no malloc/free per request ---- */

@@ -47,9 +47,23 @@ int dd_quantity_int(const char *s, int64_t *out);
  * node of it can be freed, detached or added to.  Keys and strings that obj shares
  * (cJSON_StringIsConst, cJSON_IsReference) stay shared and must outlive it.  For caches:
  * 100,000 objects as a node and string per malloc spend a quarter of their memory on the
- * allocator's headers and rounding.
+ * allocator's headers and rounding.  Where dd_json_tail marked members, the copy takes the
+ * run of last members held once (dd_json_share's table) for every tree that ends alike,
+ * rather than a copy of its own: then the copy's nodes are not all in its block, and its
+ * first member's prev is the last of its own, not the last.
  */
 cJSON *dd_json_pack(cJSON *obj);
+
+/*
+ * Moves the members of obj named in names (NULL-terminated; those present, in that order)
+ * after the others, each marked as where a run of last members many objects have alike may
+ * begin: apiVersion and kind in every object of a kind, a namespace, a node's name and a
+ * pool in a claim's results.  dd_json_pack, not this, holds the runs: from the first marked
+ * member (not obj's first) whose run is held (or seen before), the packed tree shares it.
+ * Readers that look members up by name see no difference; the order printed changes.  A
+ * no-op for a list obj shares (dd_json_share).
+ */
+void dd_json_tail(cJSON *obj, const char *const *names);
 
 /*
  * Gives arr (an array or object of a malloc'd tree) the list of children held once for
@@ -58,7 +72,7 @@ cJSON *dd_json_pack(cJSON *obj);
  * containers of a workload's replicas, the requests of a template's claims.  arr then
  * carries cJSON_IsReference: cJSON_Delete and dd_json_pack leave the list alone,
  * cJSON_Duplicate copies it, and nothing may change it.  A list is held from the second
- * time it is seen, for the life of the process: at most 8,192 lists of at most 4 KiB each,
+ * time it is seen, for the life of the process: at most 32,768 lists of at most 4 KiB each,
  * 8 MiB in all (a node selector per node, an attribute value per model); past that, or
  * for a bigger list, arr keeps its own.  Any thread.
  */

@@ -120,6 +120,36 @@ static const char *const alloc_alike[] = { "nodeSelector", NULL };
  * device to device and from node to node. */
 static const char *const device_alike[] = { "attributes", "capacity", NULL };
 
+/*
+ * Members moved last, where the runs of them many objects have alike are held once
+ * (dd_json_tail): every object of a kind ends with the same apiVersion and kind, every
+ * object of a namespace's metadata with its namespace.  A Pod's spec ends with its node and
+ * its workload's containers; a Pending Pod's status is every other's.  A claim's spec is
+ * its template's or class's; an allocation's node selector, a result's pool and driver and
+ * a reservation's resource are those of its node's other claims.  In the 50,000-pod bench
+ * a claim keeps 10 nodes of its own rather than 18, a Pod 8 rather than 12
+ * (bench/cache-bench.c).
+ */
+static const char *const root_tail[] = { "apiVersion", "kind", NULL };
+static const char *const pod_tail[] = { "status", "apiVersion", "kind", NULL };
+static const char *const claim_tail[] = { "spec", "apiVersion", "kind", NULL };
+static const char *const meta_tail[] = { "generateName", "namespace", NULL };
+static const char *const pod_spec_tail[] = { DRA_CLAIMS_KEY, "nodeName", "containers",
+                                             "initContainers", "nodeSelector", "affinity",
+                                             "tolerations", NULL };
+static const char *const alloc_tail[] = { "nodeSelector", NULL };
+static const char *const result_tail[] = { "pool", "driver", NULL };
+static const char *const reserved_tail[] = { "apiGroup", "resource", NULL };
+
+static void tail_each(cJSON *arr, const char *const *names)
+{
+    cJSON *it;
+
+    if (cJSON_IsArray(arr) && !(arr->type & cJSON_IsReference))
+        cJSON_ArrayForEach(it, arr)
+            dd_json_tail(it, names);
+}
+
 static void share_alike(cJSON *o, const char *const *names)
 {
     size_t i;
@@ -375,6 +405,8 @@ static void trim_kind(cJSON *obj)
             keep_only(member(member(it, "state"), "running"), running);
         }
         share_alike(spec, pod_alike);
+        dd_json_tail(spec, pod_spec_tail);
+        dd_json_tail(obj, pod_tail);
         return;
     }
     if (!strcmp(av, "v1") && !strcmp(kind, "Event")) {
@@ -425,6 +457,11 @@ static void trim_kind(cJSON *obj)
             keep_only_each(member(it, "conditions"), dev_cond);
         share_alike(spec, claim_alike);
         share_alike(member(status, "allocation"), alloc_alike);
+        dd_json_tail(member(status, "allocation"), alloc_tail);
+        tail_each(member(member(member(status, "allocation"), "devices"), "results"),
+                  result_tail);
+        tail_each(member(status, "reservedFor"), reserved_tail);
+        dd_json_tail(obj, claim_tail);
         return;
     }
     if (!strncmp(av, "resource.k8s.io/", 16) && !strcmp(kind, "ResourceSlice")) {
@@ -453,6 +490,10 @@ void keep_trim(cJSON *obj)
         return;
     trim_kind(obj);
     share_words(obj);
+    /* After trim_kind's longer runs (a claim's, a Pod's), which end with these: moving them
+     * last again leaves that order. */
+    dd_json_tail(member(obj, "metadata"), meta_tail);
+    dd_json_tail(obj, root_tail);
 }
 
 int keep_object(const cJSON *obj)

@@ -17,7 +17,8 @@
  * ResourceSlices and ResourceQuotas all but the members read; for every kind, metadata
  * other than name, namespace and dra-doctor's own annotations.  Common keys and values
  * then point at static strings instead of copies (cJSON's StringIsConst and IsReference
- * flags, which cJSON_Delete honours).  Trimming twice changes nothing.
+ * flags, which cJSON_Delete honours).  Members many objects have alike are moved last and
+ * marked (dd_json_tail), for dd_json_pack to hold them once.  Trimming twice changes nothing.
  */
 void keep_trim(cJSON *obj);
 

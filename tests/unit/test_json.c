@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <limits.h>
+#include <malloc.h>
 #include <math.h>
 
 #include "formats/json.h"
@@ -720,6 +721,97 @@ static void test_share_lists(void **state)
     cJSON_Delete(want);
 }
 
+/* {"metadata":{"name":NAME,"namespace":NS},"status":{"phase":PHASE},"apiVersion":"v1",
+ * "kind":"Pod"} with its runs marked as lib/model/keep.c marks a Pod's. */
+static cJSON *marked_pod(const char *name, const char *ns, const char *phase)
+{
+    static const char *const root[] = { "status", "apiVersion", "kind", NULL };
+    static const char *const meta[] = { "namespace", NULL };
+    char text[512];
+    cJSON *o;
+
+    snprintf(text, sizeof(text),
+             "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"status\":{\"phase\":\"%s\"},"
+             "\"metadata\":{\"namespace\":\"%s\",\"name\":\"%s\"}}", phase, ns, name);
+    assert_non_null(o = cJSON_Parse(text));
+    dd_json_tail(cJSON_GetObjectItemCaseSensitive(o, "metadata"), meta);
+    dd_json_tail(o, root);
+    return o;
+}
+
+/* got reads as want through cJSON's readers (next and child: the prev links of a run held
+ * are those of its own list) and prints the same. */
+static void same_reading(const cJSON *want, const cJSON *got)
+{
+    char *pw = cJSON_PrintUnformatted(want), *pg = cJSON_PrintUnformatted(got);
+
+    assert_string_equal(pw, pg);
+    assert_true(cJSON_Compare(want, got, 1));
+    free(pw);
+    free(pg);
+}
+
+static int in_range(const void *p, const cJSON *block)
+{
+    return (const char *)p >= (const char *)block &&
+           (const char *)p < (const char *)block + malloc_usable_size((void *)block);
+}
+
+/* dd_json_tail moves the named members last, in order; dd_json_pack then takes the longest
+ * marked run of last members held (from its second sighting) instead of copying it, and the
+ * tree reads and prints as before; cJSON_Delete of one packed tree leaves the held run to
+ * the others (the ASan run finds a bad free or a leak). */
+static void test_pack_tails(void **state)
+{
+    static const char *const none[] = { "absent", NULL };
+    cJSON *o[4], *p[4], *want[4], *st;
+    char *pw;
+    size_t i;
+
+    (void)state;
+    o[0] = marked_pod("a", "ns1", "Pending");
+    pw = cJSON_PrintUnformatted(o[0]);
+    assert_string_equal(pw, "{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns1\"},"
+                            "\"status\":{\"phase\":\"Pending\"},\"apiVersion\":\"v1\","
+                            "\"kind\":\"Pod\"}");
+    free(pw);
+    dd_json_tail(o[0], none); /* nothing named: nothing moves */
+    o[1] = marked_pod("b", "ns1", "Pending");
+    o[2] = marked_pod("c", "ns1", "Pending");
+    o[3] = marked_pod("d", "ns2", "Running");
+    for (i = 0; i < 4; i++) {
+        assert_non_null(want[i] = cJSON_Duplicate(o[i], 1));
+        p[i] = dd_json_pack(o[i]);
+        assert_ptr_not_equal(p[i], o[i]);
+        same_reading(want[i], p[i]);
+    }
+    /* The first of its kind copies its run; the second on holds it: from status on for the
+     * Pending pods, from apiVersion on for the Running one, whose status is its own. */
+    st = cJSON_GetObjectItemCaseSensitive(p[0], "status");
+    assert_true(in_range(st, p[0]));
+    st = cJSON_GetObjectItemCaseSensitive(p[1], "status");
+    assert_false(in_range(st, p[1]));
+    assert_ptr_equal(st, cJSON_GetObjectItemCaseSensitive(p[2], "status"));
+    st = cJSON_GetObjectItemCaseSensitive(p[3], "status");
+    assert_true(in_range(st, p[3]));
+    assert_false(in_range(st->next, p[3]));
+    assert_string_equal(st->next->valuestring, "v1");
+    /* The namespace is a run of its own: ns1's held after its first sighting, not ns2's. */
+    assert_ptr_equal(cJSON_GetObjectItemCaseSensitive(p[1]->child, "namespace"),
+                     cJSON_GetObjectItemCaseSensitive(p[2]->child, "namespace"));
+    assert_true(in_range(cJSON_GetObjectItemCaseSensitive(p[3]->child, "namespace"), p[3]));
+    /* A first member is never a run held: the list would be dd_json_share's. */
+    assert_true(in_range(p[1]->child, p[1]));
+    assert_true(in_range(p[1]->child->child, p[1]));
+    cJSON_Delete(p[1]);
+    same_reading(want[2], p[2]);
+    for (i = 0; i < 4; i++) {
+        if (i != 1)
+            cJSON_Delete(p[i]);
+        cJSON_Delete(want[i]);
+    }
+}
+
 /* All lists held take at most 8 MiB: distinct lists of 3,700 bytes (20 nodes, 20 strings of
  * 120 characters), each seen twice, are held until the next would pass it.  Fills the
  * process's table, so it runs last. */
@@ -767,6 +859,7 @@ int main(void)
         cmocka_unit_test(test_add_and_cjson_readers),
         cmocka_unit_test(test_reuse),
         cmocka_unit_test(test_pack_shared),
+        cmocka_unit_test(test_pack_tails),
         cmocka_unit_test(test_share_cap),
     };
 

@@ -10,6 +10,7 @@
 #include "harness.h"
 
 #include <dirent.h>
+#include <malloc.h>
 #include <sys/stat.h>
 
 #include "model/cri.h"
@@ -491,9 +492,16 @@ static const cJSON *shared_list(const cJSON *o, const char *a, const char *b, co
 
 /* What cached objects have alike is held once: the node selector of claims allocated on one
  * node, a device's attributes where they repeat, and where they do not, their values. */
+/* 1 when node n lies in the block packed object o was copied into (dd_json_pack). */
+static int in_block(const cJSON *n, const cJSON *o)
+{
+    return (const char *)n >= (const char *)o &&
+           (const char *)n < (const char *)o + malloc_usable_size((void *)o);
+}
+
 static void trim_shares_what_objects_have_alike(void **state)
 {
-    cJSON *objs = live_sample(), *c[3], *sl[4];
+    cJSON *objs = live_sample(), *c[3], *sl[4], *it;
     const cJSON *dev[4];
     int64_t index = -1;
     size_t i;
@@ -506,6 +514,39 @@ static void trim_shares_what_objects_have_alike(void **state)
     }
     assert_ptr_equal(shared_list(c[1], "status", "allocation", "nodeSelector"),
                      shared_list(c[2], "status", "allocation", "nodeSelector"));
+    /* Packed, they hold the runs of last members they have alike (dd_json_tail): their
+     * apiVersion and kind, namespace, node selector and reservations' resource; the rest
+     * (a result's other node's pool and another driver) is their own, and reads back. */
+    for (i = 0; i < 3; i++)
+        c[i] = dd_json_pack(c[i]);
+    for (i = 0; i < 4; i++) {
+        static const char *const path[4][4] = {
+            { "kind", NULL }, { "metadata", "namespace", NULL },
+            { "status", "allocation", "nodeSelector", NULL }, { "status", "reservedFor", NULL } };
+        const cJSON *m1 = dd_json_path(c[1], path[i][0], path[i][1], path[i][2], NULL);
+        const cJSON *m2 = dd_json_path(c[2], path[i][0], path[i][1], path[i][2], NULL);
+        if (i == 3) {
+            m1 = dd_json_path(cJSON_GetArrayItem(m1, 0), "resource", NULL);
+            m2 = dd_json_path(cJSON_GetArrayItem(m2, 0), "resource", NULL);
+        }
+        assert_non_null(m1);
+        if (m1 != m2)
+            fail_msg("%s.%s of c-0001 and c-0002 are not held once", path[i][0],
+                     path[i][1] ? path[i][1] : "");
+        assert_false(in_block(m2, c[2]));
+    }
+    it = cJSON_GetArrayItem(dd_json_arr(c[2], "status", "allocation", "devices", "results", NULL),
+                            0);
+    assert_true(in_block(dd_json_path(it, "driver", NULL), c[2]));
+    assert_string_equal(dd_json_str(it, "driver", NULL), "nic.example.com");
+    assert_string_equal(dd_json_str(it, "pool", NULL), "bench-node-000");
+    assert_string_equal(dd_json_str(it, "device", NULL), "dev-0");
+    assert_string_equal(dd_json_str(c[2], "metadata", "name", NULL), "c-0002");
+    assert_string_equal(dd_json_str(c[2], "metadata", "namespace", NULL), "bench-h-00");
+    assert_string_equal(dd_json_str(c[2], "kind", NULL), "ResourceClaim");
+    it = cJSON_GetArrayItem(dd_json_arr(c[2], "status", "reservedFor", NULL), 0);
+    assert_string_equal(dd_json_str(it, "name", NULL), "p-0002");
+    assert_string_equal(dd_json_str(it, "resource", NULL), "pods");
     sl[0] = trimmed(objs, "ResourceSlice", NULL, "bench-node-000-fpga");
     sl[1] = trimmed(objs, "ResourceSlice", NULL, "bench-node-000-nic");
     sl[2] = trimmed(objs, "ResourceSlice", NULL, "bench-node-000-npu");
