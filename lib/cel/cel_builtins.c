@@ -800,7 +800,7 @@ static void q_rep(size_t num, size_t nden, int64_t e10, int e2, __int128 nano, i
     }
 }
 
-int cel__quantity_parse_rep(const char *s, size_t n, __int128 *out, int32_t *qscale, int *qdec)
+int cel__quantity_parse_rep(const char *s, size_t n, cel__q128 *out, int32_t *qscale, int *qdec)
 {
     size_t i = 0, d0, nd = 0, nden = 0, sig, numlen;
     int neg = 0, e2;

@@ -356,7 +356,8 @@ int cel__val_fits(const struct cel__val *v, const struct cel__type *t);
 
 /* ---- Values ---------------------------------------------------------------- */
 
-enum cel__vkind {
+/* One byte (packed), so that a value with its quantity fields takes 24 bytes, not 32. */
+enum __attribute__((packed)) cel__vkind {
     CEL_V_NULL, CEL_V_BOOL, CEL_V_INT, CEL_V_UINT, CEL_V_DOUBLE, CEL_V_STRING, CEL_V_BYTES,
     CEL_V_LIST, CEL_V_MAP, CEL_V_TYPE, CEL_V_SEMVER, CEL_V_QUANTITY, CEL_V_TIMESTAMP,
     CEL_V_DURATION, CEL_V_OPTIONAL, CEL_V_IP, CEL_V_CIDR, CEL_V_URL, CEL_V_FORMAT, CEL_V_ERROR
@@ -386,12 +387,17 @@ struct cel__semver {
     const char *text;   /* canonical text */
 };
 
+/* A quantity at 8-byte alignment: 16 would make every value 32 bytes, and a snapshot holds
+ * each device's values (cel_device_value) for its life.  Never take its address as a plain
+ * __int128 *. */
+typedef __int128 cel__q128 __attribute__((aligned(8)));
+
 struct cel__val {
     enum cel__vkind kind;
     /* QUANTITY: how Go's resource.Quantity holds it, which decides isInteger and asInteger:
      * an int64 times 10^qscale, or (qdec) an arbitrary-precision decimal. */
-    int32_t qscale;
     unsigned char qdec;
+    int32_t qscale;
     union {
         int b;
         int64_t i;
@@ -412,7 +418,7 @@ struct cel__val {
         const struct cel__url *url;    /* URL */
         int fmt;                       /* FORMAT: which named format */
         const struct cel__semver *sv;
-        __int128 q;                    /* QUANTITY in units of 10^-9 */
+        cel__q128 q;                   /* QUANTITY in units of 10^-9 */
         const char *err;               /* ERROR message (scratch arena) */
     } v;
 };
@@ -474,7 +480,7 @@ int cel__val_equal(const struct cel__val *a, const struct cel__val *b);
 /* Parses a Kubernetes quantity; 0 on success. */
 int cel__quantity_parse(const char *s, size_t n, __int128 *out);
 /* The same, and Go's representation of it (struct cel__val's qscale and qdec). */
-int cel__quantity_parse_rep(const char *s, size_t n, __int128 *out, int32_t *scale, int *dec);
+int cel__quantity_parse_rep(const char *s, size_t n, cel__q128 *out, int32_t *scale, int *dec);
 /* Parses a semantic version; 0 on success, else -1 with a reason in *why. */
 int cel__semver_parse(struct cel__arena *a, const char *s, size_t n, int normalize,
                       struct cel__semver *out, const char **why);
