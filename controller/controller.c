@@ -1075,6 +1075,7 @@ static int start_cache(struct ctl *c, struct dd_err *err)
     lo.settle_ms = SNAPSHOT_SETTLE_MS;
     lo.rest_ms = SNAPSHOT_MIN_MS;
     lo.after_synced = 1;
+    lo.trim_heap = 1;
     lo.who = "controller";
     lo.prefix = "dra_doctor_";
     lo.noun = "snapshot";

@@ -436,6 +436,13 @@ struct live *live_new(const struct live_opts *opts, const struct live_hooks *hoo
         lc->o.prefix = "dra_doctor_";
     if (!lc->o.noun)
         lc->o.noun = "view";
+    /* A view's big arrays (a model's, its findings', its indexes') come and go with it.  From
+     * the heap, each leaves a hole the long-lived cached objects allocated meanwhile keep
+     * open: 59 MB of a 284 MB heap were free in the 50,000-pod bench.  At a fixed threshold
+     * glibc maps them instead (its own threshold rises to the biggest freed, up to 32 MiB),
+     * and unmaps them when they go. */
+    if (lc->o.trim_heap)
+        mallopt(M_MMAP_THRESHOLD, LIVE_MMAP_MIN);
     lc->cur = -1;
     pthread_mutex_init(&lc->mu, NULL);
     pthread_cond_init(&lc->cv, NULL);

@@ -91,13 +91,16 @@ struct live_opts {
     int after_synced;            /* no build before every informer has listed once (a view
                                     with the pods but not yet their claims would say the
                                     claims do not exist) */
-    int trim_heap;               /* give the heap back to the system after each build */
+    int trim_heap;               /* give the heap back to the system after each build, and
+                                    map big allocations (LIVE_MMAP_MIN and up) rather than
+                                    take them from the heap (mallopt: for the process) */
     const char *who;             /* for messages: "dra-doctor WHO: ..." */
     const char *prefix;          /* metric name prefix, e.g. "dra_doctor_" */
     const char *noun;            /* what a view is called in metric names, e.g. "snapshot" */
 };
 
 #define LIVE_MAX_RESOURCES 32
+#define LIVE_MMAP_MIN (128 * 1024) /* trim_heap: allocations this big or bigger are mapped */
 
 /* A cache, not started: no threads yet.  opts and hooks are copied.  NULL on ENOMEM or a
  * bad option (err). */
