@@ -8,9 +8,9 @@
  *   cache-bench FILE
  *
  * Prints per kind the objects kept, their bytes (the packed blocks) and the cJSON nodes each
- * has of its own (those of lists held once not counted); the heap in use for the caches (the
- * lists held once included) and for the snapshot (mallinfo2), the build's CPU and its
- * findings.  Built by `make build/release/cache-bench`; not part of the binary.
+ * has of its own (those of lists and runs of last members held once not counted); the heap in
+ * use for the caches (what is held once included) and the CPU to keep them; for the snapshot
+ * (mallinfo2) its heap, the build's CPU and its findings.  Built by `make build/release/cache-bench`; not part of the binary.
  */
 #include <malloc.h>
 #include <stdio.h>

@@ -765,7 +765,7 @@ static void test_pack_tails(void **state)
 {
     static const char *const none[] = { "absent", NULL };
     cJSON *o[4], *p[4], *want[4], *st;
-    char *pw;
+    char *pw, *pp;
     size_t i;
 
     (void)state;
@@ -774,8 +774,11 @@ static void test_pack_tails(void **state)
     assert_string_equal(pw, "{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns1\"},"
                             "\"status\":{\"phase\":\"Pending\"},\"apiVersion\":\"v1\","
                             "\"kind\":\"Pod\"}");
-    free(pw);
     dd_json_tail(o[0], none); /* nothing named: nothing moves */
+    pp = cJSON_PrintUnformatted(o[0]);
+    assert_string_equal(pp, pw);
+    free(pw);
+    free(pp);
     o[1] = marked_pod("b", "ns1", "Pending");
     o[2] = marked_pod("c", "ns1", "Pending");
     o[3] = marked_pod("d", "ns2", "Running");
