@@ -167,6 +167,7 @@ table() {
     echo "| controller RSS at end | ${rss2} MiB | |"
     echo "| snapshots built; build time mean (CPU) / max | ${builds:-?}; ${build_avg:-?} s (${build_cpu_avg:-?} s) / ${build_max:-?} s | |"
     echo "| snapshots built whole / as deltas / with the model patched | $(metric 'dra_doctor_snapshot_updates_total{how="whole"}') / $(metric 'dra_doctor_snapshot_updates_total{how="delta"}') / $(metric 'dra_doctor_snapshot_updates_total{how="patched"}') | |"
+    echo "| models built whole, by why | $(awk -F'"' '/^dra_doctor_snapshot_whole_total/ { split($3, v, " "); if (v[2] > 0) { printf "%s%s %s", sep, $2, v[2]; sep = ", " } }' "$state/metrics.txt") | |"
     echo "| pods a change reached (queued) / changes that reached every pod | $(metric dra_doctor_pods_reached_total) / $(metric dra_doctor_reached_all_total) | |"
     echo "| watch restarts / relists | $(metric dra_doctor_watch_restarts_total) / $(metric dra_doctor_relists_total) | |"
     fi

@@ -1420,6 +1420,40 @@ static int unmoved(struct keys *came, const struct keys *went)
     return 0;
 }
 
+const char *snapshot_whole_name(enum snapshot_whole why)
+{
+    static const char *const names[SNAPSHOT_WHOLE_N] = {
+        "patched", "aged", "unindexed", "many", "pod-came", "pod-went", "pod-changed",
+        "claim-came", "claim-went", "claim-changed", "other-came", "other-went",
+        "other-changed", "stand-in", "claim-room", "unkept",
+    };
+
+    return why < SNAPSHOT_WHOLE_N ? names[why] : "?";
+}
+
+/* Why patch_inserts's walk stopped at prev's i-th and s's j-th object, which differ: the one
+ * that went when its successor is next in s, the one that came when it comes before prev's,
+ * else one replaced by the other; by its kind.  Only a count reads it. */
+static enum snapshot_whole whole_at(const struct snapshot *prev, const struct snapshot *s,
+                                    size_t i, size_t j)
+{
+    static const enum snapshot_whole by[3][4] = {
+        { SNAPSHOT_WHOLE_OTHER_CAME, SNAPSHOT_WHOLE_POD_CAME, SNAPSHOT_WHOLE_OTHER_CAME,
+          SNAPSHOT_WHOLE_CLAIM_CAME },
+        { SNAPSHOT_WHOLE_OTHER_WENT, SNAPSHOT_WHOLE_POD_WENT, SNAPSHOT_WHOLE_OTHER_WENT,
+          SNAPSHOT_WHOLE_CLAIM_WENT },
+        { SNAPSHOT_WHOLE_OTHER_CHANGED, SNAPSHOT_WHOLE_POD_CHANGED,
+          SNAPSHOT_WHOLE_OTHER_CHANGED, SNAPSHOT_WHOLE_CLAIM_CHANGED },
+    };
+    int has_i = i < prev->nborrowed, has_j = j < s->nborrowed;
+
+    if (has_i && (!has_j || (i + 1 < prev->nborrowed && prev->borrowed[i + 1] == s->borrowed[j])))
+        return by[1][prev->kinds[i] & 3];
+    if (!has_i || (j + 1 < s->nborrowed && s->borrowed[j + 1] == prev->borrowed[i]))
+        return by[0][tracked(s->borrowed[j])];
+    return by[2][tracked(s->borrowed[j])];
+}
+
 /*
  * s's model as prev's where Events came, went or were replaced (the scheduler's, one per
  * attempt), Pods and ResourceClaims came that may_insert takes, and Pods were replaced in their
@@ -1433,9 +1467,10 @@ static int unmoved(struct keys *came, const struct keys *went)
  *    merged with those that came, in a box of its own, s->evbox (patch_event_box).  A chain
  *    of boxes would grow with each such update.
  *  - The rest is shared as patch_model shares it; s->kinds is s's own.
- * 1 when that does not apply (s is untouched), 0, -1 on ENOMEM.
+ * 1 when that does not apply (s is untouched; *why says why), 0, -1 on ENOMEM.
  */
-static int patch_inserts(const struct snapshot *prev, struct snapshot *s)
+static int patch_inserts(const struct snapshot *prev, struct snapshot *s,
+                         enum snapshot_whole *why)
 {
     struct snapshot *base = prev->base ? prev->base : (struct snapshot *)prev;
     struct snapshot_box *box = NULL;
@@ -1446,8 +1481,12 @@ static int patch_inserts(const struct snapshot *prev, struct snapshot *s)
     enum tracked t = T_OTHER;
     int events = 0, fresh, rc = -1;
 
-    if (!may_patch(prev, s))
+    if (!may_patch(prev, s)) {
+        *why = prev->box && prev->box->parsed >= PATCH_MAX_PARSED(prev->m.npods)
+                   ? SNAPSHOT_WHOLE_AGED
+                   : SNAPSHOT_WHOLE_UNINDEXED;
         return 1;
+    }
     room = PATCH_MAX_PARSED(prev->m.npods) - (prev->box ? prev->box->parsed : 0);
     if (!(kinds = malloc(s->nborrowed + 1)))
         return -1;
@@ -1482,6 +1521,7 @@ static int patch_inserts(const struct snapshot *prev, struct snapshot *s)
             kinds[j++] = T_POD;
             i++;
         } else if (i < prev->nborrowed || j < s->nborrowed) {
+            *why = came.n + repl.n >= room ? SNAPSHOT_WHOLE_MANY : whole_at(prev, s, i, j);
             rc = 1;
             goto out;
         } else {
@@ -1489,6 +1529,7 @@ static int patch_inserts(const struct snapshot *prev, struct snapshot *s)
         }
     }
     if (!events && !came.n && !repl.n) {
+        *why = SNAPSHOT_WHOLE_UNKEPT; /* no change: patch_model took it unless it was that */
         rc = 1;
         goto out;
     }
@@ -1514,6 +1555,7 @@ static int patch_inserts(const struct snapshot *prev, struct snapshot *s)
         at[nat++] = pod_pos(prev, ns, name);
     }
     rc = 1;
+    *why = SNAPSHOT_WHOLE_UNKEPT;
     if (box && (box->m.npods != nat || box->m.plugin_pods.n ||
                 claims_select(box->m.claims, box->m.nclaims)))
         goto out;
@@ -1525,10 +1567,15 @@ static int patch_inserts(const struct snapshot *prev, struct snapshot *s)
         goto out;
     /* The claims go into the room base keeps past its own, when no other update filled it. */
     fresh = s->box != prev->box;
-    if (fresh && ((rc = patch_stand_ins(prev, s, at, nat)) ||
-                  (rc = s->box->m.nclaims > base->m.capclaims - prev->m.nclaims ||
-                        (s->box->m.nclaims &&
-                         prev->m.nclaims != atomic_load(&base->claims_used))))) {
+    if (fresh && (rc = patch_stand_ins(prev, s, at, nat)) == 0 &&
+        (s->box->m.nclaims > base->m.capclaims - prev->m.nclaims ||
+         (s->box->m.nclaims && prev->m.nclaims != atomic_load(&base->claims_used)))) {
+        *why = SNAPSHOT_WHOLE_CLAIM_ROOM;
+        rc = 1;
+    } else if (rc > 0) {
+        *why = SNAPSHOT_WHOLE_STAND_IN;
+    }
+    if (rc) {
         unpatch(s);
         goto out;
     }
@@ -1540,6 +1587,7 @@ static int patch_inserts(const struct snapshot *prev, struct snapshot *s)
             free(copied); /* the index of prev's claims, which the new one holds too */
         rc = r == DD_ENOMEM ? -1 : r != DD_OK ? 1
                                               : reparse_claimants(prev, s, s->box, at, &nat);
+        *why = r != DD_OK ? SNAPSHOT_WHOLE_CLAIM_ROOM : SNAPSHOT_WHOLE_UNKEPT;
         if (rc) {
             unpatch(s);
             goto out;
@@ -2263,11 +2311,12 @@ static int cluster_positions(struct snapshot *s)
     return 0;
 }
 
-/* snapshot_build, or snapshot_update when prev is not NULL. */
+/* snapshot_build, or snapshot_update when prev is not NULL (snapshot_patch when whole is
+ * not NULL). */
 static struct snapshot *build(const struct snapshot *prev, cJSON *owned, const cJSON **borrowed,
                               size_t n, const struct snapshot_sars *sars,
                               struct dra_cel_cache *cel, const struct rule_options *opt,
-                              struct dd_err *err)
+                              enum snapshot_whole *whole, struct dd_err *err)
 {
     struct snapshot *s = calloc(1, sizeof(*s));
     struct keys patched = { NULL, 0, 0 };
@@ -2294,11 +2343,18 @@ static struct snapshot *build(const struct snapshot *prev, cJSON *owned, const c
         patched.n = 0;
     }
     if (prev && rc > 0)
-        inserted = !(rc = patch_inserts(prev, s));
+        inserted = !(rc = patch_inserts(prev, s, &s->steps.whole));
     if (rc < 0)
         goto oom;
+    if (rc && whole) {
+        *whole = s->steps.whole != SNAPSHOT_PATCHED ? s->steps.whole : SNAPSHOT_WHOLE_UNKEPT;
+        free(patched.v);
+        snapshot_free(s); /* untouched: its borrowed array goes */
+        return NULL;
+    }
     if (!rc) {
         s->steps.patched = 1;
+        s->steps.whole = SNAPSHOT_PATCHED;
         s->steps.model = lap(&t);
         goto evidence;
     }
@@ -2419,14 +2475,23 @@ struct snapshot *snapshot_build(cJSON *owned, const cJSON **borrowed, size_t n,
                                 const struct snapshot_sars *sars, struct dra_cel_cache *cel,
                                 const struct rule_options *opt, struct dd_err *err)
 {
-    return build(NULL, owned, borrowed, n, sars, cel, opt, err);
+    return build(NULL, owned, borrowed, n, sars, cel, opt, NULL, err);
 }
 
 struct snapshot *snapshot_update(const struct snapshot *prev, const cJSON **borrowed, size_t n,
                                  const struct snapshot_sars *sars, struct dra_cel_cache *cel,
                                  const struct rule_options *opt, struct dd_err *err)
 {
-    return build(prev, NULL, borrowed, n, sars, cel, opt, err);
+    return build(prev, NULL, borrowed, n, sars, cel, opt, NULL, err);
+}
+
+struct snapshot *snapshot_patch(const struct snapshot *prev, const cJSON **borrowed, size_t n,
+                                const struct snapshot_sars *sars, struct dra_cel_cache *cel,
+                                const struct rule_options *opt, enum snapshot_whole *whole,
+                                struct dd_err *err)
+{
+    *whole = SNAPSHOT_PATCHED;
+    return build(prev, NULL, borrowed, n, sars, cel, opt, prev ? whole : NULL, err);
 }
 
 const struct dra_podspec *snapshot_pod(const struct snapshot *s, const char *ns, const char *name)

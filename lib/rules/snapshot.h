@@ -35,6 +35,35 @@ struct snapshot_sars {
     void *ctx;
 };
 
+/*
+ * Why snapshot_update built a model whole rather than patching prev's: the first object (in
+ * list order) that a patch could not take, or the patch's own limits.  Counted by the
+ * controller (dra_doctor_snapshot_whole_total), since each whole build holds two models at
+ * once: they make its memory peak.
+ */
+enum snapshot_whole {
+    SNAPSHOT_PATCHED,       /* not whole (or snapshot_build: nothing to patch) */
+    SNAPSHOT_WHOLE_AGED,    /* prev's base parsed a quarter of its Pods anew (PATCH_MAX_PARSED) */
+    SNAPSHOT_WHOLE_UNINDEXED, /* prev was not built from live caches alone, or has no Pod index */
+    SNAPSHOT_WHOLE_MANY,    /* more Pods and claims changed than the base's room left */
+    SNAPSHOT_WHOLE_POD_CAME, /* a Pod came that cannot go last (a template's, a quota's) */
+    SNAPSHOT_WHOLE_POD_WENT,
+    SNAPSHOT_WHOLE_POD_CHANGED, /* renamed in place, or in a namespace with stand-ins */
+    SNAPSHOT_WHOLE_CLAIM_CAME, /* allocated, or in a namespace with a stand-in or quota */
+    SNAPSHOT_WHOLE_CLAIM_WENT,
+    SNAPSHOT_WHOLE_CLAIM_CHANGED, /* its allocation is the allocator's inventory */
+    SNAPSHOT_WHOLE_OTHER_CAME, /* an object neither Pod, claim nor Event */
+    SNAPSHOT_WHOLE_OTHER_WENT,
+    SNAPSHOT_WHOLE_OTHER_CHANGED,
+    SNAPSHOT_WHOLE_STAND_IN, /* the Pods that changed need other stand-in claims */
+    SNAPSHOT_WHOLE_CLAIM_ROOM, /* the claims that came do not fit the base's room */
+    SNAPSHOT_WHOLE_UNKEPT,  /* a new Pod's or claim's version is not kept as the old one */
+    SNAPSHOT_WHOLE_N
+};
+
+/* A short name for why (a metric label): "aged", "claim-changed", ... */
+const char *snapshot_whole_name(enum snapshot_whole why);
+
 struct snapshot {
     cJSON *objects;         /* owned objects (an array), or NULL */
     const cJSON **borrowed; /* owned array of borrowed objects (the controller's caches) */
@@ -81,6 +110,8 @@ struct snapshot {
         int delta;          /* 1: snapshot_update reran only what the changed Pods affect */
         int patched;        /* 1: and m is base's model with the changed Pods (and claims
                                that came) parsed anew */
+        enum snapshot_whole whole; /* snapshot_update: why m was built whole, or
+                               SNAPSHOT_PATCHED */
     } steps;
     /*
      * A patched snapshot (snapshot_update where Pods were replaced, or Pods, unallocated
@@ -146,6 +177,18 @@ struct snapshot *snapshot_build(cJSON *owned, const cJSON **borrowed, size_t n,
 struct snapshot *snapshot_update(const struct snapshot *prev, const cJSON **borrowed, size_t n,
                                  const struct snapshot_sars *sars, struct dra_cel_cache *cel,
                                  const struct rule_options *opt, struct dd_err *err);
+
+/*
+ * snapshot_update, but only when it would patch prev's model (steps.patched): otherwise NULL,
+ * with *whole set to why (never SNAPSHOT_PATCHED) and borrowed freed, so that the caller may
+ * let prev go before it builds the model whole (snapshot_build): two models of a large
+ * cluster at once are its memory peak.  On another failure NULL with *whole SNAPSHOT_PATCHED
+ * (err says why).  prev NULL: snapshot_build.
+ */
+struct snapshot *snapshot_patch(const struct snapshot *prev, const cJSON **borrowed, size_t n,
+                                const struct snapshot_sars *sars, struct dra_cel_cache *cel,
+                                const struct rule_options *opt, enum snapshot_whole *whole,
+                                struct dd_err *err);
 
 /* How many findings s has (a pass over gone's words: a word per 64 findings). */
 size_t snapshot_nfindings(const struct snapshot *s);

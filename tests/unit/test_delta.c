@@ -983,9 +983,108 @@ static void test_updates_follow_their_base(void **state)
         cur = update_checked(cur, &st, &all, (int)k + 1);
         /* A replaced Pod patches the base's model, a DaemonSet starts a new base. */
         assert_int_equal(cur->steps.patched, !steps[k].what);
+        assert_int_equal(cur->steps.whole,
+                         steps[k].what ? SNAPSHOT_WHOLE_OTHER_CHANGED : SNAPSHOT_PATCHED);
         assert_int_equal(count(&all, "DriverDaemonSetMissingOnNode"), steps[k].plugin);
         assert_int_equal(count(&all, "ReservedForLimitReached"), steps[k].full);
         dd_findings_release(&all);
+    }
+    snapshot_free(cur);
+    store_clear(&st);
+}
+
+/* claim-01 in ns for pending_pod 1, allocated on node-0 when alloc. */
+static void ns_claim(char *b, size_t size, int alloc)
+{
+    snprintf(b, size, "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\","
+             "\"metadata\":{\"name\":\"claim-01\",\"namespace\":\"ns\"},\"spec\":{\"devices\":{"
+             "\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"gpu\"}}]}}%s}",
+             alloc ? ",\"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":"
+                     "\"gpu\",\"driver\":\"gpu.example.com\",\"pool\":\"node-0\",\"device\":"
+                     "\"gpu-0\"}]}}}" : "");
+}
+
+/*
+ * An update built whole says why (steps.whole, the controller's count by reason): the first
+ * change in list order a patch cannot take, by kind and by whether it came, went or was
+ * replaced; a replaced Pod patches.  Each step's findings are a full build's.
+ */
+static void test_whole_builds_say_why(void **state)
+{
+    static struct store st;
+    struct rule_options opt = RULE_OPTIONS_INIT;
+    struct snapshot *cur;
+    struct dd_err err;
+    char b[4096];
+    int step = 0;
+
+    (void)state;
+    memset(&st, 0, sizeof(st));
+    node(b, sizeof(b), 0, 0);
+    put(&st, b);
+    slice(b, sizeof(b), 0, 2, 0);
+    put(&st, b);
+    class(b, sizeof(b), "gpu", 0);
+    put(&st, b);
+    ns_claim(b, sizeof(b), 0);
+    put(&st, b);
+    pending_pod(b, sizeof(b), 1, 0);
+    put(&st, b);
+    pending_pod(b, sizeof(b), 2, 0);
+    put(&st, b);
+    dd_err_clear(&err);
+    assert_non_null(cur = snapshot_build(NULL, objects(&st), st.n, NULL, NULL, &opt, &err));
+    assert_int_equal(cur->steps.whole, SNAPSHOT_PATCHED);
+
+#define STEP(why)                                                                          \
+    do {                                                                                   \
+        struct dd_findings all = DD_FINDINGS_INIT;                                         \
+        enum snapshot_whole w;                                                             \
+        struct snapshot *p = snapshot_patch(cur, objects(&st), st.n, NULL, NULL, &opt, &w, \
+                                            &err);                                         \
+        /* Patched when an update would be, else nothing built and why said. */           \
+        assert_int_equal(p != NULL, (why) == SNAPSHOT_PATCHED);                            \
+        assert_int_equal(w, (why));                                                        \
+        assert_true(!p || p->steps.patched);                                               \
+        snapshot_free(p);                                                                  \
+        cur = update_checked(cur, &st, &all, ++step);                                      \
+        dd_findings_release(&all);                                                         \
+        if (cur->steps.whole != (why))                                                     \
+            fail_msg("step %d: whole %s, want %s", step,                                   \
+                     snapshot_whole_name(cur->steps.whole), snapshot_whole_name(why));     \
+        assert_int_equal(cur->steps.patched, (why) == SNAPSHOT_PATCHED);                   \
+    } while (0)
+    pending_pod(b, sizeof(b), 1, 1); /* a store's update of a Pod */
+    retire(&st, st.v[4]);
+    st.v[4] = parse(b);
+    STEP(SNAPSHOT_PATCHED);
+    ns_claim(b, sizeof(b), 1); /* the scheduler allocates the claim */
+    retire(&st, st.v[3]);
+    st.v[3] = parse(b);
+    STEP(SNAPSHOT_WHOLE_CLAIM_CHANGED);
+    class(b, sizeof(b), "gpu", 1);
+    retire(&st, st.v[2]);
+    st.v[2] = parse(b);
+    STEP(SNAPSHOT_WHOLE_OTHER_CHANGED);
+    drop(&st, 4); /* pod-01, before pod-02 */
+    STEP(SNAPSHOT_WHOLE_POD_WENT);
+    node(b, sizeof(b), 1, 0); /* before the slice */
+    memmove(&st.v[2], &st.v[1], (st.n - 1) * sizeof(st.v[0]));
+    st.v[1] = parse(b);
+    st.n++;
+    STEP(SNAPSHOT_WHOLE_OTHER_CAME);
+    drop(&st, st.n - 2); /* the claim, before pod-02 */
+    STEP(SNAPSHOT_WHOLE_CLAIM_WENT);
+#undef STEP
+    assert_string_equal(snapshot_whole_name(SNAPSHOT_WHOLE_N), "?");
+    {
+        /* Nothing to patch: built. */
+        enum snapshot_whole w;
+        struct snapshot *p = snapshot_patch(NULL, objects(&st), st.n, NULL, NULL, &opt, &w, &err);
+        assert_non_null(p);
+        assert_int_equal(w, SNAPSHOT_PATCHED);
+        assert_false(p->steps.patched);
+        snapshot_free(p);
     }
     snapshot_free(cur);
     store_clear(&st);
@@ -1322,6 +1421,7 @@ int main(void)
         cmocka_unit_test(test_scopes_declared),
         cmocka_unit_test(test_layer_loses_a_group),
         cmocka_unit_test(test_updates_follow_their_base),
+        cmocka_unit_test(test_whole_builds_say_why),
         cmocka_unit_test(test_claims_rerun_pod_parts),
         cmocka_unit_test(test_long_chains),
         cmocka_unit_test(test_inserts_chain),
