@@ -59,6 +59,8 @@ struct ctl_opts {
     unsigned short port;
     char identity[128];
     const char *feature_gates; /* --feature-gates: over what the API server tells */
+    int beside;                /* --rebuild beside: a snapshot built whole while the current
+                                  one serves (else it goes first: LIVE_AFRESH) */
 };
 
 /* What a watched resource's changes mean to the snapshot. */
@@ -101,6 +103,7 @@ struct ctl {
     atomic_int stop;
     atomic_ulong reconciles, errors, patches, events;
     atomic_ulong built[3];     /* snapshots built whole, as deltas, with the model patched */
+    atomic_ulong whole[SNAPSHOT_WHOLE_N]; /* updates a patch could not make, by why */
     atomic_ulong reached, reached_all; /* pods snapshot_affected_pods named; times it said all */
 };
 
@@ -419,10 +422,23 @@ static void *build(void *ctx, struct live *lc, const void *cur, struct dd_err *e
     c->requeue_all = c->others = 0;
     pthread_mutex_unlock(&c->mu);
     refresh_sars(c);
-    if (live_collect(lc, &objs, &nobjs))
+    if (live_collect(lc, &objs, &nobjs)) {
         dd_failf(err, DD_ENOMEM, "out of memory collecting the caches");
-    else
-        s = snapshot_update(cur, objs, nobjs, &sars, c->cel, &c->ropt, err); /* takes objs */
+    } else {
+        enum snapshot_whole why = SNAPSHOT_PATCHED;
+        s = c->o.beside ? snapshot_update(cur, objs, nobjs, &sars, c->cel, &c->ropt, err)
+                        : snapshot_patch(cur, objs, nobjs, &sars, c->cel, &c->ropt, &why,
+                                         err); /* either takes objs */
+        if (s && cur && !s->steps.patched)
+            why = s->steps.whole;
+        if (why != SNAPSHOT_PATCHED)
+            atomic_fetch_add(&c->whole[why], 1);
+        if (!s && why != SNAPSHOT_PATCHED) {
+            /* A model built whole beside cur's would double the snapshot's memory at its
+             * peak: cur goes first, and the next call (cur NULL) looks at every pod. */
+            return LIVE_AFRESH;
+        }
+    }
     /* The pods whose diagnosis the changes may reach: a pod's change may reach others (the
      * claim it shares), and a claim's the pods of its namespace, not a diagnosis of every pod
      * (at 50,000 pods, a quarter of a second of CPU in process, on this thread). */
@@ -826,6 +842,13 @@ static void h_metrics(void *ctx, const char *m, const char *b, size_t n, struct 
         "dra_doctor_snapshot_updates_total{how=\"delta\"} %lu\n"
         "dra_doctor_snapshot_updates_total{how=\"patched\"} %lu\n",
         atomic_load(&c->built[0]), atomic_load(&c->built[1]), atomic_load(&c->built[2]));
+    OUT("# HELP dra_doctor_snapshot_whole_total Updates a patch could not make (the snapshot "
+        "was built whole, afresh or beside: --rebuild), by the first change it could not "
+        "take.\n"
+        "# TYPE dra_doctor_snapshot_whole_total counter\n");
+    for (i = SNAPSHOT_PATCHED + 1; i < SNAPSHOT_WHOLE_N; i++)
+        OUT("dra_doctor_snapshot_whole_total{why=\"%s\"} %lu\n",
+            snapshot_whole_name((enum snapshot_whole)i), atomic_load(&c->whole[i]));
     OUT("# HELP dra_doctor_pods_reached_total Pods queued because a change may reach their "
         "diagnosis.\n# TYPE dra_doctor_pods_reached_total counter\n"
         "dra_doctor_pods_reached_total %lu\n"
@@ -840,8 +863,10 @@ static void h_metrics(void *ctx, const char *m, const char *b, size_t n, struct 
         !c->lease || lease_is_leader(c->lease));
     OUT("# HELP dra_doctor_findings Findings of the current snapshot, by rule code.\n"
         "# TYPE dra_doctor_findings gauge\n");
-    fc.cnt = calloc(nrules + 1, sizeof(*fc.cnt));
-    if (s && fc.cnt)
+    /* None while there is no snapshot (before the first, or while one is built afresh):
+     * absent, not zero. */
+    fc.cnt = s ? calloc(nrules + 1, sizeof(*fc.cnt)) : NULL;
+    if (fc.cnt)
         snapshot_foreach_finding(s, count_finding, &fc);
     for (i = 0; fc.cnt && i < nrules; i++)
         OUT("dra_doctor_findings{code=\"%s\"} %zu\n", rules[i].code, fc.cnt[i]);
@@ -896,6 +921,13 @@ static void usage(FILE *f)
 "  --identity NAME              this replica's identity (default hostname_pid_random)\n"
 "  --feature-gates LIST         the cluster's feature gates (A=true,B=false) over what the\n"
 "                               API server's /metrics tells, or its release's defaults\n"
+"  --rebuild afresh|beside      how a snapshot is rebuilt when a change cannot be patched\n"
+"                               in (a claim allocated, a class or node changed): afresh\n"
+"                               (default) lets the current one go first, so that one\n"
+"                               snapshot's memory is held at a time, and pods wait for the\n"
+"                               rebuild (about a second at 50,000 pods); beside builds it\n"
+"                               while the current one serves: less CPU, twice the memory\n"
+"                               meanwhile\n"
 "  -h, --help\n");
 }
 
@@ -925,12 +957,13 @@ static int parse_args(struct ctl_opts *o, int argc, char **argv)
         { "metrics-bind-address", required_argument, NULL, 'm' },
         { "identity", required_argument, NULL, 'i' },
         { "feature-gates", required_argument, NULL, 'G' },
+        { "rebuild", required_argument, NULL, 'R' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     char host[100] = "dra-doctor";
     const char *colon;
-    int ch;
+    int ch, li = 0;
     long v;
 
     memset(o, 0, sizeof(*o));
@@ -957,7 +990,7 @@ static int parse_args(struct ctl_opts *o, int argc, char **argv)
         snprintf(o->identity, sizeof(o->identity), "%s_%ld_%08x", host, (long)getpid(), r);
     }
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "h", opts, &li)) != -1) {
         switch (ch) {
         case 'k': o->kubeconfig = optarg; break;
         case 'c': o->context = optarg; break;
@@ -965,6 +998,11 @@ static int parse_args(struct ctl_opts *o, int argc, char **argv)
         case 'n': o->lease_name = optarg; break;
         case 'i': snprintf(o->identity, sizeof(o->identity), "%s", optarg); break;
         case 'G': o->feature_gates = optarg; break;
+        case 'R':
+            if (strcmp(optarg, "afresh") && strcmp(optarg, "beside"))
+                goto bad;
+            o->beside = !strcmp(optarg, "beside");
+            break;
         case 'w':
             v = strtol(optarg, NULL, 10);
             if (v < 1 || v > 64)
@@ -1005,7 +1043,8 @@ static int parse_args(struct ctl_opts *o, int argc, char **argv)
     }
     return 0;
 bad:
-    fprintf(stderr, "dra-doctor controller: bad option value (see --help)\n");
+    fprintf(stderr, "dra-doctor controller: invalid value \"%s\" for --%s (see --help)\n",
+            optarg ? optarg : "", opts[li].name);
     return -1;
 }
 

@@ -62,8 +62,10 @@ struct live {
     size_t ngraves, capgraves;
     int dirty, stop;
 
-    atomic_ulong builds, build_us, build_cpu_us, build_max_us, events;
+    atomic_ulong builds, afresh, build_us, build_cpu_us, build_max_us, events;
 };
+
+char live_afresh;
 
 static int64_t clock_us(clockid_t clock)
 {
@@ -228,6 +230,12 @@ void live_view_put(struct live *lc, void *view)
     gone = unref_locked(lc, find_view(lc, view), &graves, &ngraves);
     pthread_mutex_unlock(&lc->mu);
     release(lc, gone, graves, ngraves);
+    if (gone) {
+        /* The builder may wait for it (let_go). */
+        pthread_mutex_lock(&lc->mu);
+        pthread_cond_broadcast(&lc->cv);
+        pthread_mutex_unlock(&lc->mu);
+    }
 }
 
 /* ---- informers -------------------------------------------------------------------------- */
@@ -317,6 +325,33 @@ static int wait_dirty(struct live *lc)
     return !lc->stop;
 }
 
+/*
+ * A build asked for LIVE_AFRESH: the current view cur (the builder's reference to it put
+ * already) stops being current and goes with its last reader's reference, which the
+ * builder waits for (LIVE_AFRESH_WAIT_MS at most: readers hold views for a lookup).  Called
+ * and returns with mu held.
+ */
+static void let_go(struct live *lc, const void *cur)
+{
+    int64_t until = clock_us(CLOCK_MONOTONIC) + LIVE_AFRESH_WAIT_MS * 1000L;
+    cJSON **graves;
+    size_t ngraves;
+    void *gone;
+
+    if (lc->cur < 0 || lc->views[lc->cur].view != cur)
+        return;
+    gone = unref_locked(lc, lc->cur, &graves, &ngraves);
+    lc->cur = -1;
+    if (gone || ngraves) {
+        pthread_mutex_unlock(&lc->mu);
+        release(lc, gone, graves, ngraves);
+        pthread_mutex_lock(&lc->mu);
+    }
+    while (!gone && find_view(lc, cur) >= 0 && !lc->stop &&
+           clock_us(CLOCK_MONOTONIC) < until)
+        timed_wait_ms(&lc->cv, &lc->mu, 50);
+}
+
 static void *builder(void *arg)
 {
     struct live *lc = arg;
@@ -353,6 +388,27 @@ static void *builder(void *arg)
         cpu0 = clock_us(CLOCK_THREAD_CPUTIME_ID);
         dd_err_clear(&err);
         v = lc->h.build(lc->h.ctx, lc, cur, &err);
+        if (v == LIVE_AFRESH) {
+            pthread_mutex_lock(&lc->mu);
+            gone = unref_locked(lc, cur ? find_view(lc, cur) : -1, &graves, &ngraves);
+            if (gone || ngraves) {
+                pthread_mutex_unlock(&lc->mu);
+                release(lc, gone, graves, ngraves);
+                pthread_mutex_lock(&lc->mu);
+            }
+            if (cur && !gone)
+                let_go(lc, cur);
+            pthread_mutex_unlock(&lc->mu);
+            if (cur) {
+                atomic_fetch_add(&lc->afresh, 1);
+                v = lc->h.build(lc->h.ctx, lc, NULL, &err);
+                cur = NULL;
+            }
+            if (v == LIVE_AFRESH) {
+                v = NULL;
+                dd_failf(&err, DD_EINVAL, "the build hook asked for LIVE_AFRESH without a view");
+            }
+        }
         took = clock_us(CLOCK_MONOTONIC) - t0;
         if (v) {
             atomic_fetch_add(&lc->builds, 1);
@@ -580,6 +636,10 @@ void live_metrics(struct live *lc, char *buf, size_t size, size_t *len)
     (*len += *len < size ? (size_t)snprintf(buf + *len, size - *len, __VA_ARGS__) : 0)
     OUT("# HELP %s%ss_total Views of the caches built (%ss).\n# TYPE %s%ss_total counter\n"
         "%s%ss_total %lu\n", p, n, n, p, n, p, n, atomic_load(&lc->builds));
+    OUT("# HELP %s%ss_afresh_total Views built after the current one was let go (the build "
+        "asked for it: two views at once would cost too much).\n"
+        "# TYPE %s%ss_afresh_total counter\n%s%ss_afresh_total %lu\n", p, n, p, n, p, n,
+        atomic_load(&lc->afresh));
     OUT("# HELP %s%s_build_seconds_total Time spent building %ss.\n"
         "# TYPE %s%s_build_seconds_total counter\n%s%s_build_seconds_total %.6f\n", p, n, n, p,
         n, p, n, atomic_load(&lc->build_us) / 1e6);

@@ -64,7 +64,10 @@ struct live_hooks {
     int (*dropped)(void *ctx, size_t r, const cJSON *obj);
     /* Builder thread: a new view, or NULL on failure (err says why; the current view stays
      * and a build is tried again).  cur is the current view (NULL before the first),
-     * borrowed for the call.  The stores are read through live_store / live_collect. */
+     * borrowed for the call.  The stores are read through live_store / live_collect.
+     * LIVE_AFRESH (only when cur is not NULL): the view is better built without cur alive
+     * (it would cost two of them at once); the cache lets cur go, readers get NULL until the
+     * next view, and build is called again with cur NULL. */
     void *(*build)(void *ctx, struct live *lc, const void *cur, struct dd_err *err);
     void (*free_view)(void *ctx, void *view);
     /* Locked, as view becomes the current one; caught_up is 1 when no change came since its
@@ -100,6 +103,10 @@ struct live_opts {
 };
 
 #define LIVE_MAX_RESOURCES 32
+#define LIVE_AFRESH ((void *)&live_afresh) /* see live_hooks.build */
+#define LIVE_AFRESH_WAIT_MS 1000 /* how long the builder waits for readers to put the view
+                                    it lets go, before it builds anyway */
+extern char live_afresh;
 #define LIVE_MMAP_MIN (128 * 1024) /* trim_heap: allocations this big or bigger are mapped */
 
 /* A cache, not started: no threads yet.  opts and hooks are copied.  NULL on ENOMEM or a
@@ -151,8 +158,8 @@ unsigned long live_builds(struct live *lc);
 
 /*
  * The cache's metrics in Prometheus text, appended at buf[*len] (at most size bytes in
- * all, cut short rather than overflowing): views built, their wall and CPU time, the
- * longest, watch events handled, watch restarts, relists.
+ * all, cut short rather than overflowing): views built, those built afresh (LIVE_AFRESH),
+ * their wall and CPU time, the longest, watch events handled, watch restarts, relists.
  */
 void live_metrics(struct live *lc, char *buf, size_t size, size_t *len);
 

@@ -141,6 +141,20 @@ static void webhook_usage(void **state)
     assert_contains(R.err, "/nonexistent/objects.yaml");
 }
 
+static void controller_usage(void **state)
+{
+    (void)state;
+    RUN(&R, NULL, "controller", "--help");
+    assert_int_equal(R.status, 0);
+    assert_contains(R.out, "--rebuild afresh|beside");
+    RUN(&R, NULL, "controller", "--rebuild", "sometimes");
+    assert_int_equal(R.status, 2);
+    assert_contains(R.err, "invalid value \"sometimes\" for --rebuild");
+    RUN(&R, NULL, "controller", "--workers=0");
+    assert_int_equal(R.status, 2);
+    assert_contains(R.err, "invalid value \"0\" for --workers");
+}
+
 static void exit_codes(void **state)
 {
     (void)state;
@@ -275,6 +289,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(help_and_version),
         cmocka_unit_test(webhook_usage),
+        cmocka_unit_test(controller_usage),
         cmocka_unit_test(exit_codes),
         cmocka_unit_test(formats),
         cmocka_unit_test(stdin_and_bad_input),

@@ -22,6 +22,8 @@ struct tview {
 
 struct tctx {
     atomic_int builds, frees, drops, published, caught_up, fail_next;
+    atomic_int afresh_next;     /* the next build with a cur asks for LIVE_AFRESH */
+    int frees_at_afresh, frees_at_rebuild, null_at_rebuild; /* what the builds saw */
     const void *last_cur;       /* the cur the last build was given */
     const void *current;        /* what published last said */
 };
@@ -32,6 +34,16 @@ static void *t_build(void *ctx, struct live *lc, const void *cur, struct dd_err 
     struct tview *v;
 
     t->last_cur = cur;
+    if (cur && atomic_exchange(&t->afresh_next, 0)) {
+        t->frees_at_afresh = atomic_load(&t->frees);
+        return LIVE_AFRESH;
+    }
+    if (!cur && atomic_load(&t->published)) { /* built afresh */
+        const void *seen = live_view_get(lc, NULL, NULL);
+        t->frees_at_rebuild = atomic_load(&t->frees);
+        t->null_at_rebuild = !seen;
+        live_view_put(lc, (void *)seen);
+    }
     if (atomic_exchange(&t->fail_next, 0)) {
         dd_failf(err, DD_ENOMEM, "planted failure");
         return NULL;
@@ -224,6 +236,59 @@ static void failed_build_keeps_current_view(void **state)
     free(buf);
 }
 
+/*
+ * A build that asks for LIVE_AFRESH: the current view goes before the build is called again
+ * without it (readers meanwhile get none); a reader's reference is waited for.
+ */
+static void afresh_build_lets_current_view_go(void **state)
+{
+    struct tctx t = { 0 };
+    struct live *lc = new_cache(&t, 1, 0);
+    struct tview *v;
+    struct dd_err err;
+    char *buf = malloc(8192);
+    size_t len = 0;
+    struct timespec ts = { 0, 200000000 };
+
+    (void)state;
+    assert_non_null(buf);
+    assert_int_equal(live_start(lc, NULL, &err), 0);
+    wait_views(&t, 1);
+    put(lc, "a", "1");
+    atomic_store(&t.afresh_next, 1);
+    live_mark_dirty(lc);
+    wait_views(&t, 2);
+    assert_int_equal(atomic_load(&t.afresh_next), 0);
+    assert_null(t.last_cur);
+    assert_int_equal(t.frees_at_afresh, 0);
+    assert_int_equal(t.frees_at_rebuild, 1); /* the first view went before the rebuild */
+    assert_true(t.null_at_rebuild);
+    assert_non_null(v = live_view_get(lc, NULL, NULL));
+    assert_string_equal(value_of(v, "a"), "1");
+
+    /* A reader holds the current view: the builder waits for it. */
+    put(lc, "a", "2");
+    atomic_store(&t.afresh_next, 1);
+    live_mark_dirty(lc);
+    nanosleep(&ts, NULL);
+    assert_int_equal(atomic_load(&t.published), 2);
+    assert_int_equal(atomic_load(&t.frees), 1);
+    assert_string_equal(value_of(v, "a"), "1");
+    live_view_put(lc, v);
+    wait_views(&t, 3);
+    assert_int_equal(t.frees_at_afresh, 1);
+    assert_int_equal(t.frees_at_rebuild, 2);
+    assert_non_null(v = live_view_get(lc, NULL, NULL));
+    assert_string_equal(value_of(v, "a"), "2");
+    live_view_put(lc, v);
+    live_metrics(lc, buf, 8192, &len);
+    assert_contains(buf, "dd_test_views_afresh_total 2\n");
+    assert_contains(buf, "dd_test_views_total 3\n");
+    live_free(lc);
+    assert_int_equal(atomic_load(&t.frees), 3);
+    free(buf);
+}
+
 static void fixed_view(void **state)
 {
     struct tctx t = { 0 };
@@ -275,6 +340,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(views_borrow_store_objects),
         cmocka_unit_test(failed_build_keeps_current_view),
+        cmocka_unit_test(afresh_build_lets_current_view_go),
         cmocka_unit_test(fixed_view),
         cmocka_unit_test(trim_heap_maps_big_allocations),
     };
