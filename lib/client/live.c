@@ -352,6 +352,41 @@ static void let_go(struct live *lc, const void *cur)
         timed_wait_ms(&lc->cv, &lc->mu, 50);
 }
 
+/* The build asked for LIVE_AFRESH: the builder's reference to cur goes, then cur as the
+ * current view (let_go), and the view is built again without it.  NULL (err) when it cannot
+ * be, or when the cache is stopping. */
+static void *afresh(struct live *lc, const void *cur, struct dd_err *err)
+{
+    cJSON **graves;
+    size_t ngraves;
+    void *gone, *v;
+    int stopping;
+
+    if (!cur) {
+        dd_failf(err, DD_EINVAL, "the build hook asked for LIVE_AFRESH without a view");
+        return NULL;
+    }
+    pthread_mutex_lock(&lc->mu);
+    gone = unref_locked(lc, find_view(lc, cur), &graves, &ngraves);
+    if (gone || ngraves) {
+        pthread_mutex_unlock(&lc->mu);
+        release(lc, gone, graves, ngraves);
+        pthread_mutex_lock(&lc->mu);
+    }
+    if (!gone)
+        let_go(lc, cur);
+    stopping = lc->stop;
+    pthread_mutex_unlock(&lc->mu);
+    if (stopping)
+        return NULL;
+    atomic_fetch_add(&lc->afresh, 1);
+    v = lc->h.build(lc->h.ctx, lc, NULL, err);
+    if (v != LIVE_AFRESH)
+        return v;
+    dd_failf(err, DD_EINVAL, "the build hook asked for LIVE_AFRESH without a view");
+    return NULL;
+}
+
 static void *builder(void *arg)
 {
     struct live *lc = arg;
@@ -389,25 +424,8 @@ static void *builder(void *arg)
         dd_err_clear(&err);
         v = lc->h.build(lc->h.ctx, lc, cur, &err);
         if (v == LIVE_AFRESH) {
-            pthread_mutex_lock(&lc->mu);
-            gone = unref_locked(lc, cur ? find_view(lc, cur) : -1, &graves, &ngraves);
-            if (gone || ngraves) {
-                pthread_mutex_unlock(&lc->mu);
-                release(lc, gone, graves, ngraves);
-                pthread_mutex_lock(&lc->mu);
-            }
-            if (cur && !gone)
-                let_go(lc, cur);
-            pthread_mutex_unlock(&lc->mu);
-            if (cur) {
-                atomic_fetch_add(&lc->afresh, 1);
-                v = lc->h.build(lc->h.ctx, lc, NULL, &err);
-                cur = NULL;
-            }
-            if (v == LIVE_AFRESH) {
-                v = NULL;
-                dd_failf(&err, DD_EINVAL, "the build hook asked for LIVE_AFRESH without a view");
-            }
+            v = afresh(lc, cur, &err);
+            cur = NULL;
         }
         took = clock_us(CLOCK_MONOTONIC) - t0;
         if (v) {
@@ -429,14 +447,17 @@ static void *builder(void *arg)
             slot = find_view(lc, NULL);
         }
         if (!v) {
+            int had = lc->cur >= 0, stopping = lc->stop;
             /* The number is given up; what waited for it may go. */
             unref_locked(lc, slot, &graves, &ngraves);
             mark_dirty_locked(lc);
             pthread_mutex_unlock(&lc->mu);
             free_graves(graves, ngraves);
-            fprintf(stderr, "dra-doctor %s: %s; keeping the previous view\n", lc->o.who,
-                    err.msg);
-            sleep_ms(RETRY_MS);
+            if (!stopping) {
+                fprintf(stderr, "dra-doctor %s: %s; %s\n", lc->o.who, err.msg,
+                        had ? "keeping the previous view" : "no view until the next build");
+                sleep_ms(RETRY_MS);
+            }
             pthread_mutex_lock(&lc->mu);
             continue;
         }

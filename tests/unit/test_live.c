@@ -284,6 +284,18 @@ static void afresh_build_lets_current_view_go(void **state)
     live_metrics(lc, buf, 8192, &len);
     assert_contains(buf, "dd_test_views_afresh_total 2\n");
     assert_contains(buf, "dd_test_views_total 3\n");
+
+    /* Stopped while it waits for a reader: the view goes, nothing is built. */
+    assert_non_null(v = live_view_get(lc, NULL, NULL));
+    atomic_store(&t.afresh_next, 1);
+    live_mark_dirty(lc);
+    nanosleep(&ts, NULL);
+    live_stop(lc);
+    assert_int_equal(atomic_load(&t.builds), 3);
+    assert_null(live_view_get(lc, NULL, NULL));
+    assert_int_equal(atomic_load(&t.frees), 2);
+    live_view_put(lc, v);
+    assert_int_equal(atomic_load(&t.frees), 3);
     live_free(lc);
     assert_int_equal(atomic_load(&t.frees), 3);
     free(buf);
