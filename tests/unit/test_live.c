@@ -203,6 +203,17 @@ static void views_borrow_store_objects(void **state)
     assert_int_equal(atomic_load(&t.frees), 3);
 }
 
+/* a's value set, *flag raised for the next build, and the cache told: the nviews-th view is
+ * waited for. */
+static void change(struct live *lc, struct tctx *t, atomic_int *flag, const char *value,
+                   int nviews)
+{
+    put(lc, "a", value);
+    atomic_store(flag, 1);
+    live_mark_dirty(lc);
+    wait_views(t, nviews);
+}
+
 static void failed_build_keeps_current_view(void **state)
 {
     struct tctx t = { 0 };
@@ -216,11 +227,8 @@ static void failed_build_keeps_current_view(void **state)
     assert_non_null(buf);
     assert_int_equal(live_start(lc, NULL, &err), 0);
     wait_views(&t, 1);
-    put(lc, "a", "1");
-    atomic_store(&t.fail_next, 1);
-    live_mark_dirty(lc);
     /* The failed build keeps the first view current; the cache tries again by itself. */
-    wait_views(&t, 2);
+    change(lc, &t, &t.fail_next, "1", 2);
     assert_int_equal(atomic_load(&t.fail_next), 0);
     assert_int_equal(live_builds(lc), 2);
     assert_non_null(v = live_view_get(lc, NULL, NULL));
@@ -246,18 +254,14 @@ static void afresh_build_lets_current_view_go(void **state)
     struct live *lc = new_cache(&t, 1, 0);
     struct tview *v;
     struct dd_err err;
-    char *buf = malloc(8192);
+    static char buf[8192];
     size_t len = 0;
     struct timespec ts = { 0, 200000000 };
 
     (void)state;
-    assert_non_null(buf);
     assert_int_equal(live_start(lc, NULL, &err), 0);
     wait_views(&t, 1);
-    put(lc, "a", "1");
-    atomic_store(&t.afresh_next, 1);
-    live_mark_dirty(lc);
-    wait_views(&t, 2);
+    change(lc, &t, &t.afresh_next, "1", 2);
     assert_int_equal(atomic_load(&t.afresh_next), 0);
     assert_null(t.last_cur);
     assert_int_equal(t.frees_at_afresh, 0);
@@ -281,7 +285,7 @@ static void afresh_build_lets_current_view_go(void **state)
     assert_non_null(v = live_view_get(lc, NULL, NULL));
     assert_string_equal(value_of(v, "a"), "2");
     live_view_put(lc, v);
-    live_metrics(lc, buf, 8192, &len);
+    live_metrics(lc, buf, sizeof(buf), &len);
     assert_contains(buf, "dd_test_views_afresh_total 2\n");
     assert_contains(buf, "dd_test_views_total 3\n");
 
@@ -298,7 +302,6 @@ static void afresh_build_lets_current_view_go(void **state)
     assert_int_equal(atomic_load(&t.frees), 3);
     live_free(lc);
     assert_int_equal(atomic_load(&t.frees), 3);
-    free(buf);
 }
 
 static void fixed_view(void **state)
