@@ -127,12 +127,9 @@ static int pod_has_claims(const cJSON *pod)
            dra_requests_extended(dd_json_path(pod, "spec", NULL));
 }
 
-static int note_pod(struct ctl *c, const char *ns, const char *name)
+/* 1 when c->pending has room for one more key (grown up to MAX_PENDING); c->mu held. */
+static int pending_room(struct ctl *c)
 {
-    char key[KEY_MAX], *dup;
-
-    snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", name ? name : "");
-    pthread_mutex_lock(&c->mu);
     if (c->npending == c->cappending && c->npending < MAX_PENDING) {
         size_t cap = c->cappending ? c->cappending * 2 : 64;
         char **v = realloc(c->pending, cap * sizeof(*v));
@@ -141,7 +138,16 @@ static int note_pod(struct ctl *c, const char *ns, const char *name)
             c->cappending = cap;
         }
     }
-    if (c->npending < c->cappending && (dup = strdup(key)))
+    return c->npending < c->cappending;
+}
+
+static int note_pod(struct ctl *c, const char *ns, const char *name)
+{
+    char key[KEY_MAX], *dup;
+
+    snprintf(key, sizeof(key), "%s/%s", ns ? ns : "", name ? name : "");
+    pthread_mutex_lock(&c->mu);
+    if (pending_room(c) && (dup = strdup(key)))
         c->pending[c->npending++] = dup;
     else
         c->requeue_all = 1;
@@ -396,6 +402,29 @@ static void add_built(void *ctx, const char *ns, const char *name)
         c->nbuilt++;
 }
 
+/* A build that gave up (LIVE_AFRESH): what it was for waits for the next one, with what was
+ * noted since. */
+static void unbuild(struct ctl *c)
+{
+    size_t i;
+
+    pthread_mutex_lock(&c->mu);
+    c->requeue_all |= c->built_all;
+    c->others |= c->built_others;
+    for (i = 0; i < c->nbuilt; i++) {
+        if (pending_room(c)) {
+            c->pending[c->npending++] = c->built_keys[i];
+        } else {
+            free(c->built_keys[i]);
+            c->requeue_all = 1;
+        }
+    }
+    free(c->built_keys);
+    c->built_keys = NULL;
+    c->nbuilt = c->capbuilt = 0;
+    pthread_mutex_unlock(&c->mu);
+}
+
 /* The cache's build hook (builder thread): a snapshot of every store (an update of cur where only
  * Pods and Events changed: snapshot_update). */
 static void *build(void *ctx, struct live *lc, const void *cur, struct dd_err *err)
@@ -436,6 +465,7 @@ static void *build(void *ctx, struct live *lc, const void *cur, struct dd_err *e
         if (!s && why != SNAPSHOT_PATCHED) {
             /* A model built whole beside cur's would double the snapshot's memory at its
              * peak: cur goes first, and the next call (cur NULL) looks at every pod. */
+            unbuild(c);
             return LIVE_AFRESH;
         }
     }
