@@ -61,6 +61,7 @@ struct live {
     struct grave *graves;
     size_t ngraves, capgraves;
     int dirty, stop;
+    int letting_go;            /* the builder waits for a view's readers (let_go) */
 
     atomic_ulong builds, afresh, build_us, build_cpu_us, build_max_us, events;
 };
@@ -228,14 +229,10 @@ void live_view_put(struct live *lc, void *view)
         return;
     pthread_mutex_lock(&lc->mu);
     gone = unref_locked(lc, find_view(lc, view), &graves, &ngraves);
+    if (gone && lc->letting_go)
+        pthread_cond_broadcast(&lc->cv);
     pthread_mutex_unlock(&lc->mu);
     release(lc, gone, graves, ngraves);
-    if (gone) {
-        /* The builder may wait for it (let_go). */
-        pthread_mutex_lock(&lc->mu);
-        pthread_cond_broadcast(&lc->cv);
-        pthread_mutex_unlock(&lc->mu);
-    }
 }
 
 /* ---- informers -------------------------------------------------------------------------- */
@@ -347,9 +344,11 @@ static void let_go(struct live *lc, const void *cur)
         release(lc, gone, graves, ngraves);
         pthread_mutex_lock(&lc->mu);
     }
+    lc->letting_go = 1;
     while (!gone && find_view(lc, cur) >= 0 && !lc->stop &&
            clock_us(CLOCK_MONOTONIC) < until)
         timed_wait_ms(&lc->cv, &lc->mu, 50);
+    lc->letting_go = 0;
 }
 
 /* The build asked for LIVE_AFRESH: the builder's reference to cur goes, then cur as the
