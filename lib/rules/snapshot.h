@@ -38,8 +38,8 @@ struct snapshot_sars {
 /*
  * Why snapshot_update built a model whole rather than patching prev's: the first object (in
  * list order) that a patch could not take, or the patch's own limits.  Counted by the
- * controller (dra_doctor_snapshot_whole_total), since each whole build holds two models at
- * once: they make its memory peak.
+ * controller (dra_doctor_snapshot_whole_total): a model built whole beside prev's is two at
+ * once, so it lets prev go first (snapshot_patch, then a build without prev).
  */
 enum snapshot_whole {
     SNAPSHOT_PATCHED,       /* not whole (or snapshot_build: nothing to patch) */
