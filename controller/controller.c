@@ -956,8 +956,8 @@ static void usage(FILE *f)
 "                               (default) lets the current one go first, so that one\n"
 "                               snapshot's memory is held at a time, and pods wait for the\n"
 "                               rebuild (about a second at 50,000 pods); beside builds it\n"
-"                               while the current one serves: less CPU, twice the memory\n"
-"                               meanwhile\n"
+"                               while the current one serves: pods never wait, at twice\n"
+"                               the snapshot's memory meanwhile\n"
 "  -h, --help\n");
 }
 
