@@ -5,12 +5,14 @@
  * (lib/client/informer: keep_trim, keep_object, dd_json_pack), then one snapshot built over
  * them (lib/rules/snapshot), as the controller's first build after its lists.
  *
- *   cache-bench FILE
+ *   cache-bench [--webhook] FILE
  *
  * Prints per kind the objects kept, their bytes (the packed blocks) and the cJSON nodes each
  * has of its own (those of lists and runs of last members held once not counted); the heap in
  * use for the caches (what is held once included) and the CPU to keep them; for the snapshot
- * (mallinfo2) its heap, the build's CPU and its findings.  Built by `make build/release/cache-bench`; not part of the binary.
+ * (mallinfo2) its heap, the build's CPU and its findings.  --webhook: the watching webhook's
+ * caches instead (the kinds it watches, trimmed by keep_trim_admission) and its view of them.
+ * Built by `make build/release/cache-bench`; not part of the binary.
  */
 #include <malloc.h>
 #include <stdio.h>
@@ -22,6 +24,8 @@
 #include "formats/json.h"
 #include "model/keep.h"
 #include "rules/snapshot.h"
+#include "../webhook/review.h"
+#include "../webhook/webhook.h"
 
 #define KINDS_MAX 32
 
@@ -96,8 +100,13 @@ int main(int argc, char **argv)
     cJSON *root, *items, *it;
     char *text;
 
+    int wh = argc == 3 && !strcmp(argv[1], "--webhook");
+
+    argv += wh;
+    argc -= wh;
     if (argc != 2) {
-        fprintf(stderr, "usage: cache-bench FILE  (FILE from `bench/ctl-load.py dump FILE`)\n");
+        fprintf(stderr, "usage: cache-bench [--webhook] FILE  (FILE from `bench/ctl-load.py dump "
+                        "FILE`)\n");
         return 2;
     }
     memset(kinds, 0, sizeof(kinds));
@@ -119,8 +128,11 @@ int main(int argc, char **argv)
             return 1;
         }
         t = cpu_s();
-        keep_trim(c);
-        if (!keep_object(c)) {
+        if (wh)
+            keep_trim_admission(c);
+        else
+            keep_trim(c);
+        if (!keep_object(c) || (wh && !wh_watches(c))) {
             cJSON_Delete(c);
             kept_s += cpu_s() - t;
             continue;
@@ -144,6 +156,15 @@ int main(int argc, char **argv)
            "CPU (trimmed, packed)\n", kept, cached, kept_s);
     t = cpu_s();
     dd_err_clear(&err);
+    if (wh) {
+        if (!wh_view_build((const cJSON *const *)objs, kept, NULL, &err)) {
+            fprintf(stderr, "cache-bench: %s\n", err.msg);
+            return 1;
+        }
+        printf("view: %.1f MiB in use, built in %.2f s of CPU\n", heap_mib() - base - cached,
+               cpu_s() - t);
+        return 0;
+    }
     if (!(s = snapshot_build(NULL, objs, kept, NULL, NULL, NULL, &err))) {
         fprintf(stderr, "cache-bench: %s\n", err.msg);
         return 1;

@@ -15,6 +15,7 @@
  */
 #include "webhook.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -67,6 +68,28 @@ static const struct live_resource watched[] = {
     { "apps", "v1", "daemonsets", NULL, NULL },
 };
 #define NWATCHED (sizeof(watched) / sizeof(watched[0]))
+
+int wh_watches(const cJSON *obj)
+{
+    const char *kind = dd_json_str(obj, "kind", NULL), *av = dd_json_str(obj, "apiVersion", NULL);
+    const char *slash = av ? strchr(av, '/') : NULL;
+    char plural[64];
+    size_t i, n;
+
+    if (!kind || !av || (n = strlen(kind)) + 3 > sizeof(plural))
+        return 0;
+    /* A kind's resource: lower case, plural as these kinds' are ("deviceclasses"). */
+    for (i = 0; i < n; i++)
+        plural[i] = (char)tolower((unsigned char)kind[i]);
+    snprintf(plural + n, sizeof(plural) - n, "%s", plural[n - 1] == 's' ? "es" : "s");
+    for (i = 0; i < NWATCHED; i++)
+        if (!strcmp(watched[i].resource, plural) &&
+            (slash ? (size_t)(slash - av) == strlen(watched[i].group) &&
+                         !strncmp(av, watched[i].group, (size_t)(slash - av))
+                   : !*watched[i].group))
+            return !watched[i].keep || watched[i].keep(obj);
+    return 0;
+}
 /* The DeviceClasses, whose names are pending from their creation until a view holds them. */
 #define W_CLASSES 0
 
@@ -367,12 +390,20 @@ static void observe(struct wh *w, const char *kind, const char *op, int verdict,
  */
 static void null_answer(const char *body, struct httpd_response *r)
 {
-    const char *u = body ? strstr(body, "\"uid\":\"") : NULL, *e = NULL;
+    const char *u = body ? strstr(body, "\"uid\"") : NULL, *e = NULL;
     char *out;
     size_t n;
 
-    if (u)
-        e = strchr(u += 7, '"');
+    /* JSON allows blanks around the colon (Python's json.dumps writes one; the API server
+     * none). */
+    if (u) {
+        u += strspn(u + 5, " \t\r\n") + 5;
+        if (*u == ':') {
+            u += strspn(u + 1, " \t\r\n") + 1;
+            if (*u == '"')
+                e = strchr(++u, '"');
+        }
+    }
     if (!e) {
         httpd_text(r, 400, "no request.uid\n");
         return;
@@ -861,7 +892,7 @@ static int start_cache(struct wh *w)
     memset(&lo, 0, sizeof(lo));
     lo.res = watched;
     lo.nres = w->o.objects ? 0 : NWATCHED;
-    lo.transform = keep_trim;
+    lo.transform = keep_trim_admission;
     lo.rest_ms = BUILD_MIN_MS;
     lo.trim_heap = 1;
     lo.who = "webhook";

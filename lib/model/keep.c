@@ -312,29 +312,43 @@ static void trim_kind(cJSON *obj)
     static const char *const claim_spec[] = { "devices", NULL };
     static const char *const claim_devices[] = { "requests", "constraints", "config", NULL };
     static const char *const claim_st[] = { "allocation", "reservedFor", "devices", NULL };
-    static const char *const alloc[] = { "devices", "nodeSelector", NULL };
+    static const char *const alloc[] = { "devices", "nodeSelector", "allocationTimestamp", NULL };
     static const char *const alloc_devices[] = { "results", NULL };
-    /* ... and of devices with binding conditions, which and whether they are met. */
+    /* ... and of devices with binding conditions, which and whether they are met; what the
+     * allocator's inventory holds of each (lib/model/alloc.c's hold: admin access holds
+     * nothing, a share only its consumed capacity) and where it may run (skipNodeOperations). */
     static const char *const result[] = { "driver", "pool", "device", "bindingConditions",
-                                          "bindingFailureConditions", NULL };
+                                          "bindingFailureConditions", "adminAccess", "shareID",
+                                          "consumedCapacity", "skipNodeOperations", NULL };
     static const char *const dev_status[] = { "driver", "pool", "device", "conditions", NULL };
     static const char *const dev_cond[] = { "type", "status", "reason", "message", NULL };
-    /* Slices: the driver, node, pool and each device's name, attributes and capacity. */
+    /* Slices: the driver, node, pool and each device's name, attributes and capacity; and
+     * what the allocator reads of them (lib/model/alloc.c's inventory): where a device may
+     * go, the counters it consumes, its binding and sharing. */
     static const char *const slice_top[] = { "apiVersion", "kind", "metadata", "spec", NULL };
     static const char *const slice_spec[] = { "driver", "nodeName", "pool", "devices",
                                               "nodeSelector", "allNodes",
-                                              "perDeviceNodeSelection", NULL };
+                                              "perDeviceNodeSelection", "sharedCounters",
+                                              "skipNodeOperations", NULL };
     static const char *const pool[] = { "name", "generation", "resourceSliceCount", NULL };
     static const char *const device[] = { "name", "attributes", "capacity", "basic", "taints",
-                                          NULL };
-    static const char *const basic[] = { "attributes", "capacity", NULL };
+                                          "nodeName", "nodeSelector", "allNodes",
+                                          "consumesCounters", "bindsToNode",
+                                          "bindingConditions", "bindingFailureConditions",
+                                          "allowMultipleAllocations", NULL };
+    static const char *const basic[] = { "attributes", "capacity", "taints", "nodeName",
+                                         "nodeSelector", "allNodes", "consumesCounters",
+                                         "bindsToNode", "bindingConditions",
+                                         "bindingFailureConditions",
+                                         "allowMultipleAllocations", NULL };
     /* Nodes: labels and taints (where pods and slices may go), the runtime and kubelet
      * versions (and the node agent's annotation). */
     static const char *const node_top[] = { "apiVersion", "kind", "metadata", "spec", "status",
                                             NULL };
     static const char *const node_meta[] = { "name", "labels", "annotations", NULL };
     static const char *const node_spec[] = { "taints", "unschedulable", NULL };
-    static const char *const node_status[] = { "nodeInfo", "allocatable", NULL };
+    static const char *const node_status[] = { "nodeInfo", "allocatable", "declaredFeatures",
+                                               NULL };
     static const char *const node_info[] = { "containerRuntimeVersion", "kubeletVersion", NULL };
     /* Events: what the diagnosis reads of the few reasons it reads; others only their key. */
     static const char *const event_top[] = { "apiVersion", "kind", "metadata", "involvedObject",
@@ -494,6 +508,25 @@ void keep_trim(cJSON *obj)
      * last again leaves that order. */
     dd_json_tail(member(obj, "metadata"), meta_tail);
     dd_json_tail(obj, root_tail);
+}
+
+void keep_trim_admission(cJSON *obj)
+{
+    cJSON *status, *rf, *mark;
+
+    keep_trim(obj);
+    status = member(obj, "status");
+    rf = member(status, "reservedFor");
+    if (!cJSON_IsArray(rf) || !rf->child || !dd_json_str(obj, "kind", NULL) ||
+        strcmp(dd_json_str(obj, "kind", NULL), "ResourceClaim"))
+        return;
+    /* Out of memory, the list stays whole: more kept, nothing wrong. */
+    if (!(mark = cJSON_CreateArray()) || !cJSON_AddItemToArray(mark, cJSON_CreateObject()) ||
+        !cJSON_ReplaceItemInObjectCaseSensitive(status, "reservedFor", mark)) {
+        cJSON_Delete(mark);
+        return;
+    }
+    dd_json_share(mark);
 }
 
 int keep_object(const cJSON *obj)

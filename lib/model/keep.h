@@ -22,6 +22,16 @@
  */
 void keep_trim(cJSON *obj);
 
+/*
+ * keep_trim for a cache whose readers judge only objects being created (the webhook's):
+ * also, of an allocated claim's status.reservedFor, only whether it is empty.  A Pod being
+ * created is in no claim's list, so the allocator's one question of it (may the scheduler
+ * deallocate this claim: is it reserved for no other pod) is answered by that alone; a
+ * non-empty list becomes [{}], held once.  Most of a cached claim's own nodes, and the
+ * update a Pod's binding makes to its claims changes nothing cached.
+ */
+void keep_trim_admission(cJSON *obj);
+
 /* After keep_trim: 0 for objects no diagnosis reads (Pods without resource claims, extended
  * resources or a kubelet plugin's volumes; Events of reasons keep_event_reason rejects). */
 int keep_object(const cJSON *obj);

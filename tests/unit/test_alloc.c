@@ -2,8 +2,8 @@
  * test_alloc.c - lib/model/alloc and lib/model/allocsnap: the allocation cases of
  * tests/data/alloc (each node's verdict as Kubernetes' allocator gives it - `make
  * test-differential` checks the stated verdicts against e2e/peers/allocoracle - and the
- * words of the explanation), the gates, the snapshot a model emits, and cost linear in the
- * devices.
+ * words of the explanation), also from objects trimmed as the live caches keep them, the gates,
+ * the snapshot a model emits, and cost linear in the devices.
  */
 #include "harness.h"
 
@@ -14,6 +14,8 @@
 #include "model/alloc.h"
 #include "model/allocsnap.h"
 #include "model/dra.h"
+#include "model/keep.h"
+#include "formats/json.h"
 
 #define CASES "tests/data/alloc"
 
@@ -104,6 +106,49 @@ static void check_first_fit(const char *path, const struct loaded *full)
     alloc_inventory_free(inv);
 }
 
+/*
+ * The live caches keep objects trimmed to what is read (lib/model/keep): the controller's by
+ * keep_trim, the webhook's by keep_trim_admission, which also keeps of a claim's
+ * status.reservedFor only whether it is empty.  A pod being created is in no claim's list,
+ * and then that is all the allocator can tell claims apart by.  Every case whose pod is in
+ * no list gets the same answer, node by node, from its nodes, slices, classes, claims and pod
+ * so trimmed: nothing the allocator reads is trimmed away.
+ */
+static void check_cached_trim(const char *path, const struct loaded *whole)
+{
+    static const char *const lists[] = { "nodes", "slices", "classes", "claims" };
+    cJSON *snap = cJSON_Duplicate(whole->snap, 1), *it; /* typed by the first load */
+    const char *uid = dd_json_str(cJSON_GetObjectItem(snap, "pod"), "metadata", "uid", NULL);
+    struct loaded l;
+    size_t i;
+
+    assert_non_null(snap);
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(snap, "claims")) {
+        const cJSON *r;
+        cJSON_ArrayForEach(r, dd_json_arr(it, "status", "reservedFor", NULL))
+            if (uid && dd_json_str(r, "uid", NULL) && !strcmp(uid, dd_json_str(r, "uid", NULL))) {
+                cJSON_Delete(snap);
+                return;
+            }
+    }
+    for (i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
+        cJSON_ArrayForEach(it, cJSON_GetObjectItem(snap, lists[i]))
+            keep_trim_admission(it);
+    keep_trim(cJSON_GetObjectItem(snap, "pod"));
+    load(&l, snap);
+    if (l.r.verdict != whole->r.verdict || l.r.nfit != whole->r.nfit ||
+        l.r.deallocate != whole->r.deallocate || l.r.nnodes != whole->r.nnodes)
+        fail_msg("%s: objects trimmed as cached: %s on %zu node(s), deallocate %ld; whole: %s "
+                 "on %zu, deallocate %ld", path, word(l.r.verdict), l.r.nfit, l.r.deallocate,
+                 word(whole->r.verdict), whole->r.nfit, whole->r.deallocate);
+    for (i = 0; i < l.r.nnodes; i++)
+        if (l.r.nodes[i].verdict != whole->r.nodes[i].verdict)
+            fail_msg("%s: node %s: %s from objects trimmed as cached, %s whole", path,
+                     l.r.nodes[i].node->name, word(l.r.nodes[i].verdict),
+                     word(whole->r.nodes[i].verdict));
+    unload(&l);
+}
+
 static void check_case(const char *path)
 {
     char *text = test_read_file(path), why[2048];
@@ -165,6 +210,7 @@ static void check_case(const char *path)
         }
     }
     check_first_fit(path, &l);
+    check_cached_trim(path, &l);
     cJSON_Delete(expect);
     unload(&l);
     cel_for(NULL);

@@ -466,6 +466,61 @@ static void trim_keeps_only_what_is_read(void **state)
     cJSON_Delete(objs);
 }
 
+/* The webhook's trim: keep_trim, and of a claim's reservedFor only whether it is empty. */
+static void trim_for_admission_keeps_whether_reserved(void **state)
+{
+    cJSON *objs = live_sample(), *a, *b, *c;
+    const cJSON *rf, *it;
+
+    (void)state;
+    a = cJSON_Duplicate(find(objs, "ResourceClaim", "bench-h-00", "c-0001"), 1);
+    b = cJSON_Duplicate(a, 1);
+    assert_true(cJSON_GetArraySize(dd_json_arr(a, "status", "reservedFor", NULL)) > 0);
+    keep_trim(a);
+    keep_trim_admission(b);
+    /* [{}]: one entry, empty; from the second claim on, the list held once. */
+    rf = dd_json_path(b, "status", "reservedFor", NULL);
+    assert_true(cJSON_IsArray(rf));
+    assert_int_equal(cJSON_GetArraySize(rf), 1);
+    assert_true(cJSON_IsObject(rf->child) && !rf->child->child);
+    c = cJSON_Duplicate(find(objs, "ResourceClaim", "bench-h-00", "c-0002"), 1);
+    keep_trim_admission(c);
+    assert_true(dd_json_path(c, "status", "reservedFor", NULL)->type & cJSON_IsReference);
+    cJSON_Delete(c);
+    /* Nothing else differs from keep_trim's. */
+    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(a, "status"),
+                                            "reservedFor");
+    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(b, "status"),
+                                            "reservedFor");
+    assert_true(cJSON_Compare(a, b, 1));
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    /* Trimming twice changes nothing; an empty list stays empty; other kinds are keep_trim's. */
+    c = cJSON_Duplicate(find(objs, "ResourceClaim", "bench-h-00", "c-0001"), 1);
+    keep_trim_admission(c);
+    a = cJSON_Duplicate(c, 1);
+    keep_trim_admission(a);
+    assert_true(cJSON_Compare(a, c, 1));
+    cJSON_Delete(a);
+    cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(c, "status"),
+                                           "reservedFor", cJSON_CreateArray());
+    keep_trim_admission(c);
+    assert_int_equal(cJSON_GetArraySize(dd_json_arr(c, "status", "reservedFor", NULL)), 0);
+    cJSON_Delete(c);
+    cJSON_ArrayForEach(it, objs) {
+        if (same_str(dd_json_str(it, "kind", NULL), "ResourceClaim"))
+            continue;
+        a = cJSON_Duplicate(it, 1);
+        b = cJSON_Duplicate(it, 1);
+        keep_trim(a);
+        keep_trim_admission(b);
+        assert_true(cJSON_Compare(a, b, 1));
+        cJSON_Delete(a);
+        cJSON_Delete(b);
+    }
+    cJSON_Delete(objs);
+}
+
 /* A trimmed copy of the sample's kind ns/name (the caller deletes it). */
 static cJSON *trimmed(cJSON *objs, const char *kind, const char *ns, const char *name)
 {
@@ -716,6 +771,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(trim_keeps_only_what_is_read),
         cmocka_unit_test(trim_shares_what_objects_have_alike),
+        cmocka_unit_test(trim_for_admission_keeps_whether_reserved),
         cmocka_unit_test(trimmed_live_objects_diagnose_alike),
         cmocka_unit_test(trimmed_live_objects_with_statuses_diagnose_alike),
         cmocka_unit_test(trimmed_lint_cases_diagnose_alike),
