@@ -285,6 +285,9 @@ struct wh_view *wh_view_update(const struct wh_view *prev, const cJSON *const *o
         v->samples.live = 1;
         dra_model_init(&v->full, NULL, NULL);
         v->full.live = 1;
+        /* Requests judge their own selectors on the samples; the full model's devices are
+         * judged by the classes (remembered) and, rarely, a template's own selectors. */
+        v->full.values_transient = 1;
         if ((v->cel = dra_cel_cache_new()) &&
             (v->full.cel_cache = v->cel) && !view_fill(v, objs, n, prev)) {
             dra_cel_cache_freeze(v->cel);

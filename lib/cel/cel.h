@@ -215,6 +215,8 @@ struct cel_device_value;
 
 struct cel_device_set *cel_device_set_new(void);   /* NULL on ENOMEM */
 void cel_device_set_free(struct cel_device_set *s); /* NULL is allowed */
+/* Frees the values built into s (every one it returned goes); s takes new ones after. */
+void cel_device_set_clear(struct cel_device_set *s);
 
 /* dev's value, built into s; NULL on ENOMEM.  It serves programs of any feature set. */
 const struct cel_device_value *cel_device_value(struct cel_device_set *s,

@@ -1547,6 +1547,11 @@ void cel_device_set_free(struct cel_device_set *s)
     free(s);
 }
 
+void cel_device_set_clear(struct cel_device_set *s)
+{
+    cel__arena_free(&s->a);
+}
+
 const struct cel_device_value *cel_device_value(struct cel_device_set *s,
                                                 const struct cel_device *dev)
 {

@@ -214,7 +214,28 @@ struct dra_memo {
     atomic_size_t nalloc;           /* rows allocated */
     pthread_mutex_t lock;           /* taken to allocate a row */
     int locked_ok;                  /* lock initialised */
+    /* From dra_model_borrow_slices to dra_model_finish: the rows of the model the devices
+     * are borrowed from, copied with their texts, for the same texts here (seed_rows[i] NULL
+     * once taken). */
+    char **seed_text;
+    atomic_uchar **seed_rows;
+    size_t nseeds;
 };
+
+static void memo_seeds_free(struct dra_memo *mm)
+{
+    size_t i;
+
+    for (i = 0; i < mm->nseeds; i++) {
+        free(mm->seed_text[i]);
+        free((void *)mm->seed_rows[i]);
+    }
+    free(mm->seed_text);
+    free(mm->seed_rows);
+    mm->seed_text = NULL;
+    mm->seed_rows = NULL;
+    mm->nseeds = 0;
+}
 
 static void memo_free(struct dra_memo *mm)
 {
@@ -227,9 +248,23 @@ static void memo_free(struct dra_memo *mm)
     free(mm->rows);
     if (mm->locked_ok)
         pthread_mutex_destroy(&mm->lock);
+    memo_seeds_free(mm);
     free(mm->text);
     free(mm->hix);
     free(mm);
+}
+
+/* The id of expression expr (1-based), or 0: not seen. */
+static uint32_t memo_find(const struct dra_memo *mm, const char *expr)
+{
+    size_t h;
+
+    if (!mm->nhix)
+        return 0;
+    for (h = text_hash(expr) & (mm->nhix - 1); mm->hix[h]; h = (h + 1) & (mm->nhix - 1))
+        if (STRIEQ(mm->text[mm->hix[h] - 1], expr))
+            return mm->hix[h];
+    return 0;
 }
 
 /* The id of expression expr (1-based), a new one for a text not seen before; 0 on ENOMEM. */
@@ -237,6 +272,7 @@ static uint32_t memo_intern(struct dra_model *m, const char *expr)
 {
     struct dra_memo *mm = m->memo;
     size_t h, i;
+    uint32_t id;
 
     if (!mm && !(mm = m->memo = calloc(1, sizeof(*mm))))
         return 0;
@@ -254,9 +290,10 @@ static uint32_t memo_intern(struct dra_model *m, const char *expr)
         mm->hix = ix;
         mm->nhix = cap;
     }
+    if ((id = memo_find(mm, expr)))
+        return id;
     for (h = text_hash(expr) & (mm->nhix - 1); mm->hix[h]; h = (h + 1) & (mm->nhix - 1))
-        if (STRIEQ(mm->text[mm->hix[h] - 1], expr))
-            return mm->hix[h];
+        ;
     if (mm->n == mm->cap || mm->n >= UINT32_MAX - 1) {
         size_t cap = mm->cap ? 2 * mm->cap : 8;
         const char **t = mm->n < UINT32_MAX - 1 ? realloc(mm->text, cap * sizeof(*t)) : NULL;
@@ -274,6 +311,7 @@ static uint32_t memo_intern(struct dra_model *m, const char *expr)
 static enum dd_rc memo_ready(struct dra_model *m)
 {
     struct dra_memo *mm = m->memo;
+    size_t i;
 
     if (!mm || mm->rows)
         return DD_OK;
@@ -286,7 +324,53 @@ static enum dd_rc memo_ready(struct dra_model *m)
         return DD_ENOMEM;
     }
     mm->locked_ok = 1;
+    /* Seeded rows of this model's texts are its own from now on. */
+    for (i = 0; i < mm->nseeds; i++) {
+        uint32_t id = memo_find(mm, mm->seed_text[i]);
+        if (id && atomic_load(&mm->nalloc) < MEMO_ROWS_MAX) {
+            atomic_store_explicit(&mm->rows[id - 1], mm->seed_rows[i], memory_order_relaxed);
+            atomic_fetch_add(&mm->nalloc, 1);
+            mm->seed_rows[i] = NULL;
+        }
+    }
+    memo_seeds_free(mm);
     return DD_OK;
+}
+
+/*
+ * A model that borrows base's devices would judge its classes on them anew, one verdict at a
+ * time as rules ask, where base judged them all while building their values, and with a
+ * view whose values are transient, build a value per verdict.  It starts with copies of
+ * base's verdicts instead.  Copies, not base's rows: base may go first, and its rows may be
+ * being written (atomically) by readers meanwhile.  Out of memory, it starts without.
+ */
+static void memo_seed(struct dra_model *m, const struct dra_model *base)
+{
+    const struct dra_memo *bm = base->memo;
+    struct dra_memo *mm = m->memo;
+    size_t i, j;
+
+    if (!bm || !bm->rows || !base->ndevices || (mm && mm->nseeds))
+        return;
+    if (!mm && !(mm = m->memo = calloc(1, sizeof(*mm))))
+        return;
+    if (!(mm->seed_text = calloc(bm->nrows + 1, sizeof(*mm->seed_text))) ||
+        !(mm->seed_rows = calloc(bm->nrows + 1, sizeof(*mm->seed_rows)))) {
+        memo_seeds_free(mm);
+        return;
+    }
+    for (i = 0; i < bm->nrows; i++) {
+        atomic_uchar *row = atomic_load_explicit(&bm->rows[i], memory_order_acquire), *copy;
+        if (!row || !(copy = malloc(base->ndevices * sizeof(*copy))))
+            continue;
+        if (!(mm->seed_text[mm->nseeds] = strdup(bm->text[i]))) {
+            free((void *)copy);
+            continue;
+        }
+        for (j = 0; j < base->ndevices; j++)
+            atomic_init(&copy[j], atomic_load_explicit(&row[j], memory_order_relaxed));
+        mm->seed_rows[mm->nseeds++] = copy;
+    }
 }
 
 /* The results of expression id on m's devices, or NULL: not remembered. */
@@ -1810,27 +1894,55 @@ static void devices_free(struct dra_devices *d)
     free(d->owned);
 }
 
+/* How many expressions the classes' selectors are (one text in many classes is one), or
+ * SIZE_MAX on ENOMEM. */
+static size_t class_exprs(const struct dra_model *m)
+{
+    size_t i, j, n = 0;
+    unsigned char *seen;
+
+    if (!m->memo || !m->nclasses)
+        return 0;
+    if (!(seen = calloc(m->memo->n + 1, 1)))
+        return SIZE_MAX;
+    for (i = 0; i < m->nclasses; i++)
+        for (j = 0; j < m->classes[i].nsel; j++) {
+            uint32_t id = m->classes[i].sel[j].id;
+            if (id && id <= m->memo->n && !seen[id - 1]) {
+                seen[id - 1] = 1;
+                n++;
+            }
+        }
+    free(seen);
+    return n;
+}
+
 /*
  * Numbers the published devices and builds their CEL values (a model that borrows its slices
  * has its base's), and evaluates every class on each device while its value is fresh in the
  * caches: every rule needs the classes' verdicts on every device, and a loop per class would
  * read every value again per class.  Not when the classes' selectors are more than the
- * results remembered.
+ * results remembered, unless the values are transient (their expressions are what counts
+ * then: one text in many classes is one row).
  */
 static enum dd_rc index_devices(struct dra_model *m)
 {
     size_t i, j, k, n = 0, nsel = 0;
+    int judge, transient;
 
     if (m->slices_borrowed || m->devices)
         return DD_OK;
     for (i = 0; i < m->nslices; i++)
         n += m->slices[i].ndev;
-    for (i = 0; i < m->nclasses && !m->devices_unjudged; i++)
+    for (i = 0; i < m->nclasses; i++)
         nsel += m->classes[i].nsel;
+    /* A value is dropped only when every class's verdicts on it are remembered. */
+    transient = m->values_transient && class_exprs(m) <= MEMO_ROWS_MAX;
+    judge = transient || nsel <= MEMO_ROWS_MAX;
     if (!(m->devices = calloc(n + 1, sizeof(*m->devices))) ||
         !(m->device_slice = calloc(n + 1, sizeof(*m->device_slice))) ||
         !(m->device_tainted = calloc(n + 1, 1)) ||
-        (n && !m->devices_unjudged && !(m->values = cel_device_set_new())))
+        (n && !(m->values = cel_device_set_new())))
         return DD_ENOMEM;
     m->ndevices = n; /* numbered in order below: only those before d are read */
     for (i = 0, n = 0; i < m->nslices; i++)
@@ -1838,14 +1950,22 @@ static enum dd_rc index_devices(struct dra_model *m)
             struct dra_device *d = &m->slices[i].dev[j];
             d->id = n;
             d->slice = &m->slices[i];
-            if (!m->devices_unjudged && !(d->val = cel_device_value(m->values, &d->dev)))
+            if (!(d->val = cel_device_value(m->values, &d->dev)))
                 return DD_ENOMEM;
             m->device_slice[n] = (uint32_t)i;
             m->device_tainted[n] = (unsigned char)d->tainted;
             m->devices[n] = d;
-            for (k = 0; !m->devices_unjudged && nsel <= MEMO_ROWS_MAX && k < m->nclasses; k++)
+            for (k = 0; judge && k < m->nclasses; k++)
                 dra_class_admits(m, &m->classes[k], n);
+            if (transient) {
+                d->val = NULL;
+                cel_device_set_clear(m->values);
+            }
         }
+    if (transient) {
+        cel_device_set_free(m->values);
+        m->values = NULL;
+    }
     if (!(m->devs = malloc(sizeof(*m->devs))))
         return DD_ENOMEM;
     devices_of(m->devs, m);
@@ -2054,6 +2174,7 @@ void dra_model_borrow_slices(struct dra_model *m, const struct dra_model *base)
     m->values = base->values;
     if ((m->devs = base->devs))
         atomic_fetch_add(&m->devs->refs, 1);
+    memo_seed(m, base);
 }
 
 int dra_is_slice(const cJSON *obj)
@@ -2067,7 +2188,7 @@ int dra_model_slices_are(const struct dra_model *base, const cJSON *const *objs,
 {
     size_t i, k = 0;
 
-    if (!base->devs || (base->ndevices && !base->values))
+    if (!base->devs)
         return 0;
     for (i = 0; i < n; i++)
         if (dra_is_slice(objs[i]) && (k >= base->nslices || base->slices[k++].o.json != objs[i]))

@@ -333,9 +333,12 @@ struct dra_model {
     unsigned char *device_tainted; /* per device: dra_device.tainted (as devices) */
     struct cel_device_set *values; /* the devices' CEL values; devs' */
     struct dra_memo *memo;         /* selector texts and their results per device; owned */
-    int devices_unjudged;          /* set before dra_model_finish when no selector will be
-                                      judged on the devices (the webhook's view when only claims
-                                      changed): their CEL values are not built then */
+    int values_transient;          /* set before dra_model_finish: each device's CEL value is
+                                      built to judge every class on it and then dropped, so
+                                      other selectors build it again per verdict (the verdicts
+                                      are remembered as ever).  The webhook's view, whose
+                                      requests judge their own selectors on a few sample
+                                      slices: ~400 bytes less a device */
 };
 
 /* Initialises an empty model; pos may be NULL. */
@@ -411,8 +414,8 @@ void dra_model_borrow_slices(struct dra_model *m, const struct dra_model *base);
 
 /*
  * 1 when base's slices are exactly the ResourceSlices among objs[0..n) (the same objects,
- * in the same order) and its devices' CEL values are built: a model of objs may then
- * borrow them (dra_model_borrow_slices) and skip those objects (dra_is_slice).
+ * in the same order) and its devices are numbered: a model of objs may then borrow them
+ * (dra_model_borrow_slices) and skip those objects (dra_is_slice).
  */
 int dra_model_slices_are(const struct dra_model *base, const cJSON *const *objs, size_t n);
 

@@ -579,6 +579,71 @@ static void test_pod_devices_do_not_fit(void **state)
 #undef GPU_POD
 }
 
+/*
+ * Selectors on the view's devices, which the view judges by the classes when it is built and
+ * keeps no CEL value of: a template whose request has a selector of its own (matching neither
+ * GPU; no class has it) is judged on each device by itself, the value built again; a class matching
+ * neither GPU and one matching both, by theirs.  The same on the first request and the
+ * second, and from a later view that shares the devices (and starts with copies of the
+ * verdicts).
+ */
+static void test_pod_selectors_judged_as_themselves(void **state)
+{
+#define OLD_MODEL "device.attributes['gpu.example.com'].model == 'OLD-GPU-MODEL'"
+#define TMPL(name, cls, sel)                                                                   \
+    "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaimTemplate\",\"metadata\":{" \
+    "\"name\":\"" name "\",\"namespace\":\"team\"},\"spec\":{\"spec\":{\"devices\":{"          \
+    "\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"" cls "\"" sel "}}]}}}}"
+#define POD(tmpl)                                                                              \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":{"         \
+    "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\",\"resources\":{\"claims\":[{"        \
+    "\"name\":\"gpu\"}]}}],\"resourceClaims\":[{\"name\":\"gpu\","                               \
+    "\"resourceClaimTemplateName\":\"" tmpl "\"}]}}"
+    static const char *const src[] = {
+        SLICE, CLASS("gpu.example.com", "gpu.example.com"),
+        "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\",\"metadata\":{\"name\":"
+        "\"old-gpu\"},\"spec\":{\"selectors\":[{\"cel\":{\"expression\":\"" OLD_MODEL "\"}}]}}",
+        TMPL("own-selector", "gpu.example.com",
+             ",\"selectors\":[{\"cel\":{\"expression\":\"device.attributes['gpu.example.com']"
+             ".index > 5\"}}]"),
+        TMPL("old-class", "old-gpu", ""), TMPL("any-gpu", "gpu.example.com", "") };
+    static const struct { const char *pod; int fits; } cases[] = {
+        { POD("own-selector"), 0 }, { POD("old-class"), 0 }, { POD("any-gpu"), 1 } };
+    struct wh_view *v, *v2;
+    struct wh_result res;
+    cJSON *objs[6], *r;
+    char w[4096];
+    size_t i, round;
+
+    (void)state;
+    for (i = 0; i < 6; i++)
+        assert_non_null(objs[i] = cJSON_Parse(src[i]));
+    assert_non_null(v = wh_view_build((const cJSON *const *)objs, 6, NULL, NULL));
+    for (round = 0; round < 4; round++)
+        for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+            if (round == 2 && !i) { /* the next view; the one it shares devices with goes */
+                assert_non_null(v2 = wh_view_update(v, (const cJSON *const *)objs, 6, NULL,
+                                                    NULL));
+                assert_ptr_equal(wh_view_devices(v2), wh_view_devices(v));
+                wh_view_free(v);
+                v = v2;
+            }
+            r = review(v, "", "v1", "Pod", "CREATE", "team", cases[i].pod, NULL, &res);
+            assert_true(allowed(r));
+            warnings(r, w, sizeof(w));
+            if (cases[i].fits != !strstr(w, "DevicesDoNotFit"))
+                fail_msg("round %zu, case %zu: warnings \"%s\"", round, i, w);
+            cJSON_Delete(r);
+            free(res.body);
+        }
+    wh_view_free(v);
+    for (i = 0; i < 6; i++)
+        cJSON_Delete(objs[i]);
+#undef OLD_MODEL
+#undef TMPL
+#undef POD
+}
+
 static void test_pod_template_over_quota(void **state)
 {
     struct fx *f = *state;
@@ -836,6 +901,7 @@ int main(void)
         cmocka_unit_test(test_claim_config_warns),
         cmocka_unit_test(test_claim_missing_class_and_devices),
         cmocka_unit_test(test_pod_devices_do_not_fit),
+        cmocka_unit_test(test_pod_selectors_judged_as_themselves),
         cmocka_unit_test(test_pod_template_over_quota),
         cmocka_unit_test(test_pending_class_not_warned),
         cmocka_unit_test(test_pending_class_workload),
