@@ -15,7 +15,9 @@
 #      BENCH_RATE (2,000) req/s over 8 connections for 30 s, rotating three requests answered at
 #      once (a correct DeviceClass, a ResourceClaim, a Pod whose unallocated claim makes the
 #      allocator run over the whole inventory: ctl-load.py webhook-bodies); latency from the
-#      scheduled send time, the webhook's RSS with the cluster in its caches and its peak;
+#      scheduled send time, the webhook's RSS with the cluster in its caches and its peak; the
+#      same open loop against `webhook --null-baseline` (no caches, no decoding) before and
+#      after, so the machine's own share of the p99 shows beside it;
 #   6. prints a table: time to diagnose all, reaction p50/p90/p99/max, the controller's peak
 #      RSS (VmHWM) and CPU seconds (utime+stime); tears the cluster down.
 # Usage: bench/controller-bench.sh [BUILD_DIR]   (default build/release)
@@ -31,11 +33,12 @@ cd "$top"
 DD_BIN=${DD_BIN:-$B/dra-doctor}
 SAMPLES=${BENCH_SAMPLES:-120}
 state=${BENCH_DIR:-$(mktemp -d /tmp/dra-doctor-ctlbench.XXXXXX)}
-ctl_pid=""; renew_pid=""; wh_pid=""
+ctl_pid=""; renew_pid=""; wh_pid=""; bpid=""
 
 cleanup() {
     [ -n "$ctl_pid" ] && kill "$ctl_pid" 2>/dev/null && wait "$ctl_pid" 2>/dev/null
     [ -n "$wh_pid" ] && kill "$wh_pid" 2>/dev/null && wait "$wh_pid" 2>/dev/null
+    [ -n "$bpid" ] && kill "$bpid" 2>/dev/null && wait "$bpid" 2>/dev/null
     [ -n "$renew_pid" ] && kill "$renew_pid" 2>/dev/null && wait "$renew_pid" 2>/dev/null
     if [ "${BENCH_KEEP:-0}" != 1 ]; then
         e2e/cluster down --dir "$state" --purge >/dev/null 2>&1
@@ -126,7 +129,35 @@ if [ "${BENCH_WEBHOOK:-0}" = 1 ]; then
     cp "$state/controller.kubeconfig" "$state/webhook.kubeconfig"
     KUBECONFIG="$state/webhook.kubeconfig" kubectl config set-credentials sa --token="$wtok" >/dev/null
     python3 bench/ctl-load.py webhook-bodies "$state/wh-bodies" || die "webhook bodies failed"
-    wport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+    # The open loop against PORT: whload's summary line.
+    # shellcheck disable=SC2046
+    whload_at() {
+        build/bench/whload -q --cacert "$state/wh-certs/ca.crt" -c 8 -r "${BENCH_RATE:-2000}" -d 30 -w 2 \
+            --match '"allowed":true' $(for b in "$state"/wh-bodies/*.json; do printf -- '-b %s ' "$b"; done) \
+            "https://127.0.0.1:$1/validate" | grep '^whload:'
+    }
+    kv() { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+    # The same server answering allowed without decoding (--null-baseline: no caches, no
+    # view), under the same load from the same cluster: what the machine alone costs a
+    # request's p99.  Run before and after ours, so a drift of the cluster's own load shows.
+    baseline() {
+        bport=$(free_port)
+        "$DD_BIN" webhook --null-baseline --tls-cert-file "$state/wh-certs/tls.crt" \
+            --tls-key-file "$state/wh-certs/tls.key" --bind 127.0.0.1 --port "$bport" \
+            >"$state/logs/webhook-baseline.log" 2>&1 &
+        bpid=$!
+        until curl -sf --max-time 5 --cacert "$state/wh-certs/ca.crt" "https://127.0.0.1:$bport/healthz" >/dev/null; do
+            kill -0 "$bpid" 2>/dev/null || die "the baseline webhook exited"
+            sleep 0.2
+        done
+        bl=$(whload_at "$bport") || die "whload failed (baseline)"
+        kill "$bpid"; wait "$bpid" 2>/dev/null; bpid=""
+        echo "baseline: $bl"
+        bp99=$(kv p99_us "$bl")
+    }
+    baseline; bp99a=$bp99
+    wport=$(free_port)
     "$DD_BIN" webhook --tls-cert-file "$state/wh-certs/tls.crt" --tls-key-file "$state/wh-certs/tls.key" \
         --bind 127.0.0.1 --port "$wport" --kubeconfig "$state/webhook.kubeconfig" \
         >"$state/logs/webhook.log" 2>&1 &
@@ -138,14 +169,15 @@ if [ "${BENCH_WEBHOOK:-0}" = 1 ]; then
     done
     wready=$(awk -v a="$tw" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
     wrss0=$(rss_mib "$wh_pid")
-    wl=$(build/bench/whload -q --cacert "$state/wh-certs/ca.crt" -c 8 -r "${BENCH_RATE:-2000}" -d 30 -w 2 \
-        --match '"allowed":true' $(for b in "$state"/wh-bodies/*.json; do printf -- '-b %s ' "$b"; done) \
-        "https://127.0.0.1:$wport/validate" | grep '^whload:') || die "whload failed"
+    wl=$(whload_at "$wport") || die "whload failed"
     echo "$wl"
-    kv() { printf '%s\n' "$wl" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
-    whwm=$(hwm_mib "$wh_pid"); wrss1=$(rss_mib "$wh_pid"); wcpu=$(cpu_s "$wh_pid")
-    wp99=$(awk -v u="$(kv p99_us)" 'BEGIN { printf "%.3f", u / 1000 }')
-    wh_row="| webhook at $(kv rps) req/s open loop (${BENCH_RATE:-2000} asked, $(kv requests) sent, $(kv matched) allowed, $(kv errors) errors, $(kv late) late): p50 / p99 / p99.9 / max | $(kv p50_us) / $(kv p99_us) / $(kv p999_us) / $(kv max_us) µs | p99 ≤ 1 ms: $(verdict "$wp99" 1) |
+    whwm=$(hwm_mib "$wh_pid"); wcpu=$(cpu_s "$wh_pid")
+    kill "$wh_pid"; wait "$wh_pid" 2>/dev/null; wh_pid=""
+    baseline; bp99b=$bp99
+    w() { kv "$1" "$wl"; }
+    wp99=$(awk -v u="$(w p99_us)" 'BEGIN { printf "%.3f", u / 1000 }')
+    wh_row="| webhook at $(w rps) req/s open loop (${BENCH_RATE:-2000} asked, $(w requests) sent, $(w matched) allowed, $(w errors) errors, $(w late) late): p50 / p99 / p99.9 / max | $(w p50_us) / $(w p99_us) / $(w p999_us) / $(w max_us) µs | p99 ≤ 1 ms: $(verdict "$wp99" 1) |
+| null baseline (\`webhook --null-baseline\`, same load) p99 before / after | ${bp99a} / ${bp99b} µs | |
 | webhook ready after / RSS with the caches / peak (VmHWM) / CPU s | ${wready} s / ${wrss0} MiB / ${whwm} MiB / ${wcpu} s | ≤ 64 MiB: $(verdict "$whwm" 64) |"
 fi
 
