@@ -893,6 +893,10 @@ static int start_cache(struct wh *w)
     lo.res = watched;
     lo.nres = w->o.objects ? 0 : NWATCHED;
     lo.transform = keep_trim_admission;
+    /* A view of half-listed caches could deny a class whose driver's slices are not listed
+     * yet; until every list is in, requests are judged without a view (allowed).  The
+     * views built meanwhile were also the startup's peak: two of them at a time. */
+    lo.after_synced = 1;
     lo.rest_ms = BUILD_MIN_MS;
     lo.trim_heap = 1;
     lo.who = "webhook";
