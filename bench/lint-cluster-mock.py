@@ -3,8 +3,15 @@
 # ResourceSlice of 8 GPUs; CLAIMS allocated ResourceClaims, claim i holding all of node i's
 # GPUs, owned by Pod i (its ReplicaSet rs<i%50>); LIST pages by limit/continue as
 # kube-apiserver does.  Usage: lint-cluster-mock.py N PORT CLAIMS
-import json, sys, http.server, urllib.parse
-N = int(sys.argv[1]); port = int(sys.argv[2]); CLAIMS = int(sys.argv[3])
+# Or: lint-cluster-mock.py --dump FILE PORT serves the objects of a dump (`bench/ctl-load.py
+# dump FILE`) by kind instead, and holds every WATCH open without an event: what a quiet
+# cluster of them shows a watching `dra-doctor webhook` (bench/webhook-mem.sh).
+import json, sys, http.server, urllib.parse, time
+DUMP = sys.argv[1] == "--dump"
+if DUMP:
+    port = int(sys.argv[3]); N = CLAIMS = 0
+else:
+    N = int(sys.argv[1]); port = int(sys.argv[2]); CLAIMS = int(sys.argv[3])
 # A Node as a kubelet reports it: its images and managed fields are most of it.
 IMAGES = [{"names": [f"registry.example.com/team-{k}/app@sha256:{k:064x}", f"registry.example.com/team-{k}/app:v{k}"], "sizeBytes": 100000000 + k} for k in range(40)]
 def node(i): return {"metadata":{"name":f"n{i}","labels":{"kubernetes.io/hostname":f"n{i}"},
@@ -28,6 +35,18 @@ lists = {
  "/apis/apps/v1/replicasets": ("ReplicaSet","apps/v1",[]),
  "/apis/batch/v1/jobs": ("Job","batch/v1",[]),
 }
+if DUMP:
+    PATHS = {"DeviceClass": "/apis/resource.k8s.io/v1/deviceclasses",
+             "ResourceSlice": "/apis/resource.k8s.io/v1/resourceslices",
+             "ResourceClaim": "/apis/resource.k8s.io/v1/resourceclaims",
+             "ResourceClaimTemplate": "/apis/resource.k8s.io/v1/resourceclaimtemplates",
+             "ResourceQuota": "/api/v1/resourcequotas", "DaemonSet": "/apis/apps/v1/daemonsets",
+             "Pod": "/api/v1/pods", "Node": "/api/v1/nodes"}
+    lists = {p: (k, "v1", []) for k, p in PATHS.items()}
+    for i, o in enumerate(json.load(open(sys.argv[2]))["items"]):
+        if o.get("kind") in PATHS:
+            o.setdefault("metadata", {}).update(resourceVersion="1", uid="u%d" % i)
+            lists[PATHS[o["kind"]]][2].append(o)
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     def log_message(self, *a): pass
@@ -39,6 +58,12 @@ class H(http.server.BaseHTTPRequestHandler):
         if u.path == "/version": return self.send(200, {"gitVersion":"v1.37.2"})
         if u.path == "/apis/resource.k8s.io": return self.send(200, {"versions":[{"version":"v1"}]})
         if u.path == "/apis/resource.k8s.io/v1": return self.send(200, {"resources":[{"name":"resourceslices"}]})
+        if q.get("watch", [""])[0] in ("1", "true"):
+            self.send_response(200); self.send_header("Content-Type","application/json")
+            self.send_header("Transfer-Encoding","chunked"); self.end_headers(); self.wfile.flush()
+            try:
+                while True: time.sleep(3600)
+            except Exception: return
         if u.path in lists:
             kind, av, items = lists[u.path]
             lim = int(q.get("limit",["0"])[0]) or len(items) or 1
