@@ -22,7 +22,7 @@
 #      RSS (VmHWM) and CPU seconds (utime+stime); tears the cluster down.
 # Usage: bench/controller-bench.sh [BUILD_DIR]   (default build/release)
 # Env: BENCH_PODS (5000), BENCH_NODES (100), BENCH_SAMPLES (120), BENCH_DIR (state dir),
-#      BENCH_KEEP=1 (leave the cluster up), DD_BIN (another dra-doctor binary),
+#      BENCH_KEEP=1 (leave the cluster up, its Leases renewed), DD_BIN (another dra-doctor binary),
 #      BENCH_CTL_ARGS (extra controller flags), BENCH_MD=file (also write the table as Markdown),
 #      BENCH_WEBHOOK=1 (step 5), BENCH_RATE (2000), BENCH_CONTROLLER=0 (skip steps 3 and 4:
 #      the loaded webhook run alone, no controller competing for the cores).
@@ -39,9 +39,14 @@ cleanup() {
     [ -n "$ctl_pid" ] && kill "$ctl_pid" 2>/dev/null && wait "$ctl_pid" 2>/dev/null
     [ -n "$wh_pid" ] && kill "$wh_pid" 2>/dev/null && wait "$wh_pid" 2>/dev/null
     [ -n "$bpid" ] && kill "$bpid" 2>/dev/null && wait "$bpid" 2>/dev/null
-    [ -n "$renew_pid" ] && kill "$renew_pid" 2>/dev/null && wait "$renew_pid" 2>/dev/null
     if [ "${BENCH_KEEP:-0}" != 1 ]; then
+        [ -n "$renew_pid" ] && kill "$renew_pid" 2>/dev/null && wait "$renew_pid" 2>/dev/null
         e2e/cluster down --dir "$state" --purge >/dev/null 2>&1
+    elif [ -n "$renew_pid" ]; then
+        # Without their Leases renewed the fake nodes go NotReady within a minute and their
+        # pods are evicted: a kept cluster keeps its renewer.
+        echo "controller-bench: cluster kept in $state; its nodes' Leases renewed by pid $renew_pid" \
+             "(kill it, then e2e/cluster down --dir $state --purge)"
     fi
 }
 trap cleanup EXIT
