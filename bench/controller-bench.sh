@@ -21,7 +21,8 @@
 #   6. prints a table: time to diagnose all, reaction p50/p90/p99/max, the controller's peak
 #      RSS (VmHWM) and CPU seconds (utime+stime); tears the cluster down.
 # Usage: bench/controller-bench.sh [BUILD_DIR]   (default build/release)
-# Env: BENCH_PODS (5000), BENCH_NODES (100), BENCH_SAMPLES (120), BENCH_DIR (state dir),
+# Env: BENCH_PODS (5000), BENCH_NODES (100), BENCH_DEVS (8 devices per ResourceSlice; issue
+#      18's 10,000 devices on 1,000 nodes: 2), BENCH_SAMPLES (120), BENCH_DIR (state dir),
 #      BENCH_KEEP=1 (leave the cluster up, its Leases renewed), DD_BIN (another dra-doctor binary),
 #      BENCH_CTL_ARGS (extra controller flags), BENCH_MD=file (also write the table as Markdown),
 #      BENCH_WEBHOOK=1 (step 5), BENCH_RATE (2000), BENCH_CONTROLLER=0 (skip steps 3 and 4:
@@ -189,7 +190,7 @@ fi
 table() {
     echo "| measure | value | target |"
     echo "|---|---:|---|"
-    echo "| load | $npods pods, $nclaims claims, $nevents events, 200 DeviceClasses, $((5 * ${BENCH_NODES:-100})) ResourceSlices, ${BENCH_NODES:-100} nodes | |"
+    echo "| load | $npods pods, $nclaims claims, $nevents events, 200 DeviceClasses, $((5 * ${BENCH_NODES:-100})) ResourceSlices with $((5 * ${BENCH_NODES:-100} * ${BENCH_DEVS:-8})) devices, ${BENCH_NODES:-100} nodes | |"
     if [ "${BENCH_CONTROLLER:-1}" = 1 ]; then
     echo "| time until every pod diagnosed | ${all_s} s | |"
     echo "| CPU s / peak RSS / RSS then | ${cpu1} s / ${hwm1} MiB / ${rss1} MiB | |"

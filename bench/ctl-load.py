@@ -20,7 +20,8 @@ connection) because one kubectl process per object would dominate the time.
                                          claims, the webhook run's claim included (a view for
                                          `webhook --objects`)
 
-Load (defaults; BENCH_PODS scales the pod counts):
+Load (defaults; BENCH_PODS scales the pod counts, BENCH_NODES the nodes, BENCH_DEVS the
+devices per slice):
   100 Nodes (fake, created here: containerd 2.1 so CDI is on, pods 110, Leases renewed),
   5 drivers x 100 nodes = 500 ResourceSlices (8 devices each, published as admin),
   6 driver DaemonSets (5 with slice RBAC, 1 whose ServiceAccount has none; a
@@ -32,6 +33,10 @@ Load (defaults; BENCH_PODS scales the pod counts):
   Pending with every claim allocated, which the controller treats as healthy)
   and 330 for each fault: ClaimNotFound, DeviceClassNotFound,
   SelectorMatchesNoDriver, DriverRBACDenied, DevicesDoNotFit, QuotaExceeded.
+  When the healthy pods outnumber the devices (issue 18's cluster: 50,000 pods, 1,000 nodes,
+  10,000 devices: BENCH_DEVS=2), the healthy pods of a namespace share claims, as many to a
+  claim as it takes (at most 256, the API server's limit on reservedFor): every pod of a
+  claim is bound to its node and listed in its reservedFor.
 """
 import base64
 import http.client
@@ -51,13 +56,33 @@ DRIVERS = ["gpu.example.com", "fpga.example.com", "nic.example.com", "tpu.exampl
 TYPOS = ["gpu.exmaple.com", "fpga.exampel.com", "nic.example.cmo", "tpu.exmple.com"]
 DENIED = "denied.example.com"
 NODES = int(os.environ.get("BENCH_NODES", "100"))
-DEVS = 8
+DEVS = int(os.environ.get("BENCH_DEVS", "8"))
 NVALID = 190
 SCALE = int(os.environ.get("BENCH_PODS", "5000")) / 5000.0
 NFAULT = max(1, int(330 * SCALE))
 NQUOTA_NS = NFAULT  # one rejected claim per namespace: see the note in plan()
 NHEALTHY = int(os.environ.get("BENCH_PODS", "5000")) - 6 * NFAULT - NQUOTA_NS
 PODS_PER_NS = 100
+
+
+def _fits(share):
+    """Whether the healthy claims (SHARE pods to a claim) and the quota-held ones fit the
+    devices, driver by driver (gpu's first node keeps its two RARE devices)."""
+    need = [0] * len(DRIVERS)
+    per_ns = -(-PODS_PER_NS // share)
+    for nsi in range(-(-NHEALTHY // PODS_PER_NS)):
+        for k in range(-(-min(PODS_PER_NS, NHEALTHY - nsi * PODS_PER_NS) // share)):
+            need[((nsi * per_ns + k) % NVALID) % len(DRIVERS)] += 1
+    for q in range(NQUOTA_NS):
+        need[(q % NVALID) % len(DRIVERS)] += 1
+    return all(n <= NODES * DEVS - (min(2, DEVS) if d == 0 else 0) for d, n in enumerate(need))
+
+
+SHARE = next((k for k in range(1, 257) if _fits(k)), 0)
+if not SHARE:
+    sys.exit("ctl-load: %d devices are too few for %d healthy pods, even 256 to a claim" %
+             (len(DRIVERS) * NODES * DEVS, NHEALTHY))
+CLAIMS_PER_NS = -(-PODS_PER_NS // SHARE)
 IMAGE = "registry.k8s.io/pause:3.10"
 
 # ---- API client ------------------------------------------------------------
@@ -227,7 +252,12 @@ class Allocator:
             return node_name(node), "dev-%d" % dev
 
 
-def allocation_status(drv, node, dev, pod_name, uid):
+def allocation_status(drv, node, dev, pod_name, uid, prev=None):
+    """A claim's status allocated on (drv, node, dev), reserved for the pod; with prev (an
+    earlier status of the same claim, for another pod), prev with the pod added."""
+    if prev:
+        prev["status"]["reservedFor"].append({"resource": "pods", "name": pod_name, "uid": uid})
+        return prev
     return {"status": {
         "allocation": {
             "devices": {"results": [{"request": "dev", "driver": drv, "pool": node, "device": dev}]},
@@ -360,17 +390,22 @@ def plan():
 
     claims, pods = [], []
     alloc = Allocator()
-    # Healthy: NHEALTHY pods, one claim each on a valid class, allocated and bound here
-    # (see the README note in docs/benchmarks.md: the scheduler is not what is measured).
+    # Healthy: NHEALTHY pods on claims of valid classes, allocated and bound here (see the
+    # README note in docs/benchmarks.md: the scheduler is not what is measured); a claim of
+    # its own each, or SHARE pods of a namespace to a claim when the devices are too few.
     for i in range(NHEALTHY):
-        ns = "bench-h-%02d" % (i // PODS_PER_NS)
+        nsi, j = divmod(i, PODS_PER_NS)
+        ns = "bench-h-%02d" % nsi
         nss.add(ns)
-        c = NVALID and i % NVALID
+        ci = nsi * CLAIMS_PER_NS + j // SHARE
+        cname = "c-%04d" % ci
+        c = NVALID and ci % NVALID
         drv = DRIVERS[c % len(DRIVERS)]
-        node, dev = alloc.take(drv)
-        claims.append((CLAIMS % ns, claim(ns, "c-%04d" % i, "cls-v-%03d" % c)))
-        p = pod(ns, "p-%04d" % i, "c-%04d" % i, node=node)
-        p["x-alloc"] = (drv, node, dev, "c-%04d" % i)
+        if j % SHARE == 0:
+            node, dev = alloc.take(drv)
+            claims.append((CLAIMS % ns, claim(ns, cname, "cls-v-%03d" % c)))
+        p = pod(ns, "p-%04d" % i, cname, node=node)
+        p["x-alloc"] = (drv, node, dev, cname)
         pods.append((ns_path(ns, "pods"), p))
         expect["%s/p-%04d" % (ns, i)] = ""
 
@@ -465,7 +500,7 @@ def cmd_create(expected_path):
     create_nodes(api)
     stages, expect = plan()
     counts = {}
-    allocs = []
+    allocs = {}
     lock = threading.Lock()
 
     def pod_done(obj, created):
@@ -473,8 +508,9 @@ def cmd_create(expected_path):
             drv, node, dev, cname = obj["x-alloc"]
             ns, name = obj["metadata"]["namespace"], obj["metadata"]["name"]
             with lock:
-                allocs.append((ns, cname, allocation_status(drv, node, dev, name,
-                                                            created["metadata"]["uid"])))
+                allocs[(ns, cname)] = allocation_status(drv, node, dev, name,
+                                                        created["metadata"]["uid"],
+                                                        allocs.get((ns, cname)))
     for st in stages:
         if any("x-alloc" in o for _, o in st):
             parallel_pods(api, st, pod_done)
@@ -487,8 +523,8 @@ def cmd_create(expected_path):
     counts["Node"] = NODES
     # The scheduler's part for the healthy pods: allocation and reservation in the claim status.
     q = queue.Queue()
-    for a in allocs:
-        q.put(a)
+    for (ns, cname), body in allocs.items():
+        q.put((ns, cname, body))
     errs = []
 
     def put_status():
@@ -720,7 +756,8 @@ def cmd_dump(path):
             ns, name = o["metadata"]["namespace"], o["metadata"]["name"]
             uid = "u-%s-%s" % (ns, name)
             o["metadata"]["uid"] = uid
-            claims[(ns, cname)].update(allocation_status(drv, node, dev, name, uid))
+            cl = claims[(ns, cname)]
+            cl.update(allocation_status(drv, node, dev, name, uid, cl if "status" in cl else None))
     objs.append(claim(*WH_FIT))
     with open(path, "w") as f:
         json.dump({"apiVersion": "v1", "kind": "List", "items": objs}, f)

@@ -559,6 +559,95 @@ static enum dd_rc add_requests(struct dra_model *m, const cJSON *arr, struct dra
     return DD_OK;
 }
 
+/*
+ * A live cache holds a claim's spec.devices once for every claim alike (dd_json_share: the
+ * list carries cJSON_IsReference and lives as long as the process), so thousands of claims
+ * made from one template name the same requests node.  Their requests are parsed once, into
+ * this table keyed by that node, and the claims share them: 112 bytes a claim in the
+ * webhook's view.  Lint's claims have lists of their own and keep their own requests.
+ */
+struct dra_specs {
+    struct { const cJSON *arr; int line; struct dra_request *req; size_t nreq; } *v;
+    size_t n, cap;                 /* cap: power of two, at most half full */
+};
+
+static void specs_free(struct dra_specs *t)
+{
+    size_t i;
+
+    if (!t)
+        return;
+    for (i = 0; i < t->cap; i++)
+        if (t->v[i].arr)
+            release_requests(t->v[i].req, t->v[i].nreq);
+    free(t->v);
+    free(t);
+}
+
+static size_t specs_slot(const struct dra_specs *t, const cJSON *arr, int line)
+{
+    size_t h = ((uintptr_t)arr >> 4) * 11400714819323198485ULL ^ (size_t)line;
+
+    for (h &= t->cap - 1; t->v[h].arr && (t->v[h].arr != arr || t->v[h].line != line);
+         h = (h + 1) & (t->cap - 1))
+        ;
+    return h;
+}
+
+/* Makes room for one more entry; DD_OK or DD_ENOMEM (the table unchanged). */
+static enum dd_rc specs_room(struct dra_model *m)
+{
+    struct dra_specs *t = m->specs, grown = { 0 };
+    size_t i, slot;
+
+    if (!t && !(t = m->specs = calloc(1, sizeof(*t))))
+        return DD_ENOMEM;
+    if (2 * (t->n + 1) <= t->cap)
+        return DD_OK;
+    grown.cap = t->cap ? 2 * t->cap : 64;
+    if (!(grown.v = calloc(grown.cap, sizeof(*grown.v))))
+        return DD_ENOMEM;
+    for (i = 0; i < t->cap; i++)
+        if (t->v[i].arr) {
+            slot = specs_slot(&grown, t->v[i].arr, t->v[i].line);
+            grown.v[slot] = t->v[i];
+        }
+    free(t->v);
+    grown.n = t->n;
+    *t = grown;
+    return DD_OK;
+}
+
+/* A claim's requests (spec.devices.requests of devices): the model's when devices is a list
+ * held once, parsed on the first claim that has it; the claim's own otherwise. */
+static enum dd_rc claim_requests(struct dra_model *m, const cJSON *devices,
+                                 struct dra_claim_spec *spec, int line)
+{
+    const cJSON *arr = dd_json_arr(devices, "requests", NULL);
+    size_t slot;
+    enum dd_rc rc;
+
+    if (!arr || !(devices->type & cJSON_IsReference))
+        return add_requests(m, arr, spec, line);
+    if (m->specs && m->specs->v[slot = specs_slot(m->specs, arr, line)].arr) {
+        spec->req = m->specs->v[slot].req;
+        spec->nreq = m->specs->v[slot].nreq;
+        spec->shared = 1;
+        return DD_OK;
+    }
+    /* Out of room, the claim keeps its own: more memory, the same answers. */
+    if ((rc = add_requests(m, arr, spec, line)) != DD_OK || specs_room(m) != DD_OK)
+        return rc;
+    slot = specs_slot(m->specs, arr, line);
+    m->specs->v[slot].arr = arr;
+    m->specs->v[slot].line = line;
+    m->specs->v[slot].req = spec->req;
+    m->specs->v[slot].nreq = spec->nreq;
+    m->specs->n++;
+    spec->shared = 1;
+    return DD_OK;
+}
+
 /* ---- name indexes ------------------------------------------------------- */
 /*
  * Claims are looked up once per pod claim and classes once per request, thousands of
@@ -753,7 +842,7 @@ static enum dd_rc add_claim(struct dra_model *m, const cJSON *obj, const char *f
                       cJSON_GetArraySize(dd_json_arr(r, "bindingConditions", NULL));
     c->reserved_for = dd_json_arr(obj, "status", "reservedFor", NULL);
     c->spec.config = dd_json_arr(spec, "devices", "config", NULL);
-    return add_requests(m, dd_json_arr(spec, "devices", "requests", NULL), &c->spec, line);
+    return claim_requests(m, dd_json_path(spec, "devices", NULL), &c->spec, line);
 }
 
 /* "domain/name" -> (domain, name); unqualified names belong to the driver's domain. */
@@ -2109,7 +2198,9 @@ void dra_model_release(struct dra_model *m)
     for (i = 0; i < m->nclasses; i++)
         release_selectors(m->classes[i].sel, m->classes[i].nsel);
     for (i = 0; i < m->nclaims; i++)
-        release_requests(m->claims[i].spec.req, m->claims[i].spec.nreq);
+        if (!m->claims[i].spec.shared)
+            release_requests(m->claims[i].spec.req, m->claims[i].spec.nreq);
+    specs_free(m->specs);
     memo_free(m->memo);
     if (m->devs && atomic_fetch_sub(&m->devs->refs, 1) == 1) {
         devices_free(m->devs);

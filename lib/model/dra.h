@@ -70,8 +70,10 @@ struct dra_request {
 };
 
 struct dra_claim_spec {
-    struct dra_request *req;     /* owned array */
+    struct dra_request *req;     /* owned array, or the model's (shared) */
     size_t nreq;
+    int shared;                  /* req is the model's, for every claim whose requests are
+                                    the same list held once (dd_json_share in a live cache) */
     const cJSON *config;         /* devices.config [{requests, opaque: {driver, parameters}}];
                                     borrowed, may be NULL */
 };
@@ -333,6 +335,7 @@ struct dra_model {
     unsigned char *device_tainted; /* per device: dra_device.tainted (as devices) */
     struct cel_device_set *values; /* the devices' CEL values; devs' */
     struct dra_memo *memo;         /* selector texts and their results per device; owned */
+    struct dra_specs *specs;       /* requests parsed once per list held once; owned */
     int values_transient;          /* set before dra_model_finish: each device's CEL value is
                                       built to judge every class on it and then dropped, so
                                       other selectors build it again per verdict (the verdicts

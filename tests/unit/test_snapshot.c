@@ -466,6 +466,68 @@ static void trim_keeps_only_what_is_read(void **state)
     cJSON_Delete(objs);
 }
 
+/* A claim in the model, from JSON text: trimmed and packed as a cache keeps it, or whole. */
+static cJSON *claim_obj(const char *name, const char *cls, int cached)
+{
+    char text[512];
+    cJSON *c;
+
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\": \"resource.k8s.io/v1\", \"kind\": \"ResourceClaim\", "
+             "\"metadata\": {\"name\": \"%s\", \"namespace\": \"specs\"}, \"spec\": "
+             "{\"devices\": {\"requests\": [{\"name\": \"r\", \"exactly\": "
+             "{\"deviceClassName\": \"%s\", \"count\": 2, \"selectors\": [{\"cel\": "
+             "{\"expression\": \"device.driver == '%s.example.com'\"}}]}}]}}}",
+             name, cls, cls);
+    assert_non_null(c = cJSON_Parse(text));
+    if (cached) {
+        keep_trim(c);
+        c = dd_json_pack(c);
+    }
+    return c;
+}
+
+/* Cached claims alike (their spec.devices held once) share the requests the model parses
+ * from it, and read as their own would; claims of another spec, and claims not from a
+ * cache, have their own. */
+static void cached_claims_alike_share_their_requests(void **state)
+{
+    static const char *const cls[] = { "spec-a", "spec-a", "spec-a", "spec-b", "spec-a" };
+    cJSON *objs[5];
+    struct dra_model m;
+    const struct dra_request *r;
+    char name[16];
+    size_t i;
+
+    (void)state;
+    dra_model_init(&m, NULL, NULL);
+    for (i = 0; i < 5; i++) {
+        snprintf(name, sizeof(name), "c%zu", i);
+        objs[i] = claim_obj(name, cls[i], i < 4);
+        assert_int_equal(dra_model_add(&m, objs[i], NULL, 0), DD_OK);
+    }
+    assert_int_equal(dra_model_finish(&m), DD_OK);
+    assert_int_equal(m.nclaims, 5);
+    /* The first sighting of a list keeps its own (dd_json_share holds it from the second). */
+    assert_true(m.claims[1].spec.shared && m.claims[2].spec.shared);
+    assert_ptr_equal(m.claims[1].spec.req, m.claims[2].spec.req);
+    assert_false(m.claims[3].spec.req == m.claims[1].spec.req);
+    assert_false(m.claims[4].spec.shared);
+    for (i = 0; i < 5; i++) {
+        assert_int_equal(m.claims[i].spec.nreq, 1);
+        r = &m.claims[i].spec.req[0];
+        assert_string_equal(r->name, "r");
+        assert_string_equal(r->class_name, cls[i]);
+        assert_int_equal(r->count, 2);
+        assert_int_equal(r->nsel, 1);
+        assert_non_null(r->sel[0].prog);
+        assert_non_null(strstr(r->sel[0].expr, cls[i]));
+    }
+    dra_model_release(&m);
+    for (i = 0; i < 5; i++)
+        cJSON_Delete(objs[i]);
+}
+
 /* The webhook's trim: keep_trim, and of a claim's reservedFor only whether it is empty. */
 static void trim_for_admission_keeps_whether_reserved(void **state)
 {
@@ -506,6 +568,21 @@ static void trim_for_admission_keeps_whether_reserved(void **state)
                                            "reservedFor", cJSON_CreateArray());
     keep_trim_admission(c);
     assert_int_equal(cJSON_GetArraySize(dd_json_arr(c, "status", "reservedFor", NULL)), 0);
+    cJSON_Delete(c);
+    /* Packed, reserved claims hold the reservation itself once: the same node. */
+    a = cJSON_Duplicate(find(objs, "ResourceClaim", "bench-h-00", "c-0001"), 1);
+    b = cJSON_Duplicate(find(objs, "ResourceClaim", "bench-h-00", "c-0002"), 1);
+    c = cJSON_Duplicate(find(objs, "ResourceClaim", "bench-h-00", "c-0001"), 1);
+    keep_trim_admission(a);
+    keep_trim_admission(b);
+    keep_trim_admission(c);
+    a = dd_json_pack(a);
+    b = dd_json_pack(b);
+    c = dd_json_pack(c);
+    assert_ptr_equal(dd_json_path(b, "status", "reservedFor", NULL),
+                     dd_json_path(c, "status", "reservedFor", NULL));
+    cJSON_Delete(a);
+    cJSON_Delete(b);
     cJSON_Delete(c);
     cJSON_ArrayForEach(it, objs) {
         if (same_str(dd_json_str(it, "kind", NULL), "ResourceClaim"))
@@ -772,6 +849,7 @@ int main(void)
         cmocka_unit_test(trim_keeps_only_what_is_read),
         cmocka_unit_test(trim_shares_what_objects_have_alike),
         cmocka_unit_test(trim_for_admission_keeps_whether_reserved),
+        cmocka_unit_test(cached_claims_alike_share_their_requests),
         cmocka_unit_test(trimmed_live_objects_diagnose_alike),
         cmocka_unit_test(trimmed_live_objects_with_statuses_diagnose_alike),
         cmocka_unit_test(trimmed_lint_cases_diagnose_alike),
