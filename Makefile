@@ -156,6 +156,11 @@ bench: dra-doctor $(B)/nodesim $(B)/event-bench $(B)/cache-bench
 	$(B)/event-bench -e 10 5000 50000
 	BENCH_PODS=50000 BENCH_NODES=1000 python3 bench/ctl-load.py dump $(B)/bench-objects.json
 	$(B)/cache-bench $(B)/bench-objects.json
+	$(B)/cache-bench --webhook $(B)/bench-objects.json
+	DD_BIN=$(B)/dra-doctor bench/webhook-mem.sh $(B)/bench-objects.json
+	BENCH_PODS=50000 BENCH_NODES=1000 BENCH_DEVS=2 python3 bench/ctl-load.py dump $(B)/bench-objects-10k.json
+	$(B)/cache-bench --webhook $(B)/bench-objects-10k.json
+	DD_BIN=$(B)/dra-doctor bench/webhook-mem.sh $(B)/bench-objects-10k.json
 	CC="$(CC)" bench/webhook-bench.sh
 	CC="$(CC)" bench/cel-bench.sh $(B)
 	CC="$(CC)" bench/alloc-bench.sh $(B)

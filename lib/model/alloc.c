@@ -279,21 +279,21 @@ struct a_counter_set {
 
 struct a_slice;
 
+/* An inventory holds one per published device (40,000 in a big cluster): no padding. */
 struct a_dev {
     struct a_slice *slice;
     const char *name;
     const struct dra_device *md;  /* the model's: CEL's view */
     const cJSON *body;            /* the v1 device, or v1beta1's `basic` */
     size_t id;                    /* index into the inventory's device IDs */
-    unsigned allow_multi : 1, binding_set : 1, binding_len : 1, binds_to_node : 1, valid : 1;
     const char *node_name;        /* per-device node selection */
-    int all_nodes;
     const cJSON *node_selector;
     const cJSON *taints;
     struct a_consume *cons;
-    size_t ncons;
     struct a_cap *caps;
-    size_t ncaps;
+    unsigned ncons, ncaps;
+    unsigned allow_multi : 1, binding_set : 1, binding_len : 1, binds_to_node : 1, valid : 1,
+        all_nodes : 1;
 };
 
 struct a_slice {
@@ -318,10 +318,10 @@ struct a_slice {
 
 /* What allocated claims hold of one device ID. */
 struct a_held {
-    int dedicated;                /* AllocatedDevices */
-    int shared;                   /* some AllocatedSharedDeviceIDs entry */
-    int has_capacity;             /* an AggregatedCapacity entry */
-    size_t ncap;
+    unsigned dedicated : 1;       /* AllocatedDevices */
+    unsigned shared : 1;          /* some AllocatedSharedDeviceIDs entry */
+    unsigned has_capacity : 1;    /* an AggregatedCapacity entry */
+    unsigned ncap;
     const char **cap_names;
     qty *cap_vals;
     const char *holder_ns;        /* the first claim holding it: its namespace and name, */

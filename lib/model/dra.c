@@ -939,10 +939,8 @@ static int attr_value(struct dra_model *m, const cJSON *it, struct cel_attr *a)
                 ((const char **)arr)[i++] = cJSON_IsString(e) ? e->valuestring : "";
         }
         a->kind = lists[k].kind;
-        a->nv = n;
+        a->nv = (unsigned)n; /* cJSON counts in an int */
         a->iv = arr;
-        a->bv = arr;
-        a->sv = arr;
         return 0;
     }
     return 0;

@@ -16,10 +16,10 @@ const char *const drv_slice_verbs[] = { "list", "watch", "create", "update", "de
  * device but no selector check depends on their values.
  */
 static const struct cel_attr example_attrs[] = {
-    { .domain = "gpu.example.com", .name = "model", .kind = CEL_ATTR_STRING, .i = 0, .b = 0, .s = "LATEST-GPU-MODEL" },
-    { .domain = "gpu.example.com", .name = "index", .kind = CEL_ATTR_INT, .i = 0, .b = 0, .s = NULL },
-    { .domain = "gpu.example.com", .name = "uuid", .kind = CEL_ATTR_STRING, .i = 0, .b = 0, .s = "gpu-00000000-0000-0000-0000-000000000000" },
-    { .domain = "gpu.example.com", .name = "driverVersion", .kind = CEL_ATTR_VERSION, .i = 0, .b = 0, .s = "1.0.0" },
+    { .domain = "gpu.example.com", .name = "model", .kind = CEL_ATTR_STRING, .s = "LATEST-GPU-MODEL" },
+    { .domain = "gpu.example.com", .name = "index", .kind = CEL_ATTR_INT, .i = 0 },
+    { .domain = "gpu.example.com", .name = "uuid", .kind = CEL_ATTR_STRING, .s = "gpu-00000000-0000-0000-0000-000000000000" },
+    { .domain = "gpu.example.com", .name = "driverVersion", .kind = CEL_ATTR_VERSION, .s = "1.0.0" },
 };
 static const struct cel_capacity example_caps[] = {
     { "gpu.example.com", "memory", "80Gi" },

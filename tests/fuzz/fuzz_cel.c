@@ -12,12 +12,12 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const struct cel_attr attrs[] = {
-    {"gpu.example.com", "model", CEL_ATTR_STRING, 0, 0, "LATEST-GPU-MODEL"},
-    {"gpu.example.com", "index", CEL_ATTR_INT, 0, 0, NULL},
-    {"gpu.example.com", "uuid", CEL_ATTR_STRING, 0, 0, "gpu-18db0e85-99e9-c746-8531-ffeb86328b39"},
-    {"gpu.example.com", "driverVersion", CEL_ATTR_VERSION, 0, 0, "1.0.0"},
-    {"gpu.example.com", "broken", CEL_ATTR_VERSION, 0, 0, "1.x"},
-    {"other.io", "ok", CEL_ATTR_BOOL, 0, 1, NULL},
+    {"gpu.example.com", "model", CEL_ATTR_STRING, 0, {.s = "LATEST-GPU-MODEL"}},
+    {"gpu.example.com", "index", CEL_ATTR_INT, 0, {.i = 0}},
+    {"gpu.example.com", "uuid", CEL_ATTR_STRING, 0, {.s = "gpu-18db0e85-99e9-c746-8531-ffeb86328b39"}},
+    {"gpu.example.com", "driverVersion", CEL_ATTR_VERSION, 0, {.s = "1.0.0"}},
+    {"gpu.example.com", "broken", CEL_ATTR_VERSION, 0, {.s = "1.x"}},
+    {"other.io", "ok", CEL_ATTR_BOOL, 0, {.b = 1}},
 };
 static const struct cel_capacity caps[] = {
     {"gpu.example.com", "memory", "80Gi"},

@@ -16,11 +16,11 @@
 
 /* gpu-3 as the example driver publishes it (dra-facts.md section 5). */
 static const struct cel_attr example_attrs[] = {
-    { .domain = "gpu.example.com", .name = "model", .kind = CEL_ATTR_STRING, .i = 0, .b = 0, .s = "LATEST-GPU-MODEL" },
-    { .domain = "gpu.example.com", .name = "index", .kind = CEL_ATTR_INT, .i = 3, .b = 0, .s = NULL },
-    { .domain = "gpu.example.com", .name = "uuid", .kind = CEL_ATTR_STRING, .i = 0, .b = 0, .s = "gpu-18db0e85-99e9-c746-8531-ffeb86328b39" },
-    { .domain = "gpu.example.com", .name = "driverVersion", .kind = CEL_ATTR_VERSION, .i = 0, .b = 0, .s = "1.0.0" },
-    { .domain = "other.vendor.io", .name = "healthy", .kind = CEL_ATTR_BOOL, .i = 0, .b = 1, .s = NULL },
+    { .domain = "gpu.example.com", .name = "model", .kind = CEL_ATTR_STRING, .s = "LATEST-GPU-MODEL" },
+    { .domain = "gpu.example.com", .name = "index", .kind = CEL_ATTR_INT, .i = 3 },
+    { .domain = "gpu.example.com", .name = "uuid", .kind = CEL_ATTR_STRING, .s = "gpu-18db0e85-99e9-c746-8531-ffeb86328b39" },
+    { .domain = "gpu.example.com", .name = "driverVersion", .kind = CEL_ATTR_VERSION, .s = "1.0.0" },
+    { .domain = "other.vendor.io", .name = "healthy", .kind = CEL_ATTR_BOOL, .b = 1 },
 };
 static const struct cel_capacity example_caps[] = {
     {"gpu.example.com", "memory", "80Gi"},
@@ -87,10 +87,13 @@ static void device_from_json(const cJSON *j, struct json_device *d)
                 d->bools[na][k] = cJSON_IsTrue(e);
                 d->strs[na][k++] = e->valuestring;
             }
-            a->nv = k;
-            a->iv = d->ints[na];
-            a->bv = d->bools[na];
-            a->sv = d->strs[na];
+            a->nv = (unsigned)k;
+            if (a->kind == CEL_ATTR_INTS)
+                a->iv = d->ints[na];
+            else if (a->kind == CEL_ATTR_BOOLS)
+                a->bv = d->bools[na];
+            else
+                a->sv = d->strs[na];
         }
         na++;
     }
@@ -232,7 +235,7 @@ static void test_list_attributes_by_release(void **state)
 {
     static const char *const names[] = { "fish", "bird" };
     static const char *many[60];
-    struct cel_attr a = { NULL, "names", CEL_ATTR_STRINGS, 0, 0, NULL, 2, NULL, NULL, names };
+    struct cel_attr a = { .name = "names", .kind = CEL_ATTR_STRINGS, .nv = 2, .sv = names };
     struct cel_device dev = { "dra.example.com", &a, 1, NULL, 0, 0 };
     struct cel_env env = CEL_ENV_DEFAULT;
     const char *src = "device.attributes['dra.example.com'].names.size() == 2";
@@ -391,7 +394,7 @@ static void test_empty_device(void **state)
 static void test_unqualified_domain(void **state)
 {
     /* A NULL domain means the driver's own domain. */
-    static const struct cel_attr attrs[] = {{ .domain = NULL, .name = "type", .kind = CEL_ATTR_STRING, .i = 0, .b = 0, .s = "gpu" }};
+    static const struct cel_attr attrs[] = {{ .domain = NULL, .name = "type", .kind = CEL_ATTR_STRING, .s = "gpu" }};
     struct cel_device dev = {"gpu.nvidia.com", attrs, 1, NULL, 0, 0};
     struct dd_err err;
 
@@ -470,7 +473,7 @@ static void test_domains(void **state)
  * returns x, v0.29 (1.37) fails; y is never evaluated then. */
 static void test_or_value_not_optional(void **state)
 {
-    static const struct cel_attr attrs[] = {{ .domain = NULL, .name = "healthy", .kind = CEL_ATTR_STRING, .i = 0, .b = 0, .s = "yes" }};
+    static const struct cel_attr attrs[] = {{ .domain = NULL, .name = "healthy", .kind = CEL_ATTR_STRING, .s = "yes" }};
     struct cel_device dev = {"dra.example.com", attrs, 1, NULL, 0, 0};
     static const char src[] = "device.attributes['dra.example.com'].healthy.orValue(1 / 0) == 0";
 
