@@ -629,7 +629,7 @@ static enum dd_rc claim_requests(struct dra_model *m, const cJSON *devices,
 
     if (!arr || !(devices->type & cJSON_IsReference))
         return add_requests(m, arr, spec, line);
-    if (m->specs && m->specs->v[slot = specs_slot(m->specs, arr, line)].arr) {
+    if (m->specs && m->specs->cap && m->specs->v[slot = specs_slot(m->specs, arr, line)].arr) {
         spec->req = m->specs->v[slot].req;
         spec->nreq = m->specs->v[slot].nreq;
         spec->shared = 1;
