@@ -65,6 +65,41 @@ static void slice_versions(void **state)
     snap_free(&s);
 }
 
+/* DRAListTypeAttributes: each list kind is read into its own member of the attribute (they
+ * share one word), every value in order. */
+static void list_attributes(void **state)
+{
+    struct snap s;
+    const struct cel_device *d;
+    (void)state;
+
+    snap_load(&s, "[" SLICE("v1", "[{\"name\":\"gpu-0\",\"attributes\":{"
+                                  "\"links\":{\"ints\":[3,-1,7]},\"ok\":{\"bools\":[false,true]},"
+                                  "\"zones\":{\"strings\":[\"a\",\"b\"]},"
+                                  "\"fw\":{\"versions\":[\"1.2.3\"]},\"none\":{\"ints\":[]}}}]") "]");
+    d = &s.m.slices[0].dev[0].dev;
+    assert_int_equal(d->nattrs, 5);
+    assert_int_equal(d->attrs[0].kind, CEL_ATTR_INTS);
+    assert_int_equal(d->attrs[0].nv, 3);
+    assert_int_equal(d->attrs[0].iv[0], 3);
+    assert_int_equal(d->attrs[0].iv[1], -1);
+    assert_int_equal(d->attrs[0].iv[2], 7);
+    assert_int_equal(d->attrs[1].kind, CEL_ATTR_BOOLS);
+    assert_int_equal(d->attrs[1].nv, 2);
+    assert_false(d->attrs[1].bv[0]);
+    assert_true(d->attrs[1].bv[1]);
+    assert_int_equal(d->attrs[2].kind, CEL_ATTR_STRINGS);
+    assert_int_equal(d->attrs[2].nv, 2);
+    assert_string_equal(d->attrs[2].sv[0], "a");
+    assert_string_equal(d->attrs[2].sv[1], "b");
+    assert_int_equal(d->attrs[3].kind, CEL_ATTR_VERSIONS);
+    assert_int_equal(d->attrs[3].nv, 1);
+    assert_string_equal(d->attrs[3].sv[0], "1.2.3");
+    assert_int_equal(d->attrs[4].kind, CEL_ATTR_INTS);
+    assert_int_equal(d->attrs[4].nv, 0);
+    snap_free(&s);
+}
+
 static void claim_versions(void **state)
 {
     struct snap s;
@@ -576,6 +611,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(quantities),
         cmocka_unit_test(slice_versions),
+        cmocka_unit_test(list_attributes),
         cmocka_unit_test(claim_versions),
         cmocka_unit_test(workload_replicas),
         cmocka_unit_test(object_relevance),
