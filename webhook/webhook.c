@@ -69,6 +69,9 @@ static const struct live_resource watched[] = {
 };
 #define NWATCHED (sizeof(watched) / sizeof(watched[0]))
 
+/* The DeviceClasses, whose names are pending from their creation until a view holds them. */
+#define W_CLASSES 0
+
 int wh_watches(const cJSON *obj)
 {
     const char *kind = dd_json_str(obj, "kind", NULL), *av = dd_json_str(obj, "apiVersion", NULL);
@@ -76,7 +79,7 @@ int wh_watches(const cJSON *obj)
     char plural[64];
     size_t i, n;
 
-    if (!kind || !av || (n = strlen(kind)) + 3 > sizeof(plural))
+    if (!kind || !av || !(n = strlen(kind)) || n + 3 > sizeof(plural))
         return 0;
     /* A kind's resource: lower case, plural as these kinds' are ("deviceclasses"). */
     for (i = 0; i < n; i++)
@@ -90,8 +93,6 @@ int wh_watches(const cJSON *obj)
             return !watched[i].keep || watched[i].keep(obj);
     return 0;
 }
-/* The DeviceClasses, whose names are pending from their creation until a view holds them. */
-#define W_CLASSES 0
 
 /* Metrics labels: the kinds the webhook is registered for, then everything else. */
 static const char *const kinds[] = { "DeviceClass", "ResourceClaim", "ResourceClaimTemplate",

@@ -9,6 +9,7 @@
 
 #include "formats/json.h"
 #include "review.h"
+#include "webhook.h"
 
 #define SLICE                                                                                  \
     "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":" \
@@ -886,6 +887,38 @@ static void test_bad_requests(void **state)
     expect_error(f->v, deep, DD_ETOOBIG, "deeper than");
 }
 
+/* What the watching webhook caches (wh_watches, from its own watch table): its kinds in their
+ * groups, of the claims the allocated; nothing else, and nothing without a kind. */
+static void test_watches(void **state)
+{
+    static const struct { const char *json; int want; } cases[] = {
+        { "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\"}", 1 },
+        { "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceSlice\"}", 1 },
+        { "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\","
+          "\"status\":{\"allocation\":{}}}", 1 },
+        { "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\"}", 0 },
+        { "{\"apiVersion\":\"v1\",\"kind\":\"ResourceQuota\"}", 1 },
+        { "{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\"}", 1 },
+        { "{\"apiVersion\":\"v1\",\"kind\":\"DaemonSet\"}", 0 },
+        { "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceQuota\"}", 0 },
+        { "{\"apiVersion\":\"v1\",\"kind\":\"Pod\"}", 0 },
+        { "{\"apiVersion\":\"v1\",\"kind\":\"\"}", 0 },
+        { "{\"kind\":\"DeviceClass\"}", 0 },
+        { "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":"
+          "\"AKindNameFarLongerThanAnyResourceTheWebhookWatchesCouldEverHaveAtAll\"}", 0 },
+    };
+    size_t i;
+    cJSON *o;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        assert_non_null(o = cJSON_Parse(cases[i].json));
+        if (wh_watches(o) != cases[i].want)
+            fail_msg("case %zu (%s): %d, want %d", i, cases[i].json, wh_watches(o), cases[i].want);
+        cJSON_Delete(o);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -907,6 +940,7 @@ int main(void)
         cmocka_unit_test(test_pending_class_workload),
         cmocka_unit_test(test_other_kinds_pass),
         cmocka_unit_test(test_bad_requests),
+        cmocka_unit_test(test_watches),
     };
 
     return cmocka_run_group_tests_name("review", tests, setup, teardown);
